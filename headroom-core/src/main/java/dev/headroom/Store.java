@@ -1,0 +1,64 @@
+package dev.headroom;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Where quota state lives: the service provider interface behind {@link RateLimiter}.
+ *
+ * <p>The unit of work is a whole request: {@link #acquire(List)} receives every policy that applies,
+ * so that a remote store can decide them all in one round trip (one Lua script in Redis), and must
+ * decide them all or nothing: when any policy refuses, no policy consumes anything.
+ *
+ * <p>A store reads time from its own source ({@link Ticker} for the in-memory store, Redis
+ * {@code TIME} for Redis) and applies the algorithms exactly as documented on
+ * {@code dev.headroom.internal.Algorithms}. Acquiring {@code n} units at once is how a node leases
+ * a slice of quota to spend locally (DESIGN.md, scale path step 4), so leasing is a store, not a
+ * rewrite.
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface Store extends AutoCloseable {
+
+  /**
+   * Decides every acquisition at once, all or nothing.
+   *
+   * @param acquisitions one or more; the same policy and partition should not appear twice
+   * @return one outcome per acquisition, in order
+   * @throws IllegalArgumentException if the list is empty
+   * @throws StoreException if the store cannot decide (a remote store is unreachable)
+   */
+  Decision acquire(List<Acquisition> acquisitions);
+
+  /**
+   * Decides every acquisition at once without blocking the caller's thread. The default runs
+   * {@link #acquire(List)} in the caller's thread, which is right for stores that never block.
+   */
+  default CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
+    try {
+      return CompletableFuture.completedFuture(acquire(acquisitions));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * Charges units after the fact, whatever the balance: the cost of a request known only at its
+   * end (content bytes sent). The balance may go into debt; later requests wait it out.
+   */
+  void charge(Acquisition acquisition);
+
+  /**
+   * Gives back units acquired earlier and not used (a refund after a partial failure, or an
+   * unused slice of a lease). Never raises the balance above a whole quota.
+   */
+  void refund(Acquisition acquisition);
+
+  /** Gives back a concurrency lease. Releasing a lease twice, or after it timed out, does nothing. */
+  void release(Lease lease);
+
+  /** Releases what the store holds (connections, threads); the default does nothing. */
+  @Override
+  default void close() {}
+}
