@@ -235,10 +235,7 @@ public final class LocalStore {
     }
     List<PolicyOutcome> outcomes = new ArrayList<>(n);
     if (!all) {
-      for (int i = 0; i < n; i++) {
-        outcomes.add(outcome(acquisitions.get(i), peeks[i], 0));
-      }
-      return Decision.of(outcomes);
+      return refusedDecision(acquisitions, peeks, -1, null, now);
     }
     long[] leaseIds = new long[n];
     for (int i = 0; i < n; i++) {
@@ -249,13 +246,28 @@ public final class LocalStore {
         for (int j = 0; j < i; j++) {
           undo(acquisitions.get(j), now, leaseIds[j]);
         }
-        outcomes.clear();
-        for (int j = 0; j < n; j++) {
-          outcomes.add(outcome(acquisitions.get(j), j == i ? e : peeks[j], 0));
-        }
-        return Decision.of(outcomes);
+        return refusedDecision(acquisitions, peeks, i, e, now);
       }
       outcomes.add(outcome(a, e, leaseIds[i]));
+    }
+    return Decision.of(outcomes);
+  }
+
+  /**
+   * A refused decision: violated policies report their refusal; the others report their state
+   * before the request (a cost-0 evaluation), since nothing was consumed.
+   */
+  private Decision refusedDecision(List<Acquisition> acquisitions, Evaluation[] peeks, int failedAt,
+      Evaluation failure, long now) {
+    List<PolicyOutcome> outcomes = new ArrayList<>(acquisitions.size());
+    for (int i = 0; i < acquisitions.size(); i++) {
+      Acquisition a = acquisitions.get(i);
+      Evaluation e = i == failedAt ? failure : peeks[i];
+      if (e.allowed) {
+        Evaluation before = cell(table(a.policy()), a.key()).peek(a.policy(), now, 0);
+        e = new Evaluation(true, null, before.remaining, before.resetNanos, 0);
+      }
+      outcomes.add(outcome(a, e, 0));
     }
     return Decision.of(outcomes);
   }
