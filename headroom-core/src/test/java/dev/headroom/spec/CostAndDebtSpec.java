@@ -151,7 +151,16 @@ public abstract class CostAndDebtSpec extends StoreSpecification {
       PolicyOutcome peek = peek(p, k);
       assertThat(peek.remaining()).isZero();
       assertThat(peek.reset()).isPositive();
-      advance(Duration.ofDays(400));
+      advance(Duration.ofMillis(300));
+    }
+    advance(Duration.ofDays(400));
+    PolicyOutcome later = acquire(p, k, 1);
+    if (algorithm == Algorithm.SLIDING_WINDOW) {
+      assertThat(later.allowed()).as("a sliding window forgives debt after two windows").isTrue();
+    } else {
+      assertThat(later.allowed()).as("2^63 units at one per second are not paid in 400 days").isFalse();
+      assertThat(later.retryAfter()).isPositive();
+      assertThat(later.reset()).isGreaterThanOrEqualTo(later.retryAfter());
     }
     store.refund(Acquisition.of(p, k, QuotaPolicy.MAX_QUOTA));
     assertThat(acquire(p, k).retryAfter().isNegative()).isFalse();
