@@ -321,7 +321,7 @@ public final class LocalStore {
     if (a.policy().algorithm() == Algorithm.CONCURRENCY) {
       release(a.policy(), a.key(), leaseId);
     } else {
-      refund(a);
+      refund(a, now); // at the decision's instant: the exact inverse of its commit
     }
   }
 
@@ -346,7 +346,10 @@ public final class LocalStore {
 
   /** Gives units back; a key not tracked has nothing to give back. */
   public void refund(Acquisition a) {
-    long now = ticker.read();
+    refund(a, ticker.read());
+  }
+
+  private void refund(Acquisition a, long now) {
     Table t = table(a.policy());
     for (;;) {
       Cell c = t.cells.get(a.key());
