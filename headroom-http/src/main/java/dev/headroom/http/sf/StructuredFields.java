@@ -49,6 +49,15 @@ public final class StructuredFields {
   /** Most {@code ,} and {@code ;} separators accepted in one field: bounds members and parameters. */
   public static final int MAX_SEPARATORS = 256;
 
+  /** The input exceeds {@link #MAX_FIELD_CHARS}, {@link #MAX_FIELD_LINES} or {@link #MAX_SEPARATORS}. */
+  public static final class FieldTooLargeException extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    FieldTooLargeException(String message) {
+      super(message);
+    }
+  }
+
   private static final Base64.Encoder BASE64 = Base64.getEncoder();
 
   private StructuredFields() {}
@@ -85,22 +94,22 @@ public final class StructuredFields {
 
   private static void checkBounds(List<String> lines) {
     if (lines.isEmpty()) {
-      throw new IllegalArgumentException("field: expected at least one field line, got none");
+      throw new FieldTooLargeException("field: expected at least one field line, got none");
     }
     if (lines.size() > MAX_FIELD_LINES) {
-      throw new IllegalArgumentException("field: expected at most " + MAX_FIELD_LINES + " field lines, got " + lines.size());
+      throw new FieldTooLargeException("field: expected at most " + MAX_FIELD_LINES + " field lines, got " + lines.size());
     }
     long chars = 0;
     int separators = 0;
     for (String line : lines) {
       chars += line.length() + 1;
       if (chars > MAX_FIELD_CHARS) {
-        throw new IllegalArgumentException("field: expected at most " + MAX_FIELD_CHARS + " characters, got more");
+        throw new FieldTooLargeException("field: expected at most " + MAX_FIELD_CHARS + " characters, got more");
       }
       for (int i = 0; i < line.length(); i++) {
         char c = line.charAt(i);
         if ((c == ',' || c == ';') && ++separators > MAX_SEPARATORS) {
-          throw new IllegalArgumentException("field: expected at most " + MAX_SEPARATORS
+          throw new FieldTooLargeException("field: expected at most " + MAX_SEPARATORS
               + " list members and parameters, got more");
         }
       }
