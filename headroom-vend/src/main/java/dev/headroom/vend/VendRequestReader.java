@@ -136,9 +136,17 @@ public final class VendRequestReader {
           null, RateLimitExtension.DEFAULT_PROTOCOL_VERSION);
     } catch (IOException e) {
       // Trailing content, broken encodings: not one JSON document.
-      String what = e instanceof JsonProcessingException ? ((JsonProcessingException) e).getOriginalMessage() : e.getMessage();
+      if (e instanceof JsonProcessingException && String.valueOf(((JsonProcessingException) e).getOriginalMessage())
+          .startsWith("Trailing token")) {
+        JsonProcessingException j = (JsonProcessingException) e;
+        throw new VendRequestException(VendError.PARSE_ERROR, "request: expected one JSON document, got more "
+            + "content after it" + (j.getLocation() == null ? "" : " at line " + j.getLocation().getLineNr()
+            + ", column " + j.getLocation().getColumnNr()), null, RateLimitExtension.DEFAULT_PROTOCOL_VERSION);
+      }
+      String what = e instanceof JsonProcessingException ? firstLine((JsonProcessingException) e)
+          : Json.printable(String.valueOf(e.getMessage()), 120);
       throw new VendRequestException(VendError.PARSE_ERROR,
-          "request: expected one JSON document, got invalid JSON (" + Json.printable(String.valueOf(what)) + ")",
+          "request: expected one JSON document, got invalid JSON (" + what + ")",
           null, RateLimitExtension.DEFAULT_PROTOCOL_VERSION);
     }
     if (root == null || root.isMissingNode()) {
@@ -330,11 +338,17 @@ public final class VendRequestReader {
   private static String firstLine(JsonProcessingException e) {
     String m = String.valueOf(e.getOriginalMessage());
     int nl = m.indexOf('\n');
-    String head = nl < 0 ? m : m.substring(0, nl);
-    if (e.getLocation() != null) {
-      head += " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
+    int cut = m.indexOf(": was expecting");
+    if (cut < 0) {
+      cut = m.indexOf(", from `");
     }
-    return Json.printable(head);
+    String head = m.substring(0, cut > 0 ? cut : nl < 0 ? m.length() : nl);
+    if (m.startsWith(", from `", Math.max(cut, 0))) {
+      head += ")";
+    }
+    String where = e.getLocation() == null ? ""
+        : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
+    return Json.printable(head, 120) + where;
   }
 
   /** Builds a {@link VendRequestReader}. */

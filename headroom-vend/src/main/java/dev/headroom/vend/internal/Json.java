@@ -109,8 +109,12 @@ public final class Json {
 
   /** Shortens and escapes a value so that it can be quoted in an error message. */
   public static String printable(String s) {
+    return printable(s, 64);
+  }
+
+  /** Shortens to {@code limit} characters and escapes a value to quote it in an error message. */
+  public static String printable(String s, int limit) {
     StringBuilder out = new StringBuilder();
-    int limit = 64;
     for (int i = 0; i < s.length() && i < limit; i++) {
       char c = s.charAt(i);
       if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
