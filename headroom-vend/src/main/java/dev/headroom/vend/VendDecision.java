@@ -4,11 +4,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
+import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.vend.internal.ExtensionSplice;
 import dev.headroom.vend.internal.Json;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 
 /**
  * The rate-limit answer for one vend call: whether it may proceed, where it stands in each scope,
@@ -19,8 +22,12 @@ import java.util.Optional;
  * {@link #httpStatus()} (429) with {@link #errorResponse()} and {@code Retry-After:
  * }{@link #retryAfterSeconds()}; that number is {@code details.retry_after.value} of the body.
  *
- * <p>RateLimit header fields are the caller's to emit, from {@link #decision()} (the core
- * {@link Decision} of every policy), with headroom-http's header dialects. Extension data is
+ * <p>Header fields come from headroom-http's {@link RateLimitHeaders} (the dialects a route chose):
+ * {@link #writeHeaders} for an allowed call, {@link #refuse} for a refused one, which writes
+ * {@code Retry-After} and the RateLimit fields and returns the body whose
+ * {@code details.retry_after.value} is the very {@code Retry-After} written (jitter included, seed
+ * 003 "Retry-After Header"). {@link #decision()} is the core {@link Decision} for hosts that emit
+ * headers another way. Extension data is
  * present only when the request declared {@link RateLimitExtension#URN}; the refusal itself and its
  * status do not depend on the declaration.
  *
@@ -125,6 +132,57 @@ public final class VendDecision {
           + "expected a refused decision");
     }
     return VendResponses.error(request.protocolVersion(), request.id(), error, data);
+  }
+
+  /**
+   * The {@code RATE_LIMITED} response envelope telling the client to wait {@code retryAfter}
+   * (rounded up to whole seconds): for a {@code Retry-After} that was jittered by the header
+   * emitter, so that body and header agree.
+   *
+   * @throws IllegalStateException when the call was allowed
+   * @throws IllegalArgumentException when {@code retryAfter} is shorter than the decision's: a
+   *     client is never told to come back before the quota allows
+   */
+  public byte[] errorResponse(Duration retryAfter) {
+    if (error == null) {
+      throw new IllegalStateException("errorResponse: the call " + request.id() + " was allowed; "
+          + "expected a refused decision");
+    }
+    long seconds = VendDuration.of(retryAfter).toDuration().getSeconds();
+    if (seconds < decision.retryAfterSeconds()) {
+      throw new IllegalArgumentException("retryAfter: expected at least " + decision.retryAfterSeconds()
+          + " seconds (the decision's), got " + retryAfter);
+    }
+    ObjectNode details = error.details().orElseThrow();
+    details.set("retry_after", VendDuration.inSeconds(seconds).toJson());
+    VendError jittered = VendError.of(error.code(), error.message(), true, details);
+    return VendResponses.error(request.protocolVersion(), request.id(), jittered, data);
+  }
+
+  /**
+   * For an allowed call: writes the RateLimit fields of {@link #decision()} for a response of
+   * {@code status} through {@code sink} (one header line per call). Writes nothing when no limit
+   * applies.
+   */
+  public void writeHeaders(RateLimitHeaders headers, int status, BiConsumer<String, String> sink) {
+    if (decision != null) {
+      headers.write(decision, status, sink);
+    }
+  }
+
+  /**
+   * For a refused call: writes {@code Retry-After} and the RateLimit fields for a 429 through
+   * {@code sink}, and returns the {@code RATE_LIMITED} body whose {@code details.retry_after.value}
+   * equals the {@code Retry-After} written. The emitter must write Retry-After (its default).
+   *
+   * @throws IllegalStateException when the call was allowed
+   */
+  public byte[] refuse(RateLimitHeaders headers, BiConsumer<String, String> sink) {
+    if (error == null) {
+      throw new IllegalStateException("refuse: the call " + request.id() + " was allowed; expected a refused decision");
+    }
+    Duration retryAfter = headers.write(decision, httpStatus(), sink).orElse(decision.retryAfter());
+    return errorResponse(retryAfter);
   }
 
   /** A success envelope with this result and, when declared, the extension data. */

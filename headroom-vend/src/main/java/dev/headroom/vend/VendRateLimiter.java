@@ -30,11 +30,15 @@ import java.util.concurrent.CompletionStage;
  * VendRequest call = VendRequestReader.standard().parse(body);          // 400 on bad envelopes
  * VendDecision d = vend.decide(call, CallIdentity.of(header("X-Vend-Caller"), userId));
  * if (!d.allowed()) {
- *   respond(d.httpStatus(), "Retry-After: " + d.retryAfterSeconds(), d.errorResponse());
- * } else if (call.isCapabilities()) {
- *   respond(200, d.successResponse(vend.capabilities()));
+ *   byte[] body = d.refuse(headers, response::addHeader);   // Retry-After, RateLimit fields
+ *   respond(d.httpStatus(), body);                            // 429
  * } else {
- *   try { respond(200, d.decorate(forward(body))); } finally { vend.release(d); }
+ *   d.writeHeaders(headers, 200, response::addHeader);
+ *   if (call.isCapabilities()) {
+ *     respond(200, d.successResponse(vend.capabilities()));
+ *   } else {
+ *     try { respond(200, d.decorate(forward(body))); } finally { vend.release(d); }
+ *   }
  * }
  * }</pre>
  *
