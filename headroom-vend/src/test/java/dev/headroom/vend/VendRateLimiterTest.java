@@ -186,6 +186,19 @@ class VendRateLimiterTest {
   }
 
   @Test
+  void errorResponse_withALongerRetryAfter_isTheBodyForAJitteredHeader_neverAShorterOne() {
+    VendRateLimiter vend = f.vend(VendRateLimits.builder().limit(Scope.FUNCTION, perMinute("fn", 1)).build());
+    vend.decide(f.call("1", "a.b", null), CallIdentity.none());
+    f.ticker.advance(Duration.ofSeconds(30));
+    VendDecision d = vend.decide(f.call("2", "a.b", null), CallIdentity.none());
+    assertThat(d.retryAfterSeconds()).isEqualTo(30);
+    assertThat(Fixtures.tree(d.errorResponse(Duration.ofSeconds(32))).at("/errors/0/details/retry_after/value").asLong())
+        .isEqualTo(32);
+    assertThatThrownBy(() -> d.errorResponse(Duration.ofSeconds(29)))
+        .hasMessage("retryAfter: expected at least 30 seconds (the decision's), got PT29S");
+  }
+
+  @Test
   void theWindowMovesWithTheInjectedClock() {
     VendRateLimiter vend = f.vend(VendRateLimits.builder().limit(Scope.FUNCTION, perMinute("fn", 1)).build());
     assertThat(vend.decide(f.call("1", "a.b", null), CallIdentity.none()).allowed()).isTrue();
