@@ -448,12 +448,14 @@ public final class RateLimitHeaders {
 
     /** The dialects to write; {@link HeaderDialect#IETF} by default. */
     public Builder dialects(HeaderDialect... dialects) {
-      return dialects(List.of(dialects));
+      // Arrays.asList, not List.of: List.of rejects a null element with a bare NPE before the
+      // check below can name the field.
+      return dialects(dialects == null ? null : java.util.Arrays.asList(dialects));
     }
 
     /** The dialects to write; {@link HeaderDialect#IETF} by default. */
     public Builder dialects(Collection<HeaderDialect> dialects) {
-      if (dialects == null || dialects.isEmpty() || dialects.contains(null)) {
+      if (dialects == null || dialects.isEmpty() || dialects.stream().anyMatch(Objects::isNull)) {
         throw new IllegalArgumentException("dialects: expected at least one of ietf, draft-07, draft-06, draft-03, x-ratelimit, got "
             + dialects);
       }
