@@ -104,24 +104,23 @@ public final class RecordingStore implements Store {
   }
 
   /**
-   * Waits for the first event of a kind, policy and partition whose key contains {@code keyPart},
-   * and removes it.
+   * Waits for the first event of a kind, policy and partition key, and removes it.
    *
    * @throws AssertionError when none comes within the timeout
    */
-  public synchronized Event await(String kind, String policy, String keyPart, Duration timeout) throws InterruptedException {
+  public synchronized Event await(String kind, String policy, String key, Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
       for (int i = 0; i < events.size(); i++) {
         Event e = events.get(i);
-        if (e.kind.equals(kind) && e.policy.equals(policy) && e.key.value().contains(keyPart)) {
+        if (e.kind.equals(kind) && e.policy.equals(policy) && e.key.value().equals(key)) {
           return events.remove(i);
         }
       }
       long left = deadline - System.nanoTime();
       if (left <= 0) {
-        throw new AssertionError("expected a " + kind + " of policy '" + policy + "' for a partition containing '"
-            + keyPart + "' within " + timeout + "; recorded: " + events);
+        throw new AssertionError("expected a " + kind + " of policy '" + policy + "' for partition '"
+            + key + "' within " + timeout + "; recorded: " + events);
       }
       wait(Math.max(1, left / 1_000_000));
     }
