@@ -12,7 +12,7 @@ import java.util.concurrent.CompletionStage;
  * decide them all or nothing: when any policy refuses, no policy consumes anything.
  *
  * <p>A store reads time from its own source ({@link Ticker} for the in-memory store, Redis
- * {@code TIME} for Redis) and applies the algorithms exactly as documented on
+ * {@code TIME} for Redis) and applies the algorithms exactly as documented in
  * the class comments of {@code Gcra}, {@code FixedWindow}, {@code SlidingWindow} and
  * {@code Concurrency} in {@code dev.headroom.internal}. Acquiring {@code n} units at once is how a node leases
  * a slice of quota to spend locally (DESIGN.md, scale path step 4), so leasing is a store, not a
