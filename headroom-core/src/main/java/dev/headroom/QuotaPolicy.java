@@ -27,10 +27,11 @@ public final class QuotaPolicy {
   public static final int MAX_NAME_LENGTH = 64;
 
   /**
-   * Largest accepted quota. Large enough for any byte quota, small enough that every counter stays
-   * an exact integer in IEEE doubles (2^53), which a Lua-scripted store depends on.
+   * Largest accepted quota: the largest Structured Fields Integer (RFC 9651 section 3.3.1), so that
+   * every quota can be sent as {@code q}. Large enough for any byte quota, small enough that every
+   * counter stays an exact integer in IEEE doubles (below 2^53), which a Lua-scripted store depends on.
    */
-  public static final long MAX_QUOTA = 1L << 50;
+  public static final long MAX_QUOTA = 999_999_999_999_999L;
 
   /** Longest accepted window: 366 days, a yearly quota. */
   public static final Duration MAX_WINDOW = Duration.ofDays(366);
