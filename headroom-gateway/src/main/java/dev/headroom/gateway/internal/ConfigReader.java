@@ -21,6 +21,9 @@ import dev.headroom.gateway.GatewayConfig.StoreSettings;
 import dev.headroom.gateway.GatewayConfig.StoreType;
 import dev.headroom.gateway.GatewayConfig.Timeouts;
 import dev.headroom.gateway.GatewayConfig.Upstream;
+import dev.headroom.http.partition.CidrRange;
+import dev.headroom.http.partition.ClientAddressResolver;
+import dev.headroom.http.partition.PartitionKeyDerivation;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -60,11 +63,6 @@ public final class ConfigReader {
   static final Set<String> RESERVED_PATHS = Set.of("/.well-known/limits", "/api/limits");
 
   private static final Pattern SHORT_DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h|d)");
-  private static final Pattern PARTITION =
-      Pattern.compile("client-ip|api-key|route|global|header:[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}");
-  private static final Pattern IPV4_OR_CIDR =
-      Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})(/(\\d{1,2}))?");
-  private static final Pattern IPV6_OR_CIDR = Pattern.compile("[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(/(\\d{1,3}))?");
 
   private final List<String> problems = new ArrayList<>();
 
@@ -197,10 +195,15 @@ public final class ConfigReader {
     for (int i = 0; i < n.size(); i++) {
       JsonNode e = n.get(i);
       String path = "trustedProxies[" + i + "]";
-      if (!e.isTextual() || !validAddressOrCidr(e.asText())) {
+      if (!e.isTextual()) {
         problem(path, e, "an IP address or CIDR block such as 10.0.0.0/8 or ::1");
-      } else {
+        continue;
+      }
+      try {
+        CidrRange.parse(e.asText());
         out.add(e.asText());
+      } catch (IllegalArgumentException ex) {
+        problems.add(path + ": " + ex.getMessage());
       }
     }
     return out;
@@ -335,9 +338,10 @@ public final class ConfigReader {
       }
     }
     String partition = optionalText(path + ".partition", n.path("partition")).orElse("client-ip");
-    if (!PARTITION.matcher(partition).matches()) {
-      problem(path + ".partition", n.path("partition"),
-          "one of client-ip, api-key, route, global or header:NAME (a header field name)");
+    try {
+      PartitionKeyDerivation.parse(partition, ClientAddressResolver.direct());
+    } catch (IllegalArgumentException ex) {
+      problems.add(path + ".partition: " + ex.getMessage());
     }
     Duration leaseTimeout = duration(path + ".leaseTimeout", n.path("leaseTimeout"), null);
     String why = requiredText(path + ".why", n.path("why"),
@@ -597,30 +601,6 @@ public final class ConfigReader {
     } catch (DateTimeParseException e) {
       return Optional.empty();
     }
-  }
-
-  static boolean validAddressOrCidr(String v) {
-    Matcher m4 = IPV4_OR_CIDR.matcher(v);
-    if (m4.matches()) {
-      for (int i = 1; i <= 4; i++) {
-        if (Integer.parseInt(m4.group(i)) > 255) {
-          return false;
-        }
-      }
-      return m4.group(6) == null || Integer.parseInt(m4.group(6)) <= 32;
-    }
-    Matcher m6 = IPV6_OR_CIDR.matcher(v);
-    if (m6.matches()) {
-      String addr = m6.group(1) == null ? v : v.substring(0, v.indexOf('/'));
-      try {
-        // A literal IPv6 address never triggers a name lookup.
-        java.net.InetAddress.getByName("[" + addr + "]");
-      } catch (java.net.UnknownHostException e) {
-        return false;
-      }
-      return m6.group(2) == null || Integer.parseInt(m6.group(2)) <= 128;
-    }
-    return false;
   }
 
   private void problem(String path, JsonNode value, String expected) {
