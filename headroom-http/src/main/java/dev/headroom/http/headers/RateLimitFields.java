@@ -1,0 +1,129 @@
+package dev.headroom.http.headers;
+
+import dev.headroom.http.RetryAfter;
+import java.net.http.HttpHeaders;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Function;
+
+/**
+ * What a response's rate-limit fields say, in every dialect at once: the quota policies, the
+ * service limits, the dialects seen, Retry-After, and {@link Diagnostic}s about everything that was
+ * malformed or inconsistent.
+ *
+ * <p>Parsing never throws for anything a server sent: malformed fields and members are ignored, as
+ * draft-ietf-httpapi-ratelimit-headers-09 section 7 requires, and reported as diagnostics. Input is
+ * bounded (see {@link dev.headroom.http.sf.StructuredFields#MAX_FIELD_CHARS}) so that no response can
+ * make the parser allocate without bound.
+ *
+ * <pre>{@code
+ * RateLimitFields f = RateLimitFields.parse(response.headers(), ticker.instant());
+ * for (ServiceLimitItem limit : f.limits()) { ... }
+ * f.retryAfter().ifPresent(ra -> pause(ra.delay()));
+ * }</pre>
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class RateLimitFields {
+
+  private final List<QuotaPolicyItem> policies;
+  private final List<ServiceLimitItem> limits;
+  private final Set<HeaderDialect> dialects;
+  private final RetryAfter retryAfter;
+  private final List<Diagnostic> diagnostics;
+
+  RateLimitFields(List<QuotaPolicyItem> policies, List<ServiceLimitItem> limits, Set<HeaderDialect> dialects,
+      RetryAfter retryAfter, List<Diagnostic> diagnostics) {
+    this.policies = List.copyOf(policies);
+    this.limits = List.copyOf(limits);
+    this.dialects = dialects.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(dialects));
+    this.retryAfter = retryAfter;
+    this.diagnostics = List.copyOf(diagnostics);
+  }
+
+  /**
+   * Parses the fields found through {@code lookup}, which returns every field line of a name
+   * (compared case-insensitively), or null or an empty list when there is none.
+   *
+   * @param now the client's current time, from its injected clock: resolves an HTTP-date Retry-After
+   *     or an epoch X-RateLimit-Reset into a delay
+   */
+  public static RateLimitFields parse(Function<String, List<String>> lookup, Instant now) {
+    Objects.requireNonNull(lookup, "lookup");
+    Objects.requireNonNull(now, "now");
+    return new FieldParser(lookup, now).parse();
+  }
+
+  /** Parses a header map whose names are compared case-insensitively. */
+  public static RateLimitFields parse(Map<String, List<String>> headers, Instant now) {
+    Map<String, List<String>> ci = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+    headers.forEach((k, v) -> {
+      if (k != null && v != null) {
+        ci.merge(k, v, (a, b) -> {
+          List<String> all = new java.util.ArrayList<>(a);
+          all.addAll(b);
+          return all;
+        });
+      }
+    });
+    return parse(ci::get, now);
+  }
+
+  /** Parses the headers of a {@code java.net.http} response. */
+  public static RateLimitFields parse(HttpHeaders headers, Instant now) {
+    return parse(headers::allValues, now);
+  }
+
+  /** The quota policies advertised, in the order sent. */
+  public List<QuotaPolicyItem> policies() {
+    return policies;
+  }
+
+  /** The service limits reported, in the order sent. */
+  public List<ServiceLimitItem> limits() {
+    return limits;
+  }
+
+  /** The dialects that contributed at least one well-formed field. */
+  public Set<HeaderDialect> dialects() {
+    return dialects;
+  }
+
+  /** Retry-After, when present and well-formed. */
+  public Optional<RetryAfter> retryAfter() {
+    return Optional.ofNullable(retryAfter);
+  }
+
+  /** Everything malformed, inconsistent or noteworthy, in the order found. */
+  public List<Diagnostic> diagnostics() {
+    return diagnostics;
+  }
+
+  /** The advertised policy with this identifier (and no partition key, or the first one), if any. */
+  public Optional<QuotaPolicyItem> policy(String name) {
+    for (QuotaPolicyItem p : policies) {
+      if (p.name().filter(name::equals).isPresent()) {
+        return Optional.of(p);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Whether no policy, limit or Retry-After was found. */
+  public boolean isEmpty() {
+    return policies.isEmpty() && limits.isEmpty() && retryAfter == null;
+  }
+
+  @Override
+  public String toString() {
+    return "RateLimitFields" + dialects + " policies=" + policies + " limits=" + limits
+        + (retryAfter == null ? "" : " " + retryAfter) + " diagnostics=" + diagnostics;
+  }
+}
