@@ -173,7 +173,7 @@ public record GatewayConfig(
 
   /**
    * A route: methods and a path template ({@code /items/{id}}, {@code /files/**}), the upstream it
-   * forwards to, the policies that apply, the header dialect it speaks and whether the upstream's
+   * forwards to, the policies that apply, the header dialects it speaks (one, or several that do not clash) and whether the upstream's
    * bare non-success responses are rewritten into structured ones.
    */
   public record Route(
@@ -182,11 +182,12 @@ public record GatewayConfig(
       String path,
       String upstream,
       List<String> policies,
-      String dialect,
+      List<String> dialects,
       boolean normaliseErrors) {
     public Route {
       methods = Set.copyOf(methods);
       policies = List.copyOf(policies);
+      dialects = List.copyOf(dialects);
     }
   }
 }

@@ -21,6 +21,8 @@ import dev.headroom.gateway.GatewayConfig.StoreSettings;
 import dev.headroom.gateway.GatewayConfig.StoreType;
 import dev.headroom.gateway.GatewayConfig.Timeouts;
 import dev.headroom.gateway.GatewayConfig.Upstream;
+import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.CidrRange;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
@@ -393,6 +395,7 @@ public final class ConfigReader {
       return out;
     }
     Set<String> seen = new LinkedHashSet<>();
+    Set<String> routeNames = new LinkedHashSet<>();
     for (int i = 0; i < n.size(); i++) {
       String path = "routes[" + i + "]";
       JsonNode r = n.get(i);
@@ -448,10 +451,7 @@ public final class ConfigReader {
           }
         }
       }
-      String dialect = optionalText(path + ".dialect", r.path("dialect")).orElse(Dialects.DEFAULT);
-      if (!Dialects.names().contains(dialect)) {
-        problem(path + ".dialect", r.path("dialect"), "one of " + Dialects.names());
-      }
+      List<String> dialects = dialects(path + ".dialect", r.path("dialect"));
       boolean normalise = bool(path + ".normaliseErrors", r.path("normaliseErrors"), false);
       if (template != null) {
         for (String m : methods) {
@@ -463,9 +463,54 @@ public final class ConfigReader {
       }
       String name = optionalText(path + ".name", r.path("name"))
           .orElse(String.join(",", methods) + " " + template);
-      out.add(new Route(name, methods, template, upstream, names, dialect, normalise));
+      if (!routeNames.add(name)) {
+        problem(path + ".name", r.path("name"), "a route name no earlier route has");
+      }
+      out.add(new Route(name, methods, template, upstream, names, dialects, normalise));
     }
     return out;
+  }
+
+  /** One dialect name or a list of them; together they must not write one field in two forms. */
+  private List<String> dialects(String path, JsonNode n) {
+    List<String> names = new ArrayList<>();
+    if (n.isMissingNode()) {
+      return List.of(HeaderDialect.IETF.token());
+    }
+    List<JsonNode> items = new ArrayList<>();
+    if (n.isArray() && !n.isEmpty()) {
+      n.forEach(items::add);
+    } else {
+      items.add(n);
+    }
+    List<HeaderDialect> parsed = new ArrayList<>();
+    for (int i = 0; i < items.size(); i++) {
+      JsonNode d = items.get(i);
+      String p = n.isArray() ? path + "[" + i + "]" : path;
+      if (!d.isTextual()) {
+        problem(p, d, "a dialect name: " + dialectNames());
+        continue;
+      }
+      try {
+        HeaderDialect h = HeaderDialect.fromToken(d.asText());
+        parsed.add(h);
+        names.add(h.token());
+      } catch (IllegalArgumentException e) {
+        problems.add(p + ": " + e.getMessage());
+      }
+    }
+    if (parsed.size() > 1) {
+      try {
+        RateLimitHeaders.builder().dialects(parsed).build();
+      } catch (IllegalArgumentException e) {
+        problems.add(path + ": " + e.getMessage());
+      }
+    }
+    return names;
+  }
+
+  private static String dialectNames() {
+    return Arrays.stream(HeaderDialect.values()).map(HeaderDialect::token).toList().toString();
   }
 
   private void method(String path, JsonNode n, Set<String> into) {

@@ -140,7 +140,7 @@ public final class GatewayServer implements AutoCloseable {
             config.timeouts().connect(), clientChannel));
       }
     }
-    return new Snapshot(config, new RouteTable(config), pools, Speech.of(config));
+    return new Snapshot(config, new RouteTable(config), pools, Speech.of(config, state.ticker));
   }
 
   /** The proxy listener's address. */

@@ -6,7 +6,6 @@ import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.net.InetAddress;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -33,19 +32,19 @@ interface HttpSpeech {
    * partition, which never reaches the store), and the wait.
    */
   record Refusal(RefusalKind kind, Policy policy, Decision decision, long retryAfterSeconds,
-      String dialect, String path) {}
+      GatewayConfig.Route route, String path) {}
 
   /** A non-success response the gateway produces itself (Graceful Boundaries level 1). */
   record GatewayError(int status, String error, String detail, String why, Map<String, Object> extra) {}
 
   /** What partition derivation may look at. */
-  record RequestFacts(InetAddress peer, HttpHeaders headers, String routeName) {}
+  record RequestFacts(InetAddress peer, String method, String path, HttpHeaders headers, String routeTemplate) {}
 
   /** The discovery document as served: JSON bytes and their strong ETag. */
   record Discovery(byte[] json, String etag) {}
 
-  /** Adds the dialect's RateLimit fields for the decision (allowed or refused). */
-  void rateLimitHeaders(String dialect, Decision decision, HttpHeaders out);
+  /** Adds the route's RateLimit fields for an allowed decision's response with this status. */
+  void rateLimitHeaders(GatewayConfig.Route route, Decision decision, int status, HttpHeaders out);
 
   /** The refusal response: status, Retry-After, fields, body (JSON or HTML). */
   LocalResponse refusal(Refusal refusal, boolean html);
@@ -61,7 +60,4 @@ interface HttpSpeech {
 
   /** The discovery document for the configuration, with the capacities currently in force. */
   Discovery discovery(GatewayConfig config, Map<String, Long> effectiveQuotas, Set<String> reduced);
-
-  /** The dialect names a route may choose. */
-  List<String> dialects();
 }

@@ -357,7 +357,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       long now = state.ticker.read();
-      RequestFacts facts = new RequestFacts(peer(), request.headers(), route.route().name());
+      RequestFacts facts = new RequestFacts(peer(), request.method().name(), path(), request.headers(),
+          route.route().path());
       List<Acquisition> acquisitions = new ArrayList<>(policies.size());
       List<PartitionKey> keys = new ArrayList<>(policies.size());
       for (Policy p : policies) {
@@ -369,7 +370,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           discardBody();
           long seconds = Math.max(1, (blocked + 999_999_999L) / 1_000_000_000L);
           local(snap.speech().refusal(new Refusal(RefusalKind.ABNORMAL_USAGE_DETECTED, p, null, seconds,
-              route.route().dialect(), request.uri()), html));
+              route.route(), request.uri()), html));
           return;
         }
         QuotaPolicy effective = state.capacity.effective(p.quota());
@@ -450,7 +451,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         }
       }
       LocalResponse r = snap.speech().refusal(
-          new Refusal(kind, policy, d, retryAfter, route.route().dialect(), request.uri()), html);
+          new Refusal(kind, policy, d, retryAfter, route.route(), request.uri()), html);
       local(r);
     }
 
@@ -693,7 +694,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
               : "The service behind this gateway refused the request; it is reported in a structured form so that callers can correct it.",
           Map.of("upstreamStatus", normalisedStatus)), html);
       if (decision != null) {
-        snap.speech().rateLimitHeaders(route.route().dialect(), decision, r.headers());
+        snap.speech().rateLimitHeaders(route.route(), decision, normalisedStatus, r.headers());
       }
       writeLocal(r);
     }
@@ -720,7 +721,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         }
       }
       if (decision != null) {
-        snap.speech().rateLimitHeaders(route.route().dialect(), decision, h);
+        snap.speech().rateLimitHeaders(route.route(), decision, code, h);
       }
       connectionHeader(h);
       return new DefaultHttpResponse(HttpVersion.HTTP_1_1, r.status(), h);
@@ -907,6 +908,12 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         upstream = null;
       }
       forwarding = false;
+    }
+
+    private String path() {
+      String uri = request.uri();
+      int q = uri.indexOf('?');
+      return q < 0 ? uri : uri.substring(0, q);
     }
 
     private InetAddress peer() {
