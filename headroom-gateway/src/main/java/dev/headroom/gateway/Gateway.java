@@ -16,7 +16,7 @@ import java.util.Optional;
  * the configuration on an admin listener.
  *
  * <pre>{@code
- * try (Gateway g = Gateway.builder(GatewayConfig.load(path)).configFile(path).build().start()) {
+ * try (Gateway g = Gateway.builder(GatewayConfig.load(path)).configFile(path).start()) {
  *   System.out.println("listening on http://" + g.address());
  * }
  * }</pre>

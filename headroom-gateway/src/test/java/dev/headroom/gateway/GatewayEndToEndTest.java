@@ -80,7 +80,7 @@ class GatewayEndToEndTest {
             partition: global
             why: Transfer volume is bounded so that bandwidth is shared fairly.
         routes:
-          - {name: echo, methods: [GET, POST], path: /echo/{id}, upstream: up, policies: [minute], dialect: ietf}
+          - {name: echo, methods: [GET, POST], path: "/echo/{id}", upstream: up, policies: [minute], dialect: ietf}
           - {name: d07, method: GET, path: /d07, upstream: up, policies: [minute], dialect: draft-07}
           - {name: d06, method: GET, path: /d06, upstream: up, policies: [minute], dialect: draft-06}
           - {name: d03, method: GET, path: /d03, upstream: up, policies: [minute], dialect: draft-03}
@@ -88,8 +88,8 @@ class GatewayEndToEndTest {
           - {name: abuse, method: GET, path: /abuse, upstream: up, policies: [abuse]}
           - {name: drip, method: GET, path: /drip, upstream: up, policies: [one-at-a-time]}
           - {name: bytes, method: GET, path: /bytes/**, upstream: up, policies: [bytes]}
-          - {name: status, method: GET, path: /status/{code}, upstream: up, normaliseErrors: true}
-          - {name: raw, method: GET, path: /raw/status/{code}, upstream: up}
+          - {name: status, method: GET, path: "/status/{code}", upstream: up, normaliseErrors: true}
+          - {name: raw, method: GET, path: "/raw/status/{code}", upstream: up}
           - {name: hang, method: GET, path: /hang, upstream: up}
           - {name: sink, method: POST, path: /sink, upstream: up}
           - {name: down, method: GET, path: /down, upstream: nowhere}
@@ -107,7 +107,7 @@ class GatewayEndToEndTest {
     }
     Files.writeString(configFile, yaml("") .replace("upstreams:\n", "upstreams:\n  nowhere: {url: \"http://127.0.0.1:" + dead + "\"}\n"));
     gateway = Gateway.builder(GatewayConfig.load(configFile)).configFile(configFile).watchFile(true)
-        .ticker(ticker).threads(2).build().start();
+        .ticker(ticker).threads(2).start();
     client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   }
 

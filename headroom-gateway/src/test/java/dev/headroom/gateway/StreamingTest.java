@@ -39,14 +39,14 @@ class StreamingTest {
           upstreams:
             up: {url: "http://127.0.0.1:%d"}
           routes:
-            - {method: GET, path: /bytes/{n}, upstream: up}
+            - {method: GET, path: "/bytes/{n}", upstream: up}
             - {method: POST, path: /sink, upstream: up}
           """.formatted(upstream.port()));
       String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
       Process p = new ProcessBuilder(List.of(java, "-Xmx40m", "-cp", System.getProperty("java.class.path"),
           "dev.headroom.gateway.cli.HeadroomCommand", "serve", "--config", config.toString(), "--port", "0",
           "--threads", "1"))
-          .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+          .redirectError(dir.resolve("gateway.err").toFile()).start();
       try {
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line = out.readLine(); // bounded by the process: it prints this line or exits

@@ -55,8 +55,8 @@ final class TestUpstream implements AutoCloseable {
     ex.getRequestHeaders().forEach((k, v) -> headers.put(k.toLowerCase(), List.copyOf(v)));
     requests.add(new Seen(ex.getRequestMethod(), ex.getRequestURI().toString(), headers));
     try (ex) {
-      if (path.startsWith("/status/")) {
-        int code = Integer.parseInt(path.substring("/status/".length()));
+      if (path.contains("/status/")) {
+        int code = Integer.parseInt(path.substring(path.lastIndexOf('/') + 1));
         byte[] b = ("upstream says " + code).getBytes(StandardCharsets.UTF_8);
         ex.getResponseHeaders().set("Content-Type", "text/plain");
         ex.sendResponseHeaders(code, b.length);

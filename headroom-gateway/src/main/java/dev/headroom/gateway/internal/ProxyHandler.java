@@ -89,6 +89,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private ChannelHandlerContext ctx;
   private Exchange current;
   private boolean closing;
+  private boolean draining;
 
   ProxyHandler(GatewayState state) {
     this.state = state;
@@ -154,6 +155,18 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   /** Processes queued messages while the current state can take them. */
   private void drain() {
+    if (draining) {
+      return; // the outer loop re-checks the state after each message
+    }
+    draining = true;
+    try {
+      drainLoop();
+    } finally {
+      draining = false;
+    }
+  }
+
+  private void drainLoop() {
     while (!pending.isEmpty() && !closing) {
       Object m = pending.peekFirst();
       if (m instanceof HttpRequest) {
@@ -181,6 +194,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   /** Asks the client for more when the state can use it. */
   private void maybeRead() {
+    if (!pending.isEmpty()) {
+      drain();
+    }
     if (closing || !ctx.channel().isActive() || !pending.isEmpty()) {
       return;
     }
