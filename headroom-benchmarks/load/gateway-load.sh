@@ -86,7 +86,7 @@ routes:
   - {method: GET, path: /ok, upstream: origin, policies: [open]}
   - {method: GET, path: /spent, upstream: origin, policies: [spent]}
 CONF
-JAVA_FLAGS="-Xms256m -Xmx256m -XX:+UseParallelGC"
+JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
 java $JAVA_FLAGS -jar "$jar" serve --config "$work/headroom.yaml" --port 0 --threads 1 --no-watch \
   > "$work/headroom.out" 2> "$work/headroom.err" &
 pids+=($!)
@@ -115,7 +115,7 @@ run() { # name url [script]
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   p50=$(awk '$1=="50%" {print $2}' <<<"$out")
   p99=$(awk '$1=="99%" {print $2}' <<<"$out")
-  non2xx=$(awk '/Non-2xx/ {print $4}' <<<"$out")
+  non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
   echo "$name|$rps|$p50|$p99|${non2xx:-0}"
 }
 to_ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub(/us/,"",v); print v/1000 } else if (v ~ /ms$/) { sub(/ms/,"",v); print v } else if (v ~ /s$/) { sub(/s/,"",v); print v*1000 } else print v }'; }
