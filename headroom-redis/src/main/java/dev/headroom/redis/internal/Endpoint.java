@@ -27,6 +27,9 @@ public final class Endpoint {
   /** The least time between two attempts to open a connection that never opened. */
   static final long CONNECT_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
+  /** How long building a store waits for its first connection before going on without it. */
+  static final long FIRST_CONNECT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(3);
+
   private final boolean cluster;
   private final Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> opener;
   private final Runnable shutdown;
@@ -64,7 +67,16 @@ public final class Endpoint {
   public static Endpoint opening(boolean cluster,
       Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> opener, Runnable shutdown) {
     Endpoint e = new Endpoint(cluster, null, opener, shutdown);
-    e.tryConnect();
+    CompletionStage<?> first = e.tryConnect();
+    if (first != null) {
+      try {
+        first.toCompletableFuture().get(FIRST_CONNECT_WAIT_NANOS, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException ex) {
+        Thread.currentThread().interrupt();
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex) {
+        // Redis is away: decisions follow the failure policy while the store keeps trying.
+      }
+    }
     return e;
   }
 
@@ -96,17 +108,17 @@ public final class Endpoint {
     return c != null && c.isOpen();
   }
 
-  private void tryConnect() {
+  private CompletionStage<?> tryConnect() {
     if (opener == null || closed) {
-      return;
+      return null;
     }
     long now = System.nanoTime();
     long last = lastAttempt.get();
     if (now - last < CONNECT_RETRY_NANOS || !lastAttempt.compareAndSet(last, now)) {
-      return;
+      return null;
     }
     if (!connecting.compareAndSet(false, true)) {
-      return;
+      return null;
     }
     CompletionStage<? extends StatefulConnection<byte[], byte[]>> attempt;
     try {
@@ -114,9 +126,9 @@ public final class Endpoint {
     } catch (RuntimeException e) {
       lastFailure = e;
       connecting.set(false);
-      return;
+      return null;
     }
-    attempt.whenComplete((conn, error) -> {
+    return attempt.whenComplete((conn, error) -> {
       if (error != null) {
         lastFailure = error;
       } else if (closed) {
