@@ -42,6 +42,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * its count (it may be admitted up to one quota more than the policy allows), which is the
  * documented price of a flood of distinct keys; memory stays bounded and no request waits.
  * Admitting a new key to a full store takes the evictor's lock; decisions on tracked keys never do.
+ * Expiry is judged on the sample: when every cell of a sample is live, one of them is evicted even
+ * if expired cells remain elsewhere, so a few live evictions can happen before the store is truly
+ * full of live keys; each one is counted. A new key reserves its slot before it enters a map, so
+ * inserts racing at a full store never take the count above {@code maxKeys}.
  */
 public final class LocalStore {
 
@@ -123,15 +127,13 @@ public final class LocalStore {
   }
 
   private Cell insert(Table t, PartitionKey key) {
-    if (size.get() >= maxKeys) {
-      makeRoom();
-    }
+    reserveSlot();
     Cell fresh = t.newCell();
     Cell existing = t.cells.putIfAbsent(key, fresh);
     if (existing != null) {
+      size.decrementAndGet();
       return existing;
     }
-    size.incrementAndGet();
     if (insertions.incrementAndGet() % SWEEP_INTERVAL == 0 && evictor.tryLock()) {
       try {
         sweep(SWEEP_SLICE, false);
@@ -142,12 +144,39 @@ public final class LocalStore {
     return fresh;
   }
 
+  /**
+   * Counts a new cell before it is in a map, so that inserts racing at a full store cannot pass
+   * the bound together (each takes a slot by CAS, or makes room first).
+   */
+  private void reserveSlot() {
+    for (;;) {
+      long current = size.get();
+      if (current < maxKeys) {
+        if (size.compareAndSet(current, current + 1)) {
+          return;
+        }
+      } else {
+        makeRoom();
+        if (size.get() >= maxKeys) {
+          Thread.onSpinWait(); // every slot is reserved by an insert still in flight
+        }
+      }
+    }
+  }
+
+  /** Removes a cell the evictor retired; the size counts each removal exactly once. */
+  private void forget(Table t, PartitionKey key, Cell retired) {
+    if (t.cells.remove(key, retired)) {
+      size.decrementAndGet();
+    }
+  }
+
   private void makeRoom() {
     evictor.lock();
     try {
       while (size.get() >= maxKeys) {
         if (sweep(EVICTION_SAMPLE, true) == 0 && size.get() >= maxKeys) {
-          // Every table is empty though the count says full: only racing inserts; let them be.
+          // Every slot is reserved by an insert not yet in a map: the caller waits for it.
           return;
         }
       }
@@ -284,7 +313,7 @@ public final class LocalStore {
       if (e != null) {
         return e;
       }
-      t.cells.remove(a.key(), c); // retired by the evictor: look again
+      forget(t, a.key(), c); // retired by the evictor: look again
     }
   }
 
@@ -292,7 +321,7 @@ public final class LocalStore {
     if (a.policy().algorithm() == Algorithm.CONCURRENCY) {
       release(a.policy(), a.key(), leaseId);
     } else {
-      refund(a);
+      refund(a, now); // at the decision's instant: the exact inverse of its commit
     }
   }
 
@@ -311,20 +340,23 @@ public final class LocalStore {
       if (c.charge(a.policy(), now, a.cost())) {
         return;
       }
-      t.cells.remove(a.key(), c);
+      forget(t, a.key(), c);
     }
   }
 
   /** Gives units back; a key not tracked has nothing to give back. */
   public void refund(Acquisition a) {
-    long now = ticker.read();
+    refund(a, ticker.read());
+  }
+
+  private void refund(Acquisition a, long now) {
     Table t = table(a.policy());
     for (;;) {
       Cell c = t.cells.get(a.key());
       if (c == null || c.refund(a.policy(), now, a.cost())) {
         return;
       }
-      t.cells.remove(a.key(), c);
+      forget(t, a.key(), c);
     }
   }
 
