@@ -42,6 +42,13 @@ final class RedisServer implements AutoCloseable {
     return s;
   }
 
+  /** Starts a server on the given port. */
+  static RedisServer onPort(int port, String... extra) throws IOException {
+    RedisServer s = new RedisServer(port, Files.createTempDirectory("headroom-redis-" + port), List.of(extra));
+    s.start();
+    return s;
+  }
+
   String uri() {
     return "redis://127.0.0.1:" + port;
   }
