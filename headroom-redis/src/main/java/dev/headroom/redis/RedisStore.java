@@ -659,7 +659,7 @@ public final class RedisStore implements Store {
       }
       if (clusterClient != null) {
         RedisClusterClient c = clusterClient;
-        return Endpoint.opening(true, () -> c.connectAsync(ByteArrayCodec.INSTANCE), () -> {});
+        return Endpoint.opening(true, () -> connectCluster(c), () -> {});
       }
       if (uri != null) {
         RedisClient c = RedisClient.create(uri);
@@ -684,8 +684,12 @@ public final class RedisStore implements Store {
               .enableAllAdaptiveRefreshTriggers()
               .build())
           .build());
-      return Endpoint.opening(true, () -> c.connectAsync(ByteArrayCodec.INSTANCE),
-          () -> c.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+      return Endpoint.opening(true, () -> connectCluster(c), () -> c.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+    }
+
+    /** Lettuce connects to a Cluster asynchronously only once it has read the topology. */
+    private static CompletionStage<StatefulRedisClusterConnection<byte[], byte[]>> connectCluster(RedisClusterClient c) {
+      return c.refreshPartitionsAsync().thenCompose(ignored -> c.connectAsync(ByteArrayCodec.INSTANCE));
     }
   }
 }
