@@ -202,14 +202,36 @@ public final class RedisStore implements Store {
 
   @Override
   public Decision acquire(List<Acquisition> acquisitions) {
+    // The caller's thread waits out the deadline itself: no timer task per decision.
+    Pending p = decide(acquisitions);
     try {
-      return acquireAsync(acquisitions).toCompletableFuture().join();
+      p.result.get(deadlineNanos, TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      p.expire();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      p.expire();
+    } catch (ExecutionException e) {
+      // reported by join below
+    }
+    try {
+      return p.result.join();
     } catch (CompletionException e) {
       if (e.getCause() instanceof RuntimeException) {
         throw (RuntimeException) e.getCause();
       }
       throw new StoreException("the Redis store failed", e.getCause());
     }
+  }
+
+  @Override
+  public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
+    Pending p = decide(acquisitions);
+    if (!p.result.isDone()) {
+      ScheduledFuture<?> deadline = timer.schedule(p::expire, deadlineNanos, TimeUnit.NANOSECONDS);
+      p.result.whenComplete((d, e) -> deadline.cancel(false));
+    }
+    return p.result;
   }
 
   /** One slot's share of a request: the acquisitions and their places in the request. */
@@ -219,53 +241,65 @@ public final class RedisStore implements Store {
     CompletableFuture<List<Object>> reply;
   }
 
-  @Override
-  public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
+  /** A decision under way: settled once, by Redis's answer or by the deadline. */
+  private final class Pending {
+    final List<Acquisition> request;
+    final List<Group> groups;
+    final CompletableFuture<Decision> result = new CompletableFuture<>();
+    final AtomicBoolean settled = new AtomicBoolean();
+
+    Pending(List<Acquisition> request, List<Group> groups) {
+      this.request = request;
+      this.groups = groups;
+    }
+
+    /** The deadline passed: the failure policy decides; what Redis applies later is given back. */
+    void expire() {
+      if (settled.compareAndSet(false, true)) {
+        giveBackWhenAllowed(groups, true);
+        fail(result, request, new TimeoutException("Redis did not decide within "
+            + Duration.ofNanos(deadlineNanos).toMillis() + " ms"));
+      }
+    }
+  }
+
+  private Pending decide(List<Acquisition> acquisitions) {
     if (acquisitions == null || acquisitions.isEmpty()) {
       throw new IllegalArgumentException("acquisitions: expected at least one, got none");
     }
     List<Acquisition> request = List.copyOf(acquisitions);
     Long now = now();
     List<Group> groups = group(request);
-    CompletableFuture<Decision> result = new CompletableFuture<>();
-    AtomicBoolean settled = new AtomicBoolean();
+    Pending p = new Pending(request, groups);
     CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
       Group g = groups.get(i);
       g.reply = call(DecisionScript.ACQUIRE, now, g.acquisitions, null);
       replies[i] = g.reply;
     }
-    ScheduledFuture<?> deadline = timer.schedule(() -> {
-      if (settled.compareAndSet(false, true)) {
-        giveBackWhenAllowed(groups, true);
-        fail(result, request, new TimeoutException("Redis did not decide within "
-            + Duration.ofNanos(deadlineNanos).toMillis() + " ms"));
-      }
-    }, deadlineNanos, TimeUnit.NANOSECONDS);
     CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply : CompletableFuture.allOf(replies);
     all.whenComplete((ignored, error) -> {
-      if (!settled.compareAndSet(false, true)) {
+      if (!p.settled.compareAndSet(false, true)) {
         return; // decided by the deadline; that path gives back what Redis applies late
       }
-      deadline.cancel(false);
       if (error != null) {
         giveBackWhenAllowed(groups, false);
-        fail(result, request, error);
+        fail(p.result, request, error);
         return;
       }
       try {
         succeeded();
         if (groups.size() == 1) {
           Group g = groups.get(0);
-          result.complete(Decision.of(DecisionScript.outcomes(g.reply.join(), g.acquisitions)));
+          p.result.complete(Decision.of(DecisionScript.outcomes(g.reply.join(), g.acquisitions)));
         } else {
-          decideAcrossSlots(request, groups, result);
+          decideAcrossSlots(request, groups, p.result);
         }
       } catch (RuntimeException e) {
-        fail(result, request, e);
+        fail(p.result, request, e);
       }
     });
-    return result;
+    return p;
   }
 
   /** Several slots replied: merge, or give back the slots that admitted when another refused. */

@@ -49,6 +49,8 @@ public final class DecisionScript {
   private static final long E9 = 1_000_000_000L;
   private static final byte[] EMPTY = new byte[0];
   private static final byte[] ZERO = {'0'};
+  private static final java.util.concurrent.ConcurrentHashMap<QuotaPolicy, byte[][]> CONSTANTS =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   private final byte[] source;
   private final String sha;
@@ -111,42 +113,64 @@ public final class DecisionScript {
     int i = 4;
     for (int j = 0; j < acquisitions.size(); j++) {
       Acquisition a = acquisitions.get(j);
-      QuotaPolicy p = a.policy();
-      args[i + 1] = num(p.quota());
+      byte[][] constant = constants(a.policy());
+      args[i] = constant[0];
+      args[i + 1] = constant[1];
       args[i + 2] = num(a.cost());
-      switch (p.algorithm()) {
-        case TOKEN_BUCKET: {
-          long t = Gcra.emissionInterval(p);
-          long tau = Gcra.tolerance(p);
-          args[i] = new byte[] {'g'};
-          args[i + 3] = num(t / E9);
-          args[i + 4] = num(t % E9);
-          args[i + 5] = num(tau / E9);
-          args[i + 6] = num(tau % E9);
-          args[i + 7] = num(p.windowSeconds());
-          break;
-        }
-        case CONCURRENCY: {
-          long lt = p.leaseTimeout().toNanos();
-          args[i] = new byte[] {'c'};
-          args[i + 3] = num(lt / E9);
-          args[i + 4] = num(lt % E9);
-          args[i + 5] = ZERO;
-          args[i + 6] = ZERO;
-          args[i + 7] = leaseIds == null ? ZERO : num(leaseIds[j]);
-          break;
-        }
-        default:
-          args[i] = new byte[] {p.algorithm() == dev.headroom.Algorithm.FIXED_WINDOW ? (byte) 'f' : (byte) 's'};
-          args[i + 3] = num(p.windowSeconds());
-          args[i + 4] = ZERO;
-          args[i + 5] = ZERO;
-          args[i + 6] = ZERO;
-          args[i + 7] = ZERO;
-      }
+      args[i + 3] = constant[2];
+      args[i + 4] = constant[3];
+      args[i + 5] = constant[4];
+      args[i + 6] = constant[5];
+      args[i + 7] = a.policy().algorithm() == dev.headroom.Algorithm.CONCURRENCY
+          ? (leaseIds == null ? ZERO : num(leaseIds[j])) : constant[6];
       i += 8;
     }
     return args;
+  }
+
+  /** A policy's arguments that do not change from call to call, computed once per policy. */
+  private static byte[][] constants(QuotaPolicy p) {
+    byte[][] c = CONSTANTS.get(p);
+    if (c != null) {
+      return c;
+    }
+    c = new byte[7][];
+    c[1] = num(p.quota());
+    switch (p.algorithm()) {
+      case TOKEN_BUCKET: {
+        long t = Gcra.emissionInterval(p);
+        long tau = Gcra.tolerance(p);
+        c[0] = new byte[] {'g'};
+        c[2] = num(t / E9);
+        c[3] = num(t % E9);
+        c[4] = num(tau / E9);
+        c[5] = num(tau % E9);
+        c[6] = num(p.windowSeconds());
+        break;
+      }
+      case CONCURRENCY: {
+        long lt = p.leaseTimeout().toNanos();
+        c[0] = new byte[] {'c'};
+        c[2] = num(lt / E9);
+        c[3] = num(lt % E9);
+        c[4] = ZERO;
+        c[5] = ZERO;
+        c[6] = ZERO;
+        break;
+      }
+      default:
+        c[0] = new byte[] {p.algorithm() == dev.headroom.Algorithm.FIXED_WINDOW ? (byte) 'f' : (byte) 's'};
+        c[2] = num(p.windowSeconds());
+        c[3] = ZERO;
+        c[4] = ZERO;
+        c[5] = ZERO;
+        c[6] = ZERO;
+    }
+    if (CONSTANTS.size() > 10_000) {
+      CONSTANTS.clear(); // policies come from configuration; never let stale versions pile up
+    }
+    CONSTANTS.put(p, c);
+    return c;
   }
 
   /** Whether the reply says every acquisition was allowed. */
