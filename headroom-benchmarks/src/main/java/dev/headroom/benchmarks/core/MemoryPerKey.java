@@ -30,9 +30,9 @@ public final class MemoryPerKey {
     System.out.println(VM.current().details());
     String[] names = Workload.keyNames(count);
     // Sizes, not addresses: objects move between walks, so the keys are subtracted by footprint.
-    GraphLayout keyGraph = GraphLayout.parseInstance((Object[]) names);
-    long keyBytes = keyGraph.totalSize() - GraphLayout.parseInstance(new Object[count]).totalSize();
-    long keyObjects = keyGraph.totalCount() - 1;
+    GraphLayout keyGraph = GraphLayout.parseInstance((Object[]) names); // each string is a root
+    long keyBytes = keyGraph.totalSize();
+    long keyObjects = keyGraph.totalCount();
     Keys keys = new Keys(keyBytes, keyObjects);
     System.out.printf("keys: %d strings, %.1f bytes each with their byte arrays%n", count, (double) keyBytes / count);
 
