@@ -12,7 +12,9 @@ import java.util.List;
  * (an expired key is indistinguishable from a new one), and when the store is full of live keys a
  * new key evicts the live key closest to expiry among a small sample. The evicted partition forgets
  * its count and may be admitted up to one more quota: that is the documented price of a flood of
- * distinct keys, in exchange for memory that never grows beyond the bound.
+ * distinct keys, in exchange for memory that never grows beyond the bound. Expiry is judged on the
+ * sample, so a few live keys can be evicted while expired keys remain elsewhere in the store;
+ * {@link #evictedLiveKeys()} counts every live eviction.
  *
  * <pre>{@code
  * Store store = InMemoryStore.builder().maxKeys(1_000_000).build();

@@ -57,7 +57,7 @@ public final class FixedWindow {
       WindowState next = new WindowState(index, after, 0);
       return new Evaluation(true, next, q - after, resetNanos(next, now, w, q), 0);
     }
-    long retry = cost > q ? w : windowStart(index + ceilDiv(after - q, q), w) - now;
+    long retry = cost > q ? w : windowStart(Saturating.add(index, ceilDiv(after - q, q)), w) - now;
     return new Evaluation(false, s, Math.max(0, q - s.count), resetNanos(s, now, w, q), retry);
   }
 

@@ -48,7 +48,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * with the eviction either lands before it or sees the retirement and starts again on a fresh key:
  * no update is lost. Admitting a new key takes its table's lock; decisions on tracked keys never
  * do, except that one on a key being moved by a table rebuild waits for the rebuild to finish
- * ({@link PartitionTable}).
+ * ({@link PartitionTable}). Expiry is judged on the sample: when every key of a sample is live, one
+ * of them is evicted even if expired keys remain elsewhere, so a few live evictions can happen
+ * before the store is truly full of live keys; each one is counted. A new key reserves its place
+ * before it enters a table, so inserts racing at a full store never take the count above
+ * {@code maxKeys}.
  */
 public final class LocalStore {
 
