@@ -420,12 +420,17 @@ local function decay(p, allowance, ws)
   return es, en
 end
 
+-- SlidingWindow.resetNanos: the time until the estimate is zero again.
 local function swReset(c, p, ws, es, en)
   if c > 0 then
-    return sub(2 * ws, 0, es, en)
+    -- Next window: this window's count decays as the previous one.
+    local ls, ln = sub(ws, 0, es, en)
+    local ds, dn = decay(c, 0, ws)
+    return add(ls, ln, ds, dn)
   end
-  if p > 0 and wprev(p, ws, es, en) > 0 then
-    return sub(ws, 0, es, en)
+  local ds, dn = decay(p, 0, ws)
+  if lt(es, en, ds, dn) then
+    return sub(ds, dn, es, en)
   end
   return 0, 0
 end
