@@ -24,7 +24,7 @@ import java.util.function.Function;
 
 /**
  * The Graceful Boundaries limits discovery document (spec section 1), served at
- * {@code /api/limits} and {@code /.well-known/limits}, generated from the routes and their
+ * {@code /api/limits} and {@code /.well-known/limits}, built from the routes and their
  * policies so that it cannot drift from what is enforced.
  *
  * <h2>How each limit entry is made</h2>

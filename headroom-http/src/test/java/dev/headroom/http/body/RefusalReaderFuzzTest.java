@@ -14,8 +14,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
  * five minutes (one fuzz test per run):
  *
  * <pre>
- * JAZZER_FUZZ=1 mvn -B -pl headroom-http -am test -Dtest=RefusalReaderFuzzTest \
- *     -Dsurefire.failIfNoSpecifiedTests=false -Djazzer.max_duration=5m
+ * JAZZER_FUZZ=1 mvn -B -pl headroom-http -am test -Dtest=RefusalReaderFuzzTest -Dsurefire.failIfNoSpecifiedTests=false
  * </pre>
  *
  * <p>Findings land next to the inputs as {@code crash-*} files; commit them to keep them replayed.
@@ -24,7 +23,7 @@ class RefusalReaderFuzzTest {
 
   private static final RefusalReader READER = RefusalReader.builder().maxBytes(4096).maxDepth(8).build();
 
-  @FuzzTest(maxDuration = "30s")
+  @FuzzTest(maxDuration = "5m") // the length of a JAZZER_FUZZ=1 run; regression runs replay the inputs only
   void read(byte[] body) {
     Refusal r;
     try {

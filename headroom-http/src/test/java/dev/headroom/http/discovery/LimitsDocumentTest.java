@@ -16,7 +16,7 @@ import java.net.URI;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** Graceful Boundaries section 1: the limits discovery document, generated from routes and policies. */
+/** Graceful Boundaries section 1: the limits discovery document, built from routes and policies. */
 class LimitsDocumentTest {
 
   private static final QuotaPolicy SCANS = QuotaPolicy.builder("scans").quota(10).window(Duration.ofHours(1))

@@ -16,8 +16,7 @@ import java.util.Optional;
  * for five minutes:
  *
  * <pre>
- * JAZZER_FUZZ=1 mvn -B -pl headroom-http -am test -Dtest=ForwardedFuzzTest \
- *     -Dsurefire.failIfNoSpecifiedTests=false -Djazzer.max_duration=5m
+ * JAZZER_FUZZ=1 mvn -B -pl headroom-http -am test -Dtest=ForwardedFuzzTest -Dsurefire.failIfNoSpecifiedTests=false
  * </pre>
  */
 class ForwardedFuzzTest {
@@ -27,7 +26,7 @@ class ForwardedFuzzTest {
   private static final ClientAddressResolver FORWARDED = ClientAddressResolver.builder()
       .trustedProxy("10.0.0.0/8").trustedProxy("fd00::/8").header(ForwardedHeader.FORWARDED).maxHeaderLength(512).build();
 
-  @FuzzTest(maxDuration = "30s")
+  @FuzzTest(maxDuration = "5m") // the length of a JAZZER_FUZZ=1 run; regression runs replay the inputs only
   void resolve(FuzzedDataProvider data) {
     boolean trustedPeer = data.consumeBoolean();
     String peer = trustedPeer ? "10.0.0.1" : data.consumeString(48);

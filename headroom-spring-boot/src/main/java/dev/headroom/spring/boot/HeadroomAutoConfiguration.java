@@ -92,11 +92,10 @@ public class HeadroomAutoConfiguration {
         }
         return InMemoryStore.builder().ticker(ticker).maxKeys(props.getStore().getMaxKeys()).build();
       case "redis":
-        // The seam for headroom-redis: a configuration conditional on its RedisStore class will
-        // create the store from headroom.store.redis-uri; until then the application supplies one.
+        // RedisStoreConfiguration makes the store when headroom-redis is on the classpath.
         throw new HeadroomConfigurationException("headroom.store.type", props.getStore().getType(),
-            "in-memory, or a Store bean of the application's own: the redis store needs the headroom-redis module, "
-                + "which is not on the classpath");
+            "in-memory, or a Store bean of the application's own: the redis store needs the headroom-redis module "
+                + "(dev.headroom:headroom-redis), which is not on the classpath");
       default:
         throw new HeadroomConfigurationException("headroom.store.type", props.getStore().getType(), "in-memory or redis");
     }
@@ -198,6 +197,29 @@ public class HeadroomAutoConfiguration {
         }
       }
     };
+  }
+
+  /**
+   * The Redis store ({@code headroom.store.type: redis}), when headroom-redis is on the classpath:
+   * one Lua round trip per decision, Redis time (so the application's {@link Ticker} is not used),
+   * failures surfacing as {@code StoreException} for {@code headroom.store.on-failure}. Processed
+   * before the outer class's store bean, which it therefore replaces.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "dev.headroom.redis.RedisStore")
+  @ConditionalOnProperty(prefix = "headroom.store", name = "type", havingValue = "redis")
+  static class RedisStoreConfiguration {
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    Store headroomStore(HeadroomProperties props) {
+      try {
+        return dev.headroom.redis.RedisStore.builder().uri(props.getStore().getRedisUri()).build();
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException("headroom.store.redis-uri", props.getStore().getRedisUri(),
+            "a Redis URI such as redis://127.0.0.1:6379", ex);
+      }
+    }
   }
 
   /** Micrometer counters, when Micrometer and a registry are present. */

@@ -108,8 +108,36 @@ class StartupFailureTest {
 
   @Test
   void storeTypeRedisWithoutTheModule() {
-    assertThat(failure("headroom.store.type=redis")).startsWith("headroom.store.type: expected in-memory, or a Store bean")
-        .endsWith("got 'redis'");
+    WebApplicationContextRunner withoutRedis = runner.withClassLoader(
+        new org.springframework.boot.test.context.FilteredClassLoader("dev.headroom.redis"));
+    withoutRedis.withPropertyValues("headroom.store.type=redis").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      Throwable t = ctx.getStartupFailure();
+      while (!(t instanceof HeadroomConfigurationException) && t.getCause() != null) {
+        t = t.getCause();
+      }
+      assertThat(t.getMessage()).startsWith("headroom.store.type: expected in-memory, or a Store bean")
+          .contains("headroom-redis").endsWith("got 'redis'");
+    });
+  }
+
+  @Test
+  void storeTypeRedisUsesTheRedisStore() {
+    runner.withPropertyValues("headroom.store.type=redis", "headroom.store.redis-uri=redis://127.0.0.1:6379",
+        "headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst").run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          dev.headroom.Store store = ctx.getBean(dev.headroom.Store.class);
+          assertThat(store).isInstanceOf(dev.headroom.redis.RedisStore.class);
+          dev.headroom.QuotaPolicy burst = ctx.getBean(HeadroomAutoConfiguration.HeadroomPolicies.class).byName().get("burst");
+          dev.headroom.PartitionKey key = dev.headroom.PartitionKey.of("spring-boot-test-" + java.util.UUID.randomUUID());
+          assertThat(dev.headroom.RateLimiter.of(store).acquire(burst, key).outcomes().get(0).remaining()).isEqualTo(9);
+        });
+  }
+
+  @Test
+  void badRedisUri() {
+    assertThat(failure("headroom.store.type=redis", "headroom.store.redis-uri=http://nowhere"))
+        .startsWith("headroom.store.redis-uri: expected a Redis URI").endsWith("got 'http://nowhere'");
   }
 
   @Test
