@@ -48,7 +48,7 @@ class StartupFailureTest {
   @Test
   void quotaOutOfRange() {
     assertThat(failure("headroom.policies.burst.quota=0"))
-        .isEqualTo("headroom.policies.burst.quota: expected an integer from 1 to 1125899906842624, got '0'");
+        .isEqualTo("headroom.policies.burst.quota: expected an integer from 1 to " + dev.headroom.QuotaPolicy.MAX_QUOTA + ", got '0'");
   }
 
   @Test
