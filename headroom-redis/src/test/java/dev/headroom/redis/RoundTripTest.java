@@ -34,7 +34,7 @@ class RoundTripTest {
   @Test
   void everyDecisionIsOneFcall() throws Exception {
     try (RedisServer server = RedisServer.launch();
-        RedisStore store = RedisStore.builder().uri(server.uri()).build()) {
+        RedisStore store = RedisStore.builder().uri(server.uri()).decisionDeadline(Duration.ofSeconds(5)).build()) {
       RateLimiter limiter = RateLimiter.of(store);
       limiter.acquire(REQUEST); // connection set up, library loaded
       server.command("FUNCTION FLUSH");
@@ -64,7 +64,8 @@ class RoundTripTest {
   @Test
   void beforeRedis7EveryDecisionIsOneEvalsha() throws Exception {
     try (RedisServer server = RedisServer.launch();
-        RedisStore store = RedisStore.builder().uri(server.uri()).scriptsOnly().build()) {
+        RedisStore store = RedisStore.builder().uri(server.uri()).scriptsOnly()
+            .decisionDeadline(Duration.ofSeconds(5)).build()) {
       RateLimiter limiter = RateLimiter.of(store);
       limiter.acquire(REQUEST); // connection set up, script loaded
       server.command("SCRIPT FLUSH");
