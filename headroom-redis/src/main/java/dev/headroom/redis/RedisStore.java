@@ -53,9 +53,10 @@ import org.slf4j.LoggerFactory;
  * that points at it.
  *
  * <h2>How is this designed, and why?</h2>
- * Every decision of a request, all of its policies, is one round trip: one {@code EVALSHA} of a
- * Lua script (loaded with {@code EVAL} when Redis answers {@code NOSCRIPT}) that evaluates every
- * policy first and commits all of them only when all allow, as {@link InMemoryStore} does. The
+ * Every decision of a request, all of its policies, is one round trip: one {@code FCALL} of a Lua
+ * function library (loaded with {@code FUNCTION LOAD} when Redis answers that it has none; before
+ * Redis 7, {@code EVALSHA} of the same code as a script) that evaluates every policy first and
+ * commits all of them only when all allow, as {@link InMemoryStore} does. The
  * script implements the algorithms of {@code dev.headroom.internal} ({@code Gcra},
  * {@code FixedWindow}, {@code SlidingWindow}, {@code Concurrency}) to the nanosecond and the unit:
  * the same allowed flags, {@code r}, {@code t}, Retry-After, debt, refunds and leases, which a
