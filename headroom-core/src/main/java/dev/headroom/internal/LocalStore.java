@@ -25,7 +25,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * key, a {@code long} (the GCRA theoretical arrival time) for token buckets, an immutable
  * {@link WindowState} or {@link Concurrency.Leases} for the others. Decisions on tracked keys are
  * lock-free: one probe and one CAS per policy; a token-bucket decision allocates nothing on the
- * {@link #tryAcquire} path. The algorithms themselves are the pure functions of {@link Gcra},
+ * {@link #tryAcquire} path, and a fixed-window one allocates only the new state when it admits.
+ * A policy instance finds its table through a small direct-mapped cache checked by identity
+ * ({@link #RECENT_BINDINGS} slots), so a decision does no map lookup; the map behind it is visited
+ * once per policy instance (and again only when two instances in use share a cache slot). The algorithms themselves are the pure functions of {@link Gcra},
  * {@link FixedWindow}, {@link SlidingWindow} and {@link Concurrency}; this class only stores their
  * states.
  *
