@@ -60,7 +60,8 @@ public final class RateLimiter {
    * One unit of one policy in one partition, answering only whether it was allowed: the same
    * decision, with the same effect on the quota, as {@code acquire(policy, key).allowed()}, for
    * callers that do not report the service limit (no {@code RateLimit} headers, no Retry-After).
-   * With the in-memory store and a token bucket it allocates nothing.
+   * With the in-memory store it allocates nothing for a token bucket, and for a fixed window
+   * only the new state when it admits.
    *
    * @throws IllegalArgumentException for a {@link Algorithm#CONCURRENCY} policy: its lease must be
    *     released, so use {@link #acquire(QuotaPolicy, PartitionKey)} and {@link #release(Decision)}

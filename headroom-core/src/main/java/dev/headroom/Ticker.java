@@ -37,17 +37,22 @@ public interface Ticker {
 final class SystemTicker implements Ticker {
   static final SystemTicker INSTANCE = new SystemTicker();
 
-  private final long epochNanosAtStart;
-  private final long nanoTimeAtStart;
+  /**
+   * Epoch nanoseconds at start minus {@code nanoTime} at start, computed once: a reading is then one
+   * addition to {@code System.nanoTime()}. Two's complement makes {@code offset + nanoTime()} equal
+   * to {@code epochAtStart + (nanoTime() - nanoTimeAtStart)} even when the intermediate wraps.
+   */
+  private final long offset;
 
   private SystemTicker() {
     Instant now = Instant.now();
-    this.nanoTimeAtStart = System.nanoTime();
-    this.epochNanosAtStart = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    long nanoTimeAtStart = System.nanoTime();
+    long epochNanosAtStart = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    this.offset = epochNanosAtStart - nanoTimeAtStart;
   }
 
   @Override
   public long read() {
-    return epochNanosAtStart + (System.nanoTime() - nanoTimeAtStart);
+    return offset + System.nanoTime();
   }
 }

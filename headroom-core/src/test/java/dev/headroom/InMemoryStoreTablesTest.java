@@ -176,4 +176,55 @@ class InMemoryStoreTablesTest {
     ticker.advance(Duration.ofMinutes(2).plusSeconds(31));
     assertThat(limiter.tryAcquire(bytes, PartitionKey.GLOBAL)).isTrue();
   }
+
+  /** tryAcquire and acquire agree across window boundaries and while a charge is paid back. */
+  @ParameterizedTest
+  @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "FIXED_WINDOW", "SLIDING_WINDOW"})
+  void tryAcquireAgreesWithAcquireAcrossWindowsAndDebt(Algorithm algorithm) {
+    QuotaPolicy p = QuotaPolicy.builder("debt-" + algorithm.token()).quota(4).window(Duration.ofMinutes(1))
+        .algorithm(algorithm).build();
+    RateLimiter fast = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    RateLimiter full = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    PartitionKey k = PartitionKey.of("client");
+    fast.charge(p, k, 9);
+    full.charge(p, k, 9);
+    for (int i = 0; i < 60; i++) {
+      assertThat(fast.tryAcquire(p, k)).as("call %d", i).isEqualTo(full.acquire(p, k).allowed());
+      ticker.advance(Duration.ofSeconds(7));
+    }
+  }
+
+  /**
+   * Policy instances whose hashes share a slot of the store's binding cache, used in turn: each
+   * keeps its own exact count, and an equal instance built later shares the first one's counters.
+   */
+  @Test
+  void policiesSharingABindingCacheSlotKeepTheirOwnExactCounts() {
+    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    List<QuotaPolicy> colliding = new ArrayList<>();
+    int slot = -1;
+    for (int n = 0; colliding.size() < 3; n++) {
+      QuotaPolicy p = QuotaPolicy.builder("p" + n).quota(5).window(Duration.ofHours(1)).build();
+      int s = p.hashCode() & 63;
+      if (slot == -1) {
+        slot = s;
+      }
+      if (s == slot) {
+        colliding.add(p);
+      }
+    }
+    PartitionKey k = PartitionKey.of("client");
+    long[] allowed = new long[colliding.size()];
+    for (int round = 0; round < 8; round++) {
+      for (int i = 0; i < colliding.size(); i++) {
+        if (limiter.tryAcquire(colliding.get(i), k)) {
+          allowed[i]++;
+        }
+      }
+    }
+    assertThat(allowed).containsOnly(5);
+    QuotaPolicy again = QuotaPolicy.builder(colliding.get(0).name()).quota(5).window(Duration.ofHours(1)).build();
+    assertThat(again).isNotSameAs(colliding.get(0)).isEqualTo(colliding.get(0));
+    assertThat(limiter.tryAcquire(again, k)).isFalse();
+  }
 }

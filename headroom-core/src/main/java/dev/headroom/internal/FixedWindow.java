@@ -53,12 +53,28 @@ public final class FixedWindow {
     long index = Math.floorDiv(now, w);
     WindowState s = roll(state, index, q);
     long after = Saturating.add(s.count, cost);
-    if (cost <= q && after <= q) {
+    if (admits(s.count, cost, q)) {
       WindowState next = new WindowState(index, after, 0);
       return new Evaluation(true, next, q - after, resetNanos(next, now, w, q), 0);
     }
     long retry = cost > q ? w : windowStart(Saturating.add(index, ceilDiv(after - q, q)), w) - now;
     return new Evaluation(false, s, Math.max(0, q - s.count), resetNanos(s, now, w, q), retry);
+  }
+
+  /**
+   * The decision of {@link #evaluate} alone, without the service-limit figures: the state to store
+   * when {@code cost} units are admitted at {@code now}, or {@code null} when they are refused.
+   * Allocates nothing when refused within the stored window.
+   */
+  public static WindowState tryAcquire(WindowState state, long now, long cost, long windowNanos, long quota) {
+    long index = Math.floorDiv(now, windowNanos);
+    WindowState s = roll(state, index, quota);
+    return admits(s.count, cost, quota) ? new WindowState(index, s.count + cost, 0) : null;
+  }
+
+  /** Whether {@code cost} more units fit a window that has counted {@code count}: the one rule. */
+  static boolean admits(long count, long cost, long quota) {
+    return cost <= quota && Saturating.add(count, cost) <= quota;
   }
 
   /** The state after charging {@code cost} units with no check. */

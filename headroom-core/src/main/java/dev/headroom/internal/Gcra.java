@@ -60,7 +60,7 @@ public final class Gcra {
   /** The TAT after admitting {@code cost} units, or {@link Long#MIN_VALUE} when refused. */
   public static long tryAcquire(long tat, long now, long cost, long interval, long tolerance) {
     long base = Math.max(tat, now);
-    long newTat = Saturating.add(base, Saturating.multiply(cost, interval));
+    long newTat = Saturating.add(base, cost == 1 ? interval : Saturating.multiply(cost, interval));
     return newTat - now <= tolerance ? newTat : Long.MIN_VALUE;
   }
 

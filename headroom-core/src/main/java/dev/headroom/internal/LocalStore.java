@@ -25,7 +25,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * key, a {@code long} (the GCRA theoretical arrival time) for token buckets, an immutable
  * {@link WindowState} or {@link Concurrency.Leases} for the others. Decisions on tracked keys are
  * lock-free: one probe and one CAS per policy; a token-bucket decision allocates nothing on the
- * {@link #tryAcquire} path. The algorithms themselves are the pure functions of {@link Gcra},
+ * {@link #tryAcquire} path, and a fixed-window one allocates only the new state when it admits.
+ * A policy instance finds its table through a small direct-mapped cache checked by identity
+ * ({@link #RECENT_BINDINGS} slots), so a decision does no map lookup; the map behind it is visited
+ * once per policy instance (and again only when two instances in use share a cache slot). The algorithms themselves are the pure functions of {@link Gcra},
  * {@link FixedWindow}, {@link SlidingWindow} and {@link Concurrency}; this class only stores their
  * states.
  *
@@ -73,7 +76,11 @@ public final class LocalStore {
 
   private final Ticker ticker;
   private final long maxKeys;
+  /** Slots of {@link #recent} (a power of two). */
+  static final int RECENT_BINDINGS = 64;
+
   private final ConcurrentHashMap<QuotaPolicy, Binding> bindings = new ConcurrentHashMap<>();
+  private final Binding[] recent = new Binding[RECENT_BINDINGS];
   private final ConcurrentHashMap<String, Table> tablesByName = new ConcurrentHashMap<>();
   private final CopyOnWriteArrayList<Table> tables = new CopyOnWriteArrayList<>();
   private final AtomicLong size = new AtomicLong();
@@ -140,36 +147,60 @@ public final class LocalStore {
   private static final class Binding {
     final QuotaPolicy policy;
     final Table table;
+    /** The table's partitions, one indirection fewer on every decision. */
+    final PartitionTable partitions;
+    /** Whether the states are GCRA words (a token bucket). */
+    final boolean words;
     final long quota;
+    final long windowNanos;
     final long interval;
     final long tolerance;
 
     Binding(QuotaPolicy policy, Table table) {
       this.policy = policy;
       this.table = table;
+      this.partitions = table.partitions;
+      this.words = table.partitions.words;
       this.quota = policy.quota();
+      this.windowNanos = policy.window().toNanos();
       this.interval = Gcra.emissionInterval(policy);
       this.tolerance = Gcra.tolerance(policy);
     }
   }
 
+  /**
+   * The binding of {@code policy}: first from {@link #recent}, a small direct-mapped cache indexed by
+   * the policy's cached hash and checked by identity (one array read and one comparison, no map
+   * lookup, on every decision of a policy instance already seen), then from {@link #bindings}.
+   */
   private Binding binding(QuotaPolicy policy) {
-    Binding b = bindings.get(policy);
-    if (b != null) {
+    int slot = policy.hashCode() & (RECENT_BINDINGS - 1);
+    Binding b = recent[slot];
+    if (b != null && b.policy == policy) {
       return b;
     }
-    String id = policy.name() + '\u0000' + policy.algorithm().token();
-    Table t = tablesByName.computeIfAbsent(id, k -> {
-      Table created = new Table(policy);
-      tables.add(created);
-      return created;
-    });
-    t.policy = policy;
-    if (bindings.size() > 10_000) {
-      bindings.clear(); // policies come from configuration; never let stale versions pile up
+    return bindingSlow(policy, slot);
+  }
+
+  private Binding bindingSlow(QuotaPolicy policy, int slot) {
+    Binding b = bindings.get(policy);
+    if (b == null) {
+      String id = policy.name() + '\u0000' + policy.algorithm().token();
+      Table t = tablesByName.computeIfAbsent(id, k -> {
+        Table created = new Table(policy);
+        tables.add(created);
+        return created;
+      });
+      t.policy = policy;
+      if (bindings.size() > 10_000) {
+        bindings.clear(); // policies come from configuration; never let stale versions pile up
+      }
+      b = new Binding(policy, t);
+      bindings.put(policy, b);
     }
-    b = new Binding(policy, t);
-    bindings.put(policy, b);
+    // A racy plain write is safe: a Binding has only final fields (safely published), and a reader
+    // that misses it or sees another policy's binding takes this path again.
+    recent[slot] = b;
     return b;
   }
 
@@ -315,23 +346,52 @@ public final class LocalStore {
    * @throws IllegalArgumentException for a concurrency policy (a lease must be handed back)
    */
   public boolean tryAcquire(QuotaPolicy policy, PartitionKey key, long cost) {
-    if (policy.algorithm() == Algorithm.CONCURRENCY) {
+    Binding b = binding(policy);
+    if (b.words) {
+      // cached in the key and equal to the string's: no visit to the string
+      return tryAcquireTat(b, key.value(), key.hashCode(), ticker.read(), cost);
+    }
+    if (b.table.algorithm == Algorithm.CONCURRENCY) {
       throw new IllegalArgumentException("policy '" + policy.name()
           + "': tryAcquire cannot hand back a concurrency lease; expected acquire(...) for "
           + Algorithm.CONCURRENCY.token() + " policies");
     }
-    Binding b = binding(policy);
-    String k = key.value();
-    int h = key.hashCode(); // cached in the key and equal to the string's: no visit to the string
-    long now = ticker.read();
-    if (b.table.partitions.words) {
-      return tryAcquireTat(b, k, h, now, cost);
+    if (b.table.algorithm == Algorithm.FIXED_WINDOW) {
+      return tryAcquireWindow(b, key.value(), key.hashCode(), ticker.read(), cost);
     }
-    return commit(b, k, h, now, cost, 0).allowed;
+    return commit(b, key.value(), key.hashCode(), ticker.read(), cost, 0).allowed;
   }
 
+  /** The fixed-window decision: one probe, one CAS; allocates only the new state when admitted. */
+  private boolean tryAcquireWindow(Binding b, String key, int hash, long now, long cost) {
+    PartitionTable pt = b.partitions;
+    for (;;) {
+      PartitionTable.Slots s = pt.slots();
+      int i = s.find(key, hash);
+      if (i < 0) {
+        add(b.table, key, hash);
+        continue;
+      }
+      for (;;) {
+        Object state = s.ref(i);
+        if (state == PartitionTable.RETIRED || state == PartitionTable.MOVED) {
+          pt.awaitStructure();
+          break; // evicted or moved: look the key up again
+        }
+        WindowState next = FixedWindow.tryAcquire((WindowState) state, now, cost, b.windowNanos, b.quota);
+        if (next == null) {
+          return false;
+        }
+        if (s.casRef(i, state, next)) {
+          return true;
+        }
+      }
+    }
+  }
+
+  /** The token-bucket decision: one lock-free probe, one CAS, no allocation. */
   private boolean tryAcquireTat(Binding b, String key, int hash, long now, long cost) {
-    PartitionTable pt = b.table.partitions;
+    PartitionTable pt = b.partitions;
     for (;;) {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);

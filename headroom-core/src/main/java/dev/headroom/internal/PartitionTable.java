@@ -166,8 +166,11 @@ final class PartitionTable {
         if (k == null) {
           return -1;
         }
-        if (k != TOMBSTONE && k.hashCode() == hash && k.equals(key)) {
-          return i;
+        if (k != TOMBSTONE) {
+          String other = (String) k; // keys are Strings or the tombstone: direct calls, no dispatch
+          if (other.hashCode() == hash && other.equals(key)) {
+            return i;
+          }
         }
         i = (i + 1) & mask;
       }
