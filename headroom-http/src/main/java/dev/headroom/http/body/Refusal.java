@@ -1,0 +1,897 @@
+package dev.headroom.http.body;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+
+/**
+ * One non-success response body that is at once RFC 9457 problem details and a Graceful
+ * Boundaries structured refusal (reference/graceful-boundaries/docs/rfc9457-profile.md): an RFC
+ * 9457 client reads {@code type}, {@code title}, {@code status}, {@code detail}, {@code instance};
+ * a Graceful Boundaries agent reads {@code error}, {@code detail}, {@code why} and, on a 429,
+ * {@code limit} and {@code retryAfterSeconds}; neither breaks on the other's members.
+ *
+ * <h2>Members, in the order they are written</h2>
+ *
+ * <ul>
+ *   <li>RFC 9457 section 3.1: {@code type} (absent means {@code about:blank}), {@code title},
+ *       {@code status}, {@code detail}, {@code instance}.
+ *   <li>Graceful Boundaries core (spec section 6): {@code error}, {@code why}; limit class (section
+ *       2): {@code limit}, {@code retryAfterSeconds}, {@code limitId}, {@code limitType},
+ *       {@code scope}, {@code windowResetAt}.
+ *   <li>draft-ietf-httpapi-ratelimit-headers-09 section 5: {@code violated-policies}.
+ *   <li>Constructive guidance (section 3): {@code cached}, {@code cachedResultUrl},
+ *       {@code alternativeEndpoint}, {@code upgradeUrl}, {@code humanUrl}.
+ *   <li>Class fields (section 6): input {@code field}, {@code expected}, {@code allowedMethods};
+ *       access {@code authUrl}; not found {@code scanAvailable}, {@code scanUrl}; availability
+ *       {@code statusUrl}.
+ *   <li>Any further extension members.
+ * </ul>
+ *
+ * <h2>Built refusals are conformant; read refusals are whatever arrived</h2>
+ *
+ * <p>{@link Builder#build()} enforces the spec: the core fields on every status, {@code limit} and
+ * {@code retryAfterSeconds} on 429, {@code allowedMethods} on 405, and the security
+ * considerations a program can check (SC-2, SC-3, SC-6, SC-16; see {@code Texts}). It refuses
+ * anything else with a message naming the field, the value and what is expected. A refusal read
+ * by {@link RefusalReader} is built leniently instead: members of the wrong type are dropped, and
+ * {@link #issues()} lists what was dropped and which requirements the body does not meet.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class Refusal {
+
+  /** The RFC 9457 media type. */
+  public static final String PROBLEM_JSON = "application/problem+json";
+
+  /** Member names with a meaning of their own; {@link #extensions()} never holds these. */
+  public static final Set<String> MEMBERS = Set.of("type", "title", "status", "detail", "instance", "error", "why",
+      "limit", "retryAfterSeconds", "limitId", "limitType", "scope", "windowResetAt", "violated-policies", "cached",
+      "cachedResultUrl", "alternativeEndpoint", "upgradeUrl", "humanUrl", "field", "expected", "allowedMethods",
+      "authUrl", "scanAvailable", "scanUrl", "statusUrl");
+
+  /** Most extension members a refusal carries. */
+  public static final int MAX_EXTENSIONS = 32;
+
+  private static final JsonFactory JSON = new JsonFactory();
+
+  private final int status;
+  private final String type;
+  private final String title;
+  private final String detail;
+  private final String instance;
+  private final String error;
+  private final String why;
+  private final String limit;
+  private final Long retryAfterSeconds;
+  private final String limitId;
+  private final String limitType;
+  private final String scope;
+  private final Instant windowResetAt;
+  private final List<String> violatedPolicies;
+  private final Boolean cached;
+  private final String cachedResultUrl;
+  private final String alternativeEndpoint;
+  private final String upgradeUrl;
+  private final String humanUrl;
+  private final String field;
+  private final String expected;
+  private final List<String> allowedMethods;
+  private final String authUrl;
+  private final Boolean scanAvailable;
+  private final String scanUrl;
+  private final String statusUrl;
+  private final Map<String, Object> extensions;
+  private final List<String> issues;
+
+  private Refusal(Builder b, List<String> issues) {
+    this.status = b.status;
+    this.type = b.type;
+    this.title = b.title;
+    this.detail = b.detail;
+    this.instance = b.instance;
+    this.error = b.error;
+    this.why = b.why;
+    this.limit = b.limit;
+    this.retryAfterSeconds = b.retryAfterSeconds;
+    this.limitId = b.limitId;
+    this.limitType = b.limitType;
+    this.scope = b.scope;
+    this.windowResetAt = b.windowResetAt;
+    this.violatedPolicies = List.copyOf(b.violatedPolicies);
+    this.cached = b.cached;
+    this.cachedResultUrl = b.cachedResultUrl;
+    this.alternativeEndpoint = b.alternativeEndpoint;
+    this.upgradeUrl = b.upgradeUrl;
+    this.humanUrl = b.humanUrl;
+    this.field = b.field;
+    this.expected = b.expected;
+    this.allowedMethods = b.allowedMethods == null ? null : List.copyOf(b.allowedMethods);
+    this.authUrl = b.authUrl;
+    this.scanAvailable = b.scanAvailable;
+    this.scanUrl = b.scanUrl;
+    this.statusUrl = b.statusUrl;
+    this.extensions = Collections.unmodifiableMap(new LinkedHashMap<>(b.extensions));
+    this.issues = List.copyOf(issues);
+  }
+
+  /** Starts a refusal for an HTTP status from 400 to 599. */
+  public static Builder builder(int status) {
+    return new Builder(status);
+  }
+
+  /** A builder holding this refusal's values, to derive a changed copy (then validated again). */
+  public Builder toBuilder() {
+    Builder b = new Builder(status);
+    b.type = type;
+    b.title = title;
+    b.detail = detail;
+    b.instance = instance;
+    b.error = error;
+    b.why = why;
+    b.limit = limit;
+    b.retryAfterSeconds = retryAfterSeconds;
+    b.limitId = limitId;
+    b.limitType = limitType;
+    b.scope = scope;
+    b.windowResetAt = windowResetAt;
+    b.violatedPolicies = new ArrayList<>(violatedPolicies);
+    b.cached = cached;
+    b.cachedResultUrl = cachedResultUrl;
+    b.alternativeEndpoint = alternativeEndpoint;
+    b.upgradeUrl = upgradeUrl;
+    b.humanUrl = humanUrl;
+    b.field = field;
+    b.expected = expected;
+    b.allowedMethods = allowedMethods == null ? null : new ArrayList<>(allowedMethods);
+    b.authUrl = authUrl;
+    b.scanAvailable = scanAvailable;
+    b.scanUrl = scanUrl;
+    b.statusUrl = statusUrl;
+    b.extensions.putAll(extensions);
+    return b;
+  }
+
+  /** The HTTP status code. */
+  public int status() {
+    return status;
+  }
+
+  /** The problem type URI; empty means {@code about:blank} (RFC 9457 section 3.1.1). */
+  public Optional<String> type() {
+    return Optional.ofNullable(type);
+  }
+
+  /** The problem type, when it is one of the draft's. */
+  public Optional<ProblemType> problemType() {
+    return type == null ? Optional.empty() : ProblemType.fromUri(type);
+  }
+
+  /** The short summary of the problem type. */
+  public Optional<String> title() {
+    return Optional.ofNullable(title);
+  }
+
+  /** The human-readable explanation of this occurrence (shared by both specifications). */
+  public Optional<String> detail() {
+    return Optional.ofNullable(detail);
+  }
+
+  /** A URI reference identifying this occurrence. */
+  public Optional<String> instance() {
+    return Optional.ofNullable(instance);
+  }
+
+  /** The stable snake_case error category. */
+  public Optional<String> error() {
+    return Optional.ofNullable(error);
+  }
+
+  /** Why the limit exists. */
+  public Optional<String> why() {
+    return Optional.ofNullable(why);
+  }
+
+  /** The limit in human-readable form. */
+  public Optional<String> limit() {
+    return Optional.ofNullable(limit);
+  }
+
+  /** Seconds until the caller may retry. */
+  public OptionalLong retryAfterSeconds() {
+    return retryAfterSeconds == null ? OptionalLong.empty() : OptionalLong.of(retryAfterSeconds);
+  }
+
+  /** The stable identifier of the limit exceeded. */
+  public Optional<String> limitId() {
+    return Optional.ofNullable(limitId);
+  }
+
+  /** The type of the limit exceeded, such as {@code ip-rate}. */
+  public Optional<String> limitType() {
+    return Optional.ofNullable(limitType);
+  }
+
+  /** Who the limit applies to: {@code ip}, {@code key}, {@code user}, {@code resource}, {@code global}. */
+  public Optional<String> scope() {
+    return Optional.ofNullable(scope);
+  }
+
+  /** When the caller may retry, as an instant. */
+  public Optional<Instant> windowResetAt() {
+    return Optional.ofNullable(windowResetAt);
+  }
+
+  /** The names of the policies whose quota was exceeded; empty when none is named. */
+  public List<String> violatedPolicies() {
+    return violatedPolicies;
+  }
+
+  /** Whether a cached result is available. */
+  public Optional<Boolean> cached() {
+    return Optional.ofNullable(cached);
+  }
+
+  /** Where to get a cached result (relative or same-origin). */
+  public Optional<String> cachedResultUrl() {
+    return Optional.ofNullable(cachedResultUrl);
+  }
+
+  /** Another endpoint that may serve the need (relative or same-origin). */
+  public Optional<String> alternativeEndpoint() {
+    return Optional.ofNullable(alternativeEndpoint);
+  }
+
+  /** Where to get higher limits (may be cross-origin; for browsers). */
+  public Optional<String> upgradeUrl() {
+    return Optional.ofNullable(upgradeUrl);
+  }
+
+  /** A browser-friendly URL for human follow-up (may be cross-origin). */
+  public Optional<String> humanUrl() {
+    return Optional.ofNullable(humanUrl);
+  }
+
+  /** The input field that failed validation. */
+  public Optional<String> field() {
+    return Optional.ofNullable(field);
+  }
+
+  /** What valid input looks like. */
+  public Optional<String> expected() {
+    return Optional.ofNullable(expected);
+  }
+
+  /** The methods the resource accepts (405). */
+  public Optional<List<String>> allowedMethods() {
+    return Optional.ofNullable(allowedMethods);
+  }
+
+  /** Where to obtain credentials. */
+  public Optional<String> authUrl() {
+    return Optional.ofNullable(authUrl);
+  }
+
+  /** Whether the caller can create the missing resource. */
+  public Optional<Boolean> scanAvailable() {
+    return Optional.ofNullable(scanAvailable);
+  }
+
+  /** Where to create the missing resource (relative or same-origin). */
+  public Optional<String> scanUrl() {
+    return Optional.ofNullable(scanUrl);
+  }
+
+  /** A status page or health endpoint. */
+  public Optional<String> statusUrl() {
+    return Optional.ofNullable(statusUrl);
+  }
+
+  /**
+   * Other members, in order: values are {@link String}, {@link Boolean}, {@link Long},
+   * {@link BigInteger}, {@link Double}, {@link BigDecimal}, {@code null}, and unmodifiable
+   * {@link List}s and {@link Map}s of these.
+   */
+  public Map<String, Object> extensions() {
+    return extensions;
+  }
+
+  /**
+   * For a refusal read from a body: what the reader dropped and which Graceful Boundaries
+   * requirements the body does not meet (missing {@code error}, {@code detail} or {@code why};
+   * on a 429, missing {@code limit} or {@code retryAfterSeconds}). Always empty for a built
+   * refusal.
+   */
+  public List<String> issues() {
+    return issues;
+  }
+
+  /** Whether the body meets the Graceful Boundaries Level 1 requirements for its status. */
+  public boolean isConformant() {
+    return issues.isEmpty();
+  }
+
+  /** The JSON text, UTF-8 encoded; to be sent as {@value #PROBLEM_JSON} or {@code application/json}. */
+  public byte[] toJsonBytes() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(512);
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      write(g);
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing to memory cannot fail", e);
+    }
+    return out.toByteArray();
+  }
+
+  /** The JSON text. */
+  public String toJson() {
+    return new String(toJsonBytes(), StandardCharsets.UTF_8);
+  }
+
+  private void write(JsonGenerator g) throws IOException {
+    g.writeStartObject();
+    str(g, "type", type);
+    str(g, "title", title);
+    g.writeNumberField("status", status);
+    str(g, "detail", detail);
+    str(g, "instance", instance);
+    str(g, "error", error);
+    str(g, "why", why);
+    str(g, "limit", limit);
+    if (retryAfterSeconds != null) {
+      g.writeNumberField("retryAfterSeconds", retryAfterSeconds);
+    }
+    str(g, "limitId", limitId);
+    str(g, "limitType", limitType);
+    str(g, "scope", scope);
+    if (windowResetAt != null) {
+      g.writeStringField("windowResetAt", windowResetAt.toString());
+    }
+    if (!violatedPolicies.isEmpty()) {
+      array(g, "violated-policies", violatedPolicies);
+    }
+    if (cached != null) {
+      g.writeBooleanField("cached", cached);
+    }
+    str(g, "cachedResultUrl", cachedResultUrl);
+    str(g, "alternativeEndpoint", alternativeEndpoint);
+    str(g, "upgradeUrl", upgradeUrl);
+    str(g, "humanUrl", humanUrl);
+    str(g, "field", field);
+    str(g, "expected", expected);
+    if (allowedMethods != null) {
+      array(g, "allowedMethods", allowedMethods);
+    }
+    str(g, "authUrl", authUrl);
+    if (scanAvailable != null) {
+      g.writeBooleanField("scanAvailable", scanAvailable);
+    }
+    str(g, "scanUrl", scanUrl);
+    str(g, "statusUrl", statusUrl);
+    for (Map.Entry<String, Object> e : extensions.entrySet()) {
+      g.writeFieldName(e.getKey());
+      value(g, e.getValue());
+    }
+    g.writeEndObject();
+  }
+
+  private static void str(JsonGenerator g, String name, String value) throws IOException {
+    if (value != null) {
+      g.writeStringField(name, value);
+    }
+  }
+
+  private static void array(JsonGenerator g, String name, List<String> values) throws IOException {
+    g.writeArrayFieldStart(name);
+    for (String v : values) {
+      g.writeString(v);
+    }
+    g.writeEndArray();
+  }
+
+  static void value(JsonGenerator g, Object v) throws IOException {
+    if (v == null) {
+      g.writeNull();
+    } else if (v instanceof String) {
+      g.writeString((String) v);
+    } else if (v instanceof Boolean) {
+      g.writeBoolean((Boolean) v);
+    } else if (v instanceof Long || v instanceof Integer) {
+      g.writeNumber(((Number) v).longValue());
+    } else if (v instanceof BigInteger) {
+      g.writeNumber((BigInteger) v);
+    } else if (v instanceof Double) {
+      g.writeNumber((Double) v);
+    } else if (v instanceof BigDecimal) {
+      g.writeNumber((BigDecimal) v);
+    } else if (v instanceof List) {
+      g.writeStartArray();
+      for (Object o : (List<?>) v) {
+        value(g, o);
+      }
+      g.writeEndArray();
+    } else if (v instanceof Map) {
+      g.writeStartObject();
+      for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+        g.writeFieldName(String.valueOf(e.getKey()));
+        value(g, e.getValue());
+      }
+      g.writeEndObject();
+    } else {
+      throw new IllegalStateException("extension values are checked on the way in, got " + v.getClass());
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof Refusal)) {
+      return false;
+    }
+    Refusal r = (Refusal) o;
+    return status == r.status && Objects.equals(type, r.type) && Objects.equals(title, r.title)
+        && Objects.equals(detail, r.detail) && Objects.equals(instance, r.instance) && Objects.equals(error, r.error)
+        && Objects.equals(why, r.why) && Objects.equals(limit, r.limit)
+        && Objects.equals(retryAfterSeconds, r.retryAfterSeconds) && Objects.equals(limitId, r.limitId)
+        && Objects.equals(limitType, r.limitType) && Objects.equals(scope, r.scope)
+        && Objects.equals(windowResetAt, r.windowResetAt) && violatedPolicies.equals(r.violatedPolicies)
+        && Objects.equals(cached, r.cached) && Objects.equals(cachedResultUrl, r.cachedResultUrl)
+        && Objects.equals(alternativeEndpoint, r.alternativeEndpoint) && Objects.equals(upgradeUrl, r.upgradeUrl)
+        && Objects.equals(humanUrl, r.humanUrl) && Objects.equals(field, r.field)
+        && Objects.equals(expected, r.expected) && Objects.equals(allowedMethods, r.allowedMethods)
+        && Objects.equals(authUrl, r.authUrl) && Objects.equals(scanAvailable, r.scanAvailable)
+        && Objects.equals(scanUrl, r.scanUrl) && Objects.equals(statusUrl, r.statusUrl)
+        && extensions.equals(r.extensions);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(status, type, error, detail, why, retryAfterSeconds, violatedPolicies);
+  }
+
+  @Override
+  public String toString() {
+    return "Refusal" + toJson();
+  }
+
+  /**
+   * Builds a {@link Refusal}. Setters take the value as sent; {@link #build()} validates the whole.
+   * Not thread-safe.
+   */
+  public static final class Builder {
+    private final int status;
+    private String type;
+    private String title;
+    private String detail;
+    private String instance;
+    private String error;
+    private String why;
+    private String limit;
+    private Long retryAfterSeconds;
+    private String limitId;
+    private String limitType;
+    private String scope;
+    private Instant windowResetAt;
+    private List<String> violatedPolicies = new ArrayList<>();
+    private Boolean cached;
+    private String cachedResultUrl;
+    private String alternativeEndpoint;
+    private String upgradeUrl;
+    private String humanUrl;
+    private String field;
+    private String expected;
+    private List<String> allowedMethods;
+    private String authUrl;
+    private Boolean scanAvailable;
+    private String scanUrl;
+    private String statusUrl;
+    private URI origin;
+    private final Map<String, Object> extensions = new LinkedHashMap<>();
+
+    private Builder(int status) {
+      this.status = status;
+    }
+
+    /** The problem type URI; absent means {@code about:blank}. */
+    public Builder type(String type) {
+      this.type = type;
+      return this;
+    }
+
+    /** One of the draft's problem types: sets {@code type} and {@code title}. */
+    public Builder type(ProblemType type) {
+      this.type = type.uri();
+      this.title = type.title();
+      return this;
+    }
+
+    /** The problem title; defaults to the status's reason phrase when the type is about:blank. */
+    public Builder title(String title) {
+      this.title = title;
+      return this;
+    }
+
+    /** Required: what happened and how to proceed; on 429, the wait in words. */
+    public Builder detail(String detail) {
+      this.detail = detail;
+      return this;
+    }
+
+    /** A URI reference for this occurrence. */
+    public Builder instance(String instance) {
+      this.instance = instance;
+      return this;
+    }
+
+    /** Required: the snake_case error category. */
+    public Builder error(String error) {
+      this.error = error;
+      return this;
+    }
+
+    /** Required: the reason the limit or rule exists, as a category, never a mechanism. */
+    public Builder why(String why) {
+      this.why = why;
+      return this;
+    }
+
+    /** Required on 429: the limit in concrete terms. */
+    public Builder limit(String limit) {
+      this.limit = limit;
+      return this;
+    }
+
+    /** Required on 429: whole seconds until a retry can succeed, at least 0. */
+    public Builder retryAfterSeconds(long seconds) {
+      this.retryAfterSeconds = seconds;
+      return this;
+    }
+
+    /** The stable id of the limit exceeded. */
+    public Builder limitId(String limitId) {
+      this.limitId = limitId;
+      return this;
+    }
+
+    /** The type of the limit exceeded. */
+    public Builder limitType(LimitType limitType) {
+      this.limitType = limitType == null ? null : limitType.token();
+      return this;
+    }
+
+    /** Who the limit applies to: {@code ip}, {@code key}, {@code user}, {@code resource}, {@code global}. */
+    public Builder scope(String scope) {
+      this.scope = scope;
+      return this;
+    }
+
+    /** When a retry can succeed; sent in ISO 8601 at whole seconds. */
+    public Builder windowResetAt(Instant windowResetAt) {
+      this.windowResetAt = windowResetAt == null ? null : windowResetAt.truncatedTo(ChronoUnit.SECONDS);
+      return this;
+    }
+
+    /** The names of the policies whose quota was exceeded (draft-09 section 5). */
+    public Builder violatedPolicies(List<String> names) {
+      this.violatedPolicies = new ArrayList<>(names);
+      return this;
+    }
+
+    /** Whether a cached result is available. */
+    public Builder cached(Boolean cached) {
+      this.cached = cached;
+      return this;
+    }
+
+    /** Where to get a cached result: relative or same-origin (SC-6). */
+    public Builder cachedResultUrl(String url) {
+      this.cachedResultUrl = url;
+      return this;
+    }
+
+    /** Another endpoint that may serve the need: relative or same-origin (SC-6). */
+    public Builder alternativeEndpoint(String url) {
+      this.alternativeEndpoint = url;
+      return this;
+    }
+
+    /** Where to get higher limits; any http(s) URL. */
+    public Builder upgradeUrl(String url) {
+      this.upgradeUrl = url;
+      return this;
+    }
+
+    /** A page for human follow-up; any http(s) URL. */
+    public Builder humanUrl(String url) {
+      this.humanUrl = url;
+      return this;
+    }
+
+    /** Input class: the field that failed. */
+    public Builder field(String field) {
+      this.field = field;
+      return this;
+    }
+
+    /** Input class: what valid input looks like, in positive terms (SC-3). */
+    public Builder expected(String expected) {
+      this.expected = expected;
+      return this;
+    }
+
+    /** 405: the methods accepted. Required on 405. */
+    public Builder allowedMethods(List<String> methods) {
+      this.allowedMethods = methods == null ? null : new ArrayList<>(methods);
+      return this;
+    }
+
+    /** Access class: where to obtain credentials. */
+    public Builder authUrl(String url) {
+      this.authUrl = url;
+      return this;
+    }
+
+    /** Not-found class: whether the caller can create the resource. */
+    public Builder scanAvailable(Boolean scanAvailable) {
+      this.scanAvailable = scanAvailable;
+      return this;
+    }
+
+    /** Not-found class: where to create the resource: relative or same-origin (SC-6). */
+    public Builder scanUrl(String url) {
+      this.scanUrl = url;
+      return this;
+    }
+
+    /** Availability class: a status page. */
+    public Builder statusUrl(String url) {
+      this.statusUrl = url;
+      return this;
+    }
+
+    /**
+     * The origin that same-origin absolute guidance URLs must share, such as
+     * {@code https://api.example.com}; without it only relative guidance URLs are accepted. Not
+     * sent.
+     */
+    public Builder origin(URI origin) {
+      this.origin = origin;
+      return this;
+    }
+
+    /**
+     * An extension member. The value must be a String, Boolean, Integer, Long, BigInteger, Double,
+     * BigDecimal, null, or a List or Map (String keys) of these.
+     */
+    public Builder extension(String name, Object value) {
+      extensions.put(name, value);
+      return this;
+    }
+
+    Builder putExtension(String name, Object value) {
+      extensions.put(name, value);
+      return this;
+    }
+
+    Builder retryAfterSecondsRaw(Long seconds) {
+      this.retryAfterSeconds = seconds;
+      return this;
+    }
+
+    Builder limitTypeRaw(String token) {
+      this.limitType = token;
+      return this;
+    }
+
+    Builder windowResetAtRaw(Instant instant) {
+      this.windowResetAt = instant;
+      return this;
+    }
+
+    /**
+     * Validates and builds.
+     *
+     * @throws IllegalArgumentException naming the field, the value and what is expected
+     */
+    public Refusal build() {
+      if (status < 400 || status > 599) {
+        throw new IllegalArgumentException("status: expected a non-success status from 400 to 599, got " + status);
+      }
+      String where = "refusal " + status + ": ";
+      URI o = Texts.origin(where + "origin", origin);
+      Texts.errorToken(where + "error", error);
+      Texts.require(where + "detail", detail, Texts.MAX_TEXT);
+      if (title == null && type == null) {
+        title = ReasonPhrase.of(status);
+      }
+      Texts.optional(where + "title", title, Texts.MAX_SHORT);
+      Texts.optional(where + "limit", limit, Texts.MAX_SHORT);
+      Texts.why(where + "why", why, detail, limit, title, error.replace('_', ' '));
+      Texts.uriReference(where + "type", type, true);
+      Texts.uriReference(where + "instance", instance, false);
+      if (status == 429) {
+        if (limit == null) {
+          throw new IllegalArgumentException(where + "limit: required on 429 (Graceful Boundaries section 2), "
+              + "expected the limit in concrete terms such as '10 requests per hour per client address', got nothing");
+        }
+        if (retryAfterSeconds == null) {
+          throw new IllegalArgumentException(where + "retryAfterSeconds: required on 429 (Graceful Boundaries "
+              + "section 2), expected whole seconds, got nothing");
+        }
+        if (!detail.chars().anyMatch(Character::isDigit)) {
+          throw new IllegalArgumentException(where + "detail: on 429 it must state the wait (Graceful Boundaries "
+              + "section 2), e.g. 'Try again in 42 seconds.', got '" + Texts.printable(detail) + "'");
+        }
+      }
+      if (retryAfterSeconds != null && retryAfterSeconds < 0) {
+        throw new IllegalArgumentException(where + "retryAfterSeconds: expected a non-negative integer, got "
+            + retryAfterSeconds);
+      }
+      if (limitId != null && (limitId.isEmpty() || limitId.length() > 128)) {
+        throw new IllegalArgumentException(where + "limitId: expected 1 to 128 characters, got '"
+            + Texts.printable(limitId) + "'");
+      }
+      Texts.optional(where + "limitId", limitId, 128);
+      if (limitType != null) {
+        LimitType.of(limitType);
+      }
+      if (scope != null && !scope.matches("[a-z][a-z0-9-]{0,31}")) {
+        throw new IllegalArgumentException(where + "scope: expected a lowercase token such as ip, key, user, "
+            + "resource or global, got '" + Texts.printable(scope) + "'");
+      }
+      if (violatedPolicies.size() > 64) {
+        throw new IllegalArgumentException(where + "violated-policies: expected at most 64 names, got "
+            + violatedPolicies.size());
+      }
+      for (String p : violatedPolicies) {
+        Texts.require(where + "violated-policies", p, 64);
+      }
+      Texts.url(where + "cachedResultUrl", cachedResultUrl, true, o);
+      Texts.url(where + "alternativeEndpoint", alternativeEndpoint, true, o);
+      Texts.url(where + "scanUrl", scanUrl, true, o);
+      Texts.url(where + "upgradeUrl", upgradeUrl, false, o);
+      Texts.url(where + "humanUrl", humanUrl, false, o);
+      Texts.url(where + "authUrl", authUrl, false, o);
+      Texts.url(where + "statusUrl", statusUrl, false, o);
+      Texts.optional(where + "field", field, Texts.MAX_SHORT);
+      Texts.expected(where + "expected", expected);
+      if (status == 405 && (allowedMethods == null || allowedMethods.isEmpty())) {
+        throw new IllegalArgumentException(where + "allowedMethods: required on 405 (Graceful Boundaries section 6, "
+            + "input class), expected the accepted methods such as [GET, HEAD], got nothing");
+      }
+      if (allowedMethods != null) {
+        for (String m : allowedMethods) {
+          if (m == null || !m.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,32}")) {
+            throw new IllegalArgumentException(where + "allowedMethods: expected method tokens such as GET, got "
+                + (m == null ? "null" : "'" + Texts.printable(m) + "'"));
+          }
+        }
+      }
+      if (extensions.size() > MAX_EXTENSIONS) {
+        throw new IllegalArgumentException(where + "extensions: expected at most " + MAX_EXTENSIONS + " members, got "
+            + extensions.size());
+      }
+      for (Map.Entry<String, Object> e : extensions.entrySet()) {
+        String name = e.getKey();
+        if (name == null || name.isEmpty() || name.length() > 64 || MEMBERS.contains(name)) {
+          throw new IllegalArgumentException(where + "extension: expected a name of 1 to 64 characters that is not one "
+              + "of the defined members, got " + (name == null ? "null" : "'" + Texts.printable(name) + "'"));
+        }
+        Texts.require(where + "extension name", name, 64);
+        checkValue(where + "extension '" + name + "'", e.getValue(), 0);
+      }
+      return new Refusal(this, List.of());
+    }
+
+    /** For {@link RefusalReader}: a refusal of whatever arrived, with its issues. */
+    Refusal buildRead(List<String> readIssues) {
+      List<String> issues = new ArrayList<>(readIssues);
+      if (error == null) {
+        issues.add("error: missing; every non-success response needs it (Graceful Boundaries section 6)");
+      } else if (!error.matches("[a-z0-9_]+")) {
+        issues.add("error: expected a snake_case token, got '" + Texts.printable(error) + "'");
+      }
+      if (detail == null || detail.isEmpty()) {
+        issues.add("detail: missing; every non-success response needs it (Graceful Boundaries section 6)");
+      }
+      if (why == null || why.isEmpty()) {
+        issues.add("why: missing; every non-success response needs it (Graceful Boundaries section 6)");
+      }
+      if (status == 429) {
+        if (limit == null) {
+          issues.add("limit: missing; every 429 needs it (Graceful Boundaries section 2)");
+        }
+        if (retryAfterSeconds == null) {
+          issues.add("retryAfterSeconds: missing; every 429 needs it (Graceful Boundaries section 2)");
+        }
+      }
+      return new Refusal(this, issues);
+    }
+
+    private static void checkValue(String field, Object v, int depth) {
+      if (depth > 8) {
+        throw new IllegalArgumentException(field + ": expected at most 8 levels of nesting");
+      }
+      if (v == null || v instanceof String || v instanceof Boolean || v instanceof Long || v instanceof Integer
+          || v instanceof BigInteger || v instanceof BigDecimal) {
+        return;
+      }
+      if (v instanceof Double) {
+        if (((Double) v).isNaN() || ((Double) v).isInfinite()) {
+          throw new IllegalArgumentException(field + ": expected a finite number, got " + v);
+        }
+        return;
+      }
+      if (v instanceof List) {
+        for (Object o : (List<?>) v) {
+          checkValue(field, o, depth + 1);
+        }
+        return;
+      }
+      if (v instanceof Map) {
+        for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+          if (!(e.getKey() instanceof String)) {
+            throw new IllegalArgumentException(field + ": expected String keys, got " + e.getKey());
+          }
+          checkValue(field, e.getValue(), depth + 1);
+        }
+        return;
+      }
+      throw new IllegalArgumentException(field + ": expected a String, Boolean, number, List or Map, got "
+          + v.getClass().getName());
+    }
+  }
+
+  /** Reason phrases (RFC 9110 section 15) for the about:blank title (RFC 9457 section 4.2.1). */
+  static final class ReasonPhrase {
+    private ReasonPhrase() {}
+
+    static String of(int status) {
+      switch (status) {
+        case 400: return "Bad Request";
+        case 401: return "Unauthorized";
+        case 402: return "Payment Required";
+        case 403: return "Forbidden";
+        case 404: return "Not Found";
+        case 405: return "Method Not Allowed";
+        case 406: return "Not Acceptable";
+        case 408: return "Request Timeout";
+        case 409: return "Conflict";
+        case 410: return "Gone";
+        case 411: return "Length Required";
+        case 412: return "Precondition Failed";
+        case 413: return "Content Too Large";
+        case 414: return "URI Too Long";
+        case 415: return "Unsupported Media Type";
+        case 422: return "Unprocessable Content";
+        case 428: return "Precondition Required";
+        case 429: return "Too Many Requests";
+        case 431: return "Request Header Fields Too Large";
+        case 500: return "Internal Server Error";
+        case 501: return "Not Implemented";
+        case 502: return "Bad Gateway";
+        case 503: return "Service Unavailable";
+        case 504: return "Gateway Timeout";
+        default: return status < 500 ? "Client Error" : "Server Error";
+      }
+    }
+  }
+}
