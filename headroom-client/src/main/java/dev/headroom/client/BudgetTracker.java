@@ -51,12 +51,15 @@ import java.util.function.Function;
  *   <li>{@code r} above the quota is clamped to the quota; a reset or Retry-After beyond its
  *       {@link Ceilings ceiling} is waited for only up to the ceiling, then one probe request goes
  *       alone and its response decides.
- *   <li>{@code t} is rounded up to whole seconds by the server, so {@code receipt + t} is an upper
- *       bound of the true reset: reports of the same window (within a second of each other) keep
- *       the earliest bound, which converges on the true instant.
- *   <li>Requests still in flight when a report arrives were not counted in its {@code r}: they are
- *       subtracted.
+ *   <li>{@code receipt + t} is an upper bound of the reset (the server rounds up, the answer took
+ *       time to arrive): waiting for it is never early.
+ *   <li>Requests admitted after the reported one and still in flight were not counted in its
+ *       {@code r}: they are subtracted. Answers to concurrent requests can only lower a budget
+ *       (see {@link #apply}), since their order says nothing about the order the server saw.
  * </ul>
+ *
+ * <p>The first request of a scope goes alone: until a response arrives nothing is known, and
+ * a burst sent blind is the one way a paced client can be refused.
  *
  * <p>Budgets from a Graceful Boundaries discovery document are a plan: they pace requests to the
  * endpoints they describe while the scope has no budget from RateLimit fields, which are current.
@@ -71,7 +74,7 @@ final class BudgetTracker implements Budgets {
   /** Most budgets kept per scope (policies times partition keys). */
   static final int MAX_ENTRIES_PER_SCOPE = 64;
 
-  /** Reports of the same window differ by less than this (t is rounded to whole seconds). */
+  /** Resets closer than this may describe one instant (t is rounded to whole seconds). */
   static final long SAME_WINDOW_NANOS = 1_500_000_000L;
 
   private final Ticker ticker;
@@ -143,7 +146,9 @@ final class BudgetTracker implements Budgets {
       return Wait.nanos(s.blockedUntil - now);
     }
     long wait = 0;
-    boolean probe = s.probeAfterBlock;
+    // A scope never heard from goes one request at a time until its first response: it may carry
+    // the fields that pace the rest.
+    boolean probe = s.probeAfterBlock || !s.answered;
     OptionalDouble rate = ceilings.maxRequestsPerSecond();
     if (rate.isPresent() && s.lastAdmit != Long.MIN_VALUE) {
       long next = s.lastAdmit + (long) Math.ceil(1e9 / rate.getAsDouble());
@@ -152,18 +157,20 @@ final class BudgetTracker implements Budgets {
     List<Entry> active = active(s, origin, method, path);
     for (Entry e : active) {
       if (now >= e.resetAt) {
-        if (e.probeAtReset || e.quota < 0) {
+        if (e.probeAtReset || e.quota < 0 || e.window <= 0) {
+          // Nothing says what the next window holds or how long it lasts: one request finds out.
           probe = true;
           continue;
         }
-        e.remaining = e.quota;
-        if (e.window > 0) {
-          long periods = (now - e.resetAt) / e.window + 1;
-          e.resetAt = saturatingAdd(e.resetAt, periods * e.window);
-        } else {
-          e.resetAt = saturatingAdd(now, ceilings.maxReset().toNanos());
-          e.probeAtReset = true;
+        if (e.quota <= s.inFlight()) {
+          // Requests still in flight may all be counted in the new window: their answers say more.
+          probe = true;
+          continue;
         }
+        // A new window of the known quota; requests still in flight may be counted in it.
+        e.remaining = e.quota - s.inFlight();
+        long periods = (now - e.resetAt) / e.window + 1;
+        e.resetAt = saturatingAdd(e.resetAt, saturatingMultiply(periods, e.window));
         e.lastAdmit = now;
       }
       if (e.remaining <= 0) {
@@ -178,7 +185,7 @@ final class BudgetTracker implements Budgets {
     if (wait > 0) {
       return Wait.nanos(wait);
     }
-    if (probe && s.inFlight > 0) {
+    if (probe && s.inFlight() > 0) {
       return Wait.FOR_RESPONSE;
     }
     for (Entry e : active) {
@@ -187,9 +194,11 @@ final class BudgetTracker implements Budgets {
       }
       e.lastAdmit = now;
     }
-    s.inFlight++;
+    long seq = ++s.lastSeq;
+    boolean alone = s.inFlight.isEmpty();
+    s.inFlight.add(seq);
     s.lastAdmit = now;
-    return Wait.admitted(new Permit(s, probe));
+    return Wait.admitted(new Permit(s, probe, seq, alone));
   }
 
   private List<Entry> active(Scope s, String origin, String method, String path) {
@@ -220,10 +229,11 @@ final class BudgetTracker implements Budgets {
     List<CompletableFuture<Void>> wake;
     synchronized (this) {
       Scope s = permit.scope;
-      s.inFlight = Math.max(0, s.inFlight - 1);
+      s.inFlight.remove(permit.seq);
       long now = ticker.read();
+      s.answered = true;
       if (!exchange.fromCache()) {
-        apply(s, exchange.fields(), now);
+        apply(s, exchange.fields(), now, permit.seq, permit.alone && permit.seq == s.lastSeq);
       }
       if (permit.probe) {
         s.probeAfterBlock = false;
@@ -239,13 +249,21 @@ final class BudgetTracker implements Budgets {
   void release(Permit permit) {
     List<CompletableFuture<Void>> wake;
     synchronized (this) {
-      permit.scope.inFlight = Math.max(0, permit.scope.inFlight - 1);
+      permit.scope.inFlight.remove(permit.seq);
       wake = permit.scope.drainWaiters();
     }
     wake.forEach(f -> f.complete(null));
   }
 
-  private void apply(Scope s, RateLimitFields fields, long now) {
+  /**
+   * Applies a report to the scope. A report is <em>ordered</em> when its request was alone on the
+   * wire from admission to answer: it is then the newest word on the budget and replaces it.
+   * Answers to concurrent requests arrive in any order and the server may have served them in yet
+   * another, so such a report only ever lowers {@code remaining} and postpones the reset, and one
+   * whose reset is well before the budget's describes an earlier state and is dropped. Requests
+   * admitted after the reported one and still in flight are missing from its {@code r}.
+   */
+  private void apply(Scope s, RateLimitFields fields, long now, long seq, boolean ordered) {
     long raNanos = -1;
     boolean raClamped = false;
     Optional<RetryAfter> ra = fields.retryAfter();
@@ -286,15 +304,30 @@ final class BudgetTracker implements Budgets {
       if (quota >= 0) {
         r = Math.min(r, quota);
       }
-      r = Math.max(0, r - s.inFlight);
-      put(s, policy, pk, r, now + tNanos, quota, window, probeAtReset, now, "headers");
+      r = Math.max(0, r - s.inFlight.tailSet(seq, false).size());
+      long resetAt = saturatingAdd(now, tNanos);
+      Entry e = s.entries.get(key(policy, pk));
+      if (e == null || ordered || e.resetAt <= now || e.probeAtReset) {
+        put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, "headers");
+      } else if (resetAt >= e.resetAt - SAME_WINDOW_NANOS) {
+        e.remaining = Math.min(e.remaining, r);
+        e.resetAt = Math.max(e.resetAt, resetAt);
+        e.quota = quota;
+        e.window = window;
+        e.probeAtReset |= probeAtReset;
+        s.current.put(policy, key(policy, pk));
+      }
     }
   }
 
-  private void put(Scope s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
+  private static String key(String policy, byte[] pk) {
+    return policy + "|" + (pk == null ? "" : Base64.getEncoder().encodeToString(pk));
+  }
+
+  private Entry put(Scope s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
       boolean probeAtReset, long now, String source) {
     String pkText = pk == null ? null : Base64.getEncoder().encodeToString(pk);
-    String key = policy + "|" + (pkText == null ? "" : pkText);
+    String key = key(policy, pk);
     Entry e = s.entries.get(key);
     if (e == null) {
       if (s.entries.size() >= MAX_ENTRIES_PER_SCOPE) {
@@ -305,9 +338,6 @@ final class BudgetTracker implements Budgets {
       }
       e = new Entry(policy, pkText, null);
       s.entries.put(key, e);
-    } else if (!e.probeAtReset && !probeAtReset && Math.abs(resetAt - e.resetAt) < SAME_WINDOW_NANOS
-        && e.resetAt > now) {
-      resetAt = Math.min(resetAt, e.resetAt);
     }
     e.remaining = remaining;
     e.resetAt = resetAt;
@@ -317,6 +347,7 @@ final class BudgetTracker implements Budgets {
     e.lastAdmit = now;
     e.source = source;
     s.current.put(policy, key);
+    return e;
   }
 
   /** The policy a limit reports on: same name and pk (-08+), or the legacy policy of its quota. */
@@ -435,6 +466,12 @@ final class BudgetTracker implements Budgets {
     return scopes.computeIfAbsent(id, k -> new Scope());
   }
 
+  private static long saturatingMultiply(long a, long b) {
+    long hi = Math.multiplyHigh(a, b);
+    long lo = a * b;
+    return (hi == 0 && lo >= 0) || (hi == -1 && lo < 0) ? lo : Long.MAX_VALUE;
+  }
+
   private static long saturatingAdd(long a, long b) {
     long r = a + b;
     return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
@@ -445,9 +482,14 @@ final class BudgetTracker implements Budgets {
     final Scope scope;
     final boolean probe;
 
-    Permit(Scope scope, boolean probe) {
+    final long seq;
+    final boolean alone;
+
+    Permit(Scope scope, boolean probe, long seq, boolean alone) {
       this.scope = scope;
       this.probe = probe;
+      this.seq = seq;
+      this.alone = alone;
     }
   }
 
@@ -457,7 +499,14 @@ final class BudgetTracker implements Budgets {
     final List<CompletableFuture<Void>> waiters = new ArrayList<>();
     long blockedUntil = Long.MIN_VALUE;
     boolean probeAfterBlock;
-    int inFlight;
+    boolean answered;
+    /** Admission numbers of the requests in flight. */
+    final java.util.TreeSet<Long> inFlight = new java.util.TreeSet<>();
+    long lastSeq;
+
+    int inFlight() {
+      return inFlight.size();
+    }
     long lastAdmit = Long.MIN_VALUE;
 
     List<CompletableFuture<Void>> drainWaiters() {
