@@ -155,6 +155,7 @@ public final class Checker {
     private final URI target;
     private final List<Finding> findings = new ArrayList<>();
     private final List<Seen> seen = new ArrayList<>();
+    private final Map<Seen, Optional<Refusal>> read = new java.util.IdentityHashMap<>();
     private final Set<HeaderDialect> dialects = EnumSet.noneOf(HeaderDialect.class);
     private final List<Seen> limitedSuccesses = new ArrayList<>();
     private final List<String> nonSuccessEvidence = new ArrayList<>();
@@ -277,8 +278,12 @@ public final class Checker {
       }
     }
 
-    /** The body as a refusal, or empty (with a finding) when it is not JSON. */
+    /** The body as a refusal, or empty (with a finding, once) when it is not JSON. */
     private Optional<Refusal> readRefusal(Seen s, String rule) {
+      return read.computeIfAbsent(s, x -> parseRefusal(x, rule));
+    }
+
+    private Optional<Refusal> parseRefusal(Seen s, String rule) {
       String type = s.contentType();
       if (type.startsWith("text/html")) {
         String html = new String(s.body(), StandardCharsets.UTF_8);
