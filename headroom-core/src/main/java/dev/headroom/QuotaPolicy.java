@@ -27,10 +27,11 @@ public final class QuotaPolicy {
   public static final int MAX_NAME_LENGTH = 64;
 
   /**
-   * Largest accepted quota. Large enough for any byte quota, small enough that every counter stays
-   * an exact integer in IEEE doubles (2^53), which a Lua-scripted store depends on.
+   * Largest accepted quota: the largest Structured Fields Integer (RFC 9651 section 3.3.1), so that
+   * every quota can be sent as {@code q}. Large enough for any byte quota, small enough that every
+   * counter stays an exact integer in IEEE doubles (below 2^53), which a Lua-scripted store depends on.
    */
-  public static final long MAX_QUOTA = 1L << 50;
+  public static final long MAX_QUOTA = 999_999_999_999_999L;
 
   /** Longest accepted window: 366 days, a yearly quota. */
   public static final Duration MAX_WINDOW = Duration.ofDays(366);
@@ -47,14 +48,14 @@ public final class QuotaPolicy {
   private final Duration leaseTimeout;
   private final int hash;
 
-  private QuotaPolicy(Builder b) {
+  private QuotaPolicy(Builder b, Algorithm algorithm, Duration leaseTimeout) {
     this.name = b.name;
     this.quota = b.quota;
     this.unit = b.unit;
     this.window = b.window;
-    this.algorithm = b.algorithm;
+    this.algorithm = algorithm;
     this.partitioning = b.partitioning;
-    this.leaseTimeout = b.leaseTimeout;
+    this.leaseTimeout = leaseTimeout;
     this.hash = Objects.hash(name, quota, unit, window, algorithm, partitioning, leaseTimeout);
   }
 
@@ -68,6 +69,7 @@ public final class QuotaPolicy {
     Builder b = new Builder();
     b.name = name;
     b.quota = quota;
+    b.quotaSet = true;
     b.unit = unit;
     b.window = window;
     b.algorithm = algorithm;
@@ -156,7 +158,8 @@ public final class QuotaPolicy {
   /** Builds a {@link QuotaPolicy}; every setter is checked again as a whole in {@link #build()}. */
   public static final class Builder {
     private String name;
-    private long quota = -1;
+    private long quota;
+    private boolean quotaSet;
     private QuotaUnit unit = QuotaUnit.REQUESTS;
     private Duration window;
     private Algorithm algorithm;
@@ -174,6 +177,7 @@ public final class QuotaPolicy {
     /** {@code q}: 1 to {@link #MAX_QUOTA}. Required. */
     public Builder quota(long quota) {
       this.quota = quota;
+      this.quotaSet = true;
       return this;
     }
 
@@ -222,9 +226,9 @@ public final class QuotaPolicy {
             + (name == null ? "null" : "'" + printable(name) + "'"));
       }
       String where = "policy '" + name + "': ";
-      if (quota < 1 || quota > MAX_QUOTA) {
+      if (!quotaSet || quota < 1 || quota > MAX_QUOTA) {
         throw new IllegalArgumentException(where + "quota: expected an integer from 1 to " + MAX_QUOTA
-            + ", got " + (quota == -1 ? "nothing (quota is required)" : Long.toString(quota)));
+            + ", got " + (!quotaSet ? "nothing (quota is required)" : Long.toString(quota)));
       }
       if (unit == null) {
         throw new IllegalArgumentException(where + "unit: expected requests, content-bytes or concurrent-requests, got null");
@@ -237,9 +241,9 @@ public final class QuotaPolicy {
         throw new IllegalArgumentException(where + "window: expected a whole number of seconds from 1 to "
             + MAX_WINDOW.getSeconds() + " (366 days), got " + window);
       }
-      if (algorithm == null) {
-        algorithm = unit == QuotaUnit.CONCURRENT_REQUESTS ? Algorithm.CONCURRENCY : Algorithm.TOKEN_BUCKET;
-      }
+      // Defaults are resolved into locals: the builder keeps what was set, so it can be reused.
+      Algorithm algorithm = this.algorithm != null ? this.algorithm
+          : unit == QuotaUnit.CONCURRENT_REQUESTS ? Algorithm.CONCURRENCY : Algorithm.TOKEN_BUCKET;
       if ((algorithm == Algorithm.CONCURRENCY) != (unit == QuotaUnit.CONCURRENT_REQUESTS)) {
         throw new IllegalArgumentException(where + "algorithm: the concurrency algorithm goes with unit "
             + "concurrent-requests and only with it, got algorithm " + algorithm.token() + " with unit " + unit.token());
@@ -257,13 +261,14 @@ public final class QuotaPolicy {
         throw new IllegalArgumentException(where + "partitioning: expected 1 to 128 printable ASCII characters, got '"
             + printable(partitioning) + "'");
       }
+      Duration leaseTimeout = this.leaseTimeout;
       if (leaseTimeout == null) {
         leaseTimeout = window.compareTo(MAX_LEASE_TIMEOUT) > 0 ? MAX_LEASE_TIMEOUT : window;
       } else if (leaseTimeout.isNegative() || leaseTimeout.isZero() || leaseTimeout.compareTo(MAX_LEASE_TIMEOUT) > 0) {
         throw new IllegalArgumentException(where + "leaseTimeout: expected more than zero and at most "
             + MAX_LEASE_TIMEOUT + ", got " + leaseTimeout);
       }
-      return new QuotaPolicy(this);
+      return new QuotaPolicy(this, algorithm, leaseTimeout);
     }
 
     private static boolean validName(String s) {

@@ -12,8 +12,9 @@ import java.util.concurrent.CompletionStage;
  * decide them all or nothing: when any policy refuses, no policy consumes anything.
  *
  * <p>A store reads time from its own source ({@link Ticker} for the in-memory store, Redis
- * {@code TIME} for Redis) and applies the algorithms exactly as documented on
- * {@code dev.headroom.internal.Algorithms}. Acquiring {@code n} units at once is how a node leases
+ * {@code TIME} for Redis) and applies the algorithms exactly as documented in
+ * the class comments of {@code Gcra}, {@code FixedWindow}, {@code SlidingWindow} and
+ * {@code Concurrency} in {@code dev.headroom.internal}. Acquiring {@code n} units at once is how a node leases
  * a slice of quota to spend locally (DESIGN.md, scale path step 4), so leasing is a store, not a
  * rewrite.
  *
@@ -41,6 +42,26 @@ public interface Store extends AutoCloseable {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+  }
+
+  /**
+   * Decides one policy for one partition and answers only whether it allowed: the same decision as
+   * {@code acquire(List.of(Acquisition.of(policy, key, cost))).allowed()}, with the same effect on
+   * the quota, for callers that do not report the service limit. The default does exactly that; a
+   * store may answer without building a {@link Decision} (the in-memory store allocates nothing
+   * for a token bucket).
+   *
+   * @throws IllegalArgumentException for a {@link Algorithm#CONCURRENCY} policy, whose lease must be
+   *     handed back through {@link #acquire(List)}, or a cost outside 0 to {@link QuotaPolicy#MAX_QUOTA}
+   * @throws StoreException if the store cannot decide
+   */
+  default boolean tryAcquire(QuotaPolicy policy, PartitionKey key, long cost) {
+    if (policy.algorithm() == Algorithm.CONCURRENCY) {
+      throw new IllegalArgumentException("policy '" + policy.name()
+          + "': tryAcquire cannot hand back a concurrency lease; expected acquire(...) for "
+          + Algorithm.CONCURRENCY.token() + " policies");
+    }
+    return acquire(List.of(Acquisition.of(policy, key, cost))).allowed();
   }
 
   /**

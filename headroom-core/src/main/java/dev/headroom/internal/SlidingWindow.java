@@ -36,9 +36,11 @@ import dev.headroom.QuotaPolicy;
  * <h2>What the service limit says</h2>
  * <ul>
  *   <li>{@code r} = {@code max(0, q - estimate)}.
- *   <li>{@code t} = time until the estimate is zero again: the end of the next window when the current
- *       window has counted anything, else the end of the current window when the previous one did,
- *       else 0.
+ *   <li>{@code t} = time until the estimate is zero again with no further traffic: when the current
+ *       window has counted anything, the rest of this window plus the point of the next one at which
+ *       {@code floor(count * (w - e) / w)} reaches 0 (just past {@code w - w / count}); else the point
+ *       of this window at which the previous window's weight reaches 0; else 0. In the worked numbers
+ *       above, 15 s into the window with 30 counted, {@code t = 45 s + 58 s + 1 ns}.
  *   <li>Retry-After when refused = the earliest time at which {@code estimate + n <= q} with no
  *       further traffic: later in this window as the previous window's weight decays, or in the next.
  * </ul>
@@ -133,11 +135,9 @@ public final class SlidingWindow {
 
   private static long resetNanos(WindowState s, long w, long elapsed) {
     if (s.count > 0) {
-      return 2 * w - elapsed;
+      // Next window: this window's count decays as the previous one.
+      return (w - elapsed) + decayPoint(s.count, 0, w);
     }
-    if (s.previous > 0 && weightedPrevious(s.previous, w, elapsed) > 0) {
-      return w - elapsed;
-    }
-    return 0;
+    return Math.max(0, decayPoint(s.previous, 0, w) - elapsed);
   }
 }

@@ -136,8 +136,8 @@ public abstract class CostAndDebtSpec extends StoreSpecification {
   void hugeDebtNeverOverflows(Algorithm algorithm) {
     QuotaPolicy p = QuotaPolicy.builder("tiny").quota(1).window(Duration.ofSeconds(1)).algorithm(algorithm).build();
     PartitionKey k = key("abuser");
-    // 2^13 charges of 2^50 units: 2^63 in total, one more than a long holds.
-    for (int i = 0; i < 8200; i++) {
+    // 9300 charges of MAX_QUOTA (~10^15) units: ~9.3 * 10^18 in total, more than a long holds.
+    for (int i = 0; i < 9300; i++) {
       limiter.charge(p, k, QuotaPolicy.MAX_QUOTA);
     }
     for (int i = 0; i < 3; i++) {

@@ -30,17 +30,32 @@ public abstract class SlidingWindowSpec extends StoreSpecification {
     at(seconds(75));
     PolicyOutcome before = peek(perMinute, k);
     assertThat(before.remaining()).as("floor(80 * 45 / 60) = 60 counted").isEqualTo(40);
-    assertThat(before.reset()).as("only the previous window counts: it is gone at this window's end")
-        .isEqualTo(seconds(45));
+    assertThat(before.reset()).as("only the previous window counts: floor(80 * (60 - e) / 60) is 0 past e = 59.25 s")
+        .isEqualTo(millis(44_250).plusNanos(1));
     PolicyOutcome thirty = acquire(perMinute, k, 30);
     assertThat(thirty.allowed()).isTrue();
     assertThat(thirty.remaining()).isEqualTo(10);
-    assertThat(thirty.reset()).as("this window counted: gone at the next window's end")
-        .isEqualTo(seconds(105));
+    assertThat(thirty.reset()).as("this window's 30 weigh nothing past 58 s into the next window")
+        .isEqualTo(seconds(45 + 58).plusNanos(1));
     assertThat(acquire(perMinute, k, 11).allowed()).isFalse();
     PolicyOutcome ten = acquire(perMinute, k, 10);
     assertThat(ten.allowed()).isTrue();
     assertThat(ten.remaining()).isZero();
+  }
+
+  @Test
+  @DisplayName("t is when the estimate is zero again: one request 4 s into a window weighs nothing 1 ns into the next")
+  void resetOfASingleRequest() {
+    PartitionKey k = key("client");
+    at(seconds(4));
+    PolicyOutcome one = acquire(tenPerTen, k);
+    assertThat(one.remaining()).isEqualTo(9);
+    assertThat(one.reset()).isEqualTo(seconds(6).plusNanos(1));
+    assertThat(one.resetSeconds()).isEqualTo(7);
+    at(seconds(10).plusNanos(1));
+    PolicyOutcome whole = peek(tenPerTen, k);
+    assertThat(whole.remaining()).isEqualTo(10);
+    assertThat(whole.reset()).isZero();
   }
 
   @Test
@@ -70,7 +85,8 @@ public abstract class SlidingWindowSpec extends StoreSpecification {
     PartitionKey k = key("client");
     assertThat(admit(tenPerTen, k, 20)).isEqualTo(10);
     PolicyOutcome refused = acquire(tenPerTen, k);
-    assertThat(refused.reset()).isEqualTo(seconds(20));
+    assertThat(refused.reset()).as("t: floor(10 * (10 s - e) / 10 s) is 0 past e = 9 s of the next window")
+        .isEqualTo(seconds(19).plusNanos(1));
     // Next window, floor(10 * (10 s - e) / 10 s) <= 9 from e = 1 ns.
     assertThat(refused.retryAfter()).isEqualTo(seconds(10).plusNanos(1));
     assertThat(refused.retryAfterSeconds()).isEqualTo(11);
@@ -145,7 +161,8 @@ public abstract class SlidingWindowSpec extends StoreSpecification {
     PolicyOutcome refused = acquire(tenPerTen, k);
     assertThat(refused.allowed()).isFalse();
     assertThat(refused.remaining()).isZero();
-    assertThat(refused.reset()).isEqualTo(seconds(20));
+    assertThat(refused.reset()).as("floor(30 * (10 s - e) / 10 s) is 0 past e = 9.666... s of the next window")
+        .isEqualTo(nanos(19_666_666_667L));
     // Next window: floor(30 * (10 s - e) / 10 s) <= 9 for e > 20/3 s.
     assertThat(refused.retryAfter()).isEqualTo(nanos(10_000_000_000L + 6_666_666_667L));
     advance(refused.retryAfter().minusNanos(1));

@@ -16,6 +16,7 @@ final class PolicyFormat {
   final String legacyPolicy;
 
   PolicyFormat(String name, long quota, String unit, long windowSeconds) {
+    quota = RateLimitHeaders.sfInteger(quota);
     StringBuilder sb = StructuredFields.appendString(new StringBuilder(48), name);
     int nameEnd = sb.length();
     sb.append(";q=").append(quota);

@@ -164,13 +164,13 @@ public final class RateLimitHeaders {
           break;
         case DRAFT_07: {
           PolicyOutcome o = outcomes.get(most);
-          sink.accept(HeaderNames.RATELIMIT, "limit=" + o.policy().quota() + ", remaining=" + r[most] + ", reset=" + t[most]);
+          sink.accept(HeaderNames.RATELIMIT, "limit=" + sfInteger(o.policy().quota()) + ", remaining=" + r[most] + ", reset=" + t[most]);
           sink.accept(HeaderNames.RATELIMIT_POLICY, legacyPolicies(outcomes, -1));
           break;
         }
         case DRAFT_06: {
           PolicyOutcome o = outcomes.get(most);
-          sink.accept(HeaderNames.RATELIMIT_LIMIT, Long.toString(o.policy().quota()));
+          sink.accept(HeaderNames.RATELIMIT_LIMIT, Long.toString(sfInteger(o.policy().quota())));
           sink.accept(HeaderNames.RATELIMIT_REMAINING, Long.toString(r[most]));
           sink.accept(HeaderNames.RATELIMIT_RESET, Long.toString(t[most]));
           sink.accept(HeaderNames.RATELIMIT_POLICY, legacyPolicies(outcomes, -1));
@@ -178,14 +178,14 @@ public final class RateLimitHeaders {
         }
         case DRAFT_03: {
           PolicyOutcome o = outcomes.get(most);
-          sink.accept(HeaderNames.RATELIMIT_LIMIT, legacyPolicies(outcomes, o.policy().quota()));
+          sink.accept(HeaderNames.RATELIMIT_LIMIT, legacyPolicies(outcomes, sfInteger(o.policy().quota())));
           sink.accept(HeaderNames.RATELIMIT_REMAINING, Long.toString(r[most]));
           sink.accept(HeaderNames.RATELIMIT_RESET, Long.toString(t[most]));
           break;
         }
         case X_RATELIMIT: {
           PolicyOutcome o = outcomes.get(most);
-          sink.accept(HeaderNames.X_RATELIMIT_LIMIT, Long.toString(o.policy().quota()));
+          sink.accept(HeaderNames.X_RATELIMIT_LIMIT, Long.toString(sfInteger(o.policy().quota())));
           sink.accept(HeaderNames.X_RATELIMIT_REMAINING, Long.toString(r[most]));
           sink.accept(HeaderNames.X_RATELIMIT_RESET, Long.toString(xReset(t[most])));
           break;
@@ -339,7 +339,17 @@ public final class RateLimitHeaders {
     return sb.toString();
   }
 
+  /**
+   * A value as a Structured Fields Integer: core quotas go up to 2^50, beyond the largest Integer
+   * (RFC 9651 section 3.3.1, 999,999,999,999,999), so larger values are reported as that largest
+   * Integer, which is effectively unlimited.
+   */
+  static long sfInteger(long value) {
+    return Math.min(value, QuotaPolicyItem.MAX_INTEGER);
+  }
+
   private long capRemaining(QuotaPolicy p, long r, long t) {
+    r = sfInteger(r);
     if (ratioCapFactor <= 0 || r <= 1 || t <= 0 || p.windowSeconds() < ratioCapMinWindowSeconds) {
       return r;
     }
@@ -448,12 +458,12 @@ public final class RateLimitHeaders {
 
     /** The dialects to write; {@link HeaderDialect#IETF} by default. */
     public Builder dialects(HeaderDialect... dialects) {
-      return dialects(List.of(dialects));
+      return dialects(dialects == null ? null : java.util.Arrays.asList(dialects));
     }
 
     /** The dialects to write; {@link HeaderDialect#IETF} by default. */
     public Builder dialects(Collection<HeaderDialect> dialects) {
-      if (dialects == null || dialects.isEmpty() || dialects.contains(null)) {
+      if (dialects == null || dialects.isEmpty() || dialects.stream().anyMatch(Objects::isNull)) {
         throw new IllegalArgumentException("dialects: expected at least one of ietf, draft-07, draft-06, draft-03, x-ratelimit, got "
             + dialects);
       }
@@ -555,12 +565,12 @@ public final class RateLimitHeaders {
       for (HeaderDialect a : dialects) {
         for (HeaderDialect b : dialects) {
           if (a.ordinal() < b.ordinal()) {
-            for (String field : a.fieldNames()) {
-              if (b.fieldNames().contains(field)) {
-                throw new IllegalArgumentException("dialects: " + a.token() + " and " + b.token()
-                    + " both write " + field + " in different forms and cannot be sent together; choose one of them "
-                    + "(x-ratelimit combines with any)");
-              }
+            java.util.SortedSet<String> shared = new java.util.TreeSet<>(a.fieldNames());
+            shared.retainAll(b.fieldNames());
+            if (!shared.isEmpty()) {
+              throw new IllegalArgumentException("dialects: " + a.token() + " and " + b.token()
+                  + " both write " + String.join(", ", shared) + " in different forms and cannot be sent together; "
+                  + "choose one of them (x-ratelimit combines with any)");
             }
           }
         }

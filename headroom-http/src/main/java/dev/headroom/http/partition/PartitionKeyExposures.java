@@ -20,7 +20,7 @@ import javax.crypto.spec.SecretKeySpec;
  *
  * <h2>The predictable hash, so that a client can compute its own {@code pk}</h2>
  *
- * <p>Section 6.1 asks servers to document how the key is generated so that a client can predict
+ * <p>Section 6.1 asks servers to document how the key is made so that a client can predict
  * it (section 7.1). With {@link #predictableHash()} the {@code pk} Byte Sequence is
  *
  * <pre>

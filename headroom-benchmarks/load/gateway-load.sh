@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Gateway load benchmark: one run measures, against the same upstream on this machine,
+#   1. the upstream directly,
+#   2. Headroom in front with limits that never trigger,
+#   3. Headroom with limits that refuse half the traffic (every other request hits a spent quota),
+#   4. nginx with limit_req in front (never triggering), the peer,
+#   5. nginx with limit_req refusing half the traffic the same way.
+# The upstream is an nginx server block returning a small JSON body. Everything binds to 127.0.0.1,
+# uses its own temp directory, and stops by itself. Requires wrk and nginx (Debian: apt-get install
+# -y wrk nginx), Java 17 and Maven.
+#
+# Usage: headroom-benchmarks/load/gateway-load.sh [seconds per run, default 10] [connections, default 32]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+secs="${1:-10}"
+conns="${2:-32}"
+work="$(mktemp -d /tmp/headroom-load.XXXXXX)"
+pids=()
+cleanup() {
+  for p in "${pids[@]:-}"; do [[ -n "$p" ]] && kill "$p" 2>/dev/null || true; done
+  [[ -f "$work/nginx.pid" ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  sleep 0.3
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+command -v wrk >/dev/null || { echo "wrk not found: apt-get install -y wrk" >&2; exit 1; }
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || { echo "nginx not found: apt-get install -y nginx" >&2; exit 1; }
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+UP=$(free_port); PEER=$(free_port)
+
+mkdir -p "$work/nginx"
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx/error.log warn;
+daemon on;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  keepalive_requests 1000000;
+  upstream origin { server 127.0.0.1:$UP; keepalive 64; }
+  limit_req_zone \$binary_remote_addr zone=open:10m rate=1000000r/s;
+  limit_req_zone \$binary_remote_addr zone=spent:10m rate=1r/m;
+  limit_req_status 429;
+  server {
+    listen 127.0.0.1:$UP;
+    location / { default_type application/json; return 200 '{"message":"hello"}'; }
+  }
+  server {
+    listen 127.0.0.1:$PEER;
+    location /ok { limit_req zone=open burst=1000000 nodelay; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_pass http://origin; }
+    location /spent { limit_req zone=spent; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_pass http://origin; }
+  }
+}
+CONF
+"$NGINX" -c "$work/nginx.conf" -p "$work/nginx" -e "$work/nginx/error.log"
+
+jar="$root/headroom-gateway/target/headroom-gateway-0.1.0-SNAPSHOT-all.jar"
+if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-gateway -am package -DskipTests); fi
+cat > "$work/headroom.yaml" <<CONF
+service: {name: Load test}
+admin: {enabled: false}
+upstreams:
+  origin: {url: "http://127.0.0.1:$UP", maxConnections: 64}
+policies:
+  open:
+    quota: 1000000000
+    window: 1s
+    partition: client-ip
+    why: Never triggers; measures the cost of deciding.
+  spent:
+    quota: 1
+    window: 1d
+    algorithm: fixed-window
+    partition: client-ip
+    why: Spent after one request; measures the cost of refusing.
+routes:
+  - {method: GET, path: /ok, upstream: origin, policies: [open]}
+  - {method: GET, path: /spent, upstream: origin, policies: [spent]}
+CONF
+JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
+java $JAVA_FLAGS -jar "$jar" serve --config "$work/headroom.yaml" --port 0 --threads 1 --no-watch \
+  > "$work/headroom.out" 2> "$work/headroom.err" &
+pids+=($!)
+for _ in $(seq 1 100); do grep -q "listening on" "$work/headroom.out" 2>/dev/null && break; sleep 0.1; done
+HR=$(sed -n 's#listening on http://127.0.0.1:##p' "$work/headroom.out")
+[[ -n "$HR" ]] || { echo "headroom did not start" >&2; cat "$work/headroom.err" >&2; exit 1; }
+
+cat > "$work/half.lua" <<'LUA'
+local n = 0
+request = function()
+  n = n + 1
+  if n % 2 == 0 then return wrk.format("GET", "/spent") end
+  return wrk.format("GET", "/ok")
+end
+LUA
+
+# warm-up (JIT) of both proxies
+wrk -t1 -c8 -d3s "http://127.0.0.1:$HR/ok" >/dev/null
+wrk -t1 -c8 -d1s "http://127.0.0.1:$PEER/ok" >/dev/null
+
+run() { # name url [script]
+  local name="$1" url="$2" script="${3:-}"
+  local out
+  if [[ -n "$script" ]]; then out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$script" "$url"); else out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency "$url"); fi
+  local rps p50 p99 non2xx
+  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
+  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+  non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
+  echo "$name|$rps|$p50|$p99|${non2xx:-0}"
+}
+to_ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub(/us/,"",v); print v/1000 } else if (v ~ /ms$/) { sub(/ms/,"",v); print v } else if (v ~ /s$/) { sub(/s/,"",v); print v*1000 } else print v }'; }
+
+results=()
+results+=("$(run upstream-direct "http://127.0.0.1:$UP/ok")")
+results+=("$(run headroom-open "http://127.0.0.1:$HR/ok")")
+results+=("$(run nginx-limit_req-open "http://127.0.0.1:$PEER/ok")")
+results+=("$(run headroom-half-refused "http://127.0.0.1:$HR/" "$work/half.lua")")
+results+=("$(run nginx-limit_req-half-refused "http://127.0.0.1:$PEER/" "$work/half.lua")")
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores; wrk -t2 -c$conns -d${secs}s; headroom --threads 1, JVM $JAVA_FLAGS; nginx worker_processes 1"
+printf "| run | req/s | p50 ms | p99 ms | non-2xx |\n| --- | ---: | ---: | ---: | ---: |\n"
+declare -A RPS P99
+for r in "${results[@]}"; do
+  IFS='|' read -r name rps p50 p99 non <<<"$r"
+  RPS[$name]=$rps; P99[$name]=$(to_ms "$p99")
+  printf "| %s | %s | %s | %s | %s |\n" "$name" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" "$non"
+done
+echo
+awk -v a="${RPS[headroom-open]}" -v b="${RPS[nginx-limit_req-open]}" 'BEGIN { printf "throughput headroom/nginx (open): %.2f\n", a/b }'
+awk -v a="${RPS[headroom-half-refused]}" -v b="${RPS[nginx-limit_req-half-refused]}" 'BEGIN { printf "throughput headroom/nginx (half refused): %.2f\n", a/b }'
+awk -v a="${P99[headroom-open]}" -v b="${P99[upstream-direct]}" 'BEGIN { printf "p99 added by headroom over direct (open): %.3f ms\n", a-b }'
+awk -v a="${P99[nginx-limit_req-open]}" -v b="${P99[upstream-direct]}" 'BEGIN { printf "p99 added by nginx over direct (open): %.3f ms\n", a-b }'

@@ -1,0 +1,193 @@
+package dev.headroom.gateway;
+
+import dev.headroom.QuotaPolicy;
+import dev.headroom.gateway.internal.ConfigReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The gateway's configuration: what {@code headroom serve} reads from its YAML file, validated as a
+ * whole. Immutable; {@link #load(Path)} and {@link #parse(String, String)} either return a
+ * configuration in which every reference resolves, or throw a {@link ConfigException} listing
+ * every problem found. The file format is described by {@code headroom-config.schema.json}, which
+ * ships in this module's resources.
+ *
+ * @param service who is speaking in discovery documents and refusals
+ * @param listen where the gateway accepts traffic
+ * @param admin where health, metrics and the current configuration are served
+ * @param store where counters live
+ * @param trustedProxies addresses or CIDR blocks whose {@code Forwarded} / {@code X-Forwarded-For}
+ *     the gateway believes when it derives a client's address
+ * @param limits size limits on requests
+ * @param timeouts upstream and client timeouts
+ * @param upstreams the origin servers, by name
+ * @param policies the quota policies, by name
+ * @param routes the routes, in the order they are matched
+ * @param source where the configuration came from (a file name, or {@code <sample>})
+ * @param text the configuration's text as read, served on the admin port
+ */
+public record GatewayConfig(
+    Service service,
+    Listen listen,
+    Admin admin,
+    StoreSettings store,
+    List<String> trustedProxies,
+    Limits limits,
+    Timeouts timeouts,
+    Map<String, Upstream> upstreams,
+    Map<String, Policy> policies,
+    List<Route> routes,
+    String source,
+    String text) {
+
+  /** The name of the sample configuration resource, the one {@code headroom serve} runs without --config. */
+  public static final String SAMPLE_RESOURCE = "/dev/headroom/gateway/sample-config.yaml";
+
+  /** The name of the JSON Schema resource describing the file. */
+  public static final String SCHEMA_RESOURCE = "/headroom-config.schema.json";
+
+  public GatewayConfig {
+    trustedProxies = List.copyOf(trustedProxies);
+    upstreams = Map.copyOf(upstreams);
+    policies = Map.copyOf(policies);
+    routes = List.copyOf(routes);
+  }
+
+  /** Reads and validates a YAML file. */
+  public static GatewayConfig load(Path file) throws ConfigException {
+    String text;
+    try {
+      text = Files.readString(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new ConfigException(file.toString(), List.of("cannot read the file: " + e));
+    }
+    return parse(text, file.toString());
+  }
+
+  /** Validates YAML text; {@code source} names it in messages. */
+  public static GatewayConfig parse(String yaml, String source) throws ConfigException {
+    return ConfigReader.read(yaml, source);
+  }
+
+  /** The sample configuration: three policies in front of the built-in demo upstream. */
+  public static GatewayConfig sample() {
+    try {
+      return parse(sampleText(), "<sample>");
+    } catch (ConfigException e) {
+      throw new IllegalStateException("the bundled sample configuration is invalid: " + e.getMessage(), e);
+    }
+  }
+
+  /** The sample configuration's YAML text. */
+  public static String sampleText() {
+    try (InputStream in = GatewayConfig.class.getResourceAsStream(SAMPLE_RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException("missing resource " + SAMPLE_RESOURCE);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read resource " + SAMPLE_RESOURCE, e);
+    }
+  }
+
+  /** A copy listening on another port (the command line's {@code --port}). */
+  public GatewayConfig withListenPort(int port) {
+    return new GatewayConfig(service, new Listen(listen.host(), port), admin, store, trustedProxies,
+        limits, timeouts, upstreams, policies, routes, source, text);
+  }
+
+  /** A copy with the admin listener on another port (the command line's {@code --admin-port}). */
+  public GatewayConfig withAdminPort(int port) {
+    return new GatewayConfig(service, listen, new Admin(admin.enabled(), admin.host(), port), store,
+        trustedProxies, limits, timeouts, upstreams, policies, routes, source, text);
+  }
+
+  /** Who the gateway speaks for: the discovery document's {@code service} and {@code description}. */
+  public record Service(String name, String description, Optional<String> changelog, Optional<String> feed) {}
+
+  /** A listening address; port 0 picks any free port. */
+  public record Listen(String host, int port) {}
+
+  /** The admin listener; bound to loopback unless configured otherwise. */
+  public record Admin(boolean enabled, String host, int port) {}
+
+  /** Which store keeps the counters. */
+  public enum StoreType {
+    /** One process, in memory. */
+    MEMORY,
+    /** Many processes sharing one Redis (the headroom-redis module). */
+    REDIS
+  }
+
+  /** The store: its type, its bound on tracked keys (memory) or its URI (redis). */
+  public record StoreSettings(StoreType type, long maxKeys, Optional<String> uri) {}
+
+  /** Size limits: request line, all header fields together, request body. */
+  public record Limits(int maxRequestLineBytes, int maxHeaderBytes, long maxBodyBytes) {}
+
+  /** Timeouts: connecting to an upstream, waiting for its response head, idle connections. */
+  public record Timeouts(Duration connect, Duration response, Duration idle) {}
+
+  /**
+   * An origin server. {@code demo} starts the built-in demo upstream in-process on a loopback port
+   * instead of naming a host and port.
+   */
+  public record Upstream(String name, String host, int port, boolean demo, int maxConnections) {}
+
+  /**
+   * Progressive blocking (Graceful Boundaries section 2, "Retry behavior guidance"): a caller that
+   * sends {@code threshold} more requests while it is told to wait is blocked for {@code block}
+   * and told {@code abnormal-usage-detected}.
+   */
+  public record Escalation(int threshold, Duration block) {}
+
+  /**
+   * A quota policy and how it speaks: its partitioning ({@code client-ip}, {@code header:NAME},
+   * {@code api-key}, {@code route}, {@code global}), the {@code why} of its refusals, an optional
+   * description and limit type for discovery, constructive guidance URLs and escalation.
+   */
+  public record Policy(
+      QuotaPolicy quota,
+      String partition,
+      String why,
+      Optional<String> description,
+      Optional<String> limitType,
+      Map<String, String> guidance,
+      Optional<Escalation> escalation) {
+    public Policy {
+      guidance = Map.copyOf(guidance);
+    }
+
+    public String name() {
+      return quota.name();
+    }
+  }
+
+  /**
+   * A route: methods and a path template ({@code /items/{id}}, {@code /files/**}), the upstream it
+   * forwards to, the policies that apply, the header dialects it speaks (one, or several that do not clash) and whether the upstream's
+   * bare non-success responses are rewritten into structured ones.
+   */
+  public record Route(
+      String name,
+      Set<String> methods,
+      String path,
+      String upstream,
+      List<String> policies,
+      List<String> dialects,
+      boolean normaliseErrors) {
+    public Route {
+      methods = Set.copyOf(methods);
+      policies = List.copyOf(policies);
+      dialects = List.copyOf(dialects);
+    }
+  }
+}

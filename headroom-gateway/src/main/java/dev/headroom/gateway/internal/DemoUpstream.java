@@ -1,0 +1,86 @@
+package dev.headroom.gateway.internal;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
+import io.netty.handler.codec.http.HttpVersion;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The built-in demo upstream that {@code headroom serve} starts on a loopback port when the
+ * configuration asks for it ({@code upstreams.NAME.demo: true}): answers every request with a
+ * small JSON document naming the method and path, so that the gateway can be tried without a
+ * service of one's own. Not meant to serve real traffic.
+ */
+final class DemoUpstream implements AutoCloseable {
+  private final Channel channel;
+
+  private DemoUpstream(Channel channel) {
+    this.channel = channel;
+  }
+
+  static DemoUpstream start(EventLoopGroup group, Class<? extends ServerChannel> channelClass)
+      throws InterruptedException {
+    ServerBootstrap b = new ServerBootstrap().group(group).channel(channelClass)
+        .childHandler(new ChannelInitializer<Channel>() {
+          @Override
+          protected void initChannel(Channel ch) {
+            ch.pipeline().addLast(new HttpServerCodec(), new HttpServerKeepAliveHandler(),
+                new HttpObjectAggregator(1 << 20), new Handler());
+          }
+        });
+    return new DemoUpstream(b.bind("127.0.0.1", 0).sync().channel());
+  }
+
+  int port() {
+    return ((InetSocketAddress) channel.localAddress()).getPort();
+  }
+
+  @Override
+  public void close() {
+    channel.close().syncUninterruptibly();
+  }
+
+  private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+      String body = "{\"message\":\"Hello from the Headroom demo upstream\",\"method\":\"" + req.method().name()
+          + "\",\"path\":\"" + jsonEscape(req.uri()) + "\",\"receivedBytes\":" + req.content().readableBytes() + "}\n";
+      FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+          Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+      resp.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
+      resp.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, resp.content().readableBytes());
+      io.netty.handler.codec.http.HttpUtil.setKeepAlive(resp, io.netty.handler.codec.http.HttpUtil.isKeepAlive(req));
+      ctx.writeAndFlush(resp).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+    }
+
+    private static String jsonEscape(String s) {
+      StringBuilder sb = new StringBuilder();
+      for (char c : s.toCharArray()) {
+        if (c == '"' || c == '\\') {
+          sb.append('\\').append(c);
+        } else if (c < 0x20) {
+          sb.append(String.format("\\u%04x", (int) c));
+        } else {
+          sb.append(c);
+        }
+      }
+      return sb.toString();
+    }
+  }
+}

@@ -1,0 +1,56 @@
+package dev.headroom.gateway.internal;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gateway's meters: decisions by policy and outcome, store latency, upstream latency by
+ * upstream, responses the gateway produced itself by status. Meters are looked up once and cached.
+ * Thread-safe.
+ */
+final class GatewayMetrics {
+  private final MeterRegistry registry;
+  private final Timer storeLatency;
+  private final Map<String, Counter> decisions = new ConcurrentHashMap<>();
+  private final Map<String, Timer> upstreamLatency = new ConcurrentHashMap<>();
+  private final Map<Integer, Counter> local = new ConcurrentHashMap<>();
+
+  GatewayMetrics(MeterRegistry registry) {
+    this.registry = registry;
+    this.storeLatency = Timer.builder("headroom.store.latency")
+        .description("Time the store takes to decide one request (every policy at once)")
+        .publishPercentiles(0.5, 0.99).register(registry);
+  }
+
+  MeterRegistry registry() {
+    return registry;
+  }
+
+  /** outcome: allowed, refused, blocked (escalated) or reduced (refused under reduced capacity). */
+  void decision(String policy, String outcome) {
+    decisions.computeIfAbsent(policy + '\0' + outcome, k -> Counter.builder("headroom.decisions")
+        .description("Policy decisions by policy and outcome")
+        .tag("policy", policy).tag("outcome", outcome).register(registry)).increment();
+  }
+
+  void storeLatency(long nanos) {
+    storeLatency.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  void upstreamLatency(String upstream, long nanos) {
+    upstreamLatency.computeIfAbsent(upstream, u -> Timer.builder("headroom.upstream.latency")
+        .description("Time from sending a request upstream to receiving its response head")
+        .tag("upstream", u).publishPercentiles(0.5, 0.99).register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  void localResponse(int status) {
+    local.computeIfAbsent(status, s -> Counter.builder("headroom.local.responses")
+        .description("Responses the gateway produced itself, by status")
+        .tag("status", Integer.toString(s)).register(registry)).increment();
+  }
+}

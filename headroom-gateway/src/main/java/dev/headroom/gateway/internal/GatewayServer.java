@@ -1,0 +1,253 @@
+package dev.headroom.gateway.internal;
+
+import dev.headroom.Store;
+import dev.headroom.Ticker;
+import dev.headroom.gateway.ConfigException;
+import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.GatewayConfig.Upstream;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running gateway: Netty event loops, the proxy listener, the admin listener, demo upstreams,
+ * and the swap of configurations on reload. Use through {@link dev.headroom.gateway.Gateway}.
+ *
+ * <p>Thread-safety: {@link #reload} and {@link #close} are synchronized; request handling reads the
+ * current snapshot through a volatile field.
+ */
+public final class GatewayServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(GatewayServer.class);
+
+  private final EventLoopGroup boss;
+  private final EventLoopGroup workers;
+  private final Class<? extends ServerChannel> serverChannel;
+  private final Class<? extends io.netty.channel.Channel> clientChannel;
+  private final GatewayState state;
+  private final PrometheusMeterRegistry registry;
+  private final Map<String, DemoUpstream> demos = new HashMap<>();
+  private final Optional<Path> file;
+  private Channel listener;
+  private Channel admin;
+  private ConfigWatcher watcher;
+
+  private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file, int threads) {
+    boolean epoll = Epoll.isAvailable();
+    this.boss = epoll ? new EpollEventLoopGroup(1) : new NioEventLoopGroup(1);
+    this.workers = epoll ? new EpollEventLoopGroup(threads) : new NioEventLoopGroup(threads);
+    this.serverChannel = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    this.clientChannel = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new JvmMemoryMetrics().bindTo(registry);
+    this.file = file;
+    this.state = new GatewayState(store, ticker, new GatewayMetrics(registry), null);
+  }
+
+  /** Starts listening; returns once both listeners accept connections. */
+  public static GatewayServer start(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file,
+      boolean watchFile, int threads) throws InterruptedException {
+    GatewayServer s = new GatewayServer(config, store, ticker, file, threads);
+    try {
+      s.state.swap(s.snapshot(config, Map.of()));
+      s.bind(config);
+      if (watchFile && file.isPresent()) {
+        s.watcher = ConfigWatcher.start(file.get(), s::reloadQuietly);
+      }
+      return s;
+    } catch (RuntimeException | InterruptedException e) {
+      s.close();
+      throw e;
+    }
+  }
+
+  private void bind(GatewayConfig config) throws InterruptedException {
+    GatewayConfig.Limits limits = config.limits();
+    long idle = config.timeouts().idle().toMillis();
+    ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(serverChannel)
+        .option(ChannelOption.SO_BACKLOG, 1024)
+        .childOption(ChannelOption.AUTO_READ, false)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childHandler(new ChannelInitializer<Channel>() {
+          @Override
+          protected void initChannel(Channel ch) {
+            ch.pipeline().addLast("idle", new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
+            ch.pipeline().addLast("codec", new HttpServerCodec(limits.maxRequestLineBytes(),
+                limits.maxHeaderBytes(), 65536));
+            ch.pipeline().addLast("proxy", new ProxyHandler(state));
+          }
+        });
+    listener = b.bind(config.listen().host(), config.listen().port()).sync().channel();
+    if (config.admin().enabled()) {
+      AdminHandler handler = new AdminHandler(state, registry, this::reloadFromFile);
+      ServerBootstrap a = new ServerBootstrap().group(boss, workers).channel(serverChannel)
+          .childHandler(new ChannelInitializer<Channel>() {
+            @Override
+            protected void initChannel(Channel ch) {
+              ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(65536), handler);
+            }
+          });
+      admin = a.bind(config.admin().host(), config.admin().port()).sync().channel();
+    }
+  }
+
+  /** Builds a snapshot, reusing the pools of upstreams whose origin did not change. */
+  private Snapshot snapshot(GatewayConfig config, Map<String, UpstreamPool> previous) throws InterruptedException {
+    Map<String, UpstreamPool> pools = new HashMap<>();
+    for (Upstream u : config.upstreams().values()) {
+      String host = u.host();
+      int port = u.port();
+      if (u.demo()) {
+        DemoUpstream d = demos.get(u.name());
+        if (d == null) {
+          d = DemoUpstream.start(workers, serverChannel);
+          demos.put(u.name(), d);
+          LOG.info("demo upstream {} listening on http://127.0.0.1:{}", u.name(), d.port());
+        }
+        host = "127.0.0.1";
+        port = d.port();
+      }
+      UpstreamPool old = previous.get(u.name());
+      if (old != null && old.sameOrigin(host, port)) {
+        pools.put(u.name(), old);
+      } else {
+        pools.put(u.name(), new UpstreamPool(u.name(), host, port, u.maxConnections(),
+            config.timeouts().connect(), clientChannel));
+      }
+    }
+    return new Snapshot(config, new RouteTable(config), pools, Speech.of(config, state.ticker));
+  }
+
+  /** The proxy listener's address. */
+  public InetSocketAddress address() {
+    return (InetSocketAddress) listener.localAddress();
+  }
+
+  /** The admin listener's address, when enabled. */
+  public Optional<InetSocketAddress> adminAddress() {
+    return admin == null ? Optional.empty() : Optional.of((InetSocketAddress) admin.localAddress());
+  }
+
+  /** The configuration in force. */
+  public GatewayConfig config() {
+    return state.snapshot().config();
+  }
+
+  /** The meters, for embedding hosts that scrape themselves. */
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /** Lowers (or restores, with 1) a policy's capacity at run time. */
+  public void setCapacity(String policy, double factor) {
+    GatewayConfig.Policy p = state.snapshot().config().policies().get(policy);
+    if (p == null) {
+      throw new IllegalArgumentException("policy: \"" + policy + "\" is not a policy; expected one of "
+          + state.snapshot().config().policies().keySet());
+    }
+    state.capacity.set(p.quota(), factor);
+  }
+
+  /**
+   * Swaps in a new configuration. Requests in flight finish under the old one; counters of
+   * policies that did not change keep counting (the store is the same). The listeners and the
+   * store are not rebound: a change to listen, admin or store is reported and ignored until restart.
+   */
+  public synchronized void reload(GatewayConfig next) throws InterruptedException {
+    GatewayConfig current = state.snapshot().config();
+    List<String> ignored = new ArrayList<>();
+    if (!next.listen().equals(current.listen())) {
+      ignored.add("listen");
+    }
+    if (!next.admin().equals(current.admin())) {
+      ignored.add("admin");
+    }
+    if (!next.store().equals(current.store())) {
+      ignored.add("store");
+    }
+    if (!ignored.isEmpty()) {
+      LOG.warn("reload: changes to {} take effect only after a restart", ignored);
+    }
+    Snapshot old = state.snapshot();
+    Snapshot fresh = snapshot(next, old.pools());
+    state.swap(fresh);
+    for (Map.Entry<String, UpstreamPool> e : old.pools().entrySet()) {
+      if (!fresh.pools().containsValue(e.getValue())) {
+        e.getValue().close();
+      }
+    }
+    LOG.info("configuration reloaded from {}", next.source());
+  }
+
+  /** Reads the configuration file again; used by SIGHUP, file changes and the admin port. */
+  public synchronized String reloadFromFile() throws ConfigException {
+    if (file.isEmpty()) {
+      throw new ConfigException("<sample>", List.of("no configuration file to reload: the gateway runs the "
+          + "sample configuration (start it with --config FILE)"));
+    }
+    GatewayConfig next = GatewayConfig.load(file.get());
+    GatewayConfig current = state.snapshot().config();
+    next = next.withListenPort(current.listen().port()).withAdminPort(current.admin().port());
+    try {
+      reload(next);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ConfigException(file.get().toString(), List.of("interrupted while reloading"));
+    }
+    return next.source();
+  }
+
+  private void reloadQuietly() {
+    try {
+      reloadFromFile();
+    } catch (ConfigException e) {
+      LOG.error("reload refused, the previous configuration stays in force: {}", e.getMessage());
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (watcher != null) {
+      watcher.close();
+    }
+    if (listener != null) {
+      listener.close().syncUninterruptibly();
+    }
+    if (admin != null) {
+      admin.close().syncUninterruptibly();
+    }
+    Snapshot s = state.snapshot();
+    if (s != null) {
+      s.pools().values().forEach(UpstreamPool::close);
+    }
+    demos.values().forEach(DemoUpstream::close);
+    boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    registry.close();
+  }
+}

@@ -1,0 +1,65 @@
+package dev.headroom.gateway.internal;
+
+import dev.headroom.RateLimiter;
+import dev.headroom.Store;
+import dev.headroom.Ticker;
+import dev.headroom.gateway.GatewayConfig.Policy;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What every connection shares: the store (kept across reloads so counters survive), the clock,
+ * escalations, capacity reductions, meters, and the current {@link Snapshot}, swapped atomically by
+ * a reload. Thread-safe.
+ */
+final class GatewayState {
+  final Store store;
+  final RateLimiter limiter;
+  final Ticker ticker;
+  final Escalations escalations = new Escalations();
+  final Capacity capacity = new Capacity();
+  final GatewayMetrics metrics;
+  private volatile Snapshot snapshot;
+  private volatile CachedDiscovery discovery;
+
+  private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpSpeech.Discovery doc) {}
+
+  GatewayState(Store store, Ticker ticker, GatewayMetrics metrics, Snapshot initial) {
+    this.store = store;
+    this.limiter = RateLimiter.of(store);
+    this.ticker = ticker;
+    this.metrics = metrics;
+    this.snapshot = initial;
+  }
+
+  Snapshot snapshot() {
+    return snapshot;
+  }
+
+  void swap(Snapshot next) {
+    this.snapshot = next;
+  }
+
+  /** The discovery document for the current snapshot and capacities; rebuilt only when they change. */
+  HttpSpeech.Discovery discovery() {
+    Snapshot s = snapshot;
+    Map<String, Double> factors = capacity.factors();
+    CachedDiscovery c = discovery;
+    if (c != null && c.snapshot() == s && c.factors().equals(factors)) {
+      return c.doc();
+    }
+    Map<String, Long> quotas = new LinkedHashMap<>();
+    Set<String> reduced = new TreeSet<>();
+    for (Policy p : s.config().policies().values()) {
+      quotas.put(p.name(), capacity.effective(p.quota()).quota());
+      if (capacity.isReduced(p.name())) {
+        reduced.add(p.name());
+      }
+    }
+    HttpSpeech.Discovery doc = s.speech().discovery(s.config(), quotas, reduced);
+    discovery = new CachedDiscovery(s, factors, doc);
+    return doc;
+  }
+}

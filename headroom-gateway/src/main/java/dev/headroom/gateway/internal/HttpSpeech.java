@@ -1,0 +1,63 @@
+package dev.headroom.gateway.internal;
+
+import dev.headroom.Decision;
+import dev.headroom.PartitionKey;
+import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.GatewayConfig.Policy;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.net.InetAddress;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Everything the gateway says over HTTP, in one place: header dialects, refusal and error bodies,
+ * the discovery document, partition keys. The vocabulary itself belongs to headroom-http; this
+ * interface is the gateway's seam onto it, so the proxy never formats a header or a body itself.
+ * Implementations are immutable and thread-safe; a new one is built for each configuration.
+ */
+interface HttpSpeech {
+
+  /** The refusal classes of draft-ietf-httpapi-ratelimit-headers-09 section 5. */
+  enum RefusalKind {
+    /** 429 quota-exceeded. */
+    QUOTA_EXCEEDED,
+    /** 503 temporary-reduced-capacity: an operator lowered capacity at run time. */
+    TEMPORARY_REDUCED_CAPACITY,
+    /** 429 abnormal-usage-detected: escalated after repeated requests during Retry-After. */
+    ABNORMAL_USAGE_DETECTED
+  }
+
+  /**
+   * One refusal: its class, the violated policy as configured, the decision (absent for a blocked
+   * partition, which never reaches the store), and the wait.
+   */
+  record Refusal(RefusalKind kind, Policy policy, Decision decision, long retryAfterSeconds,
+      GatewayConfig.Route route, String path) {}
+
+  /** A non-success response the gateway produces itself (Graceful Boundaries level 1). */
+  record GatewayError(int status, String error, String detail, String why, Map<String, Object> extra) {}
+
+  /** What partition derivation may look at. */
+  record RequestFacts(InetAddress peer, String method, String path, HttpHeaders headers, String routeTemplate) {}
+
+  /** The discovery document as served: JSON bytes and their strong ETag. */
+  record Discovery(byte[] json, String etag) {}
+
+  /** Adds the route's RateLimit fields for an allowed decision's response with this status. */
+  void rateLimitHeaders(GatewayConfig.Route route, Decision decision, int status, HttpHeaders out);
+
+  /** The refusal response: status, Retry-After, fields, body (JSON or HTML). */
+  LocalResponse refusal(Refusal refusal, boolean html);
+
+  /** A gateway-produced error response (404, 405, 413, 431, 502, 504, normalised upstream errors). */
+  LocalResponse error(GatewayError error, boolean html);
+
+  /** The partition key a policy's partitioning selects for the request. */
+  PartitionKey partition(Policy policy, RequestFacts facts);
+
+  /** Whether the caller asked for HTML (Graceful Boundaries section 2, "HTML 429 responses"). */
+  boolean prefersHtml(String accept);
+
+  /** The discovery document for the configuration, with the capacities currently in force. */
+  Discovery discovery(GatewayConfig config, Map<String, Long> effectiveQuotas, Set<String> reduced);
+}

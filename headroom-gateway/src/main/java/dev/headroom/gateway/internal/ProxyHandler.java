@@ -1,0 +1,994 @@
+package dev.headroom.gateway.internal;
+
+import dev.headroom.Acquisition;
+import dev.headroom.Decision;
+import dev.headroom.PartitionKey;
+import dev.headroom.PolicyOutcome;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.QuotaUnit;
+import dev.headroom.StoreException;
+import dev.headroom.gateway.GatewayConfig.Policy;
+import dev.headroom.gateway.internal.HttpSpeech.GatewayError;
+import dev.headroom.gateway.internal.HttpSpeech.Refusal;
+import dev.headroom.gateway.internal.HttpSpeech.RefusalKind;
+import dev.headroom.gateway.internal.HttpSpeech.RequestFacts;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client connection: routes each request, decides it against its policies, and either answers
+ * itself (refusals, errors, discovery) or streams it to an upstream connection and streams the
+ * response back.
+ *
+ * <p>Flow control: the client channel and the upstream channel both run with auto-read off. A
+ * channel is read again only when the channel its data goes to is writable, so neither side ever
+ * buffers more than one read's worth: a slow client slows the upstream and a slow upstream slows
+ * the client (back-pressure, as in Netty's proxy examples). Requests on one connection are served
+ * one at a time; pipelined requests wait in {@link #pending} (at most one read's worth).
+ *
+ * <p>Accounting: a request's concurrency leases are released and its content bytes charged exactly
+ * once, when its exchange ends, whether it completes or either connection dies.
+ *
+ * <p>Thread-safety: confined to the client channel's event loop; the upstream channel is opened on
+ * the same loop, so its events arrive on the same thread.
+ */
+final class ProxyHandler extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = LoggerFactory.getLogger(ProxyHandler.class);
+
+  /** Hop-by-hop fields (RFC 9110 section 7.6.1), removed in both directions. */
+  private static final List<CharSequence> HOP_BY_HOP = List.of(HttpHeaderNames.CONNECTION,
+      "proxy-connection", HttpHeaderNames.KEEP_ALIVE, HttpHeaderNames.TE, HttpHeaderNames.TRANSFER_ENCODING,
+      HttpHeaderNames.UPGRADE, HttpHeaderNames.PROXY_AUTHORIZATION, HttpHeaderNames.PROXY_AUTHENTICATE);
+
+  private static final String DISCOVERY_WELL_KNOWN = "/.well-known/limits";
+  private static final String DISCOVERY_API = "/api/limits";
+
+  private final GatewayState state;
+  private final ArrayDeque<Object> pending = new ArrayDeque<>();
+  private ChannelHandlerContext ctx;
+  private Exchange current;
+  private boolean closing;
+  private boolean draining;
+
+  ProxyHandler(GatewayState state) {
+    this.state = state;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+    ctx.read();
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (closing) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    pending.addLast(msg);
+    drain();
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    maybeRead();
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    if (ctx.channel().isWritable() && current != null) {
+      current.clientWritable();
+    }
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    closing = true;
+    Object m;
+    while ((m = pending.pollFirst()) != null) {
+      ReferenceCountUtil.release(m);
+    }
+    if (current != null) {
+      current.abort("client closed the connection");
+    }
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+    if (evt instanceof IdleStateEvent && current == null) {
+      ctx.close();
+    }
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    LOG.debug("client connection {} failed", ctx.channel(), cause);
+    ctx.close();
+  }
+
+  /** Processes queued messages while the current state can take them. */
+  private void drain() {
+    if (draining) {
+      return; // the outer loop re-checks the state after each message
+    }
+    draining = true;
+    try {
+      drainLoop();
+    } finally {
+      draining = false;
+    }
+  }
+
+  private void drainLoop() {
+    while (!pending.isEmpty() && !closing) {
+      Object m = pending.peekFirst();
+      if (m instanceof HttpRequest) {
+        if (current != null) {
+          return; // pipelined: wait for the exchange in progress
+        }
+        pending.pollFirst();
+        start((HttpRequest) m);
+      } else if (m instanceof HttpContent) {
+        if (current == null) {
+          pending.pollFirst();
+          ReferenceCountUtil.release(m); // content of a request already answered and closed
+        } else if (!current.acceptsBody()) {
+          return;
+        } else {
+          pending.pollFirst();
+          current.requestContent((HttpContent) m);
+        }
+      } else {
+        pending.pollFirst();
+        ReferenceCountUtil.release(m);
+      }
+    }
+  }
+
+  /** Asks the client for more when the state can use it. */
+  private void maybeRead() {
+    if (!pending.isEmpty()) {
+      drain();
+    }
+    if (closing || !ctx.channel().isActive() || !pending.isEmpty()) {
+      return;
+    }
+    if (current == null || current.wantsRequestData()) {
+      ctx.read();
+    }
+  }
+
+  private void start(HttpRequest request) {
+    Snapshot snap = state.snapshot();
+    Exchange ex = new Exchange(snap, request);
+    current = ex;
+    ex.begin();
+  }
+
+  /** Called by an exchange once its response is written and its request fully read. */
+  private void finished(Exchange ex, boolean keepAlive) {
+    if (current != ex) {
+      return;
+    }
+    current = null;
+    if (!keepAlive) {
+      closing = true;
+      ctx.close();
+      return;
+    }
+    drain();
+    maybeRead();
+  }
+
+  private static boolean isHtmlAccept(HttpSpeech speech, HttpRequest request) {
+    String accept = request.headers().get(HttpHeaderNames.ACCEPT);
+    return accept != null && speech.prefersHtml(accept);
+  }
+
+  /** One request and its response. */
+  private final class Exchange {
+    private final Snapshot snap;
+    private final HttpRequest request;
+    private final boolean keepAliveRequested;
+    private final boolean html;
+    private final long startNanos = System.nanoTime();
+    private CompiledRoute route;
+    private Decision decision;
+    private final List<PolicyOutcome> byteOutcomes = new ArrayList<>();
+    private UpstreamPool pool;
+    private Channel upstream;
+    private UpstreamHandler upstreamHandler;
+    private ScheduledFuture<?> responseTimeout;
+    private long upstreamSentNanos;
+
+    private boolean requestComplete;
+    private boolean requestSent;
+    private boolean discarding; // request body read and dropped (answered locally or early)
+    private boolean forwarding; // request body goes upstream
+    private boolean responseStarted;
+    private boolean responseComplete;
+    private boolean normalising;
+    private boolean keepAlive;
+    private boolean upstreamReusable = true;
+    private boolean ended;
+    private long requestBytes;
+    private long responseBytes;
+    private final long maxBody;
+
+    Exchange(Snapshot snap, HttpRequest request) {
+      this.snap = snap;
+      this.request = request;
+      this.keepAliveRequested = HttpUtil.isKeepAlive(request);
+      this.keepAlive = keepAliveRequested;
+      this.html = isHtmlAccept(snap.speech(), request);
+      this.maxBody = snap.config().limits().maxBodyBytes();
+    }
+
+    boolean acceptsBody() {
+      return discarding || (forwarding && requestSent == false && upstream != null && upstream.isActive());
+    }
+
+    boolean wantsRequestData() {
+      if (requestComplete) {
+        return false;
+      }
+      if (discarding) {
+        return true;
+      }
+      return forwarding && upstream != null && upstream.isWritable();
+    }
+
+    void begin() {
+      DecoderResult dr = request.decoderResult();
+      if (dr.isFailure()) {
+        Throwable cause = dr.cause();
+        keepAlive = false;
+        requestComplete = true;
+        if (cause instanceof TooLongHttpHeaderException) {
+          local(snap.speech().error(new GatewayError(431, "request_header_fields_too_large",
+              "The request's header fields are larger than " + snap.config().limits().maxHeaderBytes()
+                  + " bytes in total.",
+              "Header size is bounded so that every connection costs the gateway a bounded amount of memory.",
+              Map.of("maxHeaderBytes", snap.config().limits().maxHeaderBytes())), html));
+        } else if (cause instanceof TooLongHttpLineException || cause instanceof TooLongFrameException) {
+          local(snap.speech().error(new GatewayError(414, "uri_too_long",
+              "The request line is longer than " + snap.config().limits().maxRequestLineBytes() + " bytes.",
+              "The request line is bounded so that every connection costs the gateway a bounded amount of memory.",
+              Map.of("maxRequestLineBytes", snap.config().limits().maxRequestLineBytes())), html));
+        } else {
+          local(snap.speech().error(new GatewayError(400, "malformed_request",
+              "The request could not be parsed as HTTP/1.1: " + cause.getMessage(),
+              "Only well-formed requests are forwarded, so that the upstream never sees ambiguous framing.",
+              Map.of()), html));
+        }
+        return;
+      }
+      requestComplete = request instanceof LastHttpContent;
+      String uri = request.uri();
+      int q = uri.indexOf('?');
+      String path = q < 0 ? uri : uri.substring(0, q);
+      HttpMethod method = request.method();
+      if ((path.equals(DISCOVERY_WELL_KNOWN) || path.equals(DISCOVERY_API))
+          && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
+        discardBody();
+        discovery(method.equals(HttpMethod.HEAD));
+        return;
+      }
+      RouteTable.Match m = snap.routes().match(method.name(), path);
+      if (m instanceof RouteTable.NotFound) {
+        discardBody();
+        local(snap.speech().error(new GatewayError(404, "not_found",
+            "No route of this service matches " + method.name() + " " + path + ".",
+            "The gateway only forwards the routes it is configured for; the discovery document at "
+                + DISCOVERY_WELL_KNOWN + " lists them.",
+            Map.of("discoveryUrl", DISCOVERY_WELL_KNOWN)), html));
+        return;
+      }
+      if (m instanceof RouteTable.WrongMethod w) {
+        discardBody();
+        LocalResponse r = snap.speech().error(new GatewayError(405, "method_not_allowed",
+            "The route " + path + " accepts " + String.join(", ", w.allowed()) + ", not " + method.name() + ".",
+            "Each route accepts only the methods its service implements.",
+            Map.of("allowedMethods", List.copyOf(w.allowed()))), html);
+        r.headers().set(HttpHeaderNames.ALLOW, String.join(", ", w.allowed()));
+        local(r);
+        return;
+      }
+      route = ((RouteTable.Found) m).route();
+      long declared = HttpUtil.getContentLength(request, -1L);
+      if (declared > maxBody) {
+        keepAlive = false; // the body is not read: the connection cannot be reused
+        requestComplete = true;
+        local(tooLarge());
+        return;
+      }
+      decide();
+    }
+
+    private LocalResponse tooLarge() {
+      return snap.speech().error(new GatewayError(413, "content_too_large",
+          "The request body is larger than " + maxBody + " bytes.",
+          "Request bodies are bounded so that one caller cannot tie up the service with an unbounded upload.",
+          Map.of("maxBodyBytes", maxBody)), html);
+    }
+
+    private void discardBody() {
+      discarding = true;
+      forwarding = false;
+    }
+
+    // ---- decision ----
+
+    private void decide() {
+      List<Policy> policies = route.policies();
+      if (policies.isEmpty()) {
+        connect();
+        return;
+      }
+      long now = state.ticker.read();
+      RequestFacts facts = new RequestFacts(peer(), request.method().name(), path(), request.headers(),
+          route.route().path());
+      List<Acquisition> acquisitions = new ArrayList<>(policies.size());
+      List<PartitionKey> keys = new ArrayList<>(policies.size());
+      for (Policy p : policies) {
+        PartitionKey key = snap.speech().partition(p, facts);
+        keys.add(key);
+        long blocked = state.escalations.blockedFor(p.name(), key, now);
+        if (blocked > 0) {
+          state.metrics.decision(p.name(), "blocked");
+          discardBody();
+          long seconds = Math.max(1, (blocked + 999_999_999L) / 1_000_000_000L);
+          local(snap.speech().refusal(new Refusal(RefusalKind.ABNORMAL_USAGE_DETECTED, p, null, seconds,
+              route.route(), request.uri()), html));
+          return;
+        }
+        QuotaPolicy effective = state.capacity.effective(p.quota());
+        // content-bytes: admit while not in debt, charge the bytes transferred when the exchange ends
+        long cost = effective.unit() == QuotaUnit.CONTENT_BYTES ? 0 : 1;
+        acquisitions.add(Acquisition.of(effective, key, cost));
+      }
+      long t0 = System.nanoTime();
+      CompletionStage<Decision> stage;
+      try {
+        stage = state.limiter.acquireAsync(acquisitions);
+      } catch (StoreException | IllegalArgumentException e) {
+        stage = CompletableFuture.failedFuture(e);
+      }
+      CompletableFuture<Decision> f = stage.toCompletableFuture();
+      if (f.isDone()) {
+        decided(f, t0, policies, keys);
+      } else {
+        f.whenComplete((d, e) -> ctx.executor().execute(() -> decided(f, t0, policies, keys)));
+      }
+    }
+
+    private void decided(CompletableFuture<Decision> f, long t0, List<Policy> policies, List<PartitionKey> keys) {
+      state.metrics.storeLatency(System.nanoTime() - t0);
+      Decision d;
+      try {
+        d = f.join();
+      } catch (RuntimeException e) {
+        LOG.warn("store failed to decide a request on route {}", route.route().name(), e);
+        discardBody();
+        local(snap.speech().error(new GatewayError(503, "store_unavailable",
+            "The gateway cannot reach its quota store. Try again in a few seconds.",
+            "Requests are not forwarded when their quota cannot be checked, so that the upstream is never overrun.",
+            Map.of()), html));
+        return;
+      }
+      if (ended) {
+        state.limiter.release(d); // the client left while the store was deciding
+        return;
+      }
+      decision = d;
+      List<PolicyOutcome> outcomes = d.outcomes();
+      for (int i = 0; i < outcomes.size(); i++) {
+        PolicyOutcome o = outcomes.get(i);
+        state.metrics.decision(o.policy().name(),
+            o.allowed() ? "allowed" : state.capacity.isReduced(o.policy().name()) ? "reduced" : "refused");
+        if (d.allowed() && o.policy().unit() == QuotaUnit.CONTENT_BYTES) {
+          byteOutcomes.add(o);
+        }
+      }
+      if (d.allowed()) {
+        connect();
+        return;
+      }
+      refuse(d, policies, keys);
+    }
+
+    private void refuse(Decision d, List<Policy> policies, List<PartitionKey> keys) {
+      discardBody();
+      PolicyOutcome worst = d.mostConstraining();
+      int index = d.outcomes().indexOf(worst);
+      Policy policy = policies.get(index);
+      long now = state.ticker.read();
+      RefusalKind kind = state.capacity.isReduced(policy.name())
+          ? RefusalKind.TEMPORARY_REDUCED_CAPACITY : RefusalKind.QUOTA_EXCEEDED;
+      long retryAfter = d.retryAfterSeconds();
+      for (PolicyOutcome o : d.violated()) {
+        int i = d.outcomes().indexOf(o);
+        Policy p = policies.get(i);
+        if (p.escalation().isPresent()) {
+          long block = state.escalations.onRefused(p.name(), p.escalation().get(), keys.get(i), now,
+              o.retryAfter().toNanos());
+          if (block > 0) {
+            kind = RefusalKind.ABNORMAL_USAGE_DETECTED;
+            policy = p;
+            retryAfter = Math.max(retryAfter, (block + 999_999_999L) / 1_000_000_000L);
+          }
+        }
+      }
+      LocalResponse r = snap.speech().refusal(
+          new Refusal(kind, policy, d, retryAfter, route.route(), request.uri()), html);
+      local(r);
+    }
+
+    // ---- forwarding ----
+
+    private void connect() {
+      pool = snap.pools().get(route.route().upstream());
+      if (HttpUtil.is100ContinueExpected(request)) {
+        ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+      }
+      Future<Channel> f = pool.acquire(ctx.channel().eventLoop());
+      if (f.isDone()) {
+        connected(f);
+      } else {
+        f.addListener(x -> connected(f));
+      }
+    }
+
+    private void connected(Future<Channel> f) {
+      if (ended) {
+        if (f.isSuccess()) {
+          f.getNow().close();
+        }
+        return;
+      }
+      if (!f.isSuccess()) {
+        upstreamFailed(f.cause());
+        return;
+      }
+      upstream = f.getNow();
+      upstreamHandler = new UpstreamHandler(this::onUpstream);
+      if (upstream.pipeline().get("exchange") != null) {
+        upstream.pipeline().remove("exchange");
+      }
+      upstream.pipeline().addLast("exchange", upstreamHandler);
+      forwarding = true;
+      upstream.write(upstreamRequest());
+      upstreamSentNanos = System.nanoTime();
+      long timeout = snap.config().timeouts().response().toNanos();
+      responseTimeout = ctx.executor().schedule(this::responseTimedOut, timeout, TimeUnit.NANOSECONDS);
+      if (requestComplete) {
+        requestSent = true;
+        upstream.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(writeFailed());
+      } else {
+        upstream.flush();
+      }
+      upstream.read();
+      drain();
+      maybeRead();
+    }
+
+    private ChannelFutureListener writeFailed() {
+      return fut -> {
+        if (!fut.isSuccess()) {
+          upstreamReusable = false;
+        }
+      };
+    }
+
+    private HttpRequest upstreamRequest() {
+      HttpHeaders h = new DefaultHttpHeaders();
+      h.set(request.headers());
+      boolean chunked = HttpUtil.isTransferEncodingChunked(request);
+      stripHopByHop(h);
+      h.remove(HttpHeaderNames.EXPECT);
+      if (chunked) {
+        h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+      }
+      InetAddress peer = peer();
+      String forFor = peer == null ? "unknown" : peer.getHostAddress();
+      String host = request.headers().get(HttpHeaderNames.HOST);
+      String fwd = "for=" + (forFor.contains(":") ? "\"[" + forFor + "]\"" : forFor) + ";proto=http"
+          + (host == null ? "" : ";host=\"" + host.replace("\"", "") + "\"");
+      String prior = h.get("forwarded");
+      h.set("forwarded", prior == null ? fwd : prior + ", " + fwd);
+      String xff = h.get("x-forwarded-for");
+      h.set("x-forwarded-for", xff == null ? forFor : xff + ", " + forFor);
+      if (!h.contains("x-forwarded-proto")) {
+        h.set("x-forwarded-proto", "http");
+      }
+      if (host != null && !h.contains("x-forwarded-host")) {
+        h.set("x-forwarded-host", host);
+      }
+      return new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), request.uri(), h);
+    }
+
+    void requestContent(HttpContent c) {
+      boolean last = c instanceof LastHttpContent;
+      int n = c.content().readableBytes();
+      requestBytes += n;
+      if (last) {
+        requestComplete = true;
+      }
+      if (discarding) {
+        c.release();
+        if (last) {
+          maybeEnd();
+        }
+        return;
+      }
+      if (requestBytes > maxBody) {
+        c.release();
+        upstreamReusable = false;
+        keepAlive = false;
+        requestComplete = true;
+        if (responseStarted) {
+          abort("request body over the limit after the response started");
+        } else {
+          closeUpstream();
+          local(tooLarge());
+        }
+        return;
+      }
+      if (last) {
+        requestSent = true;
+      }
+      upstream.writeAndFlush(c).addListener(writeFailed());
+      if (last) {
+        maybeEnd();
+      }
+    }
+
+    void upstreamWritable() {
+      maybeRead();
+    }
+
+    void clientWritable() {
+      if (upstream != null && responseStarted && !responseComplete && upstream.isActive()) {
+        upstream.read();
+      }
+    }
+
+    private void onUpstream(UpstreamHandler.Event e, Object msg) {
+      if (ended) {
+        ReferenceCountUtil.release(msg);
+        return;
+      }
+      switch (e) {
+        case READ -> upstreamRead((HttpObject) msg);
+        case WRITABLE -> upstreamWritable();
+        case INACTIVE -> upstreamClosed();
+        case ERROR -> {
+          upstreamReusable = false;
+          upstream.close();
+        }
+      }
+    }
+
+    private void upstreamRead(HttpObject msg) {
+      if (msg instanceof HttpResponse r) {
+        if (r.decoderResult().isFailure()) {
+          ReferenceCountUtil.release(msg);
+          upstreamReusable = false;
+          closeUpstream();
+          if (!responseStarted) {
+            badGateway("The upstream sent a response that is not valid HTTP/1.1.");
+          } else {
+            abort("upstream response malformed");
+          }
+          return;
+        }
+        int code = r.status().code();
+        if (code >= 100 && code < 200) {
+          ReferenceCountUtil.release(msg); // interim responses: 100-continue was answered already
+          upstream.read();
+          return;
+        }
+        if (responseTimeout != null) {
+          responseTimeout.cancel(false);
+        }
+        state.metrics.upstreamLatency(pool.name(), System.nanoTime() - upstreamSentNanos);
+        responseStarted = true;
+        if (!HttpUtil.isKeepAlive(r)) {
+          upstreamReusable = false;
+        }
+        if (route.route().normaliseErrors() && code >= 400 && isBare(r)) {
+          normalising = true;
+          normalisedStatus = code;
+          normalisedReason = r.status().reasonPhrase();
+          ReferenceCountUtil.release(msg);
+          if (msg instanceof LastHttpContent) {
+            normalisedEnd(code, r.status().reasonPhrase());
+          } else {
+            upstream.read();
+          }
+          return;
+        }
+        HttpResponse out = clientResponse(r);
+        if (msg instanceof HttpContent) {
+          ctx.write(out);
+          // a decoder never merges head and body, but stay correct if one does
+          forwardContent((HttpContent) msg);
+        } else {
+          ctx.writeAndFlush(out);
+          pullUpstream();
+        }
+        return;
+      }
+      forwardContent((HttpContent) msg);
+    }
+
+    private void forwardContent(HttpContent c) {
+      boolean last = c instanceof LastHttpContent;
+      if (normalising) {
+        c.release();
+        if (last) {
+          normalisedEnd(0, null);
+        } else {
+          upstream.read();
+        }
+        return;
+      }
+      responseBytes += c.content().readableBytes();
+      if (last) {
+        responseComplete = true;
+        if (responseTimeout != null) {
+          responseTimeout.cancel(false);
+        }
+        ctx.writeAndFlush(c).addListener(x -> responseWritten(x.isSuccess()));
+      } else {
+        ctx.writeAndFlush(c);
+        pullUpstream();
+      }
+    }
+
+    private int normalisedStatus;
+    private String normalisedReason;
+
+    private void normalisedEnd(int code, String reason) {
+      if (code != 0) {
+        normalisedStatus = code;
+        normalisedReason = reason;
+      }
+      responseComplete = true;
+      LocalResponse r = snap.speech().error(new GatewayError(normalisedStatus,
+          snakeCase(normalisedReason),
+          "The upstream service answered " + normalisedStatus + " " + normalisedReason + ".",
+          normalisedStatus >= 500
+              ? "The service behind this gateway failed to complete the request; it is reported in a structured form so that callers can decide whether to retry."
+              : "The service behind this gateway refused the request; it is reported in a structured form so that callers can correct it.",
+          Map.of("upstreamStatus", normalisedStatus)), html);
+      if (decision != null) {
+        snap.speech().rateLimitHeaders(route.route(), decision, normalisedStatus, r.headers());
+      }
+      writeLocal(r);
+    }
+
+    private void pullUpstream() {
+      if (ctx.channel().isWritable()) {
+        upstream.read();
+      }
+      // else: channelWritabilityChanged -> clientWritable() reads again
+    }
+
+    private HttpResponse clientResponse(HttpResponse r) {
+      HttpHeaders h = new DefaultHttpHeaders();
+      h.set(r.headers());
+      boolean chunked = HttpUtil.isTransferEncodingChunked(r);
+      stripHopByHop(h);
+      int code = r.status().code();
+      boolean bodyless = request.method().equals(HttpMethod.HEAD) || code == 204 || code == 304;
+      if (!bodyless && (chunked || !h.contains(HttpHeaderNames.CONTENT_LENGTH))) {
+        if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+          keepAlive = false; // HTTP/1.0 has no chunking: the body ends with the connection
+        } else {
+          h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        }
+      }
+      if (decision != null) {
+        snap.speech().rateLimitHeaders(route.route(), decision, code, h);
+      }
+      connectionHeader(h);
+      return new DefaultHttpResponse(HttpVersion.HTTP_1_1, r.status(), h);
+    }
+
+    private void connectionHeader(HttpHeaders h) {
+      if (!keepAlive) {
+        h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+      } else if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+        h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+      }
+    }
+
+    private void responseTimedOut() {
+      if (ended || responseStarted) {
+        return;
+      }
+      upstreamReusable = false;
+      closeUpstream();
+      if (!requestComplete) {
+        discardBody();
+      }
+      state.metrics.upstreamLatency(pool.name(), System.nanoTime() - upstreamSentNanos);
+      local(snap.speech().error(new GatewayError(504, "upstream_timeout",
+          "The upstream service did not answer within " + snap.config().timeouts().response().toSeconds()
+              + " seconds. Try again later.",
+          "The gateway bounds how long a request may wait so that callers are never left hanging on a stalled service.",
+          Map.of("timeoutSeconds", snap.config().timeouts().response().toSeconds())), html));
+    }
+
+    private void upstreamFailed(Throwable cause) {
+      if (!requestComplete) {
+        discardBody();
+      }
+      badGateway("The upstream service could not be reached (" + cause.getClass().getSimpleName() + ").");
+    }
+
+    private void badGateway(String detail) {
+      if (!requestComplete) {
+        discardBody();
+      }
+      local(snap.speech().error(new GatewayError(502, "upstream_unavailable", detail + " Try again later.",
+          "The gateway forwards requests to the service behind it; when that service is down the gateway says so instead of guessing.",
+          Map.of()), html));
+    }
+
+    private void upstreamClosed() {
+      if (ended || responseComplete) {
+        return;
+      }
+      upstreamReusable = false;
+      if (!responseStarted) {
+        if (responseTimeout != null) {
+          responseTimeout.cancel(false);
+        }
+        badGateway("The upstream service closed the connection before answering.");
+      } else {
+        // mid-body: the client cannot be told anything else; close so it sees a truncated body
+        abort("upstream closed mid-response");
+      }
+    }
+
+    // ---- local responses and the end ----
+
+    /** Answers locally; the request body, if any, is read and dropped. */
+    private void local(LocalResponse r) {
+      if (forwarding && !requestComplete) {
+        discardBody();
+      }
+      responseStarted = true;
+      responseComplete = true;
+      writeLocal(r);
+    }
+
+    private void writeLocal(LocalResponse r) {
+      state.metrics.localResponse(r.status().code());
+      HttpHeaders h = r.headers();
+      boolean head = request.method().equals(HttpMethod.HEAD);
+      FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, r.status(),
+          head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(r.body()));
+      resp.headers().set(h);
+      if (r.contentType() != null) {
+        resp.headers().set(HttpHeaderNames.CONTENT_TYPE, r.contentType());
+      }
+      if (r.status().code() != 304) {
+        resp.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, r.body().length);
+      }
+      if (!requestComplete && !discarding) {
+        keepAlive = false;
+      }
+      connectionHeader(resp.headers());
+      ctx.writeAndFlush(resp).addListener(x -> responseWritten(x.isSuccess()));
+      maybeRead();
+    }
+
+    private void discovery(boolean head) {
+      HttpSpeech.Discovery doc = state.discovery();
+      String inm = request.headers().get(HttpHeaderNames.IF_NONE_MATCH);
+      HttpHeaders h = new DefaultHttpHeaders();
+      h.set(HttpHeaderNames.CACHE_CONTROL, "public, s-maxage=300");
+      h.set(HttpHeaderNames.ETAG, doc.etag());
+      h.set(HttpHeaderNames.VARY, HttpHeaderNames.ACCEPT_ENCODING);
+      if (inm != null && etagMatches(inm, doc.etag())) {
+        local(new LocalResponse(HttpResponseStatus.NOT_MODIFIED, null, new byte[0], h));
+        return;
+      }
+      local(new LocalResponse(HttpResponseStatus.OK, "application/json", doc.json(), h));
+    }
+
+    private void responseWritten(boolean ok) {
+      if (!ok) {
+        abort("write to client failed");
+        return;
+      }
+      responseComplete = true;
+      maybeEnd();
+    }
+
+    /** Ends the exchange once the response is out and the request fully read. */
+    private void maybeEnd() {
+      if (ended || !responseComplete || !requestComplete) {
+        maybeRead();
+        return;
+      }
+      if (upstream != null && (!requestSent || !upstreamReusable || normalising && !responseComplete)) {
+        upstreamReusable = false;
+      }
+      end(true);
+    }
+
+    /** Ends the exchange because a connection died: accounting still happens once. */
+    void abort(String why) {
+      if (ended) {
+        return;
+      }
+      LOG.debug("exchange aborted: {}", why);
+      upstreamReusable = false;
+      keepAlive = false;
+      end(false);
+    }
+
+    private void end(boolean clean) {
+      ended = true;
+      if (responseTimeout != null) {
+        responseTimeout.cancel(false);
+      }
+      if (decision != null) {
+        state.limiter.release(decision);
+        long bytes = requestBytes + responseBytes;
+        if (bytes > 0) {
+          for (PolicyOutcome o : byteOutcomes) {
+            try {
+              state.limiter.charge(o.policy(), o.key(), bytes);
+            } catch (StoreException e) {
+              LOG.warn("could not charge {} bytes to policy {}", bytes, o.policy().name(), e);
+            }
+          }
+        }
+      }
+      if (upstream != null) {
+        if (upstreamHandler != null) {
+          upstreamHandler.detach();
+        }
+        if (clean && upstreamReusable && upstream.isActive()) {
+          upstream.pipeline().remove("exchange");
+          pool.release(upstream);
+        } else {
+          upstream.close();
+        }
+        upstream = null;
+      }
+      finished(this, clean && keepAlive);
+    }
+
+    private void closeUpstream() {
+      if (responseTimeout != null) {
+        responseTimeout.cancel(false);
+      }
+      if (upstream != null) {
+        if (upstreamHandler != null) {
+          upstreamHandler.detach();
+        }
+        upstream.close();
+        upstream = null;
+      }
+      forwarding = false;
+    }
+
+    private String path() {
+      String uri = request.uri();
+      int q = uri.indexOf('?');
+      return q < 0 ? uri : uri.substring(0, q);
+    }
+
+    private InetAddress peer() {
+      return ctx.channel().remoteAddress() instanceof InetSocketAddress isa ? isa.getAddress() : null;
+    }
+  }
+
+  static void stripHopByHop(HttpHeaders h) {
+    for (String listed : h.getAll(HttpHeaderNames.CONNECTION)) {
+      for (String token : listed.split(",")) {
+        String t = token.trim();
+        if (!t.isEmpty()) {
+          h.remove(t);
+        }
+      }
+    }
+    for (CharSequence name : HOP_BY_HOP) {
+      h.remove(name);
+    }
+  }
+
+  /** A bare response is one without a JSON body: nothing a caller could parse for error, detail, why. */
+  static boolean isBare(HttpResponse r) {
+    String ct = r.headers().get(HttpHeaderNames.CONTENT_TYPE);
+    if (ct == null) {
+      return true;
+    }
+    String base = ct.toLowerCase(Locale.ROOT);
+    return !(base.startsWith("application/json") || base.startsWith("application/problem+json"));
+  }
+
+  static String snakeCase(String reason) {
+    String s = reason == null ? "upstream_error" : reason.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+    s = s.replaceAll("^_+|_+$", "");
+    return s.isEmpty() ? "upstream_error" : s;
+  }
+
+  static boolean etagMatches(String ifNoneMatch, String etag) {
+    if (ifNoneMatch.trim().equals("*")) {
+      return true;
+    }
+    String bare = etag.startsWith("W/") ? etag.substring(2) : etag;
+    for (String candidate : ifNoneMatch.split(",")) {
+      String c = candidate.trim();
+      if (c.startsWith("W/")) {
+        c = c.substring(2);
+      }
+      if (c.equals(bare)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static Map<String, Object> map(Object... kv) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      m.put((String) kv[i], kv[i + 1]);
+    }
+    return m;
+  }
+}

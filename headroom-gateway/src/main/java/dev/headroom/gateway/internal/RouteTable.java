@@ -1,0 +1,60 @@
+package dev.headroom.gateway.internal;
+
+import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.GatewayConfig.Route;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The routes in configuration order. A request matches the first route whose template matches its
+ * path and which accepts its method; when some route matches the path but none the method, the
+ * answer is 405 with the methods that would have matched. Immutable and thread-safe.
+ */
+final class RouteTable {
+  private final List<CompiledRoute> routes;
+
+  RouteTable(GatewayConfig config) {
+    List<CompiledRoute> out = new ArrayList<>();
+    for (Route r : config.routes()) {
+      out.add(new CompiledRoute(r, PathTemplate.parse(r.path()),
+          r.policies().stream().map(config.policies()::get).toList()));
+    }
+    this.routes = List.copyOf(out);
+  }
+
+  List<CompiledRoute> routes() {
+    return routes;
+  }
+
+  /** The outcome of matching one request. */
+  sealed interface Match permits Found, WrongMethod, NotFound {}
+
+  record Found(CompiledRoute route) implements Match {}
+
+  record WrongMethod(Set<String> allowed) implements Match {}
+
+  record NotFound() implements Match {}
+
+  Match match(String method, String path) {
+    Set<String> allowed = null;
+    for (CompiledRoute r : routes) {
+      if (r.template().matches(path)) {
+        if (r.hasMethod(method)) {
+          return new Found(r);
+        }
+        if (allowed == null) {
+          allowed = new TreeSet<>();
+        }
+        allowed.addAll(r.route().methods());
+      }
+    }
+    return allowed == null ? new NotFound() : new WrongMethod(allowed);
+  }
+
+  Optional<CompiledRoute> byName(String name) {
+    return routes.stream().filter(r -> r.route().name().equals(name)).findFirst();
+  }
+}

@@ -1,0 +1,15 @@
+package dev.headroom.gateway.internal;
+
+import dev.headroom.gateway.GatewayConfig;
+import java.util.Map;
+
+/**
+ * One configuration made ready to serve: routes compiled, upstream pools resolved, the HTTP
+ * vocabulary built. A request keeps the snapshot it started with, so a reload never changes a
+ * request in flight. Immutable.
+ */
+record Snapshot(GatewayConfig config, RouteTable routes, Map<String, UpstreamPool> pools, HttpSpeech speech) {
+  Snapshot {
+    pools = Map.copyOf(pools);
+  }
+}

@@ -1,0 +1,63 @@
+package dev.headroom.gateway.internal;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The upstream end of one exchange: passes the upstream connection's events to the client side.
+ * Once detached (the exchange ended) it drops whatever still arrives.
+ *
+ * <p>Thread-safety: confined to the upstream channel's event loop, which is the client's.
+ */
+final class UpstreamHandler extends ChannelInboundHandlerAdapter {
+  private static final Logger LOG = LoggerFactory.getLogger(UpstreamHandler.class);
+
+  enum Event { READ, WRITABLE, INACTIVE, ERROR }
+
+  private BiConsumer<Event, Object> sink;
+
+  UpstreamHandler(BiConsumer<Event, Object> sink) {
+    this.sink = sink;
+  }
+
+  void detach() {
+    sink = null;
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (sink == null) {
+      ReferenceCountUtil.release(msg);
+      return;
+    }
+    sink.accept(Event.READ, msg);
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    if (sink != null && ctx.channel().isWritable()) {
+      sink.accept(Event.WRITABLE, null);
+    }
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    if (sink != null) {
+      sink.accept(Event.INACTIVE, null);
+    }
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    LOG.debug("upstream connection {} failed", ctx.channel(), cause);
+    if (sink != null) {
+      sink.accept(Event.ERROR, cause);
+    } else {
+      ctx.close();
+    }
+  }
+}

@@ -1,0 +1,84 @@
+package dev.headroom.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The configuration is validated as a whole at start: every problem, with its path, value and expectation. */
+class ConfigValidationTest {
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+  @Test
+  void theSampleIsValidAndValidatesAgainstTheShippedSchema() throws Exception {
+    GatewayConfig sample = GatewayConfig.sample();
+    assertThat(sample.policies()).containsKeys("burst", "daily", "in-flight");
+    assertThat(sample.policies().get("daily").quota().window()).isEqualTo(Duration.ofDays(1));
+    JsonNode tree = YAML.readTree(GatewayConfig.sampleText());
+    assertThat(Schemas.validate(Schemas.CONFIG, tree)).isEmpty();
+  }
+
+  @Test
+  void aBadFileListsEveryProblemWithPathValueAndExpectation() {
+    String bad = """
+        service: {description: no name}
+        listen: {port: 70000}
+        store: {type: cassandra}
+        trustedProxies: [10.0.0.0/99]
+        upstreams:
+          a: {url: "ftp://x"}
+        policies:
+          p1: {quota: 0, window: 1 day, why: ok, partition: "bogus"}
+          p2: {quota: 5, window: 1m, why: ok, unit: parsecs, colour: red}
+        routes:
+          - {method: FETCH, path: items, upstream: b, policies: [p3], dialect: draft-99}
+          - {method: GET, path: /x, upstream: a, dialect: [ietf, draft-07]}
+        """;
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("service.name: missing; expected"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("listen.port: 70000 is not valid; expected an integer from 0 to 65535"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("store.type: \"cassandra\" is not valid; expected memory or redis"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("trustedProxies[0]:").contains("10.0.0.0/99"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("upstreams.a.url: \"ftp://x\" is not valid"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p1.quota: 0 is not valid"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p1.window: \"1 day\" is not valid; expected a duration"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p1.partition:").contains("bogus"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p2.unit: \"parsecs\""));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p2.colour: unknown key"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].method: \"FETCH\""));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].path: \"items\""));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].upstream: \"b\" is not valid; expected one of the upstreams: [a]"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].policies[0]: \"p3\""));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].dialect:").contains("draft-99"));
+    // draft-ietf-httpapi-ratelimit-headers: the -07 Dictionary and the -08+ List of RateLimit cannot be sent together
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[1].dialect:"));
+    assertThat(e.getMessage()).startsWith("bad.yaml: " + e.problems().size() + " problems");
+    assertThat(Schemas.validate(Schemas.CONFIG, readYaml(bad))).isNotEmpty();
+  }
+
+  @Test
+  void invalidYamlNamesLineAndColumn() {
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse("service: [\n", "x.yaml"), ConfigException.class);
+    assertThat(e.problems()).singleElement().asString().startsWith("not valid YAML at line");
+  }
+
+  @Test
+  void durationsAcceptShortFormsSecondsAndIso() throws Exception {
+    String yaml = GatewayConfig.sampleText().replace("window: 10s", "window: PT10S").replace("window: 1d", "window: 86400");
+    GatewayConfig c = GatewayConfig.parse(yaml, "t");
+    assertThat(c.policies().get("burst").quota().window()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(c.policies().get("daily").quota().window()).isEqualTo(Duration.ofDays(1));
+  }
+
+  private static JsonNode readYaml(String s) {
+    try {
+      return YAML.readTree(s);
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+}

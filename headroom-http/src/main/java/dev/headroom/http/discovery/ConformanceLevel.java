@@ -1,0 +1,28 @@
+package dev.headroom.http.discovery;
+
+/** The Graceful Boundaries conformance values of the discovery {@code conformance} member (section 1). */
+public enum ConformanceLevel {
+  /** No agentic interaction surface: nothing to describe. */
+  NOT_APPLICABLE("not-applicable"),
+  /** Limits are enforced but not described per the specification. */
+  NONE("none"),
+  /** Structured refusals. */
+  LEVEL_1("level-1"),
+  /** Level 1 and a discovery document. */
+  LEVEL_2("level-2"),
+  /** Level 2 and constructive guidance in refusals. */
+  LEVEL_3("level-3"),
+  /** Level 3 and proactive RateLimit headers on success. */
+  LEVEL_4("level-4");
+
+  private final String token;
+
+  ConformanceLevel(String token) {
+    this.token = token;
+  }
+
+  /** The value sent. */
+  public String token() {
+    return token;
+  }
+}
