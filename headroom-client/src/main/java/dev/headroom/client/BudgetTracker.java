@@ -53,9 +53,9 @@ import java.util.function.Function;
  *       alone and its response decides.
  *   <li>{@code receipt + t} is an upper bound of the reset (the server rounds up, the answer took
  *       time to arrive): waiting for it is never early.
- *   <li>Requests admitted after the reported one and still in flight were not counted in its
- *       {@code r}: they are subtracted. Answers to concurrent requests can only lower a budget
- *       (see {@link #apply}), since their order says nothing about the order the server saw.
+ *   <li>Requests that may not be counted in a report's {@code r} (still in flight, or answered
+ *       while it was) are subtracted, so that concurrent answers, which arrive in any order, never
+ *       overstate the budget (see {@link #apply}).
  * </ul>
  *
  * <p>The first request of a scope goes alone: until a response arrives nothing is known, and
@@ -198,7 +198,7 @@ final class BudgetTracker implements Budgets {
     boolean alone = s.inFlight.isEmpty();
     s.inFlight.add(seq);
     s.lastAdmit = now;
-    return Wait.admitted(new Permit(s, probe, seq, alone));
+    return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount));
   }
 
   private List<Entry> active(Scope s, String origin, String method, String path) {
@@ -233,8 +233,12 @@ final class BudgetTracker implements Budgets {
       long now = ticker.read();
       s.answered = true;
       if (!exchange.fromCache()) {
-        apply(s, exchange.fields(), now, permit.seq, permit.alone && permit.seq == s.lastSeq);
+        // Sent but possibly not counted in this answer's r: whatever is still on the wire, and
+        // whatever was answered while this request was (the server may have served it later).
+        long uncounted = s.inFlight.size() + (s.answeredCount - permit.answeredAtAdmit);
+        apply(s, exchange.fields(), now, uncounted, permit.alone && permit.seq == s.lastSeq);
       }
+      s.answeredCount++;
       if (permit.probe) {
         s.probeAfterBlock = false;
         s.entries.values().removeIf(e -> e.resetAt <= now);
@@ -259,11 +263,13 @@ final class BudgetTracker implements Budgets {
    * Applies a report to the scope. A report is <em>ordered</em> when its request was alone on the
    * wire from admission to answer: it is then the newest word on the budget and replaces it.
    * Answers to concurrent requests arrive in any order and the server may have served them in yet
-   * another, so such a report only ever lowers {@code remaining} and postpones the reset, and one
-   * whose reset is well before the budget's describes an earlier state and is dropped. Requests
-   * admitted after the reported one and still in flight are missing from its {@code r}.
+   * another, so for such a report {@code uncounted} requests (every one still on the wire or
+   * answered while this one was) are taken off its {@code r}: what is left is a lower bound of the
+   * quota left now, whatever the order, and replaces the budget's; its reset only ever postpones
+   * the budget's (a token bucket's reset grows with every request served after the reported one),
+   * and a report whose reset is well before the budget's describes an earlier window and is dropped.
    */
-  private void apply(Scope s, RateLimitFields fields, long now, long seq, boolean ordered) {
+  private void apply(Scope s, RateLimitFields fields, long now, long uncounted, boolean ordered) {
     long raNanos = -1;
     boolean raClamped = false;
     Optional<RetryAfter> ra = fields.retryAfter();
@@ -304,13 +310,13 @@ final class BudgetTracker implements Budgets {
       if (quota >= 0) {
         r = Math.min(r, quota);
       }
-      r = Math.max(0, r - s.inFlight.tailSet(seq, false).size());
+      r = Math.max(0, r - uncounted);
       long resetAt = saturatingAdd(now, tNanos);
       Entry e = s.entries.get(key(policy, pk));
       if (e == null || ordered || e.resetAt <= now || e.probeAtReset) {
         put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, "headers");
       } else if (resetAt >= e.resetAt - SAME_WINDOW_NANOS) {
-        e.remaining = Math.min(e.remaining, r);
+        e.remaining = r;
         e.resetAt = Math.max(e.resetAt, resetAt);
         e.quota = quota;
         e.window = window;
@@ -484,12 +490,14 @@ final class BudgetTracker implements Budgets {
 
     final long seq;
     final boolean alone;
+    final long answeredAtAdmit;
 
-    Permit(Scope scope, boolean probe, long seq, boolean alone) {
+    Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit) {
       this.scope = scope;
       this.probe = probe;
       this.seq = seq;
       this.alone = alone;
+      this.answeredAtAdmit = answeredAtAdmit;
     }
   }
 
@@ -503,6 +511,8 @@ final class BudgetTracker implements Budgets {
     /** Admission numbers of the requests in flight. */
     final java.util.TreeSet<Long> inFlight = new java.util.TreeSet<>();
     long lastSeq;
+    /** Answers recorded so far. */
+    long answeredCount;
 
     int inFlight() {
       return inFlight.size();
