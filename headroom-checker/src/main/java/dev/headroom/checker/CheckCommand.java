@@ -76,10 +76,13 @@ public final class CheckCommand implements Callable<Integer> {
     URI target;
     Checker checker;
     try {
+      if (timeoutSeconds < 1 || timeoutSeconds > 3600) {
+        throw new IllegalArgumentException("--timeout: expected 1 to 3600 seconds, got " + timeoutSeconds);
+      }
       min = Level.parse(minLevel);
       target = new URI(url);
-      Checker.Builder b = Checker.builder(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(Math.max(1, timeoutSeconds)))
-          .followRedirects(HttpClient.Redirect.NEVER).build()).probe(probe).timeout(Duration.ofSeconds(Math.max(1, timeoutSeconds)));
+      Checker.Builder b = Checker.builder(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(timeoutSeconds))
+          .followRedirects(HttpClient.Redirect.NEVER).build()).probe(probe).timeout(Duration.ofSeconds(timeoutSeconds));
       if (limitsPath != null) {
         b.limitsPath(limitsPath);
       }

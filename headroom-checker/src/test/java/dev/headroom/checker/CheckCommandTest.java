@@ -66,6 +66,10 @@ class CheckCommandTest {
   void usageErrorsExitTwoNamingTheValue() {
     assertThat(run("http://127.0.0.1:1/", "--min-level", "7")).isEqualTo(2);
     assertThat(err.toString()).contains("level: expected N/A, 0, 1, 2, 3 or 4", "'7'");
+    assertThat(run("http://127.0.0.1:1/", "--timeout", "0")).isEqualTo(2);
+    assertThat(err.toString()).contains("--timeout: expected 1 to 3600 seconds, got 0");
+    assertThat(run("http://127.0.0.1:1/", "--probe", "-1")).isEqualTo(2);
+    assertThat(err.toString()).contains("probe: expected 0 to 10000 requests, got -1");
     assertThat(run("ftp://example.invalid/")).isEqualTo(2);
     assertThat(err.toString()).contains("target: expected an absolute http or https URL");
   }
