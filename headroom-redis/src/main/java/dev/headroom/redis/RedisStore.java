@@ -19,12 +19,13 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,6 +43,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,9 +53,10 @@ import org.slf4j.LoggerFactory;
  * that points at it.
  *
  * <h2>How is this designed, and why?</h2>
- * Every decision of a request, all of its policies, is one round trip: one {@code EVALSHA} of a
- * Lua script (loaded with {@code EVAL} when Redis answers {@code NOSCRIPT}) that evaluates every
- * policy first and commits all of them only when all allow, as {@link InMemoryStore} does. The
+ * Every decision of a request, all of its policies, is one round trip: one {@code FCALL} of a Lua
+ * function library (loaded with {@code FUNCTION LOAD} when Redis answers that it has none; before
+ * Redis 7, {@code EVALSHA} of the same code as a script) that evaluates every policy first and
+ * commits all of them only when all allow, as {@link InMemoryStore} does. The
  * script implements the algorithms of {@code dev.headroom.internal} ({@code Gcra},
  * {@code FixedWindow}, {@code SlidingWindow}, {@code Concurrency}) to the nanosecond and the unit:
  * the same allowed flags, {@code r}, {@code t}, Retry-After, debt, refunds and leases, which a
@@ -142,6 +145,10 @@ public final class RedisStore implements Store {
   private final LongAdder failures = new LongAdder();
   private final LongAdder givenBackLate = new LongAdder();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
+  /** Whether Redis has functions (7 and later); cleared for good when it answers that it has no FCALL. */
+  private volatile boolean functions;
+  /** The library load under way, if any. */
+  private final AtomicReference<CompletableFuture<Void>> loading = new AtomicReference<>();
 
   private RedisStore(Builder b, Endpoint endpoint) {
     this.endpoint = endpoint;
@@ -151,6 +158,7 @@ public final class RedisStore implements Store {
     this.deadlineNanos = b.decisionDeadline.toNanos();
     this.ticker = b.ticker;
     this.marginMillis = b.ticker == null ? 0 : TEST_TTL_MARGIN_MILLIS;
+    this.functions = !b.scriptsOnly;
     if (b.failurePolicy == FailurePolicy.FALLBACK && b.fallback == null) {
       InMemoryStore.Builder local = InMemoryStore.builder();
       if (b.ticker != null) {
@@ -497,28 +505,98 @@ public final class RedisStore implements Store {
     return ticker == null ? null : ticker.read();
   }
 
-  /** One script call: EVALSHA, and EVAL when Redis does not know the script yet. */
+  /**
+   * One call of the decision code: {@code FCALL} of the library's function, loading the library
+   * first when Redis answers that it has no such function (a new or restarted Redis, or
+   * {@code FUNCTION FLUSH}); before Redis 7, which has no {@code FCALL}, {@code EVALSHA}, and
+   * {@code EVAL} when Redis answers {@code NOSCRIPT}. Either way one command in the steady state.
+   */
   private CompletableFuture<List<Object>> call(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
     byte[][] keys = DecisionScript.keys(layout, acquisitions);
     byte[][] args = DecisionScript.args(mode, now, marginMillis, acquisitions, leaseIds);
-    return endpoint.commands().thenCompose(c -> {
-      try {
-        return c.<List<Object>>evalsha(script.sha(), ScriptOutputType.MULTI, keys, args)
-            .toCompletableFuture()
-            .exceptionallyCompose(e -> isNoScript(e) ? eval(c, keys, args) : CompletableFuture.failedFuture(e));
-      } catch (RuntimeException e) {
-        return CompletableFuture.failedFuture(e);
-      }
-    });
+    RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
+    if (c == null) {
+      return endpoint.commands().thenCompose(connected -> send(connected, keys, args));
+    }
+    return send(c, keys, args);
   }
 
-  private CompletableFuture<List<Object>> eval(RedisScriptingAsyncCommands<byte[], byte[]> c, byte[][] keys, byte[][] args) {
-    return c.<List<Object>>eval(script.source(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+  private CompletableFuture<List<Object>> send(RedisClusterAsyncCommands<byte[], byte[]> c, byte[][] keys, byte[][] args) {
+    try {
+      if (functions) {
+        return c.<List<Object>>fcall(script.function(), ScriptOutputType.MULTI, keys, args).toCompletableFuture()
+            .exceptionallyCompose(e -> afterFcallFailed(c, e, keys, args));
+      }
+      return c.<List<Object>>evalsha(script.sha(), ScriptOutputType.MULTI, keys, args).toCompletableFuture()
+          .exceptionallyCompose(e -> isNoScript(e) ? eval(c, keys, args) : CompletableFuture.failedFuture(e));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  private CompletableFuture<List<Object>> afterFcallFailed(RedisClusterAsyncCommands<byte[], byte[]> c, Throwable e,
+      byte[][] keys, byte[][] args) {
+    String message = message(e);
+    if (message.startsWith("ERR Function not found")) {
+      return loadLibrary(c).thenCompose(loaded ->
+          c.<List<Object>>fcall(script.function(), ScriptOutputType.MULTI, keys, args).toCompletableFuture());
+    }
+    if (message.toLowerCase(java.util.Locale.ROOT).contains("unknown command") && message.toUpperCase(java.util.Locale.ROOT).contains("FCALL")) {
+      // Redis before 7: scripts from now on.
+      if (functions) {
+        functions = false;
+        LOG.info("Redis has no FCALL (before Redis 7): Headroom decides with EVALSHA");
+      }
+      return send(c, keys, args);
+    }
+    return CompletableFuture.failedFuture(e);
+  }
+
+  /**
+   * Loads the library (once for all the calls that found it missing at the same time): on a
+   * standalone Redis, through the connection; on a Cluster, on every primary, since each node
+   * keeps its own functions (replicas receive them from their primary).
+   */
+  private CompletableFuture<Void> loadLibrary(RedisClusterAsyncCommands<byte[], byte[]> c) {
+    CompletableFuture<Void> mine = new CompletableFuture<>();
+    CompletableFuture<Void> running = loading.compareAndExchange(null, mine);
+    if (running != null) {
+      return running;
+    }
+    CompletionStage<?> load;
+    try {
+      if (c instanceof RedisAdvancedClusterAsyncCommands) {
+        load = ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) c).upstream().commands()
+            .functionLoad(script.functionSource(), true);
+      } else {
+        load = c.functionLoad(script.functionSource(), true);
+      }
+    } catch (RuntimeException e) {
+      load = CompletableFuture.failedFuture(e);
+    }
+    load.whenComplete((ok, error) -> {
+      loading.compareAndSet(mine, null);
+      if (error != null) {
+        mine.completeExceptionally(error);
+      } else {
+        mine.complete(null);
+      }
+    });
+    return mine;
+  }
+
+  private CompletableFuture<List<Object>> eval(RedisClusterAsyncCommands<byte[], byte[]> c, byte[][] keys, byte[][] args) {
+    return c.<List<Object>>eval(script.evalSource(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+  }
+
+  private static String message(Throwable e) {
+    Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    return t.getMessage() == null ? "" : t.getMessage();
   }
 
   private static boolean isNoScript(Throwable e) {
     Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-    return t instanceof RedisNoScriptException || (t.getMessage() != null && t.getMessage().startsWith("NOSCRIPT"));
+    return t instanceof RedisNoScriptException || message(e).startsWith("NOSCRIPT");
   }
 
   @Override
@@ -547,8 +625,15 @@ public final class RedisStore implements Store {
     private Store fallback;
     private Duration decisionDeadline = DEFAULT_DECISION_DEADLINE;
     private Ticker ticker;
+    private boolean scriptsOnly;
 
     private Builder() {}
+
+    /** Tests only: decide with EVALSHA, as before Redis 7, even when Redis has functions. */
+    Builder scriptsOnly() {
+      this.scriptsOnly = true;
+      return this;
+    }
 
     /**
      * A standalone Redis, as a URI ({@code redis://host:port/db}, {@code rediss://} for TLS). The

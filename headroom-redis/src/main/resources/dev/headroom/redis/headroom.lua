@@ -11,18 +11,25 @@
 -- Times saturate at Java's Long.MAX_VALUE, as dev.headroom.internal.Saturating does. Unit counts
 -- (quota, cost, window counters) are plain numbers, exact below 2^53; counters saturate at 2^53.
 
-if redis.replicate_commands then
-  redis.replicate_commands() -- needed before Redis 5 to write after reading TIME; a no-op since
-end
-
 local E9 = 1000000000
 local MAXS, MAXN = 9223372036, 854775807 -- Long.MAX_VALUE as (s, n)
 local MAXC = 9007199254740992 -- 2^53: the ceiling of a window counter
 local HINT = E9 -- Concurrency.HINT_NANOS
 
-local floor = math.floor
-local call = redis.call
-local fmt = string.format
+-- The library's code runs once, when Redis loads it, and sees then only redis.register_function
+-- (no math, no string, no redis.call): the standard functions are bound at the first call.
+local floor, ceil, fmt, find, ssub, match, tonumber, ipairs
+
+-- The state of the call under way, set by decide() at the start of every call.
+local call
+local nows, nown
+local margin
+
+local function bind()
+  floor, ceil = math.floor, math.ceil
+  fmt, find, ssub, match = string.format, string.find, string.sub, string.match
+  tonumber, ipairs = _G.tonumber, _G.ipairs
+end
 
 local function str(x)
   return fmt('%.0f', x)
@@ -121,16 +128,6 @@ local function capc(x)
   return x
 end
 
--- The clock: the caller's test ticker when given, else Redis TIME (never the caller's clock).
-local nows, nown
-local margin = tonumber(ARGV[4])
-if ARGV[2] ~= '' then
-  nows, nown = tonumber(ARGV[2]), tonumber(ARGV[3])
-else
-  local t = call('TIME')
-  nows, nown = tonumber(t[1]), tonumber(t[2]) * 1000
-end
-
 -- Writes a value that expires at (es, en), or deletes the key when that is not after now.
 local function store(key, value, es, en)
   local ds, dn = sub(es, en, nows, nown)
@@ -138,13 +135,13 @@ local function store(key, value, es, en)
     call('DEL', key)
     return
   end
-  local ms = ds * 1000 + math.ceil(dn / 1000000) + margin
+  local ms = ds * 1000 + ceil(dn / 1000000) + margin
   call('SET', key, value, 'PX', str(ms))
 end
 
 local function pexpire(key, es, en, atleastms)
   local ds, dn = sub(es, en, nows, nown)
-  local ms = ds * 1000 + math.ceil(dn / 1000000)
+  local ms = ds * 1000 + ceil(dn / 1000000)
   if ms < atleastms then
     ms = atleastms
   end
@@ -159,38 +156,41 @@ end
 -- Token bucket as GCRA (dev.headroom.internal.Gcra). State: the TAT as "s:n"; absent = now.
 ---------------------------------------------------------------------------------------------------
 
-local function gcraLoad(it)
-  local v = call('GET', it.key)
+local function gcraLoadKey(key)
+  local v = call('GET', key)
   if not v then
     return nows, nown, false
   end
-  local i = string.find(v, ':', 1, true)
-  return tonumber(string.sub(v, 1, i - 1)), tonumber(string.sub(v, i + 1)), true
+  local i = find(v, ':', 1, true)
+  return tonumber(ssub(v, 1, i - 1)), tonumber(ssub(v, i + 1)), true
 end
 
--- r = min(q, floor((now + tau - max(tat, now)) / T)), clamped at 0.
-local function gcraRemaining(it, ts, tn)
+local function gcraLoad(it)
+  return gcraLoadKey(it.key)
+end
+
+-- r = min(q, floor((now + tau - max(tat, now)) / T)), clamped at 0; T = (Ts, Tn), tau = (us, un).
+local function gcraRemainingOf(q, Ts, Tn, us, un, ts, tn)
   local ms, mn = ts, tn
   if lt(ms, mn, nows, nown) then
     ms, mn = nows, nown
   end
-  local hs, hn = add(nows, nown, it.taus, it.taun)
+  local hs, hn = add(nows, nown, us, un)
   hs, hn = sub(hs, hn, ms, mn)
   if hs < 0 or (hs == 0 and hn == 0) then
     return 0
   end
-  local q = it.q
-  local k = floor(tod(hs, hn) / tod(it.ts, it.tn))
+  local k = floor(tod(hs, hn) / tod(Ts, Tn))
   if k > q then
     k = q
   end
-  local ps, pn = tmul(k, it.ts, it.tn)
+  local ps, pn = tmul(k, Ts, Tn)
   while k > 0 and lt(hs, hn, ps, pn) do
     k = k - 1
-    ps, pn = sub(ps, pn, it.ts, it.tn)
+    ps, pn = sub(ps, pn, Ts, Tn)
   end
   while k < q do
-    local s2, n2 = add(ps, pn, it.ts, it.tn)
+    local s2, n2 = add(ps, pn, Ts, Tn)
     if lt(hs, hn, s2, n2) then
       break
     end
@@ -198,6 +198,10 @@ local function gcraRemaining(it, ts, tn)
     ps, pn = s2, n2
   end
   return k
+end
+
+local function gcraRemaining(it, ts, tn)
+  return gcraRemainingOf(it.q, it.ts, it.tn, it.taus, it.taun, ts, tn)
 end
 
 local function gcraReset(ts, tn)
@@ -280,7 +284,7 @@ local function winLoad(it)
   if not v then
     return nil
   end
-  local a, b, c = string.match(v, '^(%-?%d+):(%d+):(%d+)$')
+  local a, b, c = match(v, '^(%-?%d+):(%d+):(%d+)$')
   return { i = tonumber(a), c = tonumber(b), p = tonumber(c) }
 end
 
@@ -518,7 +522,7 @@ end
 ---------------------------------------------------------------------------------------------------
 
 local function parseMember(m)
-  local a, b, c = string.match(m, '^(%d+):(%d+):(%d+)$')
+  local a, b, c = match(m, '^(%d+):(%d+):(%d+)$')
   return tonumber(a), b, tonumber(c)
 end
 
@@ -581,7 +585,7 @@ end
 local function cExpire(it)
   local r = call('ZRANGE', it.key, -1, -1, 'WITHSCORES')
   local lts, ltn = it.lts, it.ltn
-  local atleast = lts * 1000 + math.ceil(ltn / 1000000)
+  local atleast = lts * 1000 + ceil(ltn / 1000000)
   if #r == 0 then
     call('DEL', it.key)
     pexpire(it.hkey, nows, nown, atleast)
@@ -663,27 +667,31 @@ local COMMIT = { g = gcraCommit, f = fwCommit, s = swCommit, c = cCommit }
 local CHARGE = { g = gcraCharge, f = fwCharge, s = swCharge }
 local REFUND = { g = gcraRefund, f = fwRefund, s = swRefund }
 
--- Items: 8 arguments each from ARGV[5]: algorithm, q, cost, a, b, c, d, e.
-local items = {}
-local ki = 1
-local ai = 5
-while ai <= #ARGV do
-  local it = { alg = ARGV[ai], q = tonumber(ARGV[ai + 1]), cost = tonumber(ARGV[ai + 2]) }
-  local a, b, c, d, x = tonumber(ARGV[ai + 3]), tonumber(ARGV[ai + 4]), tonumber(ARGV[ai + 5]),
-    tonumber(ARGV[ai + 6]), ARGV[ai + 7]
-  it.key = KEYS[ki]
-  ki = ki + 1
-  if it.alg == 'g' then
-    it.ts, it.tn, it.taus, it.taun, it.ws = a, b, c, d, tonumber(x)
-  elseif it.alg == 'c' then
-    it.hkey = KEYS[ki]
+-- Items: 8 arguments each from argv[5]: algorithm, q, cost, a, b, c, d, e.
+local function parseItems(keys, argv)
+  local items = {}
+  local ki = 1
+  local ai = 5
+  local n = #argv
+  while ai <= n do
+    local it = { alg = argv[ai], q = tonumber(argv[ai + 1]), cost = tonumber(argv[ai + 2]) }
+    local a, b, c, d, x = tonumber(argv[ai + 3]), tonumber(argv[ai + 4]), tonumber(argv[ai + 5]),
+      tonumber(argv[ai + 6]), argv[ai + 7]
+    it.key = keys[ki]
     ki = ki + 1
-    it.lts, it.ltn, it.lease = a, b, x
-  else
-    it.ws = a
+    if it.alg == 'g' then
+      it.ts, it.tn, it.taus, it.taun, it.ws = a, b, c, d, tonumber(x)
+    elseif it.alg == 'c' then
+      it.hkey = keys[ki]
+      ki = ki + 1
+      it.lts, it.ltn, it.lease = a, b, x
+    else
+      it.ws = a
+    end
+    items[#items + 1] = it
+    ai = ai + 8
   end
-  items[#items + 1] = it
-  ai = ai + 8
+  return items
 end
 
 -- The state before (or after giving back): reported as allowed, nothing consumed.
@@ -696,64 +704,176 @@ local function unconsumed(it)
 end
 
 local function push(out, e)
-  out[#out + 1] = e.allowed and 1 or 0
-  out[#out + 1] = e.remaining
-  out[#out + 1] = e.rs
-  out[#out + 1] = e.rn
-  out[#out + 1] = e.ys
-  out[#out + 1] = e.yn
-  out[#out + 1] = e.lease or 0
+  local n = #out
+  out[n + 1] = e.allowed and 1 or 0
+  out[n + 2] = e.remaining
+  out[n + 3] = e.rs
+  out[n + 4] = e.rn
+  out[n + 5] = e.ys
+  out[n + 6] = e.yn
+  out[n + 7] = e.lease or 0
 end
 
-local mode = ARGV[1]
-local out = {}
-
-if mode == 'a' then
-  -- All or nothing: evaluate every policy, then commit all of them or none.
-  local evals = {}
-  local all = true
-  for i, it in ipairs(items) do
-    evals[i] = EVAL[it.alg](it, it.cost)
-    all = all and evals[i].allowed
+-- A whole 0 <= v < 2^53 nanoseconds as (s, n), exactly.
+local function split(v)
+  local s = floor(v / E9)
+  local n = v - s * E9
+  if n < 0 then
+    return s - 1, n + E9
+  elseif n >= E9 then
+    return s + 1, n - E9
   end
-  out[1] = all and 1 or 0
-  for i, it in ipairs(items) do
-    local e = evals[i]
-    if all then
-      COMMIT[it.alg](it, e, it.cost)
-    elseif e.allowed then
-      -- Not consumed: report the state before the request, as a cost-0 evaluation.
-      e = unconsumed(it)
+  return s, n
+end
+
+-- Gcra.remaining from h = now + tau - max(tat, now) < 2^53: min(q, floor(h / T)), 0 when h <= 0.
+local function remainingOfHeadroom(q, T, h)
+  if h <= 0 then
+    return 0
+  end
+  local k = floor(h / T) -- off by at most one: corrected with exact products (k T <= h + T < 2^53)
+  if k * T > h then
+    k = k - 1
+  elseif (k + 1) * T <= h then
+    k = k + 1
+  end
+  if k > q then
+    return q
+  end
+  return k
+end
+
+-- Beyond these (seconds), the fast path's single numbers would not be exact: 4e6 s of tau or of
+-- distance between TAT and now is 4e15 ns, so every sum below stays under 2^53 (9.007e15); and
+-- before 9e9 s no time here comes near Long.MAX_VALUE, so nothing saturates.
+local FAST_SPAN = 4000000
+local FAST_NOW = 9000000000
+
+-- One token-bucket policy, acquired: gcraEval and gcraCommit without the tables (most requests
+-- of a hot route are exactly this). When tau and the TAT are within FAST_SPAN of now, times are
+-- single numbers of nanoseconds relative to now, exact below 2^53; otherwise the (s, n) pairs.
+local function acquireOneGcra(key, argv)
+  local q, cost = tonumber(argv[6]), tonumber(argv[7])
+  local Ts, Tn, us, un = tonumber(argv[8]), tonumber(argv[9]), tonumber(argv[10]), tonumber(argv[11])
+  local ts, tn = gcraLoadKey(key)
+  local rel = ts - nows
+  if us < FAST_SPAN and rel < FAST_SPAN and rel > -FAST_SPAN and nows < FAST_NOW then
+    local T = Ts * E9 + Tn
+    local tau = us * E9 + un
+    local d = rel * E9 + (tn - nown) -- tat - now
+    if d < 0 then
+      d = 0 -- max(tat, now) - now; also Gcra.resetNanos
     end
-    push(out, e)
-  end
-  return out
-end
-
-if mode == 'c' then
-  for _, it in ipairs(items) do
-    local f = CHARGE[it.alg]
-    if f then
-      f(it, it.cost)
-    end
-  end
-  return { 1 }
-end
-
-if mode == 'r' then
-  -- Gives back: refunds units, or releases the lease given; answers with the state after it.
-  out[1] = 1
-  for _, it in ipairs(items) do
-    if it.alg == 'c' then
-      if it.lease ~= '0' then
-        cRelease(it, it.lease)
+    local ys, yn
+    if cost <= q then
+      local x = d + cost * T -- newTat - now; cost T <= q T = tau
+      if x <= tau then
+        local a, b = split(nown + x)
+        local xs, xn = nows + a, b
+        local r = remainingOfHeadroom(q, T, tau - x)
+        local rs, rn = split(x)
+        store(key, str(xs) .. ':' .. str(xn), xs, xn)
+        return { 1, 1, r, rs, rn, 0, 0, 0 }
       end
+      ys, yn = split(x - tau)
     else
-      REFUND[it.alg](it, it.cost)
+      ys, yn = tonumber(argv[12]), 0
     end
-    push(out, unconsumed(it))
+    local rs, rn = split(d)
+    return { 0, 0, remainingOfHeadroom(q, T, tau - d), rs, rn, ys, yn, 0 }
   end
-  return out
+  local ys, yn
+  if cost <= q then
+    local bs, bn = ts, tn
+    if lt(bs, bn, nows, nown) then
+      bs, bn = nows, nown
+    end
+    local xs, xn = sat(add(bs, bn, tmul(cost, Ts, Tn)))
+    local ds, dn = sub(xs, xn, nows, nown)
+    if le(ds, dn, us, un) then
+      local r = gcraRemainingOf(q, Ts, Tn, us, un, xs, xn)
+      local rs, rn = gcraReset(xs, xn)
+      store(key, str(xs) .. ':' .. str(xn), xs, xn)
+      return { 1, 1, r, rs, rn, 0, 0, 0 }
+    end
+    ys, yn = sub(ds, dn, us, un)
+  else
+    ys, yn = tonumber(argv[12]), 0
+  end
+  local rs, rn = gcraReset(ts, tn)
+  return { 0, 0, gcraRemainingOf(q, Ts, Tn, us, un, ts, tn), rs, rn, ys, yn, 0 }
 end
 
-return redis.error_reply('headroom: unknown mode ' .. tostring(mode))
+-- One call: keys and argv as DecisionScript lays them out; answers as it documents.
+local function decide(keys, argv)
+  if floor == nil then
+    bind()
+  end
+  call = redis.call
+  margin = tonumber(argv[4])
+  -- The clock: the caller's test ticker when given, else Redis TIME (never the caller's clock).
+  if argv[2] ~= '' then
+    nows, nown = tonumber(argv[2]), tonumber(argv[3])
+  else
+    local t = call('TIME')
+    nows, nown = tonumber(t[1]), tonumber(t[2]) * 1000
+  end
+  local mode = argv[1]
+
+  if mode == 'a' and argv[5] == 'g' and #argv == 12 then
+    return acquireOneGcra(keys[1], argv)
+  end
+
+  local items = parseItems(keys, argv)
+  local out = {}
+
+  if mode == 'a' then
+    -- All or nothing: evaluate every policy, then commit all of them or none.
+    local evals = {}
+    local all = true
+    for i, it in ipairs(items) do
+      evals[i] = EVAL[it.alg](it, it.cost)
+      all = all and evals[i].allowed
+    end
+    out[1] = all and 1 or 0
+    for i, it in ipairs(items) do
+      local e = evals[i]
+      if all then
+        COMMIT[it.alg](it, e, it.cost)
+      elseif e.allowed then
+        -- Not consumed: report the state before the request, as a cost-0 evaluation.
+        e = unconsumed(it)
+      end
+      push(out, e)
+    end
+    return out
+  end
+
+  if mode == 'c' then
+    for _, it in ipairs(items) do
+      local f = CHARGE[it.alg]
+      if f then
+        f(it, it.cost)
+      end
+    end
+    return { 1 }
+  end
+
+  if mode == 'r' then
+    -- Gives back: refunds units, or releases the lease given; answers with the state after it.
+    out[1] = 1
+    for _, it in ipairs(items) do
+      if it.alg == 'c' then
+        if it.lease ~= '0' then
+          cRelease(it, it.lease)
+        end
+      else
+        REFUND[it.alg](it, it.cost)
+      end
+      push(out, unconsumed(it))
+    end
+    return out
+  end
+
+  return redis.error_reply('headroom: unknown mode ' .. tostring(mode))
+end

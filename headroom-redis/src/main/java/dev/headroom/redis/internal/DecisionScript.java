@@ -15,7 +15,16 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The Lua script {@code headroom.lua} and its calling convention.
+ * The Lua code {@code headroom.lua} and its calling convention.
+ *
+ * <p>The code defines the algorithms and one entry point, {@code decide(keys, argv)}. It is sent
+ * in two forms. On Redis 7 and later, as a function library ({@link #functionSource()}): loaded
+ * once with {@code FUNCTION LOAD}, its definitions are made once, and each decision is one
+ * {@code FCALL} of {@link #function()} that runs only the code of that decision. Before Redis 7,
+ * as a script ({@link #evalSource()}, {@code EVALSHA} by {@link #sha()}), whose whole body, every
+ * definition included, runs on every call. The library and function are named after the code's
+ * SHA-1, so that nodes of two Headroom versions sharing one Redis during an upgrade each call
+ * their own code and never replace the other's.
  *
  * <pre>
  *   KEYS   per acquisition: its key, and for concurrency its lease hash (see {@link KeyLayout})
@@ -52,12 +61,20 @@ public final class DecisionScript {
   private static final java.util.concurrent.ConcurrentHashMap<QuotaPolicy, byte[][]> CONSTANTS =
       new java.util.concurrent.ConcurrentHashMap<>();
 
-  private final byte[] source;
+  private final byte[] evalSource;
   private final String sha;
+  private final String function;
+  private final String functionSource;
 
-  private DecisionScript(byte[] source) {
-    this.source = source;
-    this.sha = sha1Hex(source);
+  private DecisionScript(byte[] code) {
+    String text = new String(code, StandardCharsets.UTF_8);
+    this.function = "headroom_" + sha1Hex(code).substring(0, 16);
+    this.functionSource = "#!lua name=" + function + "\n" + text + "\nredis.register_function('" + function
+        + "', decide)\n";
+    // Before Redis 5, a script must ask for effects replication to write after reading TIME.
+    this.evalSource = ("if redis.replicate_commands then redis.replicate_commands() end\n" + text
+        + "\nreturn decide(KEYS, ARGV)\n").getBytes(StandardCharsets.UTF_8);
+    this.sha = sha1Hex(evalSource);
   }
 
   /** The script shipped in this jar. */
@@ -72,13 +89,24 @@ public final class DecisionScript {
     }
   }
 
-  public byte[] source() {
-    return source;
+  /** The script form, for {@code EVAL}. */
+  public byte[] evalSource() {
+    return evalSource;
   }
 
-  /** The SHA-1 that EVALSHA names the script by. */
+  /** The SHA-1 that {@code EVALSHA} names the script form by. */
   public String sha() {
     return sha;
+  }
+
+  /** The library form, for {@code FUNCTION LOAD}. */
+  public String functionSource() {
+    return functionSource;
+  }
+
+  /** The name of the library and of its one function, for {@code FCALL}. */
+  public String function() {
+    return function;
   }
 
   /** The keys of these acquisitions, in order. */

@@ -2,8 +2,8 @@ package dev.headroom.redis.internal;
 
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -34,7 +34,7 @@ public final class Endpoint {
   private final Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> opener;
   private final Runnable shutdown;
   private volatile StatefulConnection<byte[], byte[]> connection;
-  private volatile RedisScriptingAsyncCommands<byte[], byte[]> commands;
+  private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
   private final AtomicBoolean connecting = new AtomicBoolean();
   private final AtomicLong lastAttempt = new AtomicLong(System.nanoTime() - CONNECT_RETRY_NANOS);
   private volatile boolean closed;
@@ -84,12 +84,17 @@ public final class Endpoint {
     return cluster;
   }
 
+  /** The commands to send through, or null when there is no connection (see {@link #commands()}). */
+  public RedisClusterAsyncCommands<byte[], byte[]> commandsNow() {
+    return commands;
+  }
+
   /**
    * The commands to send through, or a failed stage when there is no connection yet (an attempt
    * to open one is then started in the background, if none is under way).
    */
-  public CompletableFuture<RedisScriptingAsyncCommands<byte[], byte[]>> commands() {
-    RedisScriptingAsyncCommands<byte[], byte[]> c = commands;
+  public CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands() {
+    RedisClusterAsyncCommands<byte[], byte[]> c = commands;
     if (c != null) {
       return CompletableFuture.completedFuture(c);
     }
