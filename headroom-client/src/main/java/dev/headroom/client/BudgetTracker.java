@@ -237,6 +237,13 @@ final class BudgetTracker implements Budgets {
         // whatever was answered while this request was (the server may have served it later).
         long uncounted = s.inFlight.size() + (s.answeredCount - permit.answeredAtAdmit);
         apply(s, exchange.fields(), now, uncounted, permit.alone && permit.seq == s.lastSeq);
+        if (exchange.isRefused() && exchange.fields().retryAfter().isEmpty() && exchange.retryAfter().isPresent()) {
+          // A wait said elsewhere (an HTML refusal's meta, an extension's refusal) holds the scope too.
+          long max = ceilings.maxRetryAfter().toNanos();
+          long d = exchange.retryAfter().get().toNanos();
+          s.blockedUntil = Math.max(s.blockedUntil, now + Math.min(d, max));
+          s.probeAfterBlock |= d > max;
+        }
       }
       s.answeredCount++;
       if (permit.probe) {

@@ -18,6 +18,9 @@ import java.util.Optional;
  * One request and the response it got, as the client's interceptors see it: the response, its
  * parsed RateLimit fields and, for a refusal, the refusal body.
  *
+ * <p>Retry-After comes from the field, or, for an HTML refusal without the field, from its
+ * {@code <meta name="retry-after">}.
+ *
  * <p>A response served from a cache ({@code Age} greater than zero) has its RateLimit fields and
  * Retry-After ignored, as draft-ietf-httpapi-ratelimit-headers-09 section 7.3 advises: they
  * describe someone else's past. A refusal is a 429, or a 503 with Retry-After; its body was read
@@ -77,7 +80,26 @@ public final class Exchange {
         }
       }
     }
+    if (refused && retryAfter == null && !cached && response.body() instanceof RefusalBody) {
+      retryAfter = htmlRetryAfter(response, (RefusalBody) response.body());
+    }
     return new Exchange(request, response, fields, cached, refused, refusal, retryAfter, receivedAt);
+  }
+
+  private static final java.util.regex.Pattern META_RETRY_AFTER = java.util.regex.Pattern.compile(
+      "<meta\\s+name=[\"']retry-after[\"']\\s+content=[\"']([0-9]{1,10})[\"']", java.util.regex.Pattern.CASE_INSENSITIVE);
+
+  /**
+   * An HTML refusal without Retry-After may carry the wait as {@code <meta name="retry-after"
+   * content="N">} (Graceful Boundaries section 2, HTML 429 responses).
+   */
+  private static Duration htmlRetryAfter(HttpResponse<?> response, RefusalBody body) {
+    String type = response.headers().firstValue("Content-Type").orElse("").toLowerCase(java.util.Locale.ROOT);
+    if (!type.startsWith("text/html")) {
+      return null;
+    }
+    java.util.regex.Matcher m = META_RETRY_AFTER.matcher(new String(body.bytes(), java.nio.charset.StandardCharsets.UTF_8));
+    return m.find() ? Duration.ofSeconds(Long.parseLong(m.group(1))) : null;
   }
 
   /** A copy that the retry step treats as a refusal, to wait at least {@code retryAfter} (for extensions that signal refusals in a 200 body). */

@@ -124,6 +124,18 @@ class RefusalHandlingTest {
   }
 
   @Test
+  void anHtmlRefusalsMetaRetryAfterIsHonouredWhenTheFieldIsMissing() throws Exception {
+    try (TestServer server = new TestServer(ticker, script(List.of(
+        () -> TestServer.Reply.of(429).body("text/html; charset=utf-8",
+            "<html><head><meta name=\"retry-after\" content=\"6\"></head><body>Slow down</body></html>"),
+        Scripted::ok)))) {
+      HttpResponse<String> r = client(ticker).build().send(get(server, "/"), BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(gaps(server)).containsExactly(6.0);
+    }
+  }
+
+  @Test
   void sameOriginGuidanceIsFollowedWhenAllowed() throws Exception {
     String guided = PROBLEM.replace("}", ",\"alternativeEndpoint\":\"/api/result?id=1\"}");
     try (TestServer server = new TestServer(ticker, req -> req.path().equals("/api/result")
