@@ -22,11 +22,10 @@ import picocli.CommandLine.Spec;
  * error; 3 when the target could not be reached.
  */
 @Command(name = "check", mixinStandardHelpOptions = true, version = "headroom check 0.1.0",
-    description = {
-        "Checks a service against Graceful Boundaries (levels N/A, 0-4) and draft-ietf-httpapi-ratelimit-headers:",
-        "the discovery document, every RateLimit field in every dialect, every non-success body and,",
-        "with --probe, one provoked refusal. Reports the level with its evidence and every violation",
-        "with its specification section."},
+    description = "Checks a service against Graceful Boundaries (levels N/A, 0-4) and "
+        + "draft-ietf-httpapi-ratelimit-headers: the discovery document, every RateLimit field in every dialect, "
+        + "every non-success body and, with --probe, one provoked refusal. Reports the level with its evidence "
+        + "and every violation with its specification section.",
     exitCodeListHeading = "Exit status:%n",
     exitCodeList = {
         "0:the check ran and the level is at least --min-level",
@@ -115,6 +114,10 @@ public final class CheckCommand implements Callable<Integer> {
 
   /** Runs {@code check} alone: {@code java -cp ... dev.headroom.checker.CheckCommand URL [options]}. */
   public static void main(String[] args) {
+    if (System.getProperty("slf4j.internal.verbosity") == null) {
+      // The schema validator logs through SLF4J; a command line needs no binding and no warning about it.
+      System.setProperty("slf4j.internal.verbosity", "ERROR");
+    }
     System.exit(new CommandLine(new CheckCommand()).execute(args));
   }
 }

@@ -210,10 +210,10 @@ public final class Checker {
         response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
       } catch (IOException e) {
         if (mustReach) {
-          throw new IOException("target " + uri + " unreachable: " + e.getMessage(), e);
+          throw new IOException("target " + uri + " unreachable: " + describe(e), e);
         }
         findings.add(new Finding(Finding.Severity.WARNING, "HTTP", "RFC 9110", "GET " + uri.getRawPath(),
-            "no response: " + e.getMessage()));
+            "no response: " + describe(e)));
         return null;
       }
       byte[] body;
@@ -240,12 +240,36 @@ public final class Checker {
           case WARNING -> Finding.Severity.WARNING;
           case NOTE -> Finding.Severity.NOTE;
         };
-        findings.add(new Finding(sev, "IETF-" + d.kind().name(), d.reference(), s.where(), d.field() + ": " + d.detail()));
+        String message = d.field() + ": " + d.detail();
+        if (d.kind() == Diagnostic.Kind.RESET_DISAGREES_WITH_RETRY_AFTER && notExhausted(s.fields(), d.detail())) {
+          // Retry-After is the wait of the exhausted policy; a policy with quota left keeps its own reset.
+          sev = Finding.Severity.NOTE;
+          message += " (this policy has quota left; its reset need not match)";
+        }
+        findings.add(new Finding(sev, "IETF-" + d.kind().name(), d.reference(), s.where(), message));
       }
       if (s.status() >= 300 && s.status() < 400 && !s.fields().limits().isEmpty()) {
         findings.add(new Finding(Finding.Severity.WARNING, "IETF-REDIRECT", "draft-09 section 6", s.where(),
             "RateLimit fields on a redirection: a low remaining value may keep clients from following it"));
       }
+    }
+
+    /** Whether the named limit a reset diagnostic quotes ('name' reset ...) reports remaining quota. */
+    private boolean notExhausted(RateLimitFields f, String detail) {
+      if (!detail.startsWith("'")) {
+        return false;
+      }
+      int end = detail.indexOf('\'', 1);
+      if (end < 0) {
+        return false;
+      }
+      String name = detail.substring(1, end);
+      for (ServiceLimitItem l : f.limits()) {
+        if (l.name().filter(name::equals).isPresent() && l.remaining().isPresent() && l.remaining().getAsLong() > 0) {
+          return true;
+        }
+      }
+      return false;
     }
 
     // ---- non-success bodies (Graceful Boundaries section 6)
@@ -760,6 +784,10 @@ public final class Checker {
     } catch (URISyntaxException e) {
       return false;
     }
+  }
+
+  private static String describe(IOException e) {
+    return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
   }
 
   private static String shorten(String s) {

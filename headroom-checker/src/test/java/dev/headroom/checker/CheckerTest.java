@@ -104,6 +104,22 @@ class CheckerTest {
   }
 
   @Test
+  void aPolicyWithQuotaLeftMayKeepItsOwnResetNextToRetryAfter() throws Exception {
+    // Like the gateway's demo: the exhausted policy agrees with Retry-After, another policy with
+    // quota left reports its own (longer) reset: a note, not a warning.
+    try (TestServer server = new TestServer(ticker, req -> req.path().equals("/api/items")
+        ? TestServer.Reply.of(429).body("application/problem+json", String.format(Service.REFUSAL, 2, 2))
+            .header("Retry-After", "2").header("RateLimit-Policy", "\"burst\";q=5;w=10, \"daily\";q=1000;w=86400")
+            .header("RateLimit", "\"burst\";r=0;t=2, \"daily\";r=995;t=43101")
+        : TestServer.Reply.of(404).body("application/problem+json", Service.NOT_FOUND))) {
+      Report r = Checker.builder(HTTP).ticker(ticker).probe(1).probeEndpoint("/api/items").build().check(server.uri("/"));
+      assertThat(matching(r, Finding.Severity.NOTE, "IETF-RESET_DISAGREES_WITH_RETRY_AFTER", m -> m.contains("'daily'"))).hasSize(1);
+      assertThat(r.findings()).noneMatch(f -> f.rule().equals("IETF-RESET_DISAGREES_WITH_RETRY_AFTER")
+          && f.severity() != Finding.Severity.NOTE);
+    }
+  }
+
+  @Test
   void crossOriginGuidanceIsCaughtSc6() throws Exception {
     Report r = check(new Service().refusal(b -> b.replace("\"/api/items/cached\"", "\"https://elsewhere.example/api/items\"")), 10);
     assertThat(matching(r, Finding.Severity.VIOLATION, "SC-6",
