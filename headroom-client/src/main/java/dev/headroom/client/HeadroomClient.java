@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -65,7 +66,11 @@ public final class HeadroomClient {
   private final boolean discoverLimits;
   private final int maxRefusalBytes;
   private final int maxDiscoveries;
-  private final Map<String, CompletableFuture<Optional<LimitsDocument>>> discoveries = new LinkedHashMap<>();
+  private final Duration discoveryTtl;
+  private final Map<String, Discovery> discoveries = new LinkedHashMap<>();
+
+  /** One origin's discovery: the fetch and when it started, by the ticker. */
+  private record Discovery(CompletableFuture<Optional<LimitsDocument>> result, long fetchedAt) {}
 
   private HeadroomClient(Builder b) {
     this.http = b.http;
@@ -79,6 +84,7 @@ public final class HeadroomClient {
     this.discoverLimits = b.discoverLimits;
     this.maxRefusalBytes = b.maxRefusalBytes;
     this.maxDiscoveries = b.ceilings.maxTrackedScopes();
+    this.discoveryTtl = b.discoveryTtl;
   }
 
   /** Starts a client over an {@link HttpClient} (which it does not close). */
@@ -136,7 +142,9 @@ public final class HeadroomClient {
 
   /**
    * Reads the origin's Graceful Boundaries discovery document ({@link #DISCOVERY_PATHS}), once per
-   * origin, and plans requests to the endpoints it describes until RateLimit fields say more.
+   * origin and again when the last reading is older than {@link Builder#discoveryTtl(Duration)}
+   * (the spec asks long-lived agents to re-check every 1 to 6 hours), and plans requests to the
+   * endpoints it describes until RateLimit fields say more.
    *
    * @return the document; empty when the origin publishes none that can be read (the client then
    *     paces by what responses say, as spec appendix A advises)
@@ -154,11 +162,13 @@ public final class HeadroomClient {
   public CompletableFuture<Optional<LimitsDocument>> discoverAsync(URI uri) {
     Objects.requireNonNull(uri, "uri");
     String origin = Origins.of(uri);
+    long now = ticker.read();
     synchronized (discoveries) {
-      CompletableFuture<Optional<LimitsDocument>> known = discoveries.get(origin);
-      if (known != null) {
-        return known;
+      Discovery known = discoveries.get(origin);
+      if (known != null && (!known.result().isDone() || now - known.fetchedAt() < discoveryTtl.toNanos())) {
+        return known.result();
       }
+      discoveries.remove(origin);
       if (discoveries.size() >= maxDiscoveries) {
         discoveries.remove(discoveries.keySet().iterator().next());
       }
@@ -166,7 +176,7 @@ public final class HeadroomClient {
         d.ifPresent(doc -> budgets.plan(origin, doc));
         return d;
       });
-      discoveries.put(origin, f);
+      discoveries.put(origin, new Discovery(f, now));
       return f;
     }
   }
@@ -241,6 +251,7 @@ public final class HeadroomClient {
     private boolean followGuidance;
     private boolean discoverLimits;
     private int maxRefusalBytes = RefusalReader.DEFAULT_MAX_BYTES;
+    private Duration discoveryTtl = Duration.ofHours(1);
 
     private Builder(HttpClient http) {
       this.http = Objects.requireNonNull(http, "http");
@@ -304,6 +315,16 @@ public final class HeadroomClient {
     /** Whether the first request to an origin waits for its discovery document; off by default. */
     public Builder discoverLimits(boolean discover) {
       this.discoverLimits = discover;
+      return this;
+    }
+
+    /** How long a discovery reading is used before it is read again: 1 minute to 1 day; 1 hour by default. */
+    public Builder discoveryTtl(Duration ttl) {
+      Objects.requireNonNull(ttl, "discoveryTtl");
+      if (ttl.compareTo(Duration.ofMinutes(1)) < 0 || ttl.compareTo(Duration.ofDays(1)) > 0) {
+        throw new IllegalArgumentException("discoveryTtl: expected 1 minute to 1 day, got " + ttl);
+      }
+      this.discoveryTtl = ttl;
       return this;
     }
 

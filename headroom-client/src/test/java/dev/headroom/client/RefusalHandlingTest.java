@@ -180,6 +180,10 @@ class RefusalHandlingTest {
       assertThat(gaps.subList(2, 6)).containsExactly(0.0, 0.0, 60.0, 0.0);
       assertThat(client.discover(server.uri("/"))).hasValueSatisfying(d -> assertThat(d.service()).contains("Example"));
       assertThat(server.log()).hasSize(7);
+      // Read again once the reading is an hour old.
+      ticker.advance(Duration.ofHours(1));
+      client.send(get(server, "/other"), BodyHandlers.discarding());
+      assertThat(server.log()).extracting(l -> l.request().path()).endsWith("/.well-known/limits", "/api/limits", "/other");
     }
   }
 
