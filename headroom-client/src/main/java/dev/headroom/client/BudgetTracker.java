@@ -1,0 +1,578 @@
+package dev.headroom.client;
+
+import dev.headroom.Ticker;
+import dev.headroom.http.RetryAfter;
+import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.headers.QuotaPolicyItem;
+import dev.headroom.http.headers.RateLimitFields;
+import dev.headroom.http.headers.ServiceLimitItem;
+import java.net.http.HttpRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * The client's budgets and its admission decision.
+ *
+ * <h2>How is this designed, and why?</h2>
+ *
+ * <p>A budget is what the last response said about one quota, kept per scope (the origin by
+ * default), policy and partition key: {@code remaining} units and the instant {@code resetAt} of
+ * the reset, both counted down locally as requests are admitted, because draft-09 section 7 says a
+ * client "MUST NOT assume that future responses will contain the same RateLimit header fields, or
+ * any RateLimit header fields at all". Each policy has one <em>current</em> budget: the partition key
+ * the server reported last for that scope (section 7.1: without the server's key algorithm, the
+ * best guess for the next request is the last similar one).
+ *
+ * <p>A request is admitted when, for every current budget of its scope: {@code remaining > 0} (or
+ * the reset has passed and the quota is known, which starts a new window of {@code q} units), and,
+ * with {@link Pacing#EVEN}, at least {@code (resetAt - lastAdmit) / remaining} has passed since the
+ * last admission. Otherwise it waits for the longest of these times, on the {@link Scheduler}.
+ * Worked numbers: {@code "default";r=9;t=10} seen at 0 s spaces the next nine requests 1.11 s apart
+ * under EVEN, and lets all nine go at once under BURST; the tenth waits until 10 s either way.
+ *
+ * <p>What the fields say is weighed as draft-09 sections 7, 7.3 and 8.5.1 ask:
+ * <ul>
+ *   <li>Malformed fields never get here: {@link RateLimitFields} leaves them out.
+ *   <li>Retry-After takes precedence over {@code t}: it holds the whole scope and becomes the reset
+ *       of every limit reported with it.
+ *   <li>Responses from a cache ({@code Age > 0}) are ignored ({@link Exchange#fromCache()}).
+ *   <li>{@code r} above the quota is clamped to the quota; a reset or Retry-After beyond its
+ *       {@link Ceilings ceiling} is waited for only up to the ceiling, then one probe request goes
+ *       alone and its response decides.
+ *   <li>{@code receipt + t} is an upper bound of the reset (the server rounds up, the answer took
+ *       time to arrive): waiting for it is never early.
+ *   <li>Requests that may not be counted in a report's {@code r} (still in flight, or answered
+ *       while it was) are subtracted, so that concurrent answers, which arrive in any order, never
+ *       overstate the budget (see {@link #apply}).
+ * </ul>
+ *
+ * <p>The first request of a scope goes alone: until a response arrives nothing is known, and
+ * a burst sent blind is the one way a paced client can be refused.
+ *
+ * <p>Budgets from a Graceful Boundaries discovery document are a plan: they pace requests to the
+ * endpoints they describe while the scope has no budget from RateLimit fields, which are current.
+ *
+ * <p>Memory is bounded: at most {@link Ceilings#maxTrackedScopes()} scopes (least recently used
+ * evicted) and {@value #MAX_ENTRIES_PER_SCOPE} budgets per scope.
+ *
+ * <p>Thread-safe: every method synchronises on the tracker; futures are completed outside the lock.
+ */
+final class BudgetTracker implements Budgets {
+
+  /** Most budgets kept per scope (policies times partition keys). */
+  static final int MAX_ENTRIES_PER_SCOPE = 64;
+
+  /** Resets closer than this may describe one instant (t is rounded to whole seconds). */
+  static final long SAME_WINDOW_NANOS = 1_500_000_000L;
+
+  private final Ticker ticker;
+  private final Scheduler scheduler;
+  private final Pacing pacing;
+  private final Ceilings ceilings;
+  private final Function<HttpRequest, String> scopeOf;
+  private final LinkedHashMap<String, Scope> scopes;
+  private final LinkedHashMap<String, List<Entry>> planned;
+
+  BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf) {
+    this.ticker = ticker;
+    this.scheduler = scheduler;
+    this.pacing = pacing;
+    this.ceilings = ceilings;
+    this.scopeOf = scopeOf;
+    int max = ceilings.maxTrackedScopes();
+    this.scopes = new LinkedHashMap<>(16, 0.75f, true) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, Scope> eldest) {
+        return size() > max;
+      }
+    };
+    this.planned = new LinkedHashMap<>(16, 0.75f, true) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, List<Entry>> eldest) {
+        return size() > max;
+      }
+    };
+  }
+
+  // ---- admission
+
+  /** A future completed once the request may go, with the permit to report its outcome with. */
+  CompletableFuture<Permit> acquire(HttpRequest request) {
+    String scopeId = scopeId(request);
+    String origin = Origins.of(request.uri());
+    String path = request.uri().getRawPath();
+    return loop(scopeId, origin, request.method(), path == null || path.isEmpty() ? "/" : path);
+  }
+
+  private CompletableFuture<Permit> loop(String scopeId, String origin, String method, String path) {
+    CompletableFuture<Void> waiter = null;
+    long nanos;
+    synchronized (this) {
+      Scope s = scope(scopeId);
+      long now = ticker.read();
+      Wait w = tryAdmit(s, origin, method, path, now);
+      if (w.admitted != null) {
+        return CompletableFuture.completedFuture(w.admitted);
+      }
+      if (w.forResponse) {
+        waiter = new CompletableFuture<>();
+        s.waiters.add(waiter);
+      }
+      nanos = w.nanos;
+    }
+    // Outside the lock: a scheduler may complete at once and run the continuation on this thread.
+    CompletableFuture<Void> next = waiter != null ? waiter : scheduler.delay(Duration.ofNanos(nanos));
+    return next.thenCompose(v -> loop(scopeId, origin, method, path));
+  }
+
+  private Wait tryAdmit(Scope s, String origin, String method, String path, long now) {
+    if (now < s.blockedUntil) {
+      return Wait.nanos(s.blockedUntil - now);
+    }
+    long wait = 0;
+    // A scope never heard from goes one request at a time until its first response: it may carry
+    // the fields that pace the rest.
+    boolean probe = s.probeAfterBlock || !s.answered;
+    OptionalDouble rate = ceilings.maxRequestsPerSecond();
+    if (rate.isPresent() && s.lastAdmit != Long.MIN_VALUE) {
+      long next = s.lastAdmit + (long) Math.ceil(1e9 / rate.getAsDouble());
+      wait = Math.max(wait, next - now);
+    }
+    List<Entry> active = active(s, origin, method, path);
+    for (Entry e : active) {
+      if (now >= e.resetAt) {
+        if (e.probeAtReset || e.quota < 0 || e.window <= 0) {
+          // Nothing says what the next window holds or how long it lasts: one request finds out.
+          probe = true;
+          continue;
+        }
+        if (e.quota <= s.inFlight()) {
+          // Requests still in flight may all be counted in the new window: their answers say more.
+          probe = true;
+          continue;
+        }
+        // A new window of the known quota; requests still in flight may be counted in it.
+        e.remaining = e.quota - s.inFlight();
+        long periods = (now - e.resetAt) / e.window + 1;
+        e.resetAt = saturatingAdd(e.resetAt, saturatingMultiply(periods, e.window));
+        e.lastAdmit = now;
+      }
+      if (e.remaining <= 0) {
+        wait = Math.max(wait, e.resetAt - now);
+        continue;
+      }
+      if (pacing == Pacing.EVEN) {
+        long next = e.lastAdmit + (e.resetAt - e.lastAdmit) / e.remaining;
+        wait = Math.max(wait, next - now);
+      }
+    }
+    if (wait > 0) {
+      return Wait.nanos(wait);
+    }
+    if (probe && s.inFlight() > 0) {
+      return Wait.FOR_RESPONSE;
+    }
+    for (Entry e : active) {
+      if (now < e.resetAt) {
+        e.remaining--;
+      }
+      e.lastAdmit = now;
+    }
+    long seq = ++s.lastSeq;
+    boolean alone = s.inFlight.isEmpty();
+    s.inFlight.add(seq);
+    s.lastAdmit = now;
+    return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount));
+  }
+
+  private List<Entry> active(Scope s, String origin, String method, String path) {
+    List<Entry> out = new ArrayList<>();
+    for (String key : s.current.values()) {
+      Entry e = s.entries.get(key);
+      if (e != null) {
+        out.add(e);
+      }
+    }
+    if (out.isEmpty()) {
+      List<Entry> plan = planned.get(origin);
+      if (plan != null) {
+        for (Entry e : plan) {
+          if (e.endpoint.matches(method, path)) {
+            out.add(e);
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  // ---- outcomes
+
+  /** Reports the exchange a permit's request got. */
+  void record(Permit permit, Exchange exchange) {
+    List<CompletableFuture<Void>> wake;
+    synchronized (this) {
+      Scope s = permit.scope;
+      s.inFlight.remove(permit.seq);
+      long now = ticker.read();
+      s.answered = true;
+      if (!exchange.fromCache()) {
+        // Sent but possibly not counted in this answer's r: whatever is still on the wire, and
+        // whatever was answered while this request was (the server may have served it later).
+        long uncounted = s.inFlight.size() + (s.answeredCount - permit.answeredAtAdmit);
+        apply(s, exchange.fields(), now, uncounted, permit.alone && permit.seq == s.lastSeq);
+        if (exchange.isRefused() && exchange.fields().retryAfter().isEmpty() && exchange.retryAfter().isPresent()) {
+          // A wait said elsewhere (an HTML refusal's meta, an extension's refusal) holds the scope too.
+          long max = ceilings.maxRetryAfter().toNanos();
+          long d = exchange.retryAfter().get().toNanos();
+          s.blockedUntil = Math.max(s.blockedUntil, now + Math.min(d, max));
+          s.probeAfterBlock |= d > max;
+        }
+      }
+      s.answeredCount++;
+      if (permit.probe) {
+        s.probeAfterBlock = false;
+        s.entries.values().removeIf(e -> e.resetAt <= now);
+        s.current.values().removeIf(k -> !s.entries.containsKey(k));
+      }
+      wake = s.drainWaiters();
+    }
+    wake.forEach(f -> f.complete(null));
+  }
+
+  /** Reports that a permit's request failed without a response. */
+  void release(Permit permit) {
+    List<CompletableFuture<Void>> wake;
+    synchronized (this) {
+      permit.scope.inFlight.remove(permit.seq);
+      wake = permit.scope.drainWaiters();
+    }
+    wake.forEach(f -> f.complete(null));
+  }
+
+  /**
+   * Applies a report to the scope. A report is <em>ordered</em> when its request was alone on the
+   * wire from admission to answer: it is then the newest word on the budget and replaces it.
+   * Answers to concurrent requests arrive in any order and the server may have served them in yet
+   * another, so for such a report {@code uncounted} requests (every one still on the wire or
+   * answered while this one was) are taken off its {@code r}: what is left is a lower bound of the
+   * quota left now, whatever the order, and replaces the budget's; its reset only ever postpones
+   * the budget's (a token bucket's reset grows with every request served after the reported one),
+   * and a report whose reset is well before the budget's describes an earlier window and is dropped.
+   */
+  private void apply(Scope s, RateLimitFields fields, long now, long uncounted, boolean ordered) {
+    long raNanos = -1;
+    boolean raClamped = false;
+    Optional<RetryAfter> ra = fields.retryAfter();
+    if (ra.isPresent()) {
+      long max = ceilings.maxRetryAfter().toNanos();
+      long d = ra.get().delay().toNanos();
+      raClamped = d > max;
+      raNanos = Math.min(d, max);
+      s.blockedUntil = Math.max(s.blockedUntil, now + raNanos);
+      s.probeAfterBlock |= raClamped;
+    }
+    for (ServiceLimitItem limit : fields.limits()) {
+      if (limit.remaining().isEmpty()) {
+        continue;
+      }
+      String policy = limit.name().orElse(limit.dialect().token());
+      byte[] pk = limit.partitionKey().orElse(null);
+      QuotaPolicyItem p = matchingPolicy(fields, limit);
+      long quota = p != null ? p.quota() : limit.limit().orElse(-1);
+      long window = p != null && p.window().isPresent() ? p.window().get().toNanos() : -1;
+      long tNanos;
+      boolean probeAtReset = false;
+      if (raNanos >= 0) {
+        tNanos = raNanos;
+        probeAtReset = raClamped;
+      } else if (limit.reset().isPresent()) {
+        long t = limit.reset().get().toNanos();
+        long max = ceilings.maxReset().toNanos();
+        probeAtReset = t > max;
+        tNanos = Math.min(t, max);
+      } else if (window > 0 && window <= ceilings.maxReset().toNanos()) {
+        tNanos = window;
+      } else {
+        tNanos = ceilings.maxReset().toNanos();
+        probeAtReset = true;
+      }
+      long r = limit.remaining().getAsLong();
+      if (quota >= 0) {
+        r = Math.min(r, quota);
+      }
+      r = Math.max(0, r - uncounted);
+      long resetAt = saturatingAdd(now, tNanos);
+      Entry e = s.entries.get(key(policy, pk));
+      if (e == null || ordered || e.resetAt <= now || e.probeAtReset) {
+        put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, "headers");
+      } else if (resetAt >= e.resetAt - SAME_WINDOW_NANOS) {
+        e.remaining = r;
+        e.resetAt = Math.max(e.resetAt, resetAt);
+        e.quota = quota;
+        e.window = window;
+        e.probeAtReset |= probeAtReset;
+        s.current.put(policy, key(policy, pk));
+      }
+    }
+  }
+
+  private static String key(String policy, byte[] pk) {
+    return policy + "|" + (pk == null ? "" : Base64.getEncoder().encodeToString(pk));
+  }
+
+  private Entry put(Scope s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
+      boolean probeAtReset, long now, String source) {
+    String pkText = pk == null ? null : Base64.getEncoder().encodeToString(pk);
+    String key = key(policy, pk);
+    Entry e = s.entries.get(key);
+    if (e == null) {
+      if (s.entries.size() >= MAX_ENTRIES_PER_SCOPE) {
+        Iterator<String> it = s.entries.keySet().iterator();
+        String eldest = it.next();
+        it.remove();
+        s.current.values().remove(eldest);
+      }
+      e = new Entry(policy, pkText, null);
+      s.entries.put(key, e);
+    }
+    e.remaining = remaining;
+    e.resetAt = resetAt;
+    e.quota = quota;
+    e.window = window;
+    e.probeAtReset = probeAtReset;
+    e.lastAdmit = now;
+    e.source = source;
+    s.current.put(policy, key);
+    return e;
+  }
+
+  /** The policy a limit reports on: same name and pk (-08+), or the legacy policy of its quota. */
+  private static QuotaPolicyItem matchingPolicy(RateLimitFields fields, ServiceLimitItem limit) {
+    QuotaPolicyItem byName = null;
+    for (QuotaPolicyItem p : fields.policies()) {
+      if (limit.name().isPresent()) {
+        if (p.name().equals(limit.name())) {
+          if (Arrays.equals(p.partitionKey().orElse(null), limit.partitionKey().orElse(null))) {
+            return p;
+          }
+          if (byName == null && p.partitionKey().isEmpty()) {
+            byName = p;
+          }
+        }
+      } else if (p.name().isEmpty() && p.dialect() != HeaderDialect.IETF) {
+        if (limit.limit().isEmpty() || limit.limit().getAsLong() == p.quota()) {
+          return p;
+        }
+      }
+    }
+    return byName;
+  }
+
+  // ---- discovery
+
+  /** Installs the plan of a discovery document for an origin. */
+  synchronized void plan(String origin, LimitsDocument document) {
+    long now = ticker.read();
+    List<Entry> entries = new ArrayList<>();
+    for (LimitsDocument.Endpoint ep : document.endpoints()) {
+      for (int i = 0; i < ep.limits().size(); i++) {
+        LimitsDocument.Limit l = ep.limits().get(i);
+        if (!l.isWindowed()) {
+          continue;
+        }
+        Entry e = new Entry(ep.key() + "#" + i, null, ep);
+        e.remaining = l.maxRequests();
+        e.quota = l.maxRequests();
+        e.window = l.window().toNanos();
+        e.resetAt = now + e.window;
+        e.lastAdmit = now;
+        e.source = "discovery";
+        entries.add(e);
+      }
+    }
+    planned.put(origin, List.copyOf(entries));
+  }
+
+  // ---- Budgets
+
+  @Override
+  public synchronized List<Budget> snapshot(HttpRequest request) {
+    Scope s = scopes.get(scopeId(request));
+    String path = request.uri().getRawPath();
+    List<Entry> active = active(s == null ? new Scope() : s, Origins.of(request.uri()), request.method(),
+        path == null || path.isEmpty() ? "/" : path);
+    long now = ticker.read();
+    List<Budget> out = new ArrayList<>();
+    for (Entry e : active) {
+      out.add(new Budget(e.policy, Optional.ofNullable(e.pk), e.remaining, Duration.ofNanos(Math.max(0, e.resetAt - now)),
+          e.quota < 0 ? OptionalLong.empty() : OptionalLong.of(e.quota),
+          e.window < 0 ? Optional.empty() : Optional.of(Duration.ofNanos(e.window)), e.source));
+    }
+    return out;
+  }
+
+  @Override
+  public void observe(HttpRequest request, String policy, long remaining, Duration reset) {
+    java.util.Objects.requireNonNull(policy, "policy");
+    java.util.Objects.requireNonNull(reset, "reset");
+    if (remaining < 0) {
+      throw new IllegalArgumentException("remaining: expected zero or more, got " + remaining);
+    }
+    if (reset.isNegative()) {
+      throw new IllegalArgumentException("reset: expected zero or more, got " + reset);
+    }
+    List<CompletableFuture<Void>> wake;
+    synchronized (this) {
+      Scope s = scope(scopeId(request));
+      long now = ticker.read();
+      long max = ceilings.maxReset().toNanos();
+      long t = reset.toNanos();
+      put(s, policy, null, remaining, now + Math.min(t, max), -1, -1, t > max, now, "observed");
+      wake = s.drainWaiters();
+    }
+    wake.forEach(f -> f.complete(null));
+  }
+
+  @Override
+  public void hold(HttpRequest request, Duration delay) {
+    java.util.Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative()) {
+      throw new IllegalArgumentException("delay: expected zero or more, got " + delay);
+    }
+    synchronized (this) {
+      Scope s = scope(scopeId(request));
+      long max = ceilings.maxRetryAfter().toNanos();
+      long d = delay.toNanos();
+      s.blockedUntil = Math.max(s.blockedUntil, ticker.read() + Math.min(d, max));
+      s.probeAfterBlock |= d > max;
+    }
+  }
+
+  // ---- state
+
+  private String scopeId(HttpRequest request) {
+    String id = scopeOf.apply(request);
+    if (id == null) {
+      throw new IllegalStateException("scope: the scope function returned null for " + request.uri());
+    }
+    return id;
+  }
+
+  private Scope scope(String id) {
+    return scopes.computeIfAbsent(id, k -> new Scope());
+  }
+
+  private static long saturatingMultiply(long a, long b) {
+    long hi = Math.multiplyHigh(a, b);
+    long lo = a * b;
+    return (hi == 0 && lo >= 0) || (hi == -1 && lo < 0) ? lo : Long.MAX_VALUE;
+  }
+
+  private static long saturatingAdd(long a, long b) {
+    long r = a + b;
+    return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+  }
+
+  /** The right to send one request, reported back with {@link #record} or {@link #release}. */
+  static final class Permit {
+    final Scope scope;
+    final boolean probe;
+
+    final long seq;
+    final boolean alone;
+    final long answeredAtAdmit;
+
+    Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit) {
+      this.scope = scope;
+      this.probe = probe;
+      this.seq = seq;
+      this.alone = alone;
+      this.answeredAtAdmit = answeredAtAdmit;
+    }
+  }
+
+  static final class Scope {
+    final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
+    final Map<String, String> current = new HashMap<>();
+    final List<CompletableFuture<Void>> waiters = new ArrayList<>();
+    long blockedUntil = Long.MIN_VALUE;
+    boolean probeAfterBlock;
+    boolean answered;
+    /** Admission numbers of the requests in flight. */
+    final java.util.TreeSet<Long> inFlight = new java.util.TreeSet<>();
+    long lastSeq;
+    /** Answers recorded so far. */
+    long answeredCount;
+
+    int inFlight() {
+      return inFlight.size();
+    }
+    long lastAdmit = Long.MIN_VALUE;
+
+    List<CompletableFuture<Void>> drainWaiters() {
+      if (waiters.isEmpty()) {
+        return List.of();
+      }
+      List<CompletableFuture<Void>> out = new ArrayList<>(waiters);
+      waiters.clear();
+      return out;
+    }
+  }
+
+  static final class Entry {
+    final String policy;
+    final String pk;
+    final LimitsDocument.Endpoint endpoint;
+    long remaining;
+    long resetAt;
+    long quota = -1;
+    long window = -1;
+    long lastAdmit;
+    boolean probeAtReset;
+    String source;
+
+    Entry(String policy, String pk, LimitsDocument.Endpoint endpoint) {
+      this.policy = policy;
+      this.pk = pk;
+      this.endpoint = endpoint;
+    }
+  }
+
+  private static final class Wait {
+    static final Wait FOR_RESPONSE = new Wait(0, true, null);
+    final long nanos;
+    final boolean forResponse;
+    final Permit admitted;
+
+    private Wait(long nanos, boolean forResponse, Permit admitted) {
+      this.nanos = nanos;
+      this.forResponse = forResponse;
+      this.admitted = admitted;
+    }
+
+    static Wait nanos(long nanos) {
+      return new Wait(nanos, false, null);
+    }
+
+    static Wait admitted(Permit p) {
+      return new Wait(0, false, p);
+    }
+  }
+}

@@ -1,0 +1,123 @@
+package dev.headroom.client;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.OptionalDouble;
+
+/**
+ * Thresholds beyond which the client does not obey what a server (or an intermediary) says, as
+ * draft-ietf-httpapi-ratelimit-headers-09 section 8.5.1 advises: "clients can set thresholds that
+ * they consider reasonable ... For example this means capping the maximum number of request per
+ * second, or implementing retries when the reset parameter exceeds ten minutes."
+ *
+ * <p>A reset or Retry-After beyond its ceiling is waited for only up to the ceiling; then the
+ * client sends a single probe request and goes by what that response says.
+ *
+ * <p>Immutable.
+ */
+public final class Ceilings {
+
+  /** Default {@link Builder#maxReset(Duration)}: ten minutes, the draft's example. */
+  public static final Duration DEFAULT_MAX_RESET = Duration.ofMinutes(10);
+
+  /** Default {@link Builder#maxRetryAfter(Duration)}: ten minutes. */
+  public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofMinutes(10);
+
+  /** Default {@link Builder#maxTrackedScopes(int)}: bounds the client's memory. */
+  public static final int DEFAULT_MAX_TRACKED_SCOPES = 10_000;
+
+  private static final Ceilings DEFAULTS = builder().build();
+
+  private final Duration maxReset;
+  private final Duration maxRetryAfter;
+  private final double maxRequestsPerSecond;
+  private final int maxTrackedScopes;
+
+  private Ceilings(Builder b) {
+    this.maxReset = b.maxReset;
+    this.maxRetryAfter = b.maxRetryAfter;
+    this.maxRequestsPerSecond = b.maxRequestsPerSecond;
+    this.maxTrackedScopes = b.maxTrackedScopes;
+  }
+
+  /** Ten minutes for resets and Retry-After, no rate cap, 10 000 scopes. */
+  public static Ceilings defaults() {
+    return DEFAULTS;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Longest reset ({@code t}) obeyed; a longer one is probed at this age. */
+  public Duration maxReset() {
+    return maxReset;
+  }
+
+  /** Longest Retry-After obeyed; a longer one is probed at this age. */
+  public Duration maxRetryAfter() {
+    return maxRetryAfter;
+  }
+
+  /** Most requests per second sent within one scope, whatever the server says; empty when uncapped. */
+  public OptionalDouble maxRequestsPerSecond() {
+    return maxRequestsPerSecond > 0 ? OptionalDouble.of(maxRequestsPerSecond) : OptionalDouble.empty();
+  }
+
+  /** Most scopes (origins, by default) whose budgets are remembered; the least recently used go first. */
+  public int maxTrackedScopes() {
+    return maxTrackedScopes;
+  }
+
+  /** Builds {@link Ceilings}; every setter validates its argument. */
+  public static final class Builder {
+    private Duration maxReset = DEFAULT_MAX_RESET;
+    private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
+    private double maxRequestsPerSecond;
+    private int maxTrackedScopes = DEFAULT_MAX_TRACKED_SCOPES;
+
+    private Builder() {}
+
+    /** At least one second. */
+    public Builder maxReset(Duration maxReset) {
+      this.maxReset = atLeastOneSecond("maxReset", maxReset);
+      return this;
+    }
+
+    /** At least one second. */
+    public Builder maxRetryAfter(Duration maxRetryAfter) {
+      this.maxRetryAfter = atLeastOneSecond("maxRetryAfter", maxRetryAfter);
+      return this;
+    }
+
+    /** A positive, finite rate. */
+    public Builder maxRequestsPerSecond(double rate) {
+      if (!(rate > 0) || Double.isInfinite(rate)) {
+        throw new IllegalArgumentException("maxRequestsPerSecond: expected a positive finite rate, got " + rate);
+      }
+      this.maxRequestsPerSecond = rate;
+      return this;
+    }
+
+    /** From 1 to 10 000 000. */
+    public Builder maxTrackedScopes(int n) {
+      if (n < 1 || n > 10_000_000) {
+        throw new IllegalArgumentException("maxTrackedScopes: expected 1 to 10000000, got " + n);
+      }
+      this.maxTrackedScopes = n;
+      return this;
+    }
+
+    public Ceilings build() {
+      return new Ceilings(this);
+    }
+
+    private static Duration atLeastOneSecond(String field, Duration d) {
+      Objects.requireNonNull(d, field);
+      if (d.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException(field + ": expected at least 1 second, got " + d);
+      }
+      return d;
+    }
+  }
+}

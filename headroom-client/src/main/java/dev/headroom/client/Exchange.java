@@ -1,0 +1,184 @@
+package dev.headroom.client;
+
+import dev.headroom.http.HeaderNames;
+import dev.headroom.http.RetryAfter;
+import dev.headroom.http.body.Refusal;
+import dev.headroom.http.body.RefusalParseException;
+import dev.headroom.http.body.RefusalReader;
+import dev.headroom.http.headers.RateLimitFields;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One request and the response it got, as the client's interceptors see it: the response, its
+ * parsed RateLimit fields and, for a refusal, the refusal body.
+ *
+ * <p>Retry-After comes from the field, or, for an HTML refusal without the field, from its
+ * {@code <meta name="retry-after">}.
+ *
+ * <p>A response served from a cache ({@code Age} greater than zero) has its RateLimit fields and
+ * Retry-After ignored, as draft-ietf-httpapi-ratelimit-headers-09 section 7.3 advises: they
+ * describe someone else's past. A refusal is a 429, or a 503 with Retry-After; its body was read
+ * (at most {@link RefusalReader#DEFAULT_MAX_BYTES} bytes) instead of being handed to the caller's
+ * body handler.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class Exchange {
+
+  private static final RateLimitFields NONE = RateLimitFields.parse(Map.of(), Instant.EPOCH);
+
+  private final HttpRequest request;
+  private final HttpResponse<?> response;
+  private final RateLimitFields fields;
+  private final boolean fromCache;
+  private final boolean refused;
+  private final Refusal refusal;
+  private final Duration retryAfter;
+  private final Instant receivedAt;
+
+  private Exchange(HttpRequest request, HttpResponse<?> response, RateLimitFields fields, boolean fromCache,
+      boolean refused, Refusal refusal, Duration retryAfter, Instant receivedAt) {
+    this.request = request;
+    this.response = response;
+    this.fields = fields;
+    this.fromCache = fromCache;
+    this.refused = refused;
+    this.refusal = refusal;
+    this.retryAfter = retryAfter;
+    this.receivedAt = receivedAt;
+  }
+
+  /**
+   * An exchange for a response received at {@code receivedAt} (from the client's ticker). A body of
+   * a refusal read by the client is parsed as problem details / Graceful Boundaries.
+   */
+  public static Exchange of(HttpRequest request, HttpResponse<?> response, Instant receivedAt) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(response, "response");
+    Objects.requireNonNull(receivedAt, "receivedAt");
+    boolean cached = isFromCache(response);
+    RateLimitFields fields = cached ? NONE : RateLimitFields.parse(response.headers(), receivedAt);
+    Duration retryAfter = fields.retryAfter().map(RetryAfter::delay).orElse(null);
+    int status = response.statusCode();
+    boolean refused = status == 429
+        || (status == 503 && response.headers().firstValue(HeaderNames.RETRY_AFTER).isPresent());
+    Refusal refusal = null;
+    if (refused && response.body() instanceof RefusalBody) {
+      byte[] bytes = ((RefusalBody) response.body()).bytes();
+      if (bytes.length > 0) {
+        try {
+          refusal = RefusalReader.defaults().read(status, bytes);
+        } catch (RefusalParseException e) {
+          // Not problem details (an HTML or plain-text refusal): the status and the fields still say enough.
+          refusal = null;
+        }
+      }
+    }
+    if (refused && retryAfter == null && !cached && response.body() instanceof RefusalBody) {
+      retryAfter = htmlRetryAfter(response, (RefusalBody) response.body());
+    }
+    return new Exchange(request, response, fields, cached, refused, refusal, retryAfter, receivedAt);
+  }
+
+  private static final java.util.regex.Pattern META_RETRY_AFTER = java.util.regex.Pattern.compile(
+      "<meta\\s+name=[\"']retry-after[\"']\\s+content=[\"']([0-9]{1,10})[\"']", java.util.regex.Pattern.CASE_INSENSITIVE);
+
+  /**
+   * An HTML refusal without Retry-After may carry the wait as {@code <meta name="retry-after"
+   * content="N">} (Graceful Boundaries section 2, HTML 429 responses).
+   */
+  private static Duration htmlRetryAfter(HttpResponse<?> response, RefusalBody body) {
+    String type = response.headers().firstValue("Content-Type").orElse("").toLowerCase(java.util.Locale.ROOT);
+    if (!type.startsWith("text/html")) {
+      return null;
+    }
+    java.util.regex.Matcher m = META_RETRY_AFTER.matcher(new String(body.bytes(), java.nio.charset.StandardCharsets.UTF_8));
+    return m.find() ? Duration.ofSeconds(Long.parseLong(m.group(1))) : null;
+  }
+
+  /** A copy that the retry step treats as a refusal, to wait at least {@code retryAfter} (for extensions that signal refusals in a 200 body). */
+  public Exchange asRefused(Duration retryAfter) {
+    Objects.requireNonNull(retryAfter, "retryAfter");
+    if (retryAfter.isNegative()) {
+      throw new IllegalArgumentException("retryAfter: expected zero or more, got " + retryAfter);
+    }
+    return new Exchange(request, response, fields, fromCache, true, refusal, retryAfter, receivedAt);
+  }
+
+  private static boolean isFromCache(HttpResponse<?> response) {
+    // RFC 9111 section 5.1: Age is delta-seconds; any positive value means the response was stored.
+    Optional<String> age = response.headers().firstValue("Age");
+    if (age.isEmpty()) {
+      return false;
+    }
+    String v = age.get().strip();
+    if (v.isEmpty() || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      return false;
+    }
+    return !v.chars().allMatch(c -> c == '0');
+  }
+
+  public HttpRequest request() {
+    return request;
+  }
+
+  /** The response; for a refusal its body is the client's internal copy, not the caller's type. */
+  public HttpResponse<?> response() {
+    return response;
+  }
+
+  public int status() {
+    return response.statusCode();
+  }
+
+  /** The parsed RateLimit fields; empty for a response from a cache. */
+  public RateLimitFields fields() {
+    return fields;
+  }
+
+  /** Whether the response came from a cache ({@code Age > 0}), so that its fields were ignored. */
+  public boolean fromCache() {
+    return fromCache;
+  }
+
+  /** Whether this is a refusal: 429, 503 with Retry-After, or marked by {@link #asRefused}. */
+  public boolean isRefused() {
+    return refused;
+  }
+
+  /** Whether the status is 2xx. */
+  public boolean isSuccess() {
+    return response.statusCode() >= 200 && response.statusCode() < 300;
+  }
+
+  /** The refusal body, when the response was a refusal whose body is problem details or Graceful Boundaries JSON. */
+  public Optional<Refusal> refusal() {
+    return Optional.ofNullable(refusal);
+  }
+
+  /** Retry-After, as a delay from {@link #receivedAt()}; absent on cached responses. */
+  public Optional<Duration> retryAfter() {
+    return Optional.ofNullable(retryAfter);
+  }
+
+  /** When the response arrived, by the client's ticker. */
+  public Instant receivedAt() {
+    return receivedAt;
+  }
+
+  boolean hasClientBody() {
+    return response.body() instanceof RefusalBody;
+  }
+
+  @Override
+  public String toString() {
+    return request.method() + " " + request.uri() + " -> " + status() + (fromCache ? " (cached)" : "")
+        + (refused ? " refused" : "") + " " + fields;
+  }
+}

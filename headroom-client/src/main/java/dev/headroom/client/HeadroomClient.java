@@ -1,0 +1,344 @@
+package dev.headroom.client;
+
+import dev.headroom.Ticker;
+import dev.headroom.http.body.RefusalReader;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandler;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Function;
+
+/**
+ * A client for {@link HttpClient} that reads what servers say about their limits and paces itself
+ * so that it is refused as rarely as possible.
+ *
+ * <ul>
+ *   <li>Reads RateLimit fields in every dialect (draft-ietf-httpapi-ratelimit-headers -08+ lists
+ *       with {@code pk} and {@code qu}, the -07 dictionary, the -03 to -06 fields,
+ *       {@code X-RateLimit-*}), Retry-After as seconds or HTTP-date, and refusal bodies (RFC 9457
+ *       problem details, Graceful Boundaries), through headroom-http's parsers.
+ *   <li>Keeps a budget per scope (the origin by default), policy and partition key, and holds each
+ *       request until the budgets allow it, spreading requests over the window or spending them at
+ *       once ({@link Pacing}); waits never block a thread (they run on the {@link Scheduler}).
+ *   <li>Follows draft-09 sections 7, 7.3 and 8.5.1: malformed fields ignored, Retry-After over
+ *       {@code t}, cached responses ignored, absurd values clamped by {@link Ceilings}.
+ *   <li>Retries refusals with back-off ({@link RetryPolicy}), then gives up with
+ *       {@link RateLimitedException}, which carries the refusal.
+ *   <li>Can read the Graceful Boundaries discovery document once per origin to plan before the
+ *       first request, and follow a refusal's same-origin guidance.
+ * </ul>
+ *
+ * <pre>{@code
+ * HeadroomClient client = HeadroomClient.builder(HttpClient.newHttpClient())
+ *     .pacing(Pacing.EVEN).retry(RetryPolicy.defaults()).discoverLimits(true).build();
+ * HttpResponse<String> r = client.send(request, BodyHandlers.ofString());
+ * }</pre>
+ *
+ * <p>Thread-safe; one instance should serve a whole application, so that all its requests share
+ * the budgets.
+ */
+public final class HeadroomClient {
+
+  /** Discovery paths tried in order (Graceful Boundaries section 1). */
+  public static final List<String> DISCOVERY_PATHS = List.of("/.well-known/limits", "/api/limits");
+
+  private final HttpClient http;
+  private final Ticker ticker;
+  private final Scheduler scheduler;
+  private final BudgetTracker budgets;
+  private final List<Interceptor> applicationInterceptors;
+  private final List<Interceptor> networkInterceptors;
+  private final RetryInterceptor retry;
+  private final boolean followGuidance;
+  private final boolean discoverLimits;
+  private final int maxRefusalBytes;
+  private final int maxDiscoveries;
+  private final Duration discoveryTtl;
+  private final Map<String, Discovery> discoveries = new LinkedHashMap<>();
+
+  /** One origin's discovery: the fetch and when it started, by the ticker. */
+  private record Discovery(CompletableFuture<Optional<LimitsDocument>> result, long fetchedAt) {}
+
+  private HeadroomClient(Builder b) {
+    this.http = b.http;
+    this.ticker = b.ticker;
+    this.scheduler = b.scheduler;
+    this.budgets = new BudgetTracker(b.ticker, b.scheduler, b.pacing, b.ceilings, b.scope);
+    this.applicationInterceptors = List.copyOf(b.interceptors);
+    this.networkInterceptors = List.copyOf(b.networkInterceptors);
+    this.retry = new RetryInterceptor(b.retry, b.ceilings);
+    this.followGuidance = b.followGuidance;
+    this.discoverLimits = b.discoverLimits;
+    this.maxRefusalBytes = b.maxRefusalBytes;
+    this.maxDiscoveries = b.ceilings.maxTrackedScopes();
+    this.discoveryTtl = b.discoveryTtl;
+  }
+
+  /** Starts a client over an {@link HttpClient} (which it does not close). */
+  public static Builder builder(HttpClient http) {
+    return new Builder(http);
+  }
+
+  /**
+   * Sends a request once its budgets allow it, retrying refusals as the {@link RetryPolicy} says.
+   *
+   * @throws RateLimitedException when the request was refused and not (or no longer) retried
+   * @throws IOException when sending failed
+   * @throws InterruptedException when the calling thread was interrupted while waiting
+   */
+  public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler) throws IOException, InterruptedException {
+    CompletableFuture<HttpResponse<T>> f = sendAsync(request, handler);
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      f.cancel(true);
+      throw e;
+    } catch (ExecutionException e) {
+      throw unwrap(e.getCause());
+    }
+  }
+
+  /**
+   * Sends a request asynchronously: the future completes once the request was admitted, sent and
+   * answered, or exceptionally with {@link RateLimitedException} (refused and not retried) or the
+   * {@link IOException} of the transport.
+   */
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(handler, "handler");
+    CompletableFuture<?> before = discoverLimits
+        ? discoverAsync(request.uri()).handle((d, e) -> null)
+        : CompletableFuture.completedFuture(null);
+    List<Interceptor> chain = new ArrayList<>(applicationInterceptors);
+    chain.add(retry);
+    if (followGuidance) {
+      chain.add(new GuidanceInterceptor());
+    }
+    chain.add(new PacingInterceptor(budgets));
+    chain.addAll(networkInterceptors);
+    chain.add(new NetworkInterceptor(http, handler, maxRefusalBytes, ticker));
+    return before.thenCompose(v -> new RealChain(chain, 0, request, this).proceed(request)).thenApply(ex -> {
+      if (ex.hasClientBody()) {
+        throw new CompletionException(new RateLimitedException(ex, 1, "an interceptor returned the refusal"));
+      }
+      @SuppressWarnings("unchecked")
+      HttpResponse<T> response = (HttpResponse<T>) ex.response();
+      return response;
+    });
+  }
+
+  /**
+   * Reads the origin's Graceful Boundaries discovery document ({@link #DISCOVERY_PATHS}), once per
+   * origin and again when the last reading is older than {@link Builder#discoveryTtl(Duration)}
+   * (the spec asks long-lived agents to re-check every 1 to 6 hours), and plans requests to the
+   * endpoints it describes until RateLimit fields say more.
+   *
+   * @return the document; empty when the origin publishes none that can be read (the client then
+   *     paces by what responses say, as spec appendix A advises)
+   */
+  public Optional<LimitsDocument> discover(URI uri) throws IOException, InterruptedException {
+    CompletableFuture<Optional<LimitsDocument>> f = discoverAsync(uri);
+    try {
+      return f.get();
+    } catch (ExecutionException e) {
+      throw unwrap(e.getCause());
+    }
+  }
+
+  /** {@link #discover} without blocking. */
+  public CompletableFuture<Optional<LimitsDocument>> discoverAsync(URI uri) {
+    Objects.requireNonNull(uri, "uri");
+    String origin = Origins.of(uri);
+    long now = ticker.read();
+    synchronized (discoveries) {
+      Discovery known = discoveries.get(origin);
+      if (known != null && (!known.result().isDone() || now - known.fetchedAt() < discoveryTtl.toNanos())) {
+        return known.result();
+      }
+      discoveries.remove(origin);
+      if (discoveries.size() >= maxDiscoveries) {
+        discoveries.remove(discoveries.keySet().iterator().next());
+      }
+      CompletableFuture<Optional<LimitsDocument>> f = fetchDiscovery(uri, 0).thenApply(d -> {
+        d.ifPresent(doc -> budgets.plan(origin, doc));
+        return d;
+      });
+      discoveries.put(origin, new Discovery(f, now));
+      return f;
+    }
+  }
+
+  private CompletableFuture<Optional<LimitsDocument>> fetchDiscovery(URI uri, int index) {
+    if (index >= DISCOVERY_PATHS.size()) {
+      return CompletableFuture.completedFuture(Optional.empty());
+    }
+    URI target = uri.resolve(DISCOVERY_PATHS.get(index));
+    HttpRequest request = HttpRequest.newBuilder(target).GET().header("Accept", "application/json").build();
+    List<Interceptor> chain = List.of(new PacingInterceptor(budgets),
+        NetworkInterceptor.bounded(http, LimitsDocument.MAX_BYTES, ticker));
+    return new RealChain(chain, 0, request, this).proceed(request).handle((ex, error) -> {
+      if (error == null && ex.status() == 200 && ex.response().body() instanceof RefusalBody) {
+        RefusalBody body = (RefusalBody) ex.response().body();
+        if (!body.truncated()) {
+          try {
+            return Optional.of(LimitsDocument.parse(body.bytes()));
+          } catch (IllegalArgumentException notADocument) {
+            return Optional.<LimitsDocument>empty();
+          }
+        }
+      }
+      return null;
+    }).thenCompose(d -> d != null ? CompletableFuture.completedFuture(d) : fetchDiscovery(uri, index + 1));
+  }
+
+  /** The budgets the client tracks. */
+  public Budgets budgets() {
+    return budgets;
+  }
+
+  Ticker ticker() {
+    return ticker;
+  }
+
+  Scheduler scheduler() {
+    return scheduler;
+  }
+
+  private static IOException unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    if (t instanceof IOException) {
+      return (IOException) t;
+    }
+    if (t instanceof RuntimeException) {
+      throw (RuntimeException) t;
+    }
+    if (t instanceof Error) {
+      throw (Error) t;
+    }
+    if (t instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
+      return new InterruptedIOException(t.getMessage());
+    }
+    return new IOException(t);
+  }
+
+  /** Builds a {@link HeadroomClient}. */
+  public static final class Builder {
+    private final HttpClient http;
+    private Ticker ticker = Ticker.system();
+    private Scheduler scheduler = Scheduler.system();
+    private Pacing pacing = Pacing.EVEN;
+    private Ceilings ceilings = Ceilings.defaults();
+    private RetryPolicy retry = RetryPolicy.defaults();
+    private Function<HttpRequest, String> scope = r -> Origins.of(r.uri());
+    private final List<Interceptor> interceptors = new ArrayList<>();
+    private final List<Interceptor> networkInterceptors = new ArrayList<>();
+    private boolean followGuidance;
+    private boolean discoverLimits;
+    private int maxRefusalBytes = RefusalReader.DEFAULT_MAX_BYTES;
+    private Duration discoveryTtl = Duration.ofHours(1);
+
+    private Builder(HttpClient http) {
+      this.http = Objects.requireNonNull(http, "http");
+    }
+
+    /** The clock; exists for testing ({@link dev.headroom.ManualTicker}). {@link Ticker#system()} by default. */
+    public Builder ticker(Ticker ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    /** How to wait; {@link Scheduler#system()} by default, {@link Scheduler#advancing} in tests. */
+    public Builder scheduler(Scheduler scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /** {@link Pacing#EVEN} by default. */
+    public Builder pacing(Pacing pacing) {
+      this.pacing = Objects.requireNonNull(pacing, "pacing");
+      return this;
+    }
+
+    public Builder ceilings(Ceilings ceilings) {
+      this.ceilings = Objects.requireNonNull(ceilings, "ceilings");
+      return this;
+    }
+
+    public Builder retry(RetryPolicy retry) {
+      this.retry = Objects.requireNonNull(retry, "retry");
+      return this;
+    }
+
+    /**
+     * Which requests share budgets: the origin by default. A client acting for several users of one
+     * API can scope by origin and credential (hashed) so that each user's quota is tracked apart.
+     */
+    public Builder scope(Function<HttpRequest, String> scope) {
+      this.scope = Objects.requireNonNull(scope, "scope");
+      return this;
+    }
+
+    /** Adds an interceptor that sees each call once, before retries. */
+    public Builder addInterceptor(Interceptor interceptor) {
+      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
+    }
+
+    /** Adds an interceptor that sees each attempt, after pacing admitted it, just before the network. */
+    public Builder addNetworkInterceptor(Interceptor interceptor) {
+      networkInterceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
+    }
+
+    /** Whether a refused GET or HEAD follows same-origin {@code cachedResultUrl} or {@code alternativeEndpoint}; off by default. */
+    public Builder followGuidance(boolean follow) {
+      this.followGuidance = follow;
+      return this;
+    }
+
+    /** Whether the first request to an origin waits for its discovery document; off by default. */
+    public Builder discoverLimits(boolean discover) {
+      this.discoverLimits = discover;
+      return this;
+    }
+
+    /** How long a discovery reading is used before it is read again: 1 minute to 1 day; 1 hour by default. */
+    public Builder discoveryTtl(Duration ttl) {
+      Objects.requireNonNull(ttl, "discoveryTtl");
+      if (ttl.compareTo(Duration.ofMinutes(1)) < 0 || ttl.compareTo(Duration.ofDays(1)) > 0) {
+        throw new IllegalArgumentException("discoveryTtl: expected 1 minute to 1 day, got " + ttl);
+      }
+      this.discoveryTtl = ttl;
+      return this;
+    }
+
+    /** Largest refusal body read, from 1 KiB to 1 MiB; {@link RefusalReader#DEFAULT_MAX_BYTES} by default. */
+    public Builder maxRefusalBytes(int max) {
+      if (max < 1024 || max > (1 << 20)) {
+        throw new IllegalArgumentException("maxRefusalBytes: expected 1024 to 1048576, got " + max);
+      }
+      this.maxRefusalBytes = max;
+      return this;
+    }
+
+    public HeadroomClient build() {
+      return new HeadroomClient(this);
+    }
+  }
+}

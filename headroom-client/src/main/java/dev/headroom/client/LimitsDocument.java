@@ -1,0 +1,193 @@
+package dev.headroom.client;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonFactory;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * A Graceful Boundaries limits discovery document (spec section 1: {@code GET /api/limits} or
+ * {@code GET /.well-known/limits}), read leniently: entries that lack what pacing needs are
+ * skipped and listed in {@link #issues()}. The conformance checker validates documents strictly
+ * against the published schema; the client only needs to plan.
+ *
+ * <p>Immutable.
+ */
+public final class LimitsDocument {
+
+  /** Largest document read: 1 MiB. */
+  public static final int MAX_BYTES = 1 << 20;
+
+  /** Most endpoints kept. */
+  public static final int MAX_ENDPOINTS = 1000;
+
+  private static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
+      .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(32).maxDocumentLength(MAX_BYTES).build())
+      .build());
+
+  private final String service;
+  private final String conformance;
+  private final List<Endpoint> endpoints;
+  private final List<String> issues;
+
+  private LimitsDocument(String service, String conformance, List<Endpoint> endpoints, List<String> issues) {
+    this.service = service;
+    this.conformance = conformance;
+    this.endpoints = List.copyOf(endpoints);
+    this.issues = List.copyOf(issues);
+  }
+
+  /**
+   * Reads a document.
+   *
+   * @throws IllegalArgumentException when the bytes are not a JSON object with a {@code limits} object
+   */
+  public static LimitsDocument parse(byte[] json) {
+    Objects.requireNonNull(json, "json");
+    if (json.length > MAX_BYTES) {
+      throw new IllegalArgumentException("limits document: expected at most " + MAX_BYTES + " bytes, got " + json.length);
+    }
+    JsonNode root;
+    try {
+      root = MAPPER.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("limits document: not JSON (" + e.getOriginalMessage() + ")", e);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("limits document: unreadable (" + e.getMessage() + ")", e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new IllegalArgumentException("limits document: expected a JSON object");
+    }
+    JsonNode limits = root.get("limits");
+    if (limits == null || !limits.isObject()) {
+      throw new IllegalArgumentException("limits: expected an object of endpoint entries (Graceful Boundaries section 1), got "
+          + (limits == null ? "nothing" : limits.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)));
+    }
+    List<String> issues = new ArrayList<>();
+    List<Endpoint> endpoints = new ArrayList<>();
+    Iterator<Map.Entry<String, JsonNode>> it = limits.fields();
+    while (it.hasNext() && endpoints.size() < MAX_ENDPOINTS) {
+      Map.Entry<String, JsonNode> e = it.next();
+      JsonNode entry = e.getValue();
+      String key = e.getKey();
+      if (!entry.isObject() || !entry.path("endpoint").isTextual()) {
+        issues.add("limits." + key + ": expected an object with an endpoint path; skipped");
+        continue;
+      }
+      String path = entry.get("endpoint").asText();
+      String method = entry.path("method").isTextual() ? entry.get("method").asText().toUpperCase(java.util.Locale.ROOT) : null;
+      List<Limit> entryLimits = new ArrayList<>();
+      JsonNode ls = entry.path("limits");
+      if (ls.isArray()) {
+        for (int i = 0; i < ls.size() && i < 64; i++) {
+          JsonNode l = ls.get(i);
+          String type = l.path("type").isTextual() ? l.get("type").asText() : "";
+          long max = l.path("maxRequests").isNumber() && l.get("maxRequests").asDouble() >= 0 ? (long) Math.floor(l.get("maxRequests").asDouble()) : -1;
+          double w = l.path("windowSeconds").isNumber() ? l.get("windowSeconds").asDouble() : -1;
+          if (max < 0 || !(w > 0)) {
+            issues.add("limits." + key + ".limits[" + i + "]: expected maxRequests >= 0 and windowSeconds > 0; not used for pacing");
+          }
+          entryLimits.add(new Limit(type, max, w > 0 ? Duration.ofMillis((long) Math.ceil(w * 1000)) : null,
+              l.path("description").isTextual() ? l.get("description").asText() : null));
+        }
+      } else {
+        issues.add("limits." + key + ".limits: expected an array; skipped");
+      }
+      endpoints.add(new Endpoint(key, path, method, entryLimits));
+    }
+    return new LimitsDocument(root.path("service").isTextual() ? root.get("service").asText() : null,
+        root.path("conformance").isTextual() ? root.get("conformance").asText() : null, endpoints, issues);
+  }
+
+  public Optional<String> service() {
+    return Optional.ofNullable(service);
+  }
+
+  /** The self-declared conformance ({@code level-1} ... {@code level-4}, {@code none}, {@code not-applicable}). */
+  public Optional<String> conformance() {
+    return Optional.ofNullable(conformance);
+  }
+
+  public List<Endpoint> endpoints() {
+    return endpoints;
+  }
+
+  /** What was skipped. */
+  public List<String> issues() {
+    return issues;
+  }
+
+  /** One endpoint entry. */
+  public static final class Endpoint {
+    private final String key;
+    private final String path;
+    private final String method;
+    private final List<Limit> limits;
+    private final PathTemplate template;
+
+    Endpoint(String key, String path, String method, List<Limit> limits) {
+      this.key = key;
+      this.path = path;
+      this.method = method;
+      this.limits = List.copyOf(limits);
+      this.template = PathTemplate.of(path);
+    }
+
+    public String key() {
+      return key;
+    }
+
+    /** The path pattern as published: {@code /api/scan}, {@code /api/items/{id}}, {@code /api/items/:id}, {@code /api/*}. */
+    public String path() {
+      return path;
+    }
+
+    /** The method, upper case; empty when the entry names none (then any method matches). */
+    public Optional<String> method() {
+      return Optional.ofNullable(method);
+    }
+
+    public List<Limit> limits() {
+      return limits;
+    }
+
+    /** Whether the path pattern has variables or wildcards (so it cannot be requested as it is). */
+    public boolean isTemplate() {
+      return template.hasVariables();
+    }
+
+    /** Whether a request with this method and path falls under the entry. */
+    public boolean matches(String requestMethod, String requestPath) {
+      return (method == null || method.equals(requestMethod)) && template.matches(requestPath);
+    }
+  }
+
+  /**
+   * One limit of an endpoint.
+   *
+   * @param type the limit type ({@code ip-rate}, ...)
+   * @param maxRequests the maximum requests in the window; negative when absent
+   * @param window the window; null when absent
+   * @param description the human-readable explanation, if any
+   */
+  public record Limit(String type, long maxRequests, Duration window, String description) {
+    /** Whether the limit says enough to pace by: a count and a window, and a windowed type. */
+    public boolean isWindowed() {
+      return maxRequests >= 0 && window != null && !type.equals("concurrency") && !type.equals("resource-dedup");
+    }
+
+    public OptionalLong max() {
+      return maxRequests < 0 ? OptionalLong.empty() : OptionalLong.of(maxRequests);
+    }
+  }
+}

@@ -1,0 +1,60 @@
+package dev.headroom.client;
+
+import dev.headroom.Ticker;
+import java.net.http.HttpRequest;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/** The chain one interceptor sees: the interceptors after it. Immutable. */
+final class RealChain implements Interceptor.Chain {
+
+  private final List<Interceptor> interceptors;
+  private final int index;
+  private final HttpRequest request;
+  private final HeadroomClient client;
+
+  RealChain(List<Interceptor> interceptors, int index, HttpRequest request, HeadroomClient client) {
+    this.interceptors = interceptors;
+    this.index = index;
+    this.request = request;
+    this.client = client;
+  }
+
+  @Override
+  public HttpRequest request() {
+    return request;
+  }
+
+  @Override
+  public CompletableFuture<Exchange> proceed(HttpRequest next) {
+    if (index >= interceptors.size()) {
+      throw new IllegalStateException("proceed: the network step is the last in the chain and cannot proceed");
+    }
+    RealChain chain = new RealChain(interceptors, index + 1, next, client);
+    try {
+      CompletableFuture<Exchange> f = interceptors.get(index).intercept(chain);
+      if (f == null) {
+        return CompletableFuture.failedFuture(new NullPointerException(
+            "interceptor " + interceptors.get(index).getClass().getName() + " returned null"));
+      }
+      return f;
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  @Override
+  public Budgets budgets() {
+    return client.budgets();
+  }
+
+  @Override
+  public Ticker ticker() {
+    return client.ticker();
+  }
+
+  @Override
+  public Scheduler scheduler() {
+    return client.scheduler();
+  }
+}

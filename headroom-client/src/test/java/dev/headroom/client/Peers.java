@@ -1,0 +1,189 @@
+package dev.headroom.client;
+
+import dev.headroom.Algorithm;
+import dev.headroom.Decision;
+import dev.headroom.InMemoryStore;
+import dev.headroom.PartitionKey;
+import dev.headroom.PolicyOutcome;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.RateLimiter;
+import dev.headroom.Ticker;
+import dev.headroom.http.RetryAfter;
+import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.headers.RateLimitHeaders;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.function.Function;
+
+/**
+ * Servers that limit with headroom-core and answer in the exact forms deployed peers use:
+ * express-rate-limit's draft-6, draft-7 and draft-8 output (source/headers.ts), Cloudflare's
+ * {@code Ratelimit: "default";r=50;t=30}, GitHub's {@code x-ratelimit-*} with an epoch reset, and
+ * Headroom's own emitter in each dialect.
+ */
+final class Peers {
+
+  private Peers() {}
+
+  /** A named handler factory: (ticker, quota, window) to handler. */
+  record Peer(String name, Factory factory) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  interface Factory {
+    TestServer.Handler create(Ticker ticker, int quota, Duration window);
+  }
+
+  static RateLimiter limiter(Ticker ticker) {
+    return RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+  }
+
+  static QuotaPolicy policy(int quota, Duration window, Algorithm algorithm) {
+    return QuotaPolicy.builder("default").quota(quota).window(window).algorithm(algorithm).build();
+  }
+
+  /** Wraps a limiter: the formatter writes headers for allowed and refused outcomes alike. */
+  static TestServer.Handler limited(Ticker ticker, QuotaPolicy policy,
+      Function<Decision, TestServer.Reply> allowed, Function<Decision, TestServer.Reply> refused) {
+    RateLimiter limiter = limiter(ticker);
+    return req -> {
+      Decision d = limiter.acquire(policy, PartitionKey.of("client"));
+      return d.allowed() ? allowed.apply(d) : refused.apply(d);
+    };
+  }
+
+  static long resetSeconds(PolicyOutcome o) {
+    return o.resetSeconds();
+  }
+
+  /** express-rate-limit standardHeaders: 'draft-6'. */
+  static TestServer.Handler expressDraft6(Ticker ticker, int quota, Duration window) {
+    QuotaPolicy p = policy(quota, window, Algorithm.FIXED_WINDOW);
+    Function<Decision, TestServer.Reply> headers = d -> {
+      PolicyOutcome o = d.outcomes().get(0);
+      TestServer.Reply r = d.allowed() ? TestServer.Reply.of(200).body("text/plain", "ok")
+          : TestServer.Reply.of(429).body("text/html; charset=utf-8", "Too many requests, please try again later.");
+      r.header("RateLimit-Policy", quota + ";w=" + window.toSeconds());
+      r.header("RateLimit-Limit", Integer.toString(quota));
+      r.header("RateLimit-Remaining", Long.toString(o.remaining()));
+      if (o.resetSeconds() > 0) {
+        r.header("RateLimit-Reset", Long.toString(o.resetSeconds()));
+      }
+      if (!d.allowed()) {
+        r.header("Retry-After", Long.toString(Math.max(o.resetSeconds(), 1)));
+      }
+      return r;
+    };
+    return limited(ticker, p, headers, headers);
+  }
+
+  /** express-rate-limit standardHeaders: 'draft-7'. */
+  static TestServer.Handler expressDraft7(Ticker ticker, int quota, Duration window) {
+    QuotaPolicy p = policy(quota, window, Algorithm.FIXED_WINDOW);
+    Function<Decision, TestServer.Reply> headers = d -> {
+      PolicyOutcome o = d.outcomes().get(0);
+      TestServer.Reply r = d.allowed() ? TestServer.Reply.of(200).body("text/plain", "ok")
+          : TestServer.Reply.of(429).body("text/html; charset=utf-8", "Too many requests, please try again later.");
+      r.header("RateLimit-Policy", quota + ";w=" + window.toSeconds());
+      r.header("RateLimit", "limit=" + quota + ", remaining=" + o.remaining() + ", reset=" + o.resetSeconds());
+      if (!d.allowed()) {
+        r.header("Retry-After", Long.toString(o.resetSeconds()));
+      }
+      return r;
+    };
+    return limited(ticker, p, headers, headers);
+  }
+
+  /** express-rate-limit standardHeaders: 'draft-8', with its identifier and hashed partition key. */
+  static TestServer.Handler expressDraft8(Ticker ticker, int quota, Duration window) {
+    QuotaPolicy p = policy(quota, window, Algorithm.FIXED_WINDOW);
+    String name = quota + "-in-" + window.toSeconds() + "sec";
+    String pk = expressPartitionKey("127.0.0.1");
+    Function<Decision, TestServer.Reply> headers = d -> {
+      PolicyOutcome o = d.outcomes().get(0);
+      TestServer.Reply r = d.allowed() ? TestServer.Reply.of(200).body("text/plain", "ok")
+          : TestServer.Reply.of(429).body("text/html; charset=utf-8", "Too many requests, please try again later.");
+      r.header("RateLimit-Policy", "\"" + name + "\"; q=" + quota + "; w=" + window.toSeconds() + "; pk=:" + pk + ":");
+      r.header("RateLimit", "\"" + name + "\"; r=" + o.remaining() + "; t=" + o.resetSeconds());
+      if (!d.allowed()) {
+        r.header("Retry-After", Long.toString(o.resetSeconds()));
+      }
+      return r;
+    };
+    return limited(ticker, p, headers, headers);
+  }
+
+  /** getPartitionKey of express-rate-limit: base64 of the first 12 hex characters of SHA-256. */
+  static String expressPartitionKey(String key) {
+    try {
+      String hex = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
+      return Base64.getEncoder().encodeToString(hex.substring(0, 12).getBytes(StandardCharsets.UTF_8));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Cloudflare's rate limiting rules: {@code Ratelimit: "default";r=50;t=30}, {@code Ratelimit-Policy: "default";q=100;w=60}. */
+  static TestServer.Handler cloudflare(Ticker ticker, int quota, Duration window) {
+    QuotaPolicy p = policy(quota, window, Algorithm.SLIDING_WINDOW);
+    Function<Decision, TestServer.Reply> headers = d -> {
+      PolicyOutcome o = d.outcomes().get(0);
+      TestServer.Reply r = d.allowed() ? TestServer.Reply.of(200).body("text/plain", "ok")
+          : TestServer.Reply.of(429).body("text/plain", "error code: 1015");
+      r.header("Ratelimit", "\"default\";r=" + o.remaining() + ";t=" + o.resetSeconds());
+      r.header("Ratelimit-Policy", "\"default\";q=" + quota + ";w=" + window.toSeconds());
+      if (!d.allowed()) {
+        r.header("Retry-After", Long.toString(o.retryAfterSeconds()));
+      }
+      return r;
+    };
+    return limited(ticker, p, headers, headers);
+  }
+
+  /** GitHub's REST API: {@code x-ratelimit-*} with the reset in epoch seconds; 403 or 429 with remaining 0 when exhausted. */
+  static TestServer.Handler github(Ticker ticker, int quota, Duration window) {
+    QuotaPolicy p = policy(quota, window, Algorithm.FIXED_WINDOW);
+    Function<Decision, TestServer.Reply> headers = d -> {
+      PolicyOutcome o = d.outcomes().get(0);
+      TestServer.Reply r = d.allowed() ? TestServer.Reply.of(200).json("{\"login\":\"octocat\"}")
+          : TestServer.Reply.of(429).json("{\"message\":\"API rate limit exceeded\",\"documentation_url\":\"https://docs.github.com/rest\"}");
+      long epochReset = (ticker.read() / 1_000_000_000L) + o.resetSeconds();
+      r.header("x-ratelimit-limit", Integer.toString(quota));
+      r.header("x-ratelimit-remaining", Long.toString(o.remaining()));
+      r.header("x-ratelimit-reset", Long.toString(epochReset));
+      r.header("x-ratelimit-used", Long.toString(quota - o.remaining()));
+      r.header("x-ratelimit-resource", "core");
+      r.header("Date", RetryAfter.formatHttpDate(ticker.instant()));
+      return r;
+    };
+    return limited(ticker, p, headers, headers);
+  }
+
+  /** Headroom's own emitter in one dialect, with a problem-details refusal. */
+  static Factory headroom(HeaderDialect dialect, Algorithm algorithm) {
+    return (ticker, quota, window) -> {
+      QuotaPolicy p = policy(quota, window, algorithm);
+      RateLimitHeaders emitter = RateLimitHeaders.builder().dialects(java.util.EnumSet.of(dialect)).ticker(ticker).policies(java.util.List.of(p)).build();
+      RateLimiter limiter = limiter(ticker);
+      return req -> {
+        Decision d = limiter.acquire(p, PartitionKey.of("client"));
+        TestServer.Reply r = d.allowed() ? TestServer.Reply.of(200).body("text/plain", "ok")
+            : TestServer.Reply.of(429).body("application/problem+json",
+                "{\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\",\"title\":\"Quota Exceeded\","
+                    + "\"status\":429,\"error\":\"rate_limit_exceeded\",\"detail\":\"Try again in " + d.retryAfterSeconds()
+                    + " seconds.\",\"why\":\"Limits keep the service available for everyone.\",\"limit\":\"" + quota
+                    + " requests per " + window.toSeconds() + " seconds\",\"retryAfterSeconds\":" + d.retryAfterSeconds()
+                    + ",\"violated-policies\":[\"default\"]}");
+        emitter.write(d, r.status, r::header);
+        return r;
+      };
+    };
+  }
+}
