@@ -250,14 +250,41 @@ public final class RedisStoreBenchmark {
   static Result run(Limiter limiter, boolean hot, int callers, int seconds, Server server) throws InterruptedException {
     measure(limiter, hot, callers, 1); // warm up
     java.util.Map<String, long[]> before = server.snapshot();
+    long processCpu = processCpuNanos();
+    long ioCpu = ioThreadCpuNanos();
     Result r = measure(limiter, hot, callers, seconds);
+    ioCpu = ioThreadCpuNanos() - ioCpu;
+    processCpu = processCpuNanos() - processCpu;
     java.util.Map<String, long[]> after = server.snapshot();
     long decisions = 0;
     for (long a : r.attempts) {
       decisions += a;
     }
-    r.work = serverWork(before, after, decisions);
+    r.work = serverWork(before, after, decisions) + String.format(Locale.ROOT,
+        "; client CPU %.1f µs/dec, of which Lettuce I/O threads %.1f", processCpu / 1e3 / decisions, ioCpu / 1e3 / decisions);
     return r;
+  }
+
+  /** The CPU time of this whole JVM (callers, I/O threads, GC, JIT). */
+  static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        .getOperatingSystemMXBean()).getProcessCpuTime();
+  }
+
+  /**
+   * The CPU time of the Lettuce event-loop threads (both libraries' clients: only one of them
+   * works during a cell).
+   */
+  static long ioThreadCpuNanos() {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    long sum = 0;
+    for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
+      if (t != null && t.getThreadName().startsWith("lettuce-") && t.getThreadName().contains("EventLoop")) {
+        long cpu = mx.getThreadCpuTime(t.getThreadId());
+        sum += Math.max(0, cpu);
+      }
+    }
+    return sum;
   }
 
   static Result measure(Limiter limiter, boolean hot, int callers, int seconds) throws InterruptedException {
