@@ -192,6 +192,7 @@ public final class RedisStoreBenchmark {
           Result h = run(headroom, hot, callers, seconds, server);
           if (onlyHeadroom) {
             System.out.println(h.row(keysLabel, callers, "Headroom", Double.NaN));
+            work.add("run " + rep + ", " + keysLabel + ", " + callers + " callers: Headroom " + h.work);
             continue;
           }
           Result b = run(bucket4j, hot, callers, seconds, server);
