@@ -10,12 +10,13 @@ import dev.headroom.StoreException;
 import dev.headroom.Ticker;
 import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Endpoint;
+import dev.headroom.redis.internal.FcallArgs;
 import dev.headroom.redis.internal.KeyLayout;
+import dev.headroom.redis.internal.LongArrayOutput;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -27,6 +28,7 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -135,6 +137,8 @@ public final class RedisStore implements Store {
   private final Endpoint endpoint;
   private final KeyLayout layout;
   private final DecisionScript script;
+  private final byte[] functionName;
+  private final byte[] shaBytes;
   private final FailurePolicy failurePolicy;
   private final Store fallback;
   private final boolean ownsFallback;
@@ -154,6 +158,8 @@ public final class RedisStore implements Store {
     this.endpoint = endpoint;
     this.layout = new KeyLayout(b.keyPrefix);
     this.script = DecisionScript.load();
+    this.functionName = script.function().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    this.shaBytes = script.sha().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     this.failurePolicy = b.failurePolicy;
     this.deadlineNanos = b.decisionDeadline.toNanos();
     this.ticker = b.ticker;
@@ -208,10 +214,21 @@ public final class RedisStore implements Store {
     return endpoint.connected();
   }
 
+  /**
+   * Decides on the caller's thread. For a request of one slot (every request on a standalone
+   * Redis) the caller waits on Lettuce's command itself, then reads the reply and builds the
+   * decision: Lettuce's I/O thread, which all callers share, only completes the command, with no
+   * chain of stages behind it. The caller's thread also waits out the deadline itself: no timer
+   * task per decision.
+   */
   @Override
   public Decision acquire(List<Acquisition> acquisitions) {
-    // The caller's thread waits out the deadline itself: no timer task per decision.
-    Pending p = decide(acquisitions);
+    List<Acquisition> request = checked(acquisitions);
+    List<Group> groups = group(request);
+    if (groups.size() == 1) {
+      return acquireOneSlot(request, groups);
+    }
+    Pending p = decide(request, groups);
     try {
       p.result.get(deadlineNanos, TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
@@ -232,9 +249,51 @@ public final class RedisStore implements Store {
     }
   }
 
+  /** {@link #acquire} of a request whose policies share one slot: one call, awaited here. */
+  private Decision acquireOneSlot(List<Acquisition> request, List<Group> groups) {
+    long start = System.nanoTime();
+    Group g = groups.get(0);
+    RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
+    DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions, null);
+    CompletableFuture<long[]> reply = c == null ? endpoint.commands().thenCompose(connected -> send(connected, call))
+        : sendOnce(c, call);
+    boolean recovering = c == null;
+    while (true) {
+      long[] answer;
+      try {
+        answer = reply.get(deadlineNanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
+      } catch (ExecutionException e) {
+        if (!recovering) {
+          // Redis lacked the code (or FCALL): load it and call again, within the same deadline.
+          recovering = true;
+          reply = recover(c, call, e.getCause());
+          continue;
+        }
+        return failed(request, e.getCause());
+      } catch (TimeoutException | InterruptedException e) {
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        // The failure policy decides; what Redis applies later is given back.
+        g.reply = reply;
+        giveBackWhenAllowed(groups, true);
+        return failed(request, deadlinePassed());
+      }
+      List<PolicyOutcome> outcomes;
+      try {
+        outcomes = DecisionScript.outcomes(answer, g.acquisitions);
+      } catch (RuntimeException e) {
+        return failed(request, e);
+      }
+      succeeded();
+      return Decision.of(outcomes);
+    }
+  }
+
   @Override
   public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
-    Pending p = decide(acquisitions);
+    List<Acquisition> request = checked(acquisitions);
+    Pending p = decide(request, group(request));
     if (!p.result.isDone()) {
       ScheduledFuture<?> deadline = timer.schedule(p::expire, deadlineNanos, TimeUnit.NANOSECONDS);
       p.result.whenComplete((d, e) -> deadline.cancel(false));
@@ -246,7 +305,7 @@ public final class RedisStore implements Store {
   private static final class Group {
     final List<Acquisition> acquisitions = new ArrayList<>(2);
     final List<Integer> indexes = new ArrayList<>(2);
-    CompletableFuture<List<Object>> reply;
+    CompletableFuture<long[]> reply;
   }
 
   /** A decision under way: settled once, by Redis's answer or by the deadline. */
@@ -265,19 +324,24 @@ public final class RedisStore implements Store {
     void expire() {
       if (settled.compareAndSet(false, true)) {
         giveBackWhenAllowed(groups, true);
-        fail(result, request, new TimeoutException("Redis did not decide within "
-            + Duration.ofNanos(deadlineNanos).toMillis() + " ms"));
+        fail(result, request, deadlinePassed());
       }
     }
   }
 
-  private Pending decide(List<Acquisition> acquisitions) {
+  private TimeoutException deadlinePassed() {
+    return new TimeoutException("Redis did not decide within " + Duration.ofNanos(deadlineNanos).toMillis() + " ms");
+  }
+
+  private static List<Acquisition> checked(List<Acquisition> acquisitions) {
     if (acquisitions == null || acquisitions.isEmpty()) {
       throw new IllegalArgumentException("acquisitions: expected at least one, got none");
     }
-    List<Acquisition> request = List.copyOf(acquisitions);
+    return List.copyOf(acquisitions);
+  }
+
+  private Pending decide(List<Acquisition> request, List<Group> groups) {
     Long now = now();
-    List<Group> groups = group(request);
     Pending p = new Pending(request, groups);
     CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
@@ -318,9 +382,9 @@ public final class RedisStore implements Store {
       allAllowed &= DecisionScript.allAllowed(g.reply.join());
     }
     List<Group> toGiveBack = new ArrayList<>();
-    List<CompletableFuture<List<Object>>> givenBack = new ArrayList<>();
+    List<CompletableFuture<long[]>> givenBack = new ArrayList<>();
     for (Group g : groups) {
-      List<Object> reply = g.reply.join();
+      long[] reply = g.reply.join();
       List<PolicyOutcome> outcomes = DecisionScript.outcomes(reply, g.acquisitions);
       if (allAllowed || !DecisionScript.allAllowed(reply)) {
         for (int i = 0; i < outcomes.size(); i++) {
@@ -339,7 +403,7 @@ public final class RedisStore implements Store {
     CompletableFuture.allOf(givenBack.toArray(new CompletableFuture<?>[0])).whenComplete((ignored, error) -> {
       for (int k = 0; k < toGiveBack.size(); k++) {
         Group g = toGiveBack.get(k);
-        List<Object> after = givenBack.get(k).isCompletedExceptionally() ? null : givenBack.get(k).join();
+        long[] after = givenBack.get(k).isCompletedExceptionally() ? null : givenBack.get(k).join();
         List<PolicyOutcome> outcomes;
         if (after != null) {
           outcomes = DecisionScript.outcomes(after, g.acquisitions);
@@ -404,7 +468,7 @@ public final class RedisStore implements Store {
     }
   }
 
-  private static long[] leaseIds(List<Object> reply, int n) {
+  private static long[] leaseIds(long[] reply, int n) {
     long[] ids = new long[n];
     for (int i = 0; i < n; i++) {
       ids[i] = DecisionScript.leaseId(reply, i);
@@ -412,8 +476,21 @@ public final class RedisStore implements Store {
     return ids;
   }
 
-  /** Redis could not decide: apply the failure policy. */
+  /** Redis could not decide: apply the failure policy to the result. */
   private void fail(CompletableFuture<Decision> result, List<Acquisition> request, Throwable cause) {
+    try {
+      result.complete(failed(request, cause));
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+    }
+  }
+
+  /**
+   * Redis could not decide: the failure policy's decision.
+   *
+   * @throws RedisUnavailableException with {@link FailurePolicy#FAIL_CLOSED}
+   */
+  private Decision failed(List<Acquisition> request, Throwable cause) {
     Throwable why = cause instanceof CompletionException && cause.getCause() != null ? cause.getCause() : cause;
     failures.increment();
     if (healthy.compareAndSet(true, false)) {
@@ -426,24 +503,18 @@ public final class RedisStore implements Store {
         for (Acquisition a : request) {
           outcomes.add(new PolicyOutcome(a.policy(), a.key(), a.cost(), true, a.policy().quota(), 0, 0, null));
         }
-        result.complete(Decision.of(outcomes));
-        return;
+        return Decision.of(outcomes);
       }
       case FAIL_CLOSED:
-        result.completeExceptionally(new RedisUnavailableException(
-            "the Redis store could not decide: " + why.getMessage(), why));
-        return;
+        throw new RedisUnavailableException("the Redis store could not decide: " + why.getMessage(), why);
       default:
-        try {
-          result.complete(fromFallback(fallback.acquire(request)));
-        } catch (RuntimeException e) {
-          result.completeExceptionally(e);
-        }
+        return fromFallback(fallback.acquire(request));
     }
   }
 
   private void succeeded() {
-    if (healthy.compareAndSet(false, true)) {
+    // Read first: a compare-and-set on every decision would make all callers write one cache line.
+    if (!healthy.get() && healthy.compareAndSet(false, true)) {
       LOG.info("Headroom's Redis store decides through Redis again");
     }
   }
@@ -485,7 +556,7 @@ public final class RedisStore implements Store {
   }
 
   private void update(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
-    CompletableFuture<List<Object>> f = call(mode, now(), List.of(a), leaseIds);
+    CompletableFuture<long[]> f = call(mode, now(), List.of(a), leaseIds);
     try {
       f.get(deadlineNanos, TimeUnit.NANOSECONDS);
       succeeded();
@@ -511,43 +582,63 @@ public final class RedisStore implements Store {
    * {@code FUNCTION FLUSH}); before Redis 7, which has no {@code FCALL}, {@code EVALSHA}, and
    * {@code EVAL} when Redis answers {@code NOSCRIPT}. Either way one command in the steady state.
    */
-  private CompletableFuture<List<Object>> call(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
-    byte[][] keys = DecisionScript.keys(layout, acquisitions);
-    byte[][] args = DecisionScript.args(mode, now, marginMillis, acquisitions, leaseIds);
+  private CompletableFuture<long[]> call(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
+    DecisionScript.Call call = encode(mode, now, acquisitions, leaseIds);
     RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
     if (c == null) {
-      return endpoint.commands().thenCompose(connected -> send(connected, keys, args));
+      return endpoint.commands().thenCompose(connected -> send(connected, call));
     }
-    return send(c, keys, args);
+    return send(c, call);
   }
 
-  private CompletableFuture<List<Object>> send(RedisClusterAsyncCommands<byte[], byte[]> c, byte[][] keys, byte[][] args) {
+  /** The keys and arguments of a call, encoded on the calling thread (see {@link FcallArgs}). */
+  private DecisionScript.Call encode(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
+    return DecisionScript.encode(layout, endpoint.cluster(), mode, now, marginMillis, acquisitions, leaseIds);
+  }
+
+  /** The call, recovering when Redis lacks the code or {@code FCALL} (see {@link #recover}). */
+  private CompletableFuture<long[]> send(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call) {
+    return sendOnce(c, call).exceptionallyCompose(e -> recover(c, call, e));
+  }
+
+  /** One command, with nothing behind it: {@code FCALL}, or {@code EVALSHA} before Redis 7. */
+  private CompletableFuture<long[]> sendOnce(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call) {
+    if (functions) {
+      return dispatch(c, CommandType.FCALL, functionName, call);
+    }
+    return dispatch(c, CommandType.EVALSHA, shaBytes, call);
+  }
+
+  private static CompletableFuture<long[]> dispatch(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
+      byte[] head, DecisionScript.Call call) {
     try {
-      if (functions) {
-        return c.<List<Object>>fcall(script.function(), ScriptOutputType.MULTI, keys, args).toCompletableFuture()
-            .exceptionallyCompose(e -> afterFcallFailed(c, e, keys, args));
-      }
-      return c.<List<Object>>evalsha(script.sha(), ScriptOutputType.MULTI, keys, args).toCompletableFuture()
-          .exceptionallyCompose(e -> isNoScript(e) ? eval(c, keys, args) : CompletableFuture.failedFuture(e));
+      return c.dispatch(type, new LongArrayOutput(), new FcallArgs(head, call)).toCompletableFuture();
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
   }
 
-  private CompletableFuture<List<Object>> afterFcallFailed(RedisClusterAsyncCommands<byte[], byte[]> c, Throwable e,
-      byte[][] keys, byte[][] args) {
+  /**
+   * After a call failed: when Redis has no such function, the library loaded and the call made
+   * again; when Redis has no {@code FCALL} (before 7), scripts from now on; when it has no such
+   * script ({@code NOSCRIPT}), {@code EVAL}; otherwise the same failure.
+   */
+  private CompletableFuture<long[]> recover(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call,
+      Throwable e) {
     String message = message(e);
     if (message.startsWith("ERR Function not found")) {
-      return loadLibrary(c).thenCompose(loaded ->
-          c.<List<Object>>fcall(script.function(), ScriptOutputType.MULTI, keys, args).toCompletableFuture());
+      return loadLibrary(c).thenCompose(loaded -> dispatch(c, CommandType.FCALL, functionName, call));
     }
-    if (message.toLowerCase(java.util.Locale.ROOT).contains("unknown command") && message.toUpperCase(java.util.Locale.ROOT).contains("FCALL")) {
-      // Redis before 7: scripts from now on.
+    if (message.toLowerCase(java.util.Locale.ROOT).contains("unknown command")
+        && message.toUpperCase(java.util.Locale.ROOT).contains("FCALL")) {
       if (functions) {
         functions = false;
         LOG.info("Redis has no FCALL (before Redis 7): Headroom decides with EVALSHA");
       }
-      return send(c, keys, args);
+      return send(c, call);
+    }
+    if (isNoScript(e)) {
+      return dispatch(c, CommandType.EVAL, script.evalSource(), call);
     }
     return CompletableFuture.failedFuture(e);
   }
@@ -583,10 +674,6 @@ public final class RedisStore implements Store {
       }
     });
     return mine;
-  }
-
-  private CompletableFuture<List<Object>> eval(RedisClusterAsyncCommands<byte[], byte[]> c, byte[][] keys, byte[][] args) {
-    return c.<List<Object>>eval(script.evalSource(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
   }
 
   private static String message(Throwable e) {

@@ -46,6 +46,13 @@ import java.util.concurrent.TimeUnit;
  * java -cp headroom-benchmarks/target/benchmarks.jar dev.headroom.benchmarks.redis.RedisStoreBenchmark \
  *     [redis://127.0.0.1:6379] [seconds per cell, default 5] [redis-server pid] [repeats, default 1]
  * </pre>
+ *
+ * {@code -Dcells=100k:64,hot:64} runs only those cells (keys {@code hot} or {@code 100k}, callers);
+ * {@code -Dskip.monitor=true} skips the MONITOR count of commands per decision;
+ * {@code -Dlibrary=headroom} runs Headroom alone.
+ *
+ * <pre>
+ * </pre>
  */
 public final class RedisStoreBenchmark {
 
@@ -158,11 +165,13 @@ public final class RedisStoreBenchmark {
     System.out.println("# Redis store benchmark: " + uri + ", " + seconds + " s per cell, JVM "
         + System.getProperty("java.version") + ", " + Runtime.getRuntime().availableProcessors() + " cores");
     System.out.println();
-    System.out.println("Commands per decision (MONITOR, 1,000 sequential decisions):");
-    System.out.printf(Locale.ROOT, "  headroom hot %.2f, 100k keys %.2f%n",
-        commandsPerDecision(redisUri, headroom, true), commandsPerDecision(redisUri, headroom, false));
-    System.out.printf(Locale.ROOT, "  bucket4j hot %.2f, 100k keys %.2f%n",
-        commandsPerDecision(redisUri, bucket4j, true), commandsPerDecision(redisUri, bucket4j, false));
+    if (!Boolean.getBoolean("skip.monitor")) {
+      System.out.println("Commands per decision (MONITOR, 1,000 sequential decisions):");
+      System.out.printf(Locale.ROOT, "  headroom hot %.2f, 100k keys %.2f%n",
+          commandsPerDecision(redisUri, headroom, true), commandsPerDecision(redisUri, headroom, false));
+      System.out.printf(Locale.ROOT, "  bucket4j hot %.2f, 100k keys %.2f%n",
+          commandsPerDecision(redisUri, bucket4j, true), commandsPerDecision(redisUri, bucket4j, false));
+    }
     System.out.println();
     RedisClient adminClient = RedisClient.create(redisUri);
     Server server = new Server(adminClient.connect(), pid);
@@ -176,7 +185,16 @@ public final class RedisStoreBenchmark {
       for (boolean hot : new boolean[] {true, false}) {
         for (int callers : CALLERS) {
           String keysLabel = hot ? "1 (hot)" : "100,000";
+          if (!selected(hot, callers)) {
+            continue;
+          }
+          boolean onlyHeadroom = "headroom".equals(System.getProperty("library"));
           Result h = run(headroom, hot, callers, seconds, server);
+          if (onlyHeadroom) {
+            System.out.println(h.row(keysLabel, callers, "Headroom", Double.NaN));
+            work.add("run " + rep + ", " + keysLabel + ", " + callers + " callers: Headroom " + h.work);
+            continue;
+          }
           Result b = run(bucket4j, hot, callers, seconds, server);
           System.out.println(h.row(keysLabel, callers, "Headroom", h.throughput / b.throughput));
           System.out.println(b.row(keysLabel, callers, "Bucket4j", 1.0));
@@ -194,6 +212,18 @@ public final class RedisStoreBenchmark {
     store.close();
     connection.close();
     client.shutdown();
+  }
+
+  /**
+   * Whether a cell is to be run: all of them unless the system property {@code cells} lists some,
+   * as {@code hot:64,100k:16} (for profiling one cell).
+   */
+  static boolean selected(boolean hot, int callers) {
+    String cells = System.getProperty("cells");
+    if (cells == null || cells.isBlank()) {
+      return true;
+    }
+    return Arrays.asList(cells.split(",")).contains((hot ? "hot:" : "100k:") + callers);
   }
 
   static final class Result {
@@ -221,14 +251,41 @@ public final class RedisStoreBenchmark {
   static Result run(Limiter limiter, boolean hot, int callers, int seconds, Server server) throws InterruptedException {
     measure(limiter, hot, callers, 1); // warm up
     java.util.Map<String, long[]> before = server.snapshot();
+    long processCpu = processCpuNanos();
+    long ioCpu = ioThreadCpuNanos();
     Result r = measure(limiter, hot, callers, seconds);
+    ioCpu = ioThreadCpuNanos() - ioCpu;
+    processCpu = processCpuNanos() - processCpu;
     java.util.Map<String, long[]> after = server.snapshot();
     long decisions = 0;
     for (long a : r.attempts) {
       decisions += a;
     }
-    r.work = serverWork(before, after, decisions);
+    r.work = serverWork(before, after, decisions) + String.format(Locale.ROOT,
+        "; client CPU %.1f µs/dec, of which Lettuce I/O threads %.1f", processCpu / 1e3 / decisions, ioCpu / 1e3 / decisions);
     return r;
+  }
+
+  /** The CPU time of this whole JVM (callers, I/O threads, GC, JIT). */
+  static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        .getOperatingSystemMXBean()).getProcessCpuTime();
+  }
+
+  /**
+   * The CPU time of the Lettuce event-loop threads (both libraries' clients: only one of them
+   * works during a cell).
+   */
+  static long ioThreadCpuNanos() {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    long sum = 0;
+    for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
+      if (t != null && t.getThreadName().startsWith("lettuce-") && t.getThreadName().contains("EventLoop")) {
+        long cpu = mx.getThreadCpuTime(t.getThreadId());
+        sum += Math.max(0, cpu);
+      }
+    }
+    return sum;
   }
 
   static Result measure(Limiter limiter, boolean hot, int callers, int seconds) throws InterruptedException {

@@ -1,6 +1,7 @@
 package dev.headroom.redis.internal;
 
 import dev.headroom.Acquisition;
+import dev.headroom.Algorithm;
 import dev.headroom.Lease;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
@@ -58,7 +59,8 @@ public final class DecisionScript {
   private static final long E9 = 1_000_000_000L;
   private static final byte[] EMPTY = new byte[0];
   private static final byte[] ZERO = {'0'};
-  private static final java.util.concurrent.ConcurrentHashMap<QuotaPolicy, byte[][]> CONSTANTS =
+  private static final byte[] EMPTY_BULK = {'$', '0', '\r', '\n', '\r', '\n'};
+  private static final java.util.concurrent.ConcurrentHashMap<QuotaPolicy, Encoded> CONSTANTS =
       new java.util.concurrent.ConcurrentHashMap<>();
 
   private final byte[] evalSource;
@@ -109,60 +111,87 @@ public final class DecisionScript {
     return function;
   }
 
-  /** The keys of these acquisitions, in order. */
-  public static byte[][] keys(KeyLayout layout, List<Acquisition> acquisitions) {
-    List<byte[]> keys = new ArrayList<>(acquisitions.size() + 1);
-    for (Acquisition a : acquisitions) {
-      for (byte[] k : layout.keys(a)) {
-        keys.add(k);
-      }
-    }
-    return keys.toArray(new byte[0][]);
-  }
+  /**
+   * One call's numkeys, keys and arguments, encoded as RESP bulk strings (see {@link FcallArgs}).
+   *
+   * @param encoded the bulk strings
+   * @param arguments how many there are
+   * @param firstKey the first key, for a Cluster connection to route the call by; null when the
+   *     connection is standalone
+   */
+  public record Call(byte[] encoded, int arguments, byte[] firstKey) {}
 
   /**
-   * The arguments for a call.
+   * Encodes a call: numkeys, the keys of these acquisitions in order, then the arguments (see the
+   * table above). A policy's arguments that do not change from call to call are encoded once per
+   * policy; a key's policy part once per policy and key prefix.
    *
+   * @param routed whether the connection is a Cluster's, which routes by the first key
    * @param nowNanos the test ticker's time, or null for Redis TIME
    * @param leaseIds per acquisition, the lease to release (mode r), or null
    */
-  public static byte[][] args(byte[] mode, Long nowNanos, long marginMillis, List<Acquisition> acquisitions,
-      long[] leaseIds) {
-    byte[][] args = new byte[4 + 8 * acquisitions.size()][];
-    args[0] = mode;
-    if (nowNanos == null) {
-      args[1] = EMPTY;
-      args[2] = EMPTY;
-    } else {
-      args[1] = num(Math.floorDiv(nowNanos, E9));
-      args[2] = num(Math.floorMod(nowNanos, E9));
+  public static Call encode(KeyLayout layout, boolean routed, byte[] mode, Long nowNanos, long marginMillis,
+      List<Acquisition> acquisitions, long[] leaseIds) {
+    int n = acquisitions.size();
+    int keys = n;
+    for (int j = 0; j < n; j++) {
+      if (acquisitions.get(j).policy().algorithm() == Algorithm.CONCURRENCY) {
+        keys++;
+      }
     }
-    args[3] = num(marginMillis);
-    int i = 4;
-    for (int j = 0; j < acquisitions.size(); j++) {
+    Resp r = new Resp(96 + 128 * n);
+    r.bulk(keys);
+    for (int j = 0; j < n; j++) {
       Acquisition a = acquisitions.get(j);
-      byte[][] constant = constants(a.policy());
-      args[i] = constant[0];
-      args[i + 1] = constant[1];
-      args[i + 2] = num(a.cost());
-      args[i + 3] = constant[2];
-      args[i + 4] = constant[3];
-      args[i + 5] = constant[4];
-      args[i + 6] = constant[5];
-      args[i + 7] = a.policy().algorithm() == dev.headroom.Algorithm.CONCURRENCY
-          ? (leaseIds == null ? ZERO : num(leaseIds[j])) : constant[6];
-      i += 8;
+      layout.writeKey(r, a.policy(), a.key(), false);
+      if (a.policy().algorithm() == Algorithm.CONCURRENCY) {
+        layout.writeKey(r, a.policy(), a.key(), true);
+      }
     }
-    return args;
+    r.bulk(mode);
+    if (nowNanos == null) {
+      r.raw(EMPTY_BULK).raw(EMPTY_BULK);
+    } else {
+      r.bulk(Math.floorDiv(nowNanos, E9)).bulk(Math.floorMod(nowNanos, E9));
+    }
+    r.bulk(marginMillis);
+    for (int j = 0; j < n; j++) {
+      Acquisition a = acquisitions.get(j);
+      Encoded c = constants(a.policy());
+      r.raw(c.head).bulk(a.cost()).raw(c.middle);
+      if (a.policy().algorithm() == Algorithm.CONCURRENCY) {
+        r.bulk(leaseIds == null ? 0 : leaseIds[j]);
+      } else {
+        r.raw(c.last);
+      }
+    }
+    byte[] first = routed ? layout.key(acquisitions.get(0).policy(), acquisitions.get(0).key()) : null;
+    return new Call(r.toBytes(), 1 + keys + 4 + 8 * n, first);
+  }
+
+  /**
+   * A policy's arguments that do not change from call to call, encoded: algorithm and q (before
+   * the cost), the four after it, and the last (none for concurrency: the lease id).
+   */
+  private static final class Encoded {
+    final byte[] head;
+    final byte[] middle;
+    final byte[] last;
+
+    Encoded(byte[][] c) {
+      this.head = new Resp(32).bulk(c[0]).bulk(c[1]).toBytes();
+      this.middle = new Resp(64).bulk(c[2]).bulk(c[3]).bulk(c[4]).bulk(c[5]).toBytes();
+      this.last = Resp.encode(c[6]);
+    }
   }
 
   /** A policy's arguments that do not change from call to call, computed once per policy. */
-  private static byte[][] constants(QuotaPolicy p) {
-    byte[][] c = CONSTANTS.get(p);
-    if (c != null) {
-      return c;
+  private static Encoded constants(QuotaPolicy p) {
+    Encoded e = CONSTANTS.get(p);
+    if (e != null) {
+      return e;
     }
-    c = new byte[7][];
+    byte[][] c = new byte[7][];
     c[1] = num(p.quota());
     switch (p.algorithm()) {
       case TOKEN_BUCKET: {
@@ -194,16 +223,17 @@ public final class DecisionScript {
         c[5] = ZERO;
         c[6] = ZERO;
     }
+    e = new Encoded(c);
     if (CONSTANTS.size() > 10_000) {
       CONSTANTS.clear(); // policies come from configuration; never let stale versions pile up
     }
-    CONSTANTS.put(p, c);
-    return c;
+    CONSTANTS.put(p, e);
+    return e;
   }
 
   /** Whether the reply says every acquisition was allowed. */
-  public static boolean allAllowed(List<Object> reply) {
-    return ((Long) reply.get(0)) == 1L;
+  public static boolean allAllowed(long[] reply) {
+    return reply[0] == 1L;
   }
 
   /**
@@ -211,18 +241,19 @@ public final class DecisionScript {
    *
    * @throws IllegalStateException if the reply is not shaped as the script answers
    */
-  public static List<PolicyOutcome> outcomes(List<Object> reply, List<Acquisition> acquisitions) {
-    if (reply == null || reply.size() != 1 + FIELDS * acquisitions.size()) {
-      throw new IllegalStateException("unexpected reply from the Headroom script: " + reply);
+  public static List<PolicyOutcome> outcomes(long[] reply, List<Acquisition> acquisitions) {
+    if (reply == null || reply.length != 1 + FIELDS * acquisitions.size()) {
+      throw new IllegalStateException("unexpected reply from the Headroom script: "
+          + (reply == null ? "not an array of integers" : java.util.Arrays.toString(reply)));
     }
     List<PolicyOutcome> out = new ArrayList<>(acquisitions.size());
     int i = 1;
     for (Acquisition a : acquisitions) {
-      boolean allowed = (Long) reply.get(i) == 1L;
-      long remaining = (Long) reply.get(i + 1);
-      long reset = nanos((Long) reply.get(i + 2), (Long) reply.get(i + 3));
-      long retry = nanos((Long) reply.get(i + 4), (Long) reply.get(i + 5));
-      long leaseId = (Long) reply.get(i + 6);
+      boolean allowed = reply[i] == 1L;
+      long remaining = reply[i + 1];
+      long reset = nanos(reply[i + 2], reply[i + 3]);
+      long retry = nanos(reply[i + 4], reply[i + 5]);
+      long leaseId = reply[i + 6];
       Lease lease = allowed && leaseId != 0 && a.cost() > 0 ? new Lease(a.policy(), a.key(), leaseId, a.cost()) : null;
       out.add(new PolicyOutcome(a.policy(), a.key(), a.cost(), allowed, remaining, reset, retry, lease));
       i += FIELDS;
@@ -231,8 +262,8 @@ public final class DecisionScript {
   }
 
   /** The lease id in a reply for the acquisition at {@code index}, 0 when none. */
-  public static long leaseId(List<Object> reply, int index) {
-    return (Long) reply.get(1 + FIELDS * index + 6);
+  public static long leaseId(long[] reply, int index) {
+    return reply[1 + FIELDS * index + 6];
   }
 
   static long nanos(long seconds, long nanos) {

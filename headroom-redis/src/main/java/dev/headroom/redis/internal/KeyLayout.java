@@ -27,6 +27,9 @@ import java.nio.charset.StandardCharsets;
 public final class KeyLayout {
 
   private final String prefix;
+  /** Per policy: the key up to the partition, encoded. */
+  private final java.util.concurrent.ConcurrentHashMap<QuotaPolicy, byte[]> heads =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
    * @throws IllegalArgumentException if the prefix holds a brace (it would change the hash tag)
@@ -48,6 +51,46 @@ public final class KeyLayout {
   public byte[] key(QuotaPolicy policy, PartitionKey key) {
     return (prefix + policy.name() + ':' + policy.algorithm().token() + ":{" + escape(key.value()) + '}')
         .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Writes the key of a policy and partition (with {@code :h} when {@code leases}: a concurrency
+   * policy's lease hash) as one RESP bulk string. The part before the partition is encoded once
+   * per policy; a partition of plain ASCII is copied without an intermediate string.
+   */
+  void writeKey(Resp out, QuotaPolicy policy, PartitionKey key, boolean leases) {
+    byte[] head = heads.get(policy);
+    if (head == null) {
+      head = (prefix + policy.name() + ':' + policy.algorithm().token() + ":{").getBytes(StandardCharsets.UTF_8);
+      if (heads.size() > 10_000) {
+        heads.clear(); // policies come from configuration; never let stale versions pile up
+      }
+      heads.put(policy, head);
+    }
+    String value = key.value();
+    int tail = leases ? 3 : 1;
+    if (plainAscii(value)) {
+      out.header(head.length + value.length() + tail).raw(head).ascii(value);
+    } else {
+      byte[] escaped = escape(value).getBytes(StandardCharsets.UTF_8);
+      out.header(head.length + escaped.length + tail).raw(head).raw(escaped);
+    }
+    out.raw((byte) '}');
+    if (leases) {
+      out.raw((byte) ':').raw((byte) 'h');
+    }
+    out.crlf();
+  }
+
+  /** Whether a partition value is written as it is: ASCII, and nothing to escape. */
+  private static boolean plainAscii(String value) {
+    for (int i = 0, n = value.length(); i < n; i++) {
+      char c = value.charAt(i);
+      if (c >= 0x80 || c == '%' || c == '{' || c == '}') {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The keys the script touches for one acquisition: one, or two for concurrency. */
