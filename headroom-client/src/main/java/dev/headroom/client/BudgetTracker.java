@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -61,6 +62,12 @@ import java.util.function.Function;
  * <p>The first request of a scope goes alone: until a response arrives nothing is known, and
  * a burst sent blind is the one way a paced client can be refused.
  *
+ * <p>Budgets from the vend rate-limit extension (seed 003, "Proactive Throttling"; read by
+ * {@link VendReading}) are recorded as RateLimit fields are, with the same rules for concurrent
+ * answers, and take precedence over the fields of the response that carried them (see
+ * {@link VendClientOptions}). They carry a <em>selector</em>: they pace only the vend calls
+ * ({@link VendCall#labels()}) they describe, not the other requests of the scope.
+ *
  * <p>Budgets from a Graceful Boundaries discovery document are a plan: they pace requests to the
  * endpoints they describe while the scope has no budget from RateLimit fields, which are current.
  *
@@ -84,8 +91,15 @@ final class BudgetTracker implements Budgets {
   private final Function<HttpRequest, String> scopeOf;
   private final LinkedHashMap<String, Scope> scopes;
   private final LinkedHashMap<String, List<Entry>> planned;
+  private final VendClientOptions vend;
 
   BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf) {
+    this(ticker, scheduler, pacing, ceilings, scopeOf, null);
+  }
+
+  BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf,
+      VendClientOptions vend) {
+    this.vend = vend;
     this.ticker = ticker;
     this.scheduler = scheduler;
     this.pacing = pacing;
@@ -114,19 +128,24 @@ final class BudgetTracker implements Budgets {
 
   /** A future completed once the request may go, with the permit to report its outcome with. */
   CompletableFuture<Permit> acquire(HttpRequest request) {
+    return acquire(request, Set.of());
+  }
+
+  /** {@link #acquire(HttpRequest)} for a request matching the selectors {@code labels} (a vend call's). */
+  CompletableFuture<Permit> acquire(HttpRequest request, Set<String> labels) {
     String scopeId = scopeId(request);
     String origin = Origins.of(request.uri());
     String path = request.uri().getRawPath();
-    return loop(scopeId, origin, request.method(), path == null || path.isEmpty() ? "/" : path);
+    return loop(scopeId, origin, request.method(), path == null || path.isEmpty() ? "/" : path, labels);
   }
 
-  private CompletableFuture<Permit> loop(String scopeId, String origin, String method, String path) {
+  private CompletableFuture<Permit> loop(String scopeId, String origin, String method, String path, Set<String> labels) {
     CompletableFuture<Void> waiter = null;
     long nanos;
     synchronized (this) {
       Scope s = scope(scopeId);
       long now = ticker.read();
-      Wait w = tryAdmit(s, origin, method, path, now);
+      Wait w = tryAdmit(s, origin, method, path, labels, now);
       if (w.admitted != null) {
         return CompletableFuture.completedFuture(w.admitted);
       }
@@ -138,10 +157,10 @@ final class BudgetTracker implements Budgets {
     }
     // Outside the lock: a scheduler may complete at once and run the continuation on this thread.
     CompletableFuture<Void> next = waiter != null ? waiter : scheduler.delay(Duration.ofNanos(nanos));
-    return next.thenCompose(v -> loop(scopeId, origin, method, path));
+    return next.thenCompose(v -> loop(scopeId, origin, method, path, labels));
   }
 
-  private Wait tryAdmit(Scope s, String origin, String method, String path, long now) {
+  private Wait tryAdmit(Scope s, String origin, String method, String path, Set<String> labels, long now) {
     if (now < s.blockedUntil) {
       return Wait.nanos(s.blockedUntil - now);
     }
@@ -154,7 +173,7 @@ final class BudgetTracker implements Budgets {
       long next = s.lastAdmit + (long) Math.ceil(1e9 / rate.getAsDouble());
       wait = Math.max(wait, next - now);
     }
-    List<Entry> active = active(s, origin, method, path);
+    List<Entry> active = active(s, origin, method, path, labels);
     for (Entry e : active) {
       if (now >= e.resetAt) {
         if (e.probeAtReset || e.quota < 0 || e.window <= 0) {
@@ -201,11 +220,11 @@ final class BudgetTracker implements Budgets {
     return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount));
   }
 
-  private List<Entry> active(Scope s, String origin, String method, String path) {
+  private List<Entry> active(Scope s, String origin, String method, String path, Set<String> labels) {
     List<Entry> out = new ArrayList<>();
     for (String key : s.current.values()) {
       Entry e = s.entries.get(key);
-      if (e != null) {
+      if (e != null && (e.selector == null || labels.contains(e.selector))) {
         out.add(e);
       }
     }
@@ -236,8 +255,17 @@ final class BudgetTracker implements Budgets {
         // Sent but possibly not counted in this answer's r: whatever is still on the wire, and
         // whatever was answered while this request was (the server may have served it later).
         long uncounted = s.inFlight.size() + (s.answeredCount - permit.answeredAtAdmit);
-        apply(s, exchange.fields(), now, uncounted, permit.alone && permit.seq == s.lastSeq);
-        if (exchange.isRefused() && exchange.fields().retryAfter().isEmpty() && exchange.retryAfter().isPresent()) {
+        boolean ordered = permit.alone && permit.seq == s.lastSeq;
+        Optional<VendReading> vendData = exchange.vend().filter(v -> !v.limits().isEmpty());
+        if (vendData.isPresent()) {
+          // The extension data takes precedence over the response's RateLimit fields and
+          // Retry-After: they restate one of its scopes, and the data says which calls it paces.
+          applyVend(s, vendData.get(), now, uncounted, ordered);
+        } else {
+          apply(s, exchange.fields(), now, uncounted, ordered);
+        }
+        if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
+            && exchange.retryAfter().isPresent()) {
           // A wait said elsewhere (an HTML refusal's meta, an extension's refusal) holds the scope too.
           long max = ceilings.maxRetryAfter().toNanos();
           long d = exchange.retryAfter().get().toNanos();
@@ -313,23 +341,46 @@ final class BudgetTracker implements Budgets {
         tNanos = ceilings.maxReset().toNanos();
         probeAtReset = true;
       }
-      long r = limit.remaining().getAsLong();
-      if (quota >= 0) {
-        r = Math.min(r, quota);
-      }
-      r = Math.max(0, r - uncounted);
-      long resetAt = saturatingAdd(now, tNanos);
-      Entry e = s.entries.get(key(policy, pk));
-      if (e == null || ordered || e.resetAt <= now || e.probeAtReset) {
-        put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, "headers");
-      } else if (resetAt >= e.resetAt - SAME_WINDOW_NANOS) {
-        e.remaining = r;
-        e.resetAt = Math.max(e.resetAt, resetAt);
-        e.quota = quota;
-        e.window = window;
-        e.probeAtReset |= probeAtReset;
-        s.current.put(policy, key(policy, pk));
-      }
+      merge(s, policy, pk, limit.remaining().getAsLong(), quota, window, tNanos, probeAtReset, now, uncounted, ordered,
+          "headers", null);
+    }
+  }
+
+  /** Records one report of a budget, as {@link #apply} explains (shared by headers and the vend extension). */
+  private void merge(Scope s, String policy, byte[] pk, long reported, long quota, long window, long tNanos,
+      boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector) {
+    long r = reported;
+    if (quota >= 0) {
+      r = Math.min(r, quota);
+    }
+    r = Math.max(0, r - uncounted);
+    long resetAt = saturatingAdd(now, tNanos);
+    Entry e = s.entries.get(key(policy, pk));
+    if (e == null || ordered || e.resetAt <= now || e.probeAtReset) {
+      put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, source).selector = selector;
+    } else if (resetAt >= e.resetAt - SAME_WINDOW_NANOS) {
+      e.remaining = r;
+      e.resetAt = Math.max(e.resetAt, resetAt);
+      e.quota = quota;
+      e.window = window;
+      e.probeAtReset |= probeAtReset;
+      e.selector = selector;
+      s.current.put(policy, key(policy, pk));
+    }
+  }
+
+  /**
+   * Applies the vend extension data of a response (seed 003, "Data (Response)"): per scope,
+   * {@code limit} is the quota, {@code remaining} is r, {@code resets_in} is t (clamped by
+   * {@link Ceilings#maxReset()}), {@code window} the window.
+   */
+  private void applyVend(Scope s, VendReading reading, long now, long uncounted, boolean ordered) {
+    long maxReset = ceilings.maxReset().toNanos();
+    for (VendReading.Limit l : reading.limits()) {
+      long t = l.resetsIn().toNanos();
+      long window = l.window().map(Duration::toNanos).orElse(-1L);
+      merge(s, l.policy(), null, l.remaining(), l.limit(), window, Math.min(t, maxReset), t > maxReset, now, uncounted,
+          ordered, "vend", l.selector());
     }
   }
 
@@ -416,8 +467,19 @@ final class BudgetTracker implements Budgets {
   public synchronized List<Budget> snapshot(HttpRequest request) {
     Scope s = scopes.get(scopeId(request));
     String path = request.uri().getRawPath();
+    Set<String> labels = Set.of();
+    if (vend != null && vend.isVendCall(request) && s != null) {
+      // The body (and so the function) of the request is not read here: every vend budget is listed,
+      // each named by the scope or function it paces.
+      labels = new java.util.HashSet<>();
+      for (Entry e : s.entries.values()) {
+        if (e.selector != null) {
+          labels.add(e.selector);
+        }
+      }
+    }
     List<Entry> active = active(s == null ? new Scope() : s, Origins.of(request.uri()), request.method(),
-        path == null || path.isEmpty() ? "/" : path);
+        path == null || path.isEmpty() ? "/" : path, labels);
     long now = ticker.read();
     List<Budget> out = new ArrayList<>();
     for (Entry e : active) {
@@ -547,6 +609,8 @@ final class BudgetTracker implements Budgets {
     long lastAdmit;
     boolean probeAtReset;
     String source;
+    /** The vend calls this budget paces ({@link VendCall#labels()}); null for every request of the scope. */
+    String selector;
 
     Entry(String policy, String pk, LimitsDocument.Endpoint endpoint) {
       this.policy = policy;

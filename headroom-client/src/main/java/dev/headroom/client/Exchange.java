@@ -41,6 +41,10 @@ public final class Exchange {
   private final Refusal refusal;
   private final Duration retryAfter;
   private final Instant receivedAt;
+  /** For a vend call: the client's bounded copy of a body handed to the caller's handler. */
+  private byte[] bodyCopy;
+  /** For a vend call: what its body said about limits (see {@link VendReading}). */
+  private VendReading vend;
 
   private Exchange(HttpRequest request, HttpResponse<?> response, RateLimitFields fields, boolean fromCache,
       boolean refused, Refusal refusal, Duration retryAfter, Instant receivedAt) {
@@ -108,7 +112,49 @@ public final class Exchange {
     if (retryAfter.isNegative()) {
       throw new IllegalArgumentException("retryAfter: expected zero or more, got " + retryAfter);
     }
-    return new Exchange(request, response, fields, fromCache, true, refusal, retryAfter, receivedAt);
+    Exchange out = new Exchange(request, response, fields, fromCache, true, refusal, retryAfter, receivedAt);
+    out.bodyCopy = bodyCopy;
+    out.vend = vend;
+    return out;
+  }
+
+  /** A copy carrying the body the client copied while the caller's handler read it. */
+  Exchange withBodyCopy(byte[] copy) {
+    Exchange out = new Exchange(request, response, fields, fromCache, refused, refusal, retryAfter, receivedAt);
+    out.bodyCopy = copy;
+    out.vend = vend;
+    return out;
+  }
+
+  /**
+   * A copy carrying what a vend body said; a {@code RATE_LIMITED} error makes it a refusal whose
+   * wait is {@code details.retry_after} (or the Retry-After header, or {@link
+   * dev.headroom.vend.VendBackoff#MIN_RETRY_AFTER}).
+   */
+  Exchange withVend(VendReading reading) {
+    boolean limited = reading.rateLimited().isPresent();
+    Duration wait = reading.retryAfter().orElse(retryAfter);
+    if (limited && wait == null) {
+      wait = dev.headroom.vend.VendBackoff.MIN_RETRY_AFTER;
+    }
+    Exchange out = new Exchange(request, response, fields, fromCache, refused || limited, refusal,
+        limited ? wait : retryAfter, receivedAt);
+    out.bodyCopy = bodyCopy;
+    out.vend = reading;
+    return out;
+  }
+
+  /** The body as the client read it: a refusal's, or the copy of a vend call's; null otherwise. */
+  byte[] clientBytes() {
+    if (response.body() instanceof RefusalBody) {
+      return ((RefusalBody) response.body()).bytes();
+    }
+    return bodyCopy;
+  }
+
+  /** What a vend body said, when this is a vend call whose body was read. */
+  Optional<VendReading> vend() {
+    return Optional.ofNullable(vend);
   }
 
   private static boolean isFromCache(HttpResponse<?> response) {

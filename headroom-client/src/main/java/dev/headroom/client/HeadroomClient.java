@@ -37,6 +37,8 @@ import java.util.function.Function;
  *       {@code t}, cached responses ignored, absurd values clamped by {@link Ceilings}.
  *   <li>Retries refusals with back-off ({@link RetryPolicy}), then gives up with
  *       {@link RateLimitedException}, which carries the refusal.
+ *   <li>Opt-in: paces vend calls by the vend rate-limit extension's data and backs off its
+ *       {@code RATE_LIMITED} errors ({@link Builder#vend(VendClientOptions)}).
  *   <li>Can read the Graceful Boundaries discovery document once per origin to plan before the
  *       first request, and follow a refusal's same-origin guidance.
  * </ul>
@@ -65,6 +67,7 @@ public final class HeadroomClient {
   private final boolean followGuidance;
   private final boolean discoverLimits;
   private final int maxRefusalBytes;
+  private final VendClientOptions vend;
   private final int maxDiscoveries;
   private final Duration discoveryTtl;
   private final Map<String, Discovery> discoveries = new LinkedHashMap<>();
@@ -76,7 +79,8 @@ public final class HeadroomClient {
     this.http = b.http;
     this.ticker = b.ticker;
     this.scheduler = b.scheduler;
-    this.budgets = new BudgetTracker(b.ticker, b.scheduler, b.pacing, b.ceilings, b.scope);
+    this.budgets = new BudgetTracker(b.ticker, b.scheduler, b.pacing, b.ceilings, b.scope, b.vend);
+    this.vend = b.vend;
     this.applicationInterceptors = List.copyOf(b.interceptors);
     this.networkInterceptors = List.copyOf(b.networkInterceptors);
     this.retry = new RetryInterceptor(b.retry, b.ceilings);
@@ -123,13 +127,16 @@ public final class HeadroomClient {
         ? discoverAsync(request.uri()).handle((d, e) -> null)
         : CompletableFuture.completedFuture(null);
     List<Interceptor> chain = new ArrayList<>(applicationInterceptors);
-    chain.add(retry);
+    chain.add(vend == null ? retry : new VendInterceptor(vend, retry));
     if (followGuidance) {
       chain.add(new GuidanceInterceptor());
     }
     chain.add(new PacingInterceptor(budgets));
     chain.addAll(networkInterceptors);
-    chain.add(new NetworkInterceptor(http, handler, maxRefusalBytes, ticker));
+    if (vend != null) {
+      chain.add(new VendResponseStep());
+    }
+    chain.add(new NetworkInterceptor(http, handler, maxRefusalBytes, vend == null ? 0 : vend.maxBodyBytes(), ticker));
     return before.thenCompose(v -> new RealChain(chain, 0, request, this).proceed(request)).thenApply(ex -> {
       if (ex.hasClientBody()) {
         throw new CompletionException(new RateLimitedException(ex, 1, "an interceptor returned the refusal"));
@@ -252,6 +259,7 @@ public final class HeadroomClient {
     private boolean discoverLimits;
     private int maxRefusalBytes = RefusalReader.DEFAULT_MAX_BYTES;
     private Duration discoveryTtl = Duration.ofHours(1);
+    private VendClientOptions vend;
 
     private Builder(HttpClient http) {
       this.http = Objects.requireNonNull(http, "http");
@@ -334,6 +342,16 @@ public final class HeadroomClient {
         throw new IllegalArgumentException("maxRefusalBytes: expected 1024 to 1048576, got " + max);
       }
       this.maxRefusalBytes = max;
+      return this;
+    }
+
+    /**
+     * Turns on the vend rate-limit extension for vend calls (see {@link VendClientOptions}): pacing
+     * by the extension data per scope, {@code RATE_LIMITED} recognised and, if the options say so,
+     * retried with the seed's backoff. Off by default; other requests are unaffected either way.
+     */
+    public Builder vend(VendClientOptions options) {
+      this.vend = Objects.requireNonNull(options, "vend");
       return this;
     }
 

@@ -16,7 +16,8 @@ final class PacingInterceptor implements Interceptor {
 
   @Override
   public CompletableFuture<Exchange> intercept(Chain chain) {
-    return budgets.acquire(chain.request()).thenCompose(permit -> {
+    VendCall vend = chain instanceof RealChain ? ((RealChain) chain).state().vend : null;
+    return budgets.acquire(chain.request(), vend == null ? java.util.Set.of() : vend.labels()).thenCompose(permit -> {
       CompletableFuture<Exchange> f;
       try {
         f = chain.proceed(chain.request());

@@ -12,9 +12,9 @@ import java.util.Optional;
  * The client gave up on a refused request: the method may not be retried, the attempts ran out,
  * or the caller asked for no retries. Carries what the last refusal said: its status, the parsed
  * RateLimit fields and Retry-After, and the refusal body (problem type, {@code why}, guidance)
- * when it could be read.
+ * when it could be read. {@link VendRateLimitedException} adds the vend error of a vend call.
  */
-public final class RateLimitedException extends IOException {
+public class RateLimitedException extends IOException {
   private static final long serialVersionUID = 1L;
 
   private final transient Exchange exchange;

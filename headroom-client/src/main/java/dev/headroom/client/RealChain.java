@@ -12,12 +12,23 @@ final class RealChain implements Interceptor.Chain {
   private final int index;
   private final HttpRequest request;
   private final HeadroomClient client;
+  private final CallState state;
 
   RealChain(List<Interceptor> interceptors, int index, HttpRequest request, HeadroomClient client) {
+    this(interceptors, index, request, client, new CallState());
+  }
+
+  RealChain(List<Interceptor> interceptors, int index, HttpRequest request, HeadroomClient client, CallState state) {
     this.interceptors = interceptors;
     this.index = index;
     this.request = request;
     this.client = client;
+    this.state = state;
+  }
+
+  /** What the steps of one call share (the same object for every attempt of the call). */
+  CallState state() {
+    return state;
   }
 
   @Override
@@ -30,7 +41,7 @@ final class RealChain implements Interceptor.Chain {
     if (index >= interceptors.size()) {
       throw new IllegalStateException("proceed: the network step is the last in the chain and cannot proceed");
     }
-    RealChain chain = new RealChain(interceptors, index + 1, next, client);
+    RealChain chain = new RealChain(interceptors, index + 1, next, client, state);
     try {
       CompletableFuture<Exchange> f = interceptors.get(index).intercept(chain);
       if (f == null) {
