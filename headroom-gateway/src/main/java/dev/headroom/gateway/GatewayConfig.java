@@ -2,6 +2,7 @@ package dev.headroom.gateway;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.gateway.internal.ConfigReader;
+import dev.headroom.http.body.PolicyTexts;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -110,8 +111,14 @@ public record GatewayConfig(
         trustedProxies, limits, timeouts, upstreams, policies, routes, source, text);
   }
 
-  /** Who the gateway speaks for: the discovery document's {@code service} and {@code description}. */
-  public record Service(String name, String description, Optional<String> changelog, Optional<String> feed) {}
+  /**
+   * Who the gateway speaks for: the discovery document's {@code service} and {@code description},
+   * its changelog and feed, the public {@code origin} callers reach it at (against which absolute
+   * guidance URLs must be same-origin, Graceful Boundaries SC-6), and a {@code statusUrl} sent on
+   * availability errors (502, 503, 504).
+   */
+  public record Service(String name, String description, Optional<String> changelog, Optional<String> feed,
+      Optional<java.net.URI> origin, Optional<String> statusUrl) {}
 
   /** A listening address; port 0 picks any free port. */
   public record Listen(String host, int port) {}
@@ -151,20 +158,15 @@ public record GatewayConfig(
 
   /**
    * A quota policy and how it speaks: its partitioning ({@code client-ip}, {@code header:NAME},
-   * {@code api-key}, {@code route}, {@code global}), the {@code why} of its refusals, an optional
-   * description and limit type for discovery, constructive guidance URLs and escalation.
+   * {@code api-key}, {@code route}, {@code global}), its texts (the {@code why} of its refusals, an
+   * optional description and limit type for discovery, constructive guidance URLs; validated by
+   * headroom-http when the file is read) and escalation.
    */
   public record Policy(
       QuotaPolicy quota,
       String partition,
-      String why,
-      Optional<String> description,
-      Optional<String> limitType,
-      Map<String, String> guidance,
+      PolicyTexts texts,
       Optional<Escalation> escalation) {
-    public Policy {
-      guidance = Map.copyOf(guidance);
-    }
 
     public String name() {
       return quota.name();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
+import dev.headroom.http.discovery.LimitsDocument;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -264,9 +265,13 @@ class GatewayEndToEndTest {
         .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[200_000])).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(big.statusCode()).isEqualTo(413);
     assertThat(Schemas.validate(Schemas.REFUSAL, json(big))).isEmpty();
+    // Graceful Boundaries section 6, input class: which field, and what valid input looks like
+    assertThat(json(big).get("field").asText()).isEqualTo("body");
+    assertThat(json(big).get("expected").asText()).isEqualTo("A request body of at most 100000 bytes.");
 
     HttpResponse<String> headers = get("/d07", "X-Big", "x".repeat(4000));
     assertThat(headers.statusCode()).isEqualTo(431);
+    assertThat(json(headers).get("field").asText()).isEqualTo("headers");
     assertThat(Schemas.validate(Schemas.REFUSAL, json(headers))).isEmpty();
 
     HttpResponse<String> down = get("/down");
@@ -305,7 +310,10 @@ class GatewayEndToEndTest {
     for (String path : List.of("/.well-known/limits", "/api/limits")) {
       HttpResponse<String> r = get(path);
       assertThat(r.statusCode()).isEqualTo(200);
-      assertThat(r.headers().firstValue("Cache-Control").orElseThrow()).contains("s-maxage=300");
+      // Graceful Boundaries section 1: cacheable for at least 300 seconds by shared caches
+      assertThat(r.headers().firstValue("Cache-Control")).hasValue(LimitsDocument.cacheControl());
+      assertThat(Long.parseLong(r.headers().firstValue("Cache-Control").orElseThrow().replaceAll(".*s-maxage=(\\d+).*", "$1")))
+          .isGreaterThanOrEqualTo(300);
       JsonNode doc = json(r);
       assertThat(Schemas.validate(Schemas.LIMITS, doc)).isEmpty();
       assertThat(doc.get("service").asText()).isEqualTo("Test service");

@@ -21,6 +21,11 @@ import dev.headroom.gateway.GatewayConfig.StoreSettings;
 import dev.headroom.gateway.GatewayConfig.StoreType;
 import dev.headroom.gateway.GatewayConfig.Timeouts;
 import dev.headroom.gateway.GatewayConfig.Upstream;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.LimitType;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.discovery.DiscoveryRoute;
+import dev.headroom.http.discovery.LimitsDocument;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.CidrRange;
@@ -66,7 +71,11 @@ public final class ConfigReader {
 
   private static final Pattern SHORT_DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h|d)");
 
+  /** The {@code why} of texts made for checks only; never sent. */
+  static final String DEFAULT_WHY = "Limits keep the service available for everyone.";
+
   private final List<String> problems = new ArrayList<>();
+  private URI origin;
 
   private ConfigReader() {}
 
@@ -100,6 +109,7 @@ public final class ConfigReader {
     keys("", root, "service", "listen", "admin", "store", "trustedProxies", "limits", "timeouts",
         "upstreams", "policies", "routes");
     Service service = service(root.path("service"));
+    origin = service == null ? null : service.origin().orElse(null);
     Listen listen = listen(root.path("listen"));
     Admin admin = admin(root.path("admin"));
     StoreSettings store = store(root.path("store"));
@@ -112,8 +122,29 @@ public final class ConfigReader {
     if (!problems.isEmpty()) {
       return null;
     }
-    return new GatewayConfig(service, listen, admin, store, trusted, limits, timeouts, upstreams,
-        policies, routes, source, text);
+    GatewayConfig config = new GatewayConfig(service, listen, admin, store, trusted, limits, timeouts,
+        upstreams, policies, routes, source, text);
+    vocabulary(config);
+    return problems.isEmpty() ? config : null;
+  }
+
+  /**
+   * Builds what requests will use (header emitters, refusal texts, the discovery document) once
+   * now, so that whatever headroom-http refuses in combination (a changelog on another origin, two
+   * routes with one discovery key) is reported at load, never at the first request.
+   */
+  private void vocabulary(GatewayConfig config) {
+    try {
+      Speech.of(config, dev.headroom.Ticker.system()).discovery(Map.of(), Set.of());
+    } catch (IllegalArgumentException e) {
+      String m = e.getMessage();
+      String where = m.startsWith("changelog:") ? "service.changelog"
+          : m.startsWith("feed:") ? "service.feed"
+          : m.startsWith("description:") ? "service.description"
+          : m.startsWith("service:") ? "service.name"
+          : m.startsWith("route ") ? "routes" : "(root)";
+      problems.add(where + ": " + m);
+    }
   }
 
   private Service service(JsonNode n) {
@@ -124,12 +155,27 @@ public final class ConfigReader {
     if (!object("service", n)) {
       return null;
     }
-    keys("service", n, "name", "description", "changelog", "feed");
+    keys("service", n, "name", "description", "changelog", "feed", "origin", "statusUrl");
     String name = requiredText("service.name", n.path("name"), "the service's name");
     String description = optionalText("service.description", n.path("description")).orElse("");
     Optional<String> changelog = optionalUrl("service.changelog", n.path("changelog"));
     Optional<String> feed = optionalUrl("service.feed", n.path("feed"));
-    return new Service(name, description, changelog, feed);
+    Optional<URI> origin = Optional.empty();
+    Optional<String> originText = optionalText("service.origin", n.path("origin"));
+    if (originText.isPresent()) {
+      try {
+        URI o = new URI(originText.get());
+        // headroom-http decides what an origin is (scheme, host, optional port only)
+        LimitRefusals.builder().ticker(dev.headroom.Ticker.system()).origin(o)
+            .defaults(PolicyTexts.builder(DEFAULT_WHY).build()).build();
+        origin = Optional.of(o);
+      } catch (URISyntaxException | IllegalArgumentException e) {
+        problem("service.origin", n.path("origin"), "the public origin callers reach the gateway at, "
+            + "such as https://api.example.com (scheme, host and optional port only)");
+      }
+    }
+    Optional<String> statusUrl = optionalUrl("service.statusUrl", n.path("statusUrl"));
+    return new Service(name, description, changelog, feed, origin, statusUrl);
   }
 
   private Listen listen(JsonNode n) {
@@ -355,9 +401,10 @@ public final class ConfigReader {
     if (!g.isMissingNode() && object(path + ".guidance", g)) {
       keys(path + ".guidance", g, GUIDANCE.toArray(String[]::new));
       for (String field : GUIDANCE) {
-        optionalUrl(path + ".guidance." + field, g.path(field)).ifPresent(v -> guidance.put(field, v));
+        optionalText(path + ".guidance." + field, g.path(field)).ifPresent(v -> guidance.put(field, v));
       }
     }
+    PolicyTexts texts = texts(path, n, why, description, limitType, guidance);
     Optional<Escalation> escalation = Optional.empty();
     JsonNode esc = n.path("escalation");
     if (!esc.isMissingNode() && object(path + ".escalation", esc)) {
@@ -381,11 +428,67 @@ public final class ConfigReader {
       if (leaseTimeout != null) {
         b.leaseTimeout(leaseTimeout);
       }
-      return new Policy(b.build(), partition, why, description, limitType, guidance, escalation);
+      return new Policy(b.build(), partition, texts, escalation);
     } catch (IllegalArgumentException ex) {
       problems.add(path + ": " + ex.getMessage());
       return null;
     }
+  }
+
+  /**
+   * The policy's texts, checked by headroom-http now rather than at the first refusal: {@code why}
+   * names no mechanism (SC-2) and restates nothing, no text instructs agents (SC-16), the limit type
+   * is a token, and the machine-actionable guidance URLs are relative or on {@code service.origin}
+   * (SC-6). Each message is reported under the YAML path of the field it concerns.
+   */
+  private PolicyTexts texts(String path, JsonNode n, String why, Optional<String> description,
+      Optional<String> limitType, Map<String, String> guidance) {
+    if (why == null) {
+      return null;
+    }
+    PolicyTexts.Builder b = PolicyTexts.builder(why);
+    description.ifPresent(b::description);
+    if (limitType.isPresent()) {
+      try {
+        b.limitType(LimitType.of(limitType.get()));
+      } catch (IllegalArgumentException e) {
+        problems.add(path + ".limitType: " + e.getMessage());
+      }
+    }
+    Optional.ofNullable(guidance.get("cachedResultUrl")).ifPresent(b::cachedResultUrl);
+    Optional.ofNullable(guidance.get("alternativeEndpoint")).ifPresent(b::alternativeEndpoint);
+    Optional.ofNullable(guidance.get("upgradeUrl")).ifPresent(b::upgradeUrl);
+    Optional.ofNullable(guidance.get("humanUrl")).ifPresent(b::humanUrl);
+    PolicyTexts texts;
+    try {
+      texts = b.build();
+    } catch (IllegalArgumentException e) {
+      problems.add(path + "." + textField(e.getMessage()) + ": " + e.getMessage());
+      return null;
+    }
+    try {
+      LimitRefusals.builder().ticker(dev.headroom.Ticker.system()).origin(origin)
+          .defaults(texts).build();
+    } catch (IllegalArgumentException e) {
+      problems.add(path + "." + textField(e.getMessage()) + ": " + e.getMessage());
+      return null;
+    }
+    return texts;
+  }
+
+  /** The YAML key under a policy that a headroom-http text message is about. */
+  private static String textField(String message) {
+    for (String g : GUIDANCE) {
+      if (message.contains(g)) {
+        return "guidance." + g;
+      }
+    }
+    for (String f : List.of("why", "description", "limitType")) {
+      if (message.startsWith(f + ":") || message.contains(" " + f + ":")) {
+        return f;
+      }
+    }
+    return "why";
   }
 
   private List<Route> routes(JsonNode n, Map<String, Upstream> upstreams, Map<String, Policy> policies) {

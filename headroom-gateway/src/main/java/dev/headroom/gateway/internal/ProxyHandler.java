@@ -9,9 +9,11 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.internal.HttpSpeech.GatewayError;
-import dev.headroom.gateway.internal.HttpSpeech.Refusal;
+import dev.headroom.gateway.internal.HttpSpeech.LimitRefusal;
 import dev.headroom.gateway.internal.HttpSpeech.RefusalKind;
 import dev.headroom.gateway.internal.HttpSpeech.RequestFacts;
+import dev.headroom.http.body.RefusalFormat;
+import dev.headroom.http.discovery.EntityTag;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -227,17 +229,13 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     maybeRead();
   }
 
-  private static boolean isHtmlAccept(HttpSpeech speech, HttpRequest request) {
-    String accept = request.headers().get(HttpHeaderNames.ACCEPT);
-    return accept != null && speech.prefersHtml(accept);
-  }
 
   /** One request and its response. */
   private final class Exchange {
     private final Snapshot snap;
     private final HttpRequest request;
     private final boolean keepAliveRequested;
-    private final boolean html;
+    private final RefusalFormat format;
     private final long startNanos = System.nanoTime();
     private CompiledRoute route;
     private Decision decision;
@@ -267,7 +265,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       this.request = request;
       this.keepAliveRequested = HttpUtil.isKeepAlive(request);
       this.keepAlive = keepAliveRequested;
-      this.html = isHtmlAccept(snap.speech(), request);
+      this.format = snap.speech().format(request.headers().get(HttpHeaderNames.ACCEPT));
       this.maxBody = snap.config().limits().maxBodyBytes();
     }
 
@@ -296,17 +294,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
               "The request's header fields are larger than " + snap.config().limits().maxHeaderBytes()
                   + " bytes in total.",
               "Header size is bounded so that every connection costs the gateway a bounded amount of memory.",
-              Map.of("maxHeaderBytes", snap.config().limits().maxHeaderBytes())), html));
+              Map.of("maxHeaderBytes", snap.config().limits().maxHeaderBytes(), "field", "headers",
+                  "expected", "Header fields of at most " + snap.config().limits().maxHeaderBytes() + " bytes in total.")), format, path()));
         } else if (cause instanceof TooLongHttpLineException || cause instanceof TooLongFrameException) {
           local(snap.speech().error(new GatewayError(414, "uri_too_long",
               "The request line is longer than " + snap.config().limits().maxRequestLineBytes() + " bytes.",
               "The request line is bounded so that every connection costs the gateway a bounded amount of memory.",
-              Map.of("maxRequestLineBytes", snap.config().limits().maxRequestLineBytes())), html));
+              Map.of("maxRequestLineBytes", snap.config().limits().maxRequestLineBytes(), "field", "request-line",
+                  "expected", "A request line of at most " + snap.config().limits().maxRequestLineBytes() + " bytes.")), format, path()));
         } else {
           local(snap.speech().error(new GatewayError(400, "malformed_request",
               "The request could not be parsed as HTTP/1.1: " + cause.getMessage(),
               "Only well-formed requests are forwarded, so that the upstream never sees ambiguous framing.",
-              Map.of()), html));
+              Map.of("expected", "A well-formed HTTP/1.1 request (RFC 9112).")), format, path()));
         }
         return;
       }
@@ -328,7 +328,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             "No route of this service matches " + method.name() + " " + path + ".",
             "The gateway only forwards the routes it is configured for; the discovery document at "
                 + DISCOVERY_WELL_KNOWN + " lists them.",
-            Map.of("discoveryUrl", DISCOVERY_WELL_KNOWN)), html));
+            Map.of("discoveryUrl", DISCOVERY_WELL_KNOWN)), format, path()));
         return;
       }
       if (m instanceof RouteTable.WrongMethod w) {
@@ -336,7 +336,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         LocalResponse r = snap.speech().error(new GatewayError(405, "method_not_allowed",
             "The route " + path + " accepts " + String.join(", ", w.allowed()) + ", not " + method.name() + ".",
             "Each route accepts only the methods its service implements.",
-            Map.of("allowedMethods", List.copyOf(w.allowed()))), html);
+            Map.of("allowedMethods", List.copyOf(w.allowed()))), format, path());
         r.headers().set(HttpHeaderNames.ALLOW, String.join(", ", w.allowed()));
         local(r);
         return;
@@ -356,7 +356,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return snap.speech().error(new GatewayError(413, "content_too_large",
           "The request body is larger than " + maxBody + " bytes.",
           "Request bodies are bounded so that one caller cannot tie up the service with an unbounded upload.",
-          Map.of("maxBodyBytes", maxBody)), html);
+          Map.of("maxBodyBytes", maxBody, "field", "body",
+              "expected", "A request body of at most " + maxBody + " bytes.")), format, path());
     }
 
     private void discardBody() {
@@ -385,8 +386,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           state.metrics.decision(p.name(), "blocked");
           discardBody();
           long seconds = Math.max(1, (blocked + 999_999_999L) / 1_000_000_000L);
-          local(snap.speech().refusal(new Refusal(RefusalKind.ABNORMAL_USAGE_DETECTED, p, null, seconds,
-              route.route(), request.uri()), html));
+          local(snap.speech().refusal(new LimitRefusal(RefusalKind.ABNORMAL_USAGE_DETECTED, p, null, seconds,
+              route.route(), path()), format));
           return;
         }
         QuotaPolicy effective = state.capacity.effective(p.quota());
@@ -420,7 +421,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         local(snap.speech().error(new GatewayError(503, "store_unavailable",
             "The gateway cannot reach its quota store. Try again in a few seconds.",
             "Requests are not forwarded when their quota cannot be checked, so that the upstream is never overrun.",
-            Map.of()), html));
+            Map.of()), format, path()));
         return;
       }
       if (ended) {
@@ -467,7 +468,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         }
       }
       LocalResponse r = snap.speech().refusal(
-          new Refusal(kind, policy, d, retryAfter, route.route(), request.uri()), html);
+          new LimitRefusal(kind, policy, d, retryAfter, route.route(), path()), format);
       local(r);
     }
 
@@ -702,13 +703,15 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         normalisedReason = reason;
       }
       responseComplete = true;
+      // the registered reason phrase, not the upstream's: the body never quotes upstream text
+      String phrase = HttpResponseStatus.valueOf(normalisedStatus).reasonPhrase();
       LocalResponse r = snap.speech().error(new GatewayError(normalisedStatus,
-          snakeCase(normalisedReason),
-          "The upstream service answered " + normalisedStatus + " " + normalisedReason + ".",
+          snakeCase(phrase),
+          "The upstream service answered " + normalisedStatus + " " + phrase + ".",
           normalisedStatus >= 500
               ? "The service behind this gateway failed to complete the request; it is reported in a structured form so that callers can decide whether to retry."
               : "The service behind this gateway refused the request; it is reported in a structured form so that callers can correct it.",
-          Map.of("upstreamStatus", normalisedStatus)), html);
+          Map.of("upstreamStatus", normalisedStatus)), format, path());
       if (decision != null) {
         snap.speech().rateLimitHeaders(route.route(), decision, normalisedStatus, r.headers());
       }
@@ -765,7 +768,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           "The upstream service did not answer within " + snap.config().timeouts().response().toSeconds()
               + " seconds. Try again later.",
           "The gateway bounds how long a request may wait so that callers are never left hanging on a stalled service.",
-          Map.of("timeoutSeconds", snap.config().timeouts().response().toSeconds())), html));
+          Map.of("timeoutSeconds", snap.config().timeouts().response().toSeconds())), format, path()));
     }
 
     private void upstreamFailed(Throwable cause) {
@@ -781,7 +784,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
       local(snap.speech().error(new GatewayError(502, "upstream_unavailable", detail + " Try again later.",
           "The gateway forwards requests to the service behind it; when that service is down the gateway says so instead of guessing.",
-          Map.of()), html));
+          Map.of()), format, path()));
     }
 
     private void upstreamClosed() {
@@ -837,10 +840,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       HttpSpeech.Discovery doc = state.discovery();
       String inm = request.headers().get(HttpHeaderNames.IF_NONE_MATCH);
       HttpHeaders h = new DefaultHttpHeaders();
-      h.set(HttpHeaderNames.CACHE_CONTROL, "public, s-maxage=300");
+      h.set(HttpHeaderNames.CACHE_CONTROL, doc.cacheControl());
       h.set(HttpHeaderNames.ETAG, doc.etag());
       h.set(HttpHeaderNames.VARY, HttpHeaderNames.ACCEPT_ENCODING);
-      if (inm != null && etagMatches(inm, doc.etag())) {
+      if (EntityTag.matchesIfNoneMatch(inm, doc.etag())) {
         local(new LocalResponse(HttpResponseStatus.NOT_MODIFIED, null, new byte[0], h));
         return;
       }
@@ -964,24 +967,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   static String snakeCase(String reason) {
     String s = reason == null ? "upstream_error" : reason.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
     s = s.replaceAll("^_+|_+$", "");
-    return s.isEmpty() ? "upstream_error" : s;
-  }
-
-  static boolean etagMatches(String ifNoneMatch, String etag) {
-    if (ifNoneMatch.trim().equals("*")) {
-      return true;
-    }
-    String bare = etag.startsWith("W/") ? etag.substring(2) : etag;
-    for (String candidate : ifNoneMatch.split(",")) {
-      String c = candidate.trim();
-      if (c.startsWith("W/")) {
-        c = c.substring(2);
-      }
-      if (c.equals(bare)) {
-        return true;
-      }
-    }
-    return false;
+    return s.isEmpty() ? "upstream_error" : s.length() > 64 ? s.substring(0, 64) : s;
   }
 
   static Map<String, Object> map(Object... kv) {
