@@ -202,7 +202,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (closing || !ctx.channel().isActive() || !pending.isEmpty()) {
       return;
     }
-    if (current == null || current.wantsRequestData()) {
+    // With the request read, keep a read pending for the next one: the socket stays registered
+    // for reading (no epoll_ctl per exchange), and a pipelined request waits in `pending`, which
+    // stops further reads until it is served (bounded at one read's worth).
+    if (current == null || current.wantsRequestData() || current.requestComplete) {
       ctx.read();
     }
   }
@@ -529,8 +532,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private HttpRequest upstreamRequest() {
-      HttpHeaders h = new DefaultHttpHeaders();
-      h.set(request.headers());
+      // edited in place: partition keys, Accept and keep-alive were read from it already
+      HttpHeaders h = request.headers();
       boolean chunked = HttpUtil.isTransferEncodingChunked(request);
       stripHopByHop(h);
       h.remove(HttpHeaderNames.EXPECT);
@@ -609,6 +612,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       switch (e) {
         case READ -> upstreamRead((HttpObject) msg);
         case WRITABLE -> upstreamWritable();
+        case READ_COMPLETE -> upstreamReadComplete();
         case INACTIVE -> upstreamClosed();
         case ERROR -> {
           upstreamReusable = false;
@@ -662,7 +666,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           // a decoder never merges head and body, but stay correct if one does
           forwardContent((HttpContent) msg);
         } else {
-          ctx.writeAndFlush(out);
+          // not flushed alone: the head leaves with the body in one write (see upstreamReadComplete)
+          ctx.write(out);
+          clientUnflushed = true;
           pullUpstream();
         }
         return;
@@ -687,13 +693,24 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         if (responseTimeout != null) {
           responseTimeout.cancel(false);
         }
+        clientUnflushed = false;
         ctx.writeAndFlush(c).addListener(x -> responseWritten(x.isSuccess()));
       } else {
-        ctx.writeAndFlush(c);
+        ctx.write(c);
+        clientUnflushed = true;
         pullUpstream();
       }
     }
 
+    /** The upstream's read batch is over: flush what it produced to the client, once. */
+    void upstreamReadComplete() {
+      if (clientUnflushed) {
+        clientUnflushed = false;
+        ctx.flush();
+      }
+    }
+
+    private boolean clientUnflushed;
     private int normalisedStatus;
     private String normalisedReason;
 
@@ -726,8 +743,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private HttpResponse clientResponse(HttpResponse r) {
-      HttpHeaders h = new DefaultHttpHeaders();
-      h.set(r.headers());
+      HttpHeaders h = r.headers(); // the upstream's response is ours: edited in place, not copied
       boolean chunked = HttpUtil.isTransferEncodingChunked(r);
       stripHopByHop(h);
       int code = r.status().code();
@@ -743,7 +759,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         snap.speech().rateLimitHeaders(route.route(), decision, code, h);
       }
       connectionHeader(h);
-      return new DefaultHttpResponse(HttpVersion.HTTP_1_1, r.status(), h);
+      r.setProtocolVersion(HttpVersion.HTTP_1_1);
+      return r;
     }
 
     private void connectionHeader(HttpHeaders h) {
