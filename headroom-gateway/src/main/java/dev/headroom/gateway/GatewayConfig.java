@@ -32,6 +32,7 @@ import java.util.Set;
  * @param upstreams the origin servers, by name
  * @param policies the quota policies, by name
  * @param routes the routes, in the order they are matched
+ * @param pk how the {@code pk} parameter of the RateLimit fields is made, unless a route says otherwise
  * @param source where the configuration came from (a file name, or {@code <sample>})
  * @param text the configuration's text as read, served on the admin port
  */
@@ -46,6 +47,7 @@ public record GatewayConfig(
     Map<String, Upstream> upstreams,
     Map<String, Policy> policies,
     List<Route> routes,
+    PkSettings pk,
     String source,
     String text) {
 
@@ -102,13 +104,13 @@ public record GatewayConfig(
   /** A copy listening on another port (the command line's {@code --port}). */
   public GatewayConfig withListenPort(int port) {
     return new GatewayConfig(service, new Listen(listen.host(), port), admin, store, trustedProxies,
-        limits, timeouts, upstreams, policies, routes, source, text);
+        limits, timeouts, upstreams, policies, routes, pk, source, text);
   }
 
   /** A copy with the admin listener on another port (the command line's {@code --admin-port}). */
   public GatewayConfig withAdminPort(int port) {
     return new GatewayConfig(service, listen, new Admin(admin.enabled(), admin.host(), port), store,
-        trustedProxies, limits, timeouts, upstreams, policies, routes, source, text);
+        trustedProxies, limits, timeouts, upstreams, policies, routes, pk, source, text);
   }
 
   /**
@@ -125,6 +127,41 @@ public record GatewayConfig(
 
   /** The admin listener; bound to loopback unless configured otherwise. */
   public record Admin(boolean enabled, String host, int port) {}
+
+  /**
+   * What the {@code pk} parameter of the RateLimit fields carries
+   * (draft-ietf-httpapi-ratelimit-headers-09 sections 3.1.4, 4.1.3, 6.1, 7.1); never a raw credential.
+   */
+  public enum PkMode {
+    /** No {@code pk}. */
+    OFF("off"),
+    /**
+     * The predictable hash a client can compute for its own partition: the first 16 bytes of
+     * SHA-256 of the policy name, a zero byte and the partition key (such as {@code ip:203.0.113.7}).
+     */
+    HASH("hash"),
+    /** A keyed HMAC-SHA256 of the same input: stable for a client, unpredictable without the key. */
+    HMAC("hmac");
+
+    private final String token;
+
+    PkMode(String token) {
+      this.token = token;
+    }
+
+    /** The configuration token. */
+    public String token() {
+      return token;
+    }
+  }
+
+  /**
+   * The {@code pk} settings: the default mode and, for {@code hmac}, the exposure made from the key
+   * named by {@code keyEnv} or {@code keyFile} (the key itself is never part of the configuration,
+   * its text, or its string form).
+   */
+  public record PkSettings(PkMode mode, Optional<String> keyEnv, Optional<String> keyFile,
+      Optional<dev.headroom.http.PartitionKeyExposure> hmac) {}
 
   /** Which store keeps the counters. */
   public enum StoreType {
@@ -185,7 +222,8 @@ public record GatewayConfig(
       String upstream,
       List<String> policies,
       List<String> dialects,
-      boolean normaliseErrors) {
+      boolean normaliseErrors,
+      Optional<PkMode> pk) {
     public Route {
       methods = Set.copyOf(methods);
       policies = List.copyOf(policies);

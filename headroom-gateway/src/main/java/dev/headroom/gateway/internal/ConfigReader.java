@@ -14,6 +14,8 @@ import dev.headroom.gateway.GatewayConfig.Admin;
 import dev.headroom.gateway.GatewayConfig.Escalation;
 import dev.headroom.gateway.GatewayConfig.Limits;
 import dev.headroom.gateway.GatewayConfig.Listen;
+import dev.headroom.gateway.GatewayConfig.PkMode;
+import dev.headroom.gateway.GatewayConfig.PkSettings;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.GatewayConfig.Route;
 import dev.headroom.gateway.GatewayConfig.Service;
@@ -31,7 +33,14 @@ import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.CidrRange;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
+import dev.headroom.http.PartitionKeyExposure;
+import dev.headroom.http.partition.PartitionKeyExposures;
+import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.function.Function;
 import java.net.URISyntaxException;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -75,13 +84,21 @@ public final class ConfigReader {
   static final String DEFAULT_WHY = "Limits keep the service available for everyone.";
 
   private final List<String> problems = new ArrayList<>();
+  private final Function<String, String> env;
   private URI origin;
 
-  private ConfigReader() {}
+  private ConfigReader(Function<String, String> env) {
+    this.env = env;
+  }
 
   /** Parses and validates; see {@link GatewayConfig#parse(String, String)}. */
   public static GatewayConfig read(String yaml, String source) throws ConfigException {
-    ConfigReader reader = new ConfigReader();
+    return read(yaml, source, System::getenv);
+  }
+
+  /** As {@link #read(String, String)}, with the environment variables {@code pk.keyEnv} may name. */
+  public static GatewayConfig read(String yaml, String source, Function<String, String> env) throws ConfigException {
+    ConfigReader reader = new ConfigReader(env);
     JsonNode root;
     try {
       root = new ObjectMapper(new YAMLFactory()).readTree(yaml);
@@ -107,7 +124,7 @@ public final class ConfigReader {
       return null;
     }
     keys("", root, "service", "listen", "admin", "store", "trustedProxies", "limits", "timeouts",
-        "upstreams", "policies", "routes");
+        "upstreams", "policies", "routes", "pk");
     Service service = service(root.path("service"));
     origin = service == null ? null : service.origin().orElse(null);
     Listen listen = listen(root.path("listen"));
@@ -119,11 +136,12 @@ public final class ConfigReader {
     Map<String, Upstream> upstreams = upstreams(root.path("upstreams"));
     Map<String, Policy> policies = policies(root.path("policies"));
     List<Route> routes = routes(root.path("routes"), upstreams, policies);
+    PkSettings pk = pk(root.path("pk"), routes);
     if (!problems.isEmpty()) {
       return null;
     }
     GatewayConfig config = new GatewayConfig(service, listen, admin, store, trusted, limits, timeouts,
-        upstreams, policies, routes, source, text);
+        upstreams, policies, routes, pk, source, text);
     vocabulary(config);
     return problems.isEmpty() ? config : null;
   }
@@ -505,7 +523,7 @@ public final class ConfigReader {
       if (!object(path, r)) {
         continue;
       }
-      keys(path, r, "name", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors");
+      keys(path, r, "name", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors", "pk");
       Set<String> methods = new LinkedHashSet<>();
       if (!r.path("method").isMissingNode() && !r.path("methods").isMissingNode()) {
         problem(path + ".methods", r.path("methods"), "either method or methods, not both");
@@ -569,9 +587,79 @@ public final class ConfigReader {
       if (!routeNames.add(name)) {
         problem(path + ".name", r.path("name"), "a route name no earlier route has");
       }
-      out.add(new Route(name, methods, template, upstream, names, dialects, normalise));
+      Optional<PkMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkMode(path + ".pk", r.path("pk"));
+      out.add(new Route(name, methods, template, upstream, names, dialects, normalise, pk));
     }
     return out;
+  }
+
+  /**
+   * {@code pk: {exposure: off|hash|hmac, keyEnv: NAME | keyFile: PATH}}. The HMAC key is read here,
+   * once, from the environment variable or file named (base64, at least 32 bytes); it is never
+   * written in the file, and no message repeats it.
+   */
+  private PkSettings pk(JsonNode n, List<Route> routes) {
+    PkMode mode = PkMode.OFF;
+    Optional<String> keyEnv = Optional.empty();
+    Optional<String> keyFile = Optional.empty();
+    if (!n.isMissingNode() && object("pk", n)) {
+      keys("pk", n, "exposure", "keyEnv", "keyFile");
+      if (!n.path("exposure").isMissingNode()) {
+        mode = pkMode("pk.exposure", n.path("exposure")).orElse(PkMode.OFF);
+      }
+      keyEnv = optionalText("pk.keyEnv", n.path("keyEnv"));
+      keyFile = optionalText("pk.keyFile", n.path("keyFile"));
+      if (keyEnv.isPresent() && keyFile.isPresent()) {
+        problem("pk.keyFile", n.path("keyFile"), "either keyEnv or keyFile, not both");
+      }
+    }
+    boolean hmacUsed = mode == PkMode.HMAC;
+    for (Route r : routes) {
+      hmacUsed |= r.pk().orElse(PkMode.OFF) == PkMode.HMAC;
+    }
+    Optional<PartitionKeyExposure> hmac = Optional.empty();
+    if (hmacUsed) {
+      String key = null;
+      if (keyEnv.isPresent()) {
+        key = env.apply(keyEnv.get());
+        if (key == null) {
+          problems.add("pk.keyEnv: the environment variable " + keyEnv.get() + " is not set; expected the "
+              + "base64 HMAC key (at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes) in it");
+        }
+      } else if (keyFile.isPresent()) {
+        try {
+          key = Files.readString(Path.of(keyFile.get()), StandardCharsets.US_ASCII).strip();
+        } catch (IOException | RuntimeException e) {
+          problems.add("pk.keyFile: cannot read \"" + keyFile.get() + "\" (" + e.getClass().getSimpleName()
+              + "); expected a readable file holding the base64 HMAC key");
+        }
+      } else {
+        problem("pk.keyEnv", n.path("keyEnv"), "the name of an environment variable (or keyFile: a file) holding "
+            + "the base64 HMAC key, because pk exposure hmac is used");
+      }
+      if (key != null) {
+        try {
+          hmac = Optional.of(PartitionKeyExposures.hmacSha256Base64(key));
+        } catch (IllegalArgumentException e) {
+          problems.add((keyEnv.isPresent() ? "pk.keyEnv" : "pk.keyFile") + ": " + e.getMessage());
+        }
+      }
+    }
+    return new PkSettings(mode, keyEnv, keyFile, hmac);
+  }
+
+  private Optional<PkMode> pkMode(String path, JsonNode n) {
+    if (n.isTextual()) {
+      for (PkMode m : PkMode.values()) {
+        if (m.token().equals(n.asText())) {
+          return Optional.of(m);
+        }
+      }
+    } else if (n.isBoolean() && !n.asBoolean()) {
+      return Optional.of(PkMode.OFF); // YAML 1.1 reads a bare off as false
+    }
+    problem(path, n, "off, hash (a predictable SHA-256 a client can compute) or hmac (keyed)");
+    return Optional.empty();
   }
 
   /** One dialect name or a list of them; together they must not write one field in two forms. */
