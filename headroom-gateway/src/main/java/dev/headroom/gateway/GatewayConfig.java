@@ -163,6 +163,28 @@ public record GatewayConfig(
   public record PkSettings(PkMode mode, Optional<String> keyEnv, Optional<String> keyFile,
       Optional<dev.headroom.http.PartitionKeyExposure> hmac) {}
 
+  /**
+   * A {@code type: vend} route (the vend rate-limit extension, seed 003): the POST body is read
+   * (at most {@code maxRequestBytes}) as a vend envelope and decided per scope; allowed calls are
+   * forwarded and the upstream's JSON response (at most {@code maxResponseBytes}) gets the
+   * extension data; larger responses pass through unchanged with the RateLimit fields only.
+   *
+   * @param limits the policy name of each scope ({@code global}, {@code service}, {@code function},
+   *     {@code user}) for every function
+   * @param functions per function, the policy name of each scope that differs for it
+   * @param userHeader the request header naming the authenticated user, for the {@code user} scope
+   * @param mergeCapabilities {@code vend.capabilities} is forwarded and our extension merged into
+   *     the upstream's answer (true), or answered by the gateway (false)
+   */
+  public record Vend(Map<String, String> limits, Map<String, Map<String, String>> functions,
+      Optional<String> userHeader, Optional<String> service, Optional<java.net.URI> documentation,
+      boolean mergeCapabilities, int maxRequestBytes, int maxResponseBytes) {
+    public Vend {
+      limits = Map.copyOf(limits);
+      functions = Map.copyOf(functions);
+    }
+  }
+
   /** Which store keeps the counters. */
   public enum StoreType {
     /** One process, in memory. */
@@ -223,7 +245,8 @@ public record GatewayConfig(
       List<String> policies,
       List<String> dialects,
       boolean normaliseErrors,
-      Optional<PkMode> pk) {
+      Optional<PkMode> pk,
+      Optional<Vend> vend) {
     public Route {
       methods = Set.copyOf(methods);
       policies = List.copyOf(policies);

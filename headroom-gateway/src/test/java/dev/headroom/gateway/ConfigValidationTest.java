@@ -119,6 +119,35 @@ class ConfigValidationTest {
         "ok.yaml").service().changelog()).hasValue("https://api.example.com/changes");
   }
 
+  @Test
+  void vendAndPkSettingsValidateAgainstTheSchemaAndTheReader() throws Exception {
+    String yaml = """
+        service: {name: S}
+        pk: {exposure: hash}
+        upstreams:
+          a: {url: "http://127.0.0.1:9"}
+        policies:
+          f: {quota: 100, window: 1m, why: Limits keep the service available for everyone.}
+        routes:
+          - {method: GET, path: /x, upstream: a, pk: "off"}
+          - name: vend
+            type: vend
+            path: /vend
+            upstream: a
+            vend: {limits: {function: f, functions: {orders.create: {service: f}}}, user: "header:X-User", capabilities: local}
+        """;
+    assertThat(GatewayConfig.parse(yaml, "ok.yaml").routes().get(1).vend()).isPresent();
+    assertThat(Schemas.validate(Schemas.CONFIG, readYaml(yaml))).isEmpty();
+    String bad = yaml.replace("orders.create", "nodot").replace("capabilities: local", "capabilities: maybe")
+        .replace("path: /vend", "path: /vend\n    method: GET");
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[1].method: \"GET\""));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[1].vend.capabilities: \"maybe\""));
+    String badFunction = yaml.replace("orders.create", "nodot");
+    ConfigException f = catchThrowableOfType(() -> GatewayConfig.parse(badFunction, "bad.yaml"), ConfigException.class);
+    assertThat(f.problems()).singleElement().asString().startsWith("routes[1].vend.limits:").contains("nodot");
+  }
+
   private static JsonNode readYaml(String s) {
     try {
       return YAML.readTree(s);

@@ -15,6 +15,9 @@ import dev.headroom.gateway.GatewayConfig.Escalation;
 import dev.headroom.gateway.GatewayConfig.Limits;
 import dev.headroom.gateway.GatewayConfig.Listen;
 import dev.headroom.gateway.GatewayConfig.PkMode;
+import dev.headroom.gateway.GatewayConfig.Vend;
+import dev.headroom.vend.VendRateLimiter;
+import dev.headroom.vend.VendRequestReader;
 import dev.headroom.gateway.GatewayConfig.PkSettings;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.GatewayConfig.Route;
@@ -523,7 +526,13 @@ public final class ConfigReader {
       if (!object(path, r)) {
         continue;
       }
-      keys(path, r, "name", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors", "pk");
+      keys(path, r, "name", "type", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors",
+          "pk", "vend");
+      String type = optionalText(path + ".type", r.path("type")).orElse("http");
+      if (!type.equals("http") && !type.equals("vend")) {
+        problem(path + ".type", r.path("type"), "http (forwarded as it is) or vend (the vend rate-limit extension)");
+      }
+      boolean isVend = type.equals("vend");
       Set<String> methods = new LinkedHashSet<>();
       if (!r.path("method").isMissingNode() && !r.path("methods").isMissingNode()) {
         problem(path + ".methods", r.path("methods"), "either method or methods, not both");
@@ -534,8 +543,24 @@ public final class ConfigReader {
         for (int j = 0; j < r.path("methods").size(); j++) {
           method(path + ".methods[" + j + "]", r.path("methods").get(j), methods);
         }
+      } else if (isVend) {
+        methods.add("POST"); // vend calls are POSTed (vend-notes.md, HTTP transport)
       } else {
         problem(path + ".method", r.path("method"), "a method such as GET, or methods: a list of them");
+      }
+      if (isVend && !methods.equals(Set.of("POST"))) {
+        problem(path + ".method", r.path("method").isMissingNode() ? r.path("methods") : r.path("method"),
+            "POST only on a vend route (vend calls are POSTed)");
+      }
+      Optional<Vend> vend = Optional.empty();
+      if (isVend) {
+        if (!r.path("policies").isMissingNode()) {
+          problem(path + ".policies", r.path("policies"), "no policies on a vend route: its limits are per scope, "
+              + "under vend.limits");
+        }
+        vend = vend(path + ".vend", r.path("vend"), policies);
+      } else if (!r.path("vend").isMissingNode()) {
+        problem(path + ".vend", r.path("vend"), "no vend settings unless type is vend");
       }
       String template = requiredText(path + ".path", r.path("path"), "a path template such as /items/{id}");
       if (template != null) {
@@ -588,7 +613,7 @@ public final class ConfigReader {
         problem(path + ".name", r.path("name"), "a route name no earlier route has");
       }
       Optional<PkMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkMode(path + ".pk", r.path("pk"));
-      out.add(new Route(name, methods, template, upstream, names, dialects, normalise, pk));
+      out.add(new Route(name, methods, template, upstream, names, dialects, normalise, pk, vend));
     }
     return out;
   }
@@ -660,6 +685,104 @@ public final class ConfigReader {
     }
     problem(path, n, "off, hash (a predictable SHA-256 a client can compute) or hmac (keyed)");
     return Optional.empty();
+  }
+
+  /**
+   * A vend route's settings; the limits are checked by building headroom-vend's
+   * {@link VendRateLimits} (policies must count requests; function names are in dot form).
+   */
+  private Optional<Vend> vend(String path, JsonNode n, Map<String, Policy> policies) {
+    if (n.isMissingNode()) {
+      problem(path, n, "a mapping with limits: {global|service|function|user: policy name}");
+      return Optional.empty();
+    }
+    if (!object(path, n)) {
+      return Optional.empty();
+    }
+    int before = problems.size();
+    keys(path, n, "limits", "user", "service", "documentation", "capabilities", "maxRequestBytes", "maxResponseBytes");
+    Map<String, String> limits = new LinkedHashMap<>();
+    Map<String, Map<String, String>> functions = new LinkedHashMap<>();
+    JsonNode l = n.path("limits");
+    if (l.isMissingNode() || !l.isObject()) {
+      problem(path + ".limits", l, "a mapping of scopes (global, service, function, user) to policy names, "
+          + "and functions: {name: {scope: policy}}");
+    } else {
+      keys(path + ".limits", l, "global", "service", "function", "user", "functions");
+      scopePolicies(path + ".limits", l, policies, limits);
+      JsonNode f = l.path("functions");
+      if (!f.isMissingNode() && object(path + ".limits.functions", f)) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = f.fields(); it.hasNext(); ) {
+          Map.Entry<String, JsonNode> e = it.next();
+          String fp = path + ".limits.functions." + e.getKey();
+          if (object(fp, e.getValue())) {
+            keys(fp, e.getValue(), "global", "service", "function", "user");
+            Map<String, String> m = new LinkedHashMap<>();
+            scopePolicies(fp, e.getValue(), policies, m);
+            functions.put(e.getKey(), m);
+          }
+        }
+      }
+    }
+    Optional<String> user = optionalText(path + ".user", n.path("user"));
+    Optional<String> userHeader = Optional.empty();
+    if (user.isPresent()) {
+      if (user.get().regionMatches(true, 0, "header:", 0, 7) && user.get().substring(7).strip()
+          .matches("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}")) {
+        userHeader = Optional.of(user.get().substring(7).strip());
+      } else {
+        problem(path + ".user", n.path("user"), "header:Name, the request header that names the authenticated user");
+      }
+    }
+    Optional<String> service = optionalText(path + ".service", n.path("service"));
+    Optional<URI> documentation = Optional.empty();
+    Optional<String> doc = optionalText(path + ".documentation", n.path("documentation"));
+    if (doc.isPresent()) {
+      try {
+        URI u = new URI(doc.get());
+        if (!u.isAbsolute()) {
+          throw new URISyntaxException(doc.get(), "not absolute");
+        }
+        documentation = Optional.of(u);
+      } catch (URISyntaxException e) {
+        problem(path + ".documentation", n.path("documentation"), "an absolute URL");
+      }
+    }
+    String caps = optionalText(path + ".capabilities", n.path("capabilities")).orElse("merge");
+    if (!caps.equals("merge") && !caps.equals("local")) {
+      problem(path + ".capabilities", n.path("capabilities"), "merge (forward vend.capabilities and add ours) or "
+          + "local (the gateway answers it)");
+    }
+    int maxRequest = (int) integer(path + ".maxRequestBytes", n.path("maxRequestBytes"),
+        VendRequestReader.DEFAULT_MAX_BYTES, 64, 64 << 20);
+    int maxResponse = (int) integer(path + ".maxResponseBytes", n.path("maxResponseBytes"),
+        VendRateLimiter.DEFAULT_MAX_RESPONSE_BYTES, 64, 64 << 20);
+    if (problems.size() > before) {
+      return Optional.empty();
+    }
+    Vend v = new Vend(limits, functions, userHeader, service, documentation, caps.equals("merge"), maxRequest,
+        maxResponse);
+    try {
+      VendRoutes.limits(v, policies);
+    } catch (IllegalArgumentException e) {
+      problems.add(path + ".limits: " + e.getMessage());
+      return Optional.empty();
+    }
+    return Optional.of(v);
+  }
+
+  private void scopePolicies(String path, JsonNode n, Map<String, Policy> policies, Map<String, String> into) {
+    for (String scope : List.of("global", "service", "function", "user")) {
+      JsonNode p = n.path(scope);
+      if (p.isMissingNode()) {
+        continue;
+      }
+      if (!p.isTextual() || !policies.containsKey(p.asText())) {
+        problem(path + "." + scope, p, "one of the policies: " + policies.keySet());
+      } else {
+        into.put(scope, p.asText());
+      }
+    }
   }
 
   /** One dialect name or a list of them; together they must not write one field in two forms. */

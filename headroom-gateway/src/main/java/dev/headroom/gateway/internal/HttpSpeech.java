@@ -49,6 +49,9 @@ interface HttpSpeech {
   /** The discovery document as served: JSON bytes and their strong ETag. */
   record Discovery(byte[] json, String etag, String cacheControl) {}
 
+  /** The route's header writer (dialects, pk exposure), for hosts such as headroom-vend that write through it. */
+  dev.headroom.http.headers.RateLimitHeaders headers(GatewayConfig.Route route);
+
   /** Adds the route's RateLimit fields for an allowed decision's response with this status. */
   void rateLimitHeaders(GatewayConfig.Route route, Decision decision, int status, HttpHeaders out);
 

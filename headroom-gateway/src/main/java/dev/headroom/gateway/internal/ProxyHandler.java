@@ -14,7 +14,18 @@ import dev.headroom.gateway.internal.HttpSpeech.RefusalKind;
 import dev.headroom.gateway.internal.HttpSpeech.RequestFacts;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.discovery.EntityTag;
+import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.vend.CallIdentity;
+import dev.headroom.vend.VendDecision;
+import dev.headroom.vend.VendRateLimiter;
+import dev.headroom.vend.VendRequest;
+import dev.headroom.vend.VendRequestException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -273,14 +284,14 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     boolean acceptsBody() {
-      return discarding || (forwarding && requestSent == false && upstream != null && upstream.isActive());
+      return discarding || vendCollecting || (forwarding && requestSent == false && upstream != null && upstream.isActive());
     }
 
     boolean wantsRequestData() {
       if (requestComplete) {
         return false;
       }
-      if (discarding) {
+      if (discarding || vendCollecting) {
         return true;
       }
       return forwarding && upstream != null && upstream.isWritable();
@@ -352,6 +363,18 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         local(tooLarge());
         return;
       }
+      vend = snap.vend().get(route.route());
+      if (vend != null) {
+        if (HttpUtil.is100ContinueExpected(request)) {
+          ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        }
+        vendCollecting = true;
+        vendBody = ctx.alloc().heapBuffer((int) Math.min(Math.max(declared, 256), vend.reader().maxBytes() + 1L));
+        if (requestComplete) {
+          vendRequestComplete();
+        }
+        return;
+      }
       decide();
     }
 
@@ -419,12 +442,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       try {
         d = f.join();
       } catch (RuntimeException e) {
-        LOG.warn("store failed to decide a request on route {}", route.route().name(), e);
-        discardBody();
-        local(snap.speech().error(new GatewayError(503, "store_unavailable",
-            "The gateway cannot reach its quota store. Try again in a few seconds.",
-            "Requests are not forwarded when their quota cannot be checked, so that the upstream is never overrun.",
-            Map.of()), format, path()));
+        storeFailed(e);
         return;
       }
       if (ended) {
@@ -446,6 +464,15 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       refuse(d, policies, keys);
+    }
+
+    private void storeFailed(Throwable e) {
+      LOG.warn("store failed to decide a request on route {}", route.route().name(), e);
+      discardBody();
+      local(snap.speech().error(new GatewayError(503, "store_unavailable",
+          "The gateway cannot reach its quota store. Try again in a few seconds.",
+          "Requests are not forwarded when their quota cannot be checked, so that the upstream is never overrun.",
+          Map.of()), format, path()));
     }
 
     private void refuse(Decision d, List<Policy> policies, List<PartitionKey> keys) {
@@ -479,7 +506,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void connect() {
       pool = snap.pools().get(route.route().upstream());
-      if (HttpUtil.is100ContinueExpected(request)) {
+      if (vend == null && HttpUtil.is100ContinueExpected(request)) {
         ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
       }
       Future<Channel> f = pool.acquire(ctx.channel().eventLoop());
@@ -508,6 +535,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
       upstream.pipeline().addLast("exchange", upstreamHandler);
       forwarding = true;
+      if (vendBody != null) {
+        // a vend call: its body was read whole to be decided; it goes up in one piece
+        upstream.write(upstreamRequest());
+        ByteBuf body = vendBody;
+        vendBody = null;
+        requestSent = true;
+        upstreamSentNanos = System.nanoTime();
+        responseTimeout = ctx.executor().schedule(this::responseTimedOut,
+            snap.config().timeouts().response().toNanos(), TimeUnit.NANOSECONDS);
+        upstream.writeAndFlush(new DefaultLastHttpContent(body)).addListener(writeFailed());
+        upstream.read();
+        return;
+      }
       upstream.write(upstreamRequest());
       upstreamSentNanos = System.nanoTime();
       long timeout = snap.config().timeouts().response().toNanos();
@@ -534,8 +574,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private HttpRequest upstreamRequest() {
       // edited in place: partition keys, Accept and keep-alive were read from it already
       HttpHeaders h = request.headers();
-      boolean chunked = HttpUtil.isTransferEncodingChunked(request);
+      boolean chunked = vendBody == null && HttpUtil.isTransferEncodingChunked(request);
       stripHopByHop(h);
+      if (vendBody != null) {
+        h.setInt(HttpHeaderNames.CONTENT_LENGTH, vendBody.readableBytes());
+      }
       h.remove(HttpHeaderNames.EXPECT);
       if (chunked) {
         h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
@@ -582,6 +625,16 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         } else {
           closeUpstream();
           local(tooLarge());
+        }
+        return;
+      }
+      if (vendCollecting) {
+        // kept up to one byte over the bound, so the reader can say the body is too large
+        int room = vend.reader().maxBytes() + 1 - vendBody.readableBytes();
+        vendBody.writeBytes(c.content(), Math.min(room, n));
+        c.release();
+        if (last) {
+          vendRequestComplete();
         }
         return;
       }
@@ -660,6 +713,16 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           }
           return;
         }
+        if (vendTransforms(r)) {
+          vendHead = r;
+          vendResponse = ctx.alloc().heapBuffer();
+          if (msg instanceof HttpContent) {
+            vendCollect((HttpContent) msg);
+          } else {
+            upstream.read();
+          }
+          return;
+        }
         HttpResponse out = clientResponse(r);
         if (msg instanceof HttpContent) {
           ctx.write(out);
@@ -677,6 +740,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void forwardContent(HttpContent c) {
+      if (vendHead != null) {
+        vendCollect(c);
+        return;
+      }
       boolean last = c instanceof LastHttpContent;
       if (normalising) {
         c.release();
@@ -822,8 +889,170 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---- local responses and the end ----
 
+    // ---- vend routes (seed 003; the gateway part of the vend rate-limit extension) ----
+
+    private VendRoutes vend;
+    private boolean vendCollecting;
+    private ByteBuf vendBody;
+    private VendRequest vendCall;
+    private VendDecision vendDecision;
+    private HttpResponse vendHead;
+    private ByteBuf vendResponse;
+
+    /** The envelope is read whole: parse it (400 on a bad one), then decide every scope at once. */
+    private void vendRequestComplete() {
+      vendCollecting = false;
+      try {
+        vendCall = vendBody.readableBytes() > vend.reader().maxBytes()
+            ? vend.reader().read(new ByteBufInputStream(vendBody)) // throws: more than the bound
+            : vend.reader().parse(ByteBufUtil.getBytes(vendBody));
+      } catch (VendRequestException e) {
+        vendError(e);
+        return;
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e); // reading memory does not fail
+      }
+      String user = vend.settings().userHeader().map(h -> request.headers().get(h)).orElse(null);
+      CallIdentity identity;
+      try {
+        identity = CallIdentity.of(request.headers().get(VendRateLimiter.CALLER_HEADER), user);
+      } catch (IllegalArgumentException e) {
+        // a user header that is no identifier counts as no user: the shared anonymous partition
+        identity = CallIdentity.of(request.headers().get(VendRateLimiter.CALLER_HEADER), null);
+      }
+      long t0 = System.nanoTime();
+      CompletableFuture<VendDecision> f = vend.limiter().decideAsync(vendCall, identity).toCompletableFuture();
+      if (f.isDone()) {
+        vendDecided(f, t0);
+      } else {
+        f.whenComplete((d, e) -> ctx.executor().execute(() -> vendDecided(f, t0)));
+      }
+    }
+
+    private void vendDecided(CompletableFuture<VendDecision> f, long t0) {
+      state.metrics.storeLatency(System.nanoTime() - t0);
+      VendDecision d;
+      try {
+        d = f.join();
+      } catch (java.util.concurrent.CompletionException e) {
+        if (e.getCause() instanceof VendRequestException v) {
+          vendError(v); // X-Vend-Caller is not a caller name
+          return;
+        }
+        storeFailed(e.getCause() == null ? e : e.getCause());
+        return;
+      }
+      if (ended) {
+        return;
+      }
+      vendDecision = d;
+      decision = d.decision().orElse(null);
+      if (decision != null) {
+        for (PolicyOutcome o : decision.outcomes()) {
+          state.metrics.decision(o.policy().name(), o.allowed() ? "allowed" : "refused");
+        }
+      }
+      RateLimitHeaders headers = snap.speech().headers(route.route());
+      if (!d.allowed()) {
+        // RATE_LIMITED, 429, Retry-After equal to details.retry_after.value (seed 003, HTTP Mapping)
+        LocalResponse r = new LocalResponse(HttpResponseStatus.valueOf(d.httpStatus()), "application/json",
+            new byte[0]);
+        byte[] body = d.refuse(headers, r.headers()::add);
+        local(new LocalResponse(r.status(), r.contentType(), body, r.headers()));
+        return;
+      }
+      if (vendCall.isCapabilities() && !vend.settings().mergeCapabilities()) {
+        LocalResponse r = new LocalResponse(HttpResponseStatus.OK, "application/json",
+            d.successResponse(vend.limiter().capabilities()));
+        d.writeHeaders(headers, 200, r.headers()::add);
+        local(r);
+        return;
+      }
+      connect();
+    }
+
+    private void vendError(VendRequestException e) {
+      local(new LocalResponse(HttpResponseStatus.valueOf(e.httpStatus()), "application/json", e.responseBody()));
+    }
+
+    /**
+     * Whether the upstream's response is read whole to be rewritten: when the call declared the
+     * extension (data goes in) or is a merged vend.capabilities, and the response is small enough
+     * by its Content-Length (chunked ones are collected until they prove too large).
+     */
+    private boolean vendTransforms(HttpResponse r) {
+      if (vendDecision == null || request.method().equals(HttpMethod.HEAD)) {
+        return false;
+      }
+      boolean wanted = vendCall.declaresRateLimit()
+          || (vendCall.isCapabilities() && vend.settings().mergeCapabilities());
+      long declared = HttpUtil.getContentLength(r, -1L);
+      return wanted && declared <= vend.settings().maxResponseBytes() && r.status().code() != 204
+          && r.status().code() != 304;
+    }
+
+    private void vendCollect(HttpContent c) {
+      boolean last = c instanceof LastHttpContent;
+      int n = c.content().readableBytes();
+      if (vendResponse.readableBytes() + (long) n > vend.settings().maxResponseBytes()) {
+        // larger than the bound: passed through unchanged, with the RateLimit fields only
+        HttpResponse head = vendHead;
+        ByteBuf sofar = vendResponse;
+        vendHead = null;
+        vendResponse = null;
+        responseBytes += sofar.readableBytes();
+        ctx.write(clientResponse(head));
+        ctx.write(new DefaultHttpContent(sofar));
+        clientUnflushed = true;
+        forwardContent(c);
+        return;
+      }
+      vendResponse.writeBytes(c.content());
+      c.release();
+      if (!last) {
+        upstream.read();
+        return;
+      }
+      byte[] bytes = ByteBufUtil.getBytes(vendResponse);
+      vendResponse.release();
+      vendResponse = null;
+      if (vendCall.isCapabilities() && vend.settings().mergeCapabilities()) {
+        bytes = vend.limiter().mergeCapabilities(bytes);
+      }
+      bytes = vendDecision.decorate(bytes);
+      HttpResponse head = vendHead;
+      vendHead = null;
+      head.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
+      head.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length);
+      responseBytes += bytes.length;
+      responseComplete = true;
+      if (responseTimeout != null) {
+        responseTimeout.cancel(false);
+      }
+      ctx.write(clientResponse(head));
+      clientUnflushed = false;
+      ctx.writeAndFlush(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)))
+          .addListener(x -> responseWritten(x.isSuccess()));
+    }
+
+    private void releaseVendBuffers() {
+      if (vendBody != null) {
+        vendBody.release();
+        vendBody = null;
+      }
+      if (vendResponse != null) {
+        vendResponse.release();
+        vendResponse = null;
+      }
+      vendCollecting = false;
+    }
+
     /** Answers locally; the request body, if any, is read and dropped. */
     private void local(LocalResponse r) {
+      if (vendCollecting && !requestComplete) {
+        discardBody();
+      }
+      releaseVendBuffers();
       if (forwarding && !requestComplete) {
         discardBody();
       }
@@ -901,6 +1130,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void end(boolean clean) {
       ended = true;
+      releaseVendBuffers();
       if (responseTimeout != null) {
         responseTimeout.cancel(false);
       }

@@ -96,6 +96,11 @@ final class Speech implements HttpSpeech {
   }
 
   @Override
+  public RateLimitHeaders headers(Route route) {
+    return headers.get(route);
+  }
+
+  @Override
   public RefusalFormat format(String accept) {
     return RefusalFormat.negotiate(accept);
   }
@@ -242,7 +247,8 @@ final class Speech implements HttpSpeech {
     for (Route r : config.routes()) {
       for (String method : new TreeSet<>(r.methods())) {
         String key = r.methods().size() == 1 ? r.name() : r.name() + "-" + method.toLowerCase(Locale.ROOT);
-        DiscoveryRoute.Builder d = DiscoveryRoute.builder(method, r.path()).key(key);
+        // vend routes publish their per-scope limits through vend.capabilities, not here
+        DiscoveryRoute.Builder d = DiscoveryRoute.builder(method, r.path()).key(key).listed(r.vend().isEmpty());
         for (String name : r.policies()) {
           Policy p = config.policies().get(name);
           long quota = effectiveQuotas.getOrDefault(name, p.quota().quota());
