@@ -6,7 +6,8 @@ import java.util.List;
 /**
  * The {@link Store} of one process: lock-free, bounded, no threads of its own.
  *
- * <p>Decisions on tracked keys are lock-free (one map lookup and one compare-and-set per policy).
+ * <p>Decisions on tracked keys are lock-free (one probe of an open-addressing table and one
+ * compare-and-set per policy; see {@link RateLimiter#tryAcquire} for the path that allocates nothing).
  * Memory is bounded by {@link Builder#maxKeys(long)}: keys whose state has expired are forgotten
  * (an expired key is indistinguishable from a new one), and when the store is full of live keys a
  * new key evicts the live key closest to expiry among a small sample. The evicted partition forgets
@@ -37,6 +38,16 @@ public final class InMemoryStore implements Store {
   @Override
   public Decision acquire(List<Acquisition> acquisitions) {
     return engine.acquire(acquisitions);
+  }
+
+  /** Allocates nothing for a token bucket: one probe and one compare-and-set. */
+  @Override
+  public boolean tryAcquire(QuotaPolicy policy, PartitionKey key, long cost) {
+    if (cost < 0 || cost > QuotaPolicy.MAX_QUOTA) {
+      throw new IllegalArgumentException("cost: expected an integer from 0 to " + QuotaPolicy.MAX_QUOTA
+          + " for policy '" + policy.name() + "', got " + cost);
+    }
+    return engine.tryAcquire(policy, key, cost);
   }
 
   @Override

@@ -53,6 +53,7 @@ public final class PartitionKey implements Comparable<PartitionKey> {
     return this == o || (o instanceof PartitionKey && ((PartitionKey) o).value.equals(value));
   }
 
+  /** Equal to {@code value().hashCode()}, and cached: the in-memory store relies on both. */
   @Override
   public int hashCode() {
     int h = hash;

@@ -56,6 +56,20 @@ public final class RateLimiter {
     return store.acquire(List.of(Acquisition.of(policy, key)));
   }
 
+  /**
+   * One unit of one policy in one partition, answering only whether it was allowed: the same
+   * decision, with the same effect on the quota, as {@code acquire(policy, key).allowed()}, for
+   * callers that do not report the service limit (no {@code RateLimit} headers, no Retry-After).
+   * With the in-memory store and a token bucket it allocates nothing.
+   *
+   * @throws IllegalArgumentException for a {@link Algorithm#CONCURRENCY} policy: its lease must be
+   *     released, so use {@link #acquire(QuotaPolicy, PartitionKey)} and {@link #release(Decision)}
+   * @throws StoreException if the store cannot decide
+   */
+  public boolean tryAcquire(QuotaPolicy policy, PartitionKey key) {
+    return store.tryAcquire(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(key, "key"), 1);
+  }
+
   /** Decides without blocking the caller's thread (a remote store answers later). */
   public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
     return store.acquireAsync(validate(acquisitions));

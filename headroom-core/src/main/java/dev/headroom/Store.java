@@ -45,6 +45,26 @@ public interface Store extends AutoCloseable {
   }
 
   /**
+   * Decides one policy for one partition and answers only whether it allowed: the same decision as
+   * {@code acquire(List.of(Acquisition.of(policy, key, cost))).allowed()}, with the same effect on
+   * the quota, for callers that do not report the service limit. The default does exactly that; a
+   * store may answer without building a {@link Decision} (the in-memory store allocates nothing
+   * for a token bucket).
+   *
+   * @throws IllegalArgumentException for a {@link Algorithm#CONCURRENCY} policy, whose lease must be
+   *     handed back through {@link #acquire(List)}, or a cost outside 0 to {@link QuotaPolicy#MAX_QUOTA}
+   * @throws StoreException if the store cannot decide
+   */
+  default boolean tryAcquire(QuotaPolicy policy, PartitionKey key, long cost) {
+    if (policy.algorithm() == Algorithm.CONCURRENCY) {
+      throw new IllegalArgumentException("policy '" + policy.name()
+          + "': tryAcquire cannot hand back a concurrency lease; expected acquire(...) for "
+          + Algorithm.CONCURRENCY.token() + " policies");
+    }
+    return acquire(List.of(Acquisition.of(policy, key, cost))).allowed();
+  }
+
+  /**
    * Charges units after the fact, whatever the balance: the cost of a request known only at its
    * end (content bytes sent). The balance may go into debt; later requests wait it out.
    */

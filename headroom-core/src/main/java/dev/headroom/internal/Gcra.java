@@ -88,7 +88,7 @@ public final class Gcra {
 
   /** {@code t} for a given TAT. */
   public static long resetNanos(long tat, long now) {
-    return Math.max(0, tat - now);
+    return tat <= now ? 0 : tat - now; // an untouched key's TAT is near Long.MIN_VALUE: no wrap
   }
 
   /** Retry-After for a refused request of {@code cost} units. */

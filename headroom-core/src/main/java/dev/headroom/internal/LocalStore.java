@@ -9,9 +9,7 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,9 +20,14 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Layout</h2>
  * One {@link Table} per policy name and algorithm (a changed policy with the same name and
- * algorithm keeps its counters, so a configuration reload resets nothing), each a
- * {@link ConcurrentHashMap} from {@link PartitionKey} to a {@link Cell}. Decisions on tracked keys
- * are lock-free: one map lookup and one CAS per policy.
+ * algorithm keeps its counters, so a configuration reload resets nothing), each holding a
+ * {@link PartitionTable}: an open-addressing table of the partition keys' strings and one state per
+ * key, a {@code long} (the GCRA theoretical arrival time) for token buckets, an immutable
+ * {@link WindowState} or {@link Concurrency.Leases} for the others. Decisions on tracked keys are
+ * lock-free: one probe and one CAS per policy; a token-bucket decision allocates nothing on the
+ * {@link #tryAcquire} path. The algorithms themselves are the pure functions of {@link Gcra},
+ * {@link FixedWindow}, {@link SlidingWindow} and {@link Concurrency}; this class only stores their
+ * states.
  *
  * <h2>All or nothing</h2>
  * A request with one policy is one CAS loop. A request with several is decided in two phases:
@@ -34,33 +37,43 @@ import java.util.concurrent.locks.ReentrantLock;
  * only for that instant.
  *
  * <h2>Bounded memory</h2>
- * At most {@code maxKeys} cells exist. A key whose state has expired (a full bucket, a past window,
- * no live lease) equals an absent key and is removed whenever the evictor passes it. The evictor
- * runs when a new key arrives at a full store, and for a small slice every
- * {@link #SWEEP_INTERVAL} new keys. When the store is full of live keys, the new key evicts the
- * live key closest to expiry among {@link #EVICTION_SAMPLE} sampled ones: that partition forgets
- * its count (it may be admitted up to one quota more than the policy allows), which is the
- * documented price of a flood of distinct keys; memory stays bounded and no request waits.
- * Admitting a new key to a full store takes the evictor's lock; decisions on tracked keys never do.
- * Expiry is judged on the sample: when every cell of a sample is live, one of them is evicted even
- * if expired cells remain elsewhere, so a few live evictions can happen before the store is truly
- * full of live keys; each one is counted. A new key reserves its slot before it enters a map, so
- * inserts racing at a full store never take the count above {@code maxKeys}.
+ * At most {@code maxKeys} keys are tracked: a new key reserves its place in {@link #size} before it
+ * is inserted. A key whose state has expired (a full bucket, a past window, no live lease) equals
+ * an absent key and is removed whenever the evictor passes it. The evictor runs when a new key
+ * arrives at a full store, and for a small slice every {@link #SWEEP_INTERVAL} new keys. When the
+ * store is full of live keys, the new key evicts the live key closest to expiry among
+ * {@link #EVICTION_SAMPLE} sampled ones: that partition forgets its count (it may be admitted up
+ * to one quota more than the policy allows), which is the documented price of a flood of distinct
+ * keys; memory stays bounded. An evicted key's state is first retired by CAS, so a decision racing
+ * with the eviction either lands before it or sees the retirement and starts again on a fresh key:
+ * no update is lost. Admitting a new key takes its table's lock; decisions on tracked keys never
+ * do, except that one on a key being moved by a table rebuild waits for the rebuild to finish
+ * ({@link PartitionTable}). Expiry is judged on the sample: when every key of a sample is live, one
+ * of them is evicted even if expired keys remain elsewhere, so a few live evictions can happen
+ * before the store is truly full of live keys; each one is counted. A new key reserves its place
+ * before it enters a table, so inserts racing at a full store never take the count above
+ * {@code maxKeys}.
  */
 public final class LocalStore {
 
-  /** How many cells the evictor looks at to choose a live victim when the store is full. */
+  /** How many live keys the evictor looks at to choose a live victim when the store is full. */
   static final int EVICTION_SAMPLE = 16;
 
   /** Every this many new keys, the evictor sweeps a slice of the store for expired keys. */
   static final int SWEEP_INTERVAL = 1024;
 
-  /** How many cells one periodic sweep looks at. */
+  /** How many live keys one periodic sweep looks at. */
   static final int SWEEP_SLICE = 256;
+
+  /** A sweep looks at no more than this many slots (empty ones included) per live key it wants. */
+  static final int SWEEP_SCAN_FACTOR = 8;
+
+  /** The TAT of a key never seen: far in the past, so the bucket is full. */
+  static final long EMPTY_TAT = Long.MIN_VALUE + 1;
 
   private final Ticker ticker;
   private final long maxKeys;
-  private final ConcurrentHashMap<QuotaPolicy, Table> tablesByPolicy = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<QuotaPolicy, Binding> bindings = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Table> tablesByName = new ConcurrentHashMap<>();
   private final CopyOnWriteArrayList<Table> tables = new CopyOnWriteArrayList<>();
   private final AtomicLong size = new AtomicLong();
@@ -68,71 +81,113 @@ public final class LocalStore {
   private final AtomicLong evictedLive = new AtomicLong();
   private final AtomicLong leaseIds = new AtomicLong();
   private final ReentrantLock evictor = new ReentrantLock();
-  private int cursorTable;
-  private Iterator<Map.Entry<PartitionKey, Cell>> cursor;
+  private int cursorTable; // guarded by evictor
+  private int cursorSlot; // guarded by evictor
 
   public LocalStore(Ticker ticker, long maxKeys) {
     this.ticker = ticker;
     this.maxKeys = maxKeys;
   }
 
-  /** The cells of one policy name and algorithm. */
-  private static final class Table {
+  /** The keys of one policy name and algorithm, and the latest version of that policy. */
+  private static final class Table implements PartitionTable.StateTest {
     final Algorithm algorithm;
     volatile QuotaPolicy policy;
-    final ConcurrentHashMap<PartitionKey, Cell> cells = new ConcurrentHashMap<>();
+    final PartitionTable partitions;
 
     Table(QuotaPolicy policy) {
       this.algorithm = policy.algorithm();
       this.policy = policy;
+      this.partitions = new PartitionTable(algorithm == Algorithm.TOKEN_BUCKET);
     }
 
-    Cell newCell() {
+    Object initialRef() {
       switch (algorithm) {
         case TOKEN_BUCKET:
-          return new GcraCell();
+          return null;
         case CONCURRENCY:
-          return new LeaseCell();
+          return Concurrency.Leases.EMPTY;
         default:
-          return new WindowCell(algorithm);
+          return WindowState.EMPTY;
       }
+    }
+
+    /** When a state will equal an absent key's. */
+    long expiresAt(Object ref) {
+      QuotaPolicy p = policy;
+      switch (algorithm) {
+        case FIXED_WINDOW:
+          return FixedWindow.expiresAt(p, (WindowState) ref);
+        case SLIDING_WINDOW:
+          return SlidingWindow.expiresAt(p, (WindowState) ref);
+        default:
+          return Concurrency.expiresAt((Concurrency.Leases) ref);
+      }
+    }
+
+    @Override
+    public boolean expiredWord(long word, long now) {
+      return Gcra.expiresAt(word) <= now;
+    }
+
+    @Override
+    public boolean expiredRef(Object ref, long now) {
+      return expiresAt(ref) <= now;
     }
   }
 
-  private Table table(QuotaPolicy policy) {
-    Table t = tablesByPolicy.get(policy);
-    if (t != null) {
-      return t;
+  /** One version of a policy bound to its table, with its GCRA constants computed once. */
+  private static final class Binding {
+    final QuotaPolicy policy;
+    final Table table;
+    final long quota;
+    final long interval;
+    final long tolerance;
+
+    Binding(QuotaPolicy policy, Table table) {
+      this.policy = policy;
+      this.table = table;
+      this.quota = policy.quota();
+      this.interval = Gcra.emissionInterval(policy);
+      this.tolerance = Gcra.tolerance(policy);
+    }
+  }
+
+  private Binding binding(QuotaPolicy policy) {
+    Binding b = bindings.get(policy);
+    if (b != null) {
+      return b;
     }
     String id = policy.name() + '\u0000' + policy.algorithm().token();
-    t = tablesByName.computeIfAbsent(id, k -> {
+    Table t = tablesByName.computeIfAbsent(id, k -> {
       Table created = new Table(policy);
       tables.add(created);
       return created;
     });
     t.policy = policy;
-    if (tablesByPolicy.size() > 10_000) {
-      tablesByPolicy.clear(); // policies come from configuration; never let stale versions pile up
+    if (bindings.size() > 10_000) {
+      bindings.clear(); // policies come from configuration; never let stale versions pile up
     }
-    tablesByPolicy.put(policy, t);
-    return t;
+    b = new Binding(policy, t);
+    bindings.put(policy, b);
+    return b;
   }
 
-  private Cell cell(Table t, PartitionKey key) {
-    Cell c = t.cells.get(key);
-    if (c != null) {
-      return c;
-    }
-    return insert(t, key);
-  }
+  // ---------------------------------------------------------------- keys
 
-  private Cell insert(Table t, PartitionKey key) {
-    reserveSlot();
-    Cell fresh = t.newCell();
-    Cell existing = t.cells.putIfAbsent(key, fresh);
-    if (existing != null) {
+  /** Adds {@code key} to the table unless present, within the bound on tracked keys. */
+  private void add(Table t, String key, int hash) {
+    reserve();
+    boolean added;
+    try {
+      added = t.partitions.insert(key, hash, EMPTY_TAT, t.initialRef());
+    } catch (RuntimeException | Error e) {
       size.decrementAndGet();
-      return existing;
+      throw e;
+    }
+    if (!added) {
+      size.decrementAndGet(); // another thread added it
+      return;
     }
     if (insertions.incrementAndGet() % SWEEP_INTERVAL == 0 && evictor.tryLock()) {
       try {
@@ -141,106 +196,164 @@ public final class LocalStore {
         evictor.unlock();
       }
     }
-    return fresh;
   }
 
-  /**
-   * Counts a new cell before it is in a map, so that inserts racing at a full store cannot pass
-   * the bound together (each takes a slot by CAS, or makes room first).
-   */
-  private void reserveSlot() {
+  /** Takes one place in {@link #size}, evicting first when the store is full. */
+  private void reserve() {
     for (;;) {
-      long current = size.get();
-      if (current < maxKeys) {
-        if (size.compareAndSet(current, current + 1)) {
+      long n = size.get();
+      if (n < maxKeys) {
+        if (size.compareAndSet(n, n + 1)) {
           return;
         }
-      } else {
-        makeRoom();
-        if (size.get() >= maxKeys) {
-          Thread.onSpinWait(); // every slot is reserved by an insert still in flight
-        }
+      } else if (makeRoom() == 0) {
+        Thread.onSpinWait(); // only places reserved by inserts in flight: they end soon
       }
     }
   }
 
-  /** Removes a cell the evictor retired; the size counts each removal exactly once. */
-  private void forget(Table t, PartitionKey key, Cell retired) {
-    if (t.cells.remove(key, retired)) {
-      size.decrementAndGet();
-    }
-  }
-
-  private void makeRoom() {
+  private int makeRoom() {
     evictor.lock();
     try {
+      int removed = 0;
       while (size.get() >= maxKeys) {
-        if (sweep(EVICTION_SAMPLE, true) == 0 && size.get() >= maxKeys) {
-          // Every slot is reserved by an insert not yet in a map: the caller waits for it.
-          return;
+        int r = sweep(EVICTION_SAMPLE, true);
+        if (r == 0) {
+          break;
         }
+        removed += r;
       }
+      return removed;
     } finally {
       evictor.unlock();
     }
   }
 
   /**
-   * Looks at up to {@code budget} cells from the rotating cursor, removes the expired ones, and
-   * when {@code forceOne} and none expired, the live one closest to expiry. Returns cells removed.
+   * Looks at up to {@code budget} keys from the rotating cursor, removes the expired ones, and
+   * when {@code forceOne} and none expired, the live one closest to expiry. Returns keys removed.
    * Holds {@link #evictor}.
    */
   private int sweep(int budget, boolean forceOne) {
+    int tableCount = tables.size();
+    if (tableCount == 0) {
+      return 0;
+    }
     long now = ticker.read();
     int removed = 0;
+    int seen = 0;
+    int scanned = 0;
+    int scanLimit = budget * SWEEP_SCAN_FACTOR;
+    int tablesDone = 0;
     Table victimTable = null;
-    PartitionKey victimKey = null;
-    Cell victim = null;
+    PartitionTable.Slots victimSlots = null;
+    int victimSlot = -1;
     long victimExpiry = Long.MAX_VALUE;
-    int emptyTables = 0;
-    for (int seen = 0; seen < budget; ) {
-      if (tables.isEmpty()) {
-        return removed;
-      }
-      if (cursor == null || !cursor.hasNext()) {
-        cursorTable = (cursorTable + 1) % tables.size();
-        cursor = tables.get(cursorTable).cells.entrySet().iterator();
-        if (!cursor.hasNext()) {
-          if (++emptyTables > tables.size()) {
-            break;
-          }
-          continue;
-        }
+    while (seen < budget && scanned < scanLimit && tablesDone <= tableCount) {
+      if (cursorTable >= tableCount) {
+        cursorTable = 0;
       }
       Table t = tables.get(cursorTable);
-      Map.Entry<PartitionKey, Cell> e = cursor.next();
-      seen++;
-      Cell c = e.getValue();
-      QuotaPolicy p = t.policy;
-      if (c.retire(p, now, false)) {
-        if (t.cells.remove(e.getKey(), c)) {
-          size.decrementAndGet();
-          removed++;
+      PartitionTable pt = t.partitions;
+      pt.lock.lock();
+      int capacity;
+      try {
+        PartitionTable.Slots s = pt.slots();
+        capacity = s.capacity();
+        while (seen < budget && scanned < scanLimit && cursorSlot < capacity) {
+          int i = cursorSlot++;
+          scanned++;
+          Object k = s.key(i);
+          if (k == null || k == PartitionTable.TOMBSTONE) {
+            continue;
+          }
+          seen++;
+          if (pt.evict(s, i, now, t, false)) {
+            size.decrementAndGet();
+            removed++;
+          } else if (forceOne) {
+            long expiry = pt.words ? Gcra.expiresAt(s.word(i)) : t.expiresAt(s.ref(i));
+            if (expiry < victimExpiry) {
+              victimExpiry = expiry;
+              victimTable = t;
+              victimSlots = s;
+              victimSlot = i;
+            }
+          }
         }
-      } else if (forceOne) {
-        long expiry = c.expiresAt(p);
-        if (expiry < victimExpiry) {
-          victimExpiry = expiry;
-          victimTable = t;
-          victimKey = e.getKey();
-          victim = c;
-        }
+      } finally {
+        pt.lock.unlock();
+      }
+      if (cursorSlot >= capacity) {
+        cursorSlot = 0;
+        cursorTable++;
+        tablesDone++;
       }
     }
-    if (forceOne && removed == 0 && victim != null) {
-      victim.retire(victimTable.policy, now, true);
-      if (victimTable.cells.remove(victimKey, victim)) {
-        size.decrementAndGet();
-        evictedLive.incrementAndGet();
-        removed++;
+    if (forceOne && removed == 0 && victimTable != null) {
+      PartitionTable pt = victimTable.partitions;
+      pt.lock.lock();
+      try {
+        if (pt.slots() == victimSlots && pt.evict(victimSlots, victimSlot, now, victimTable, true)) {
+          size.decrementAndGet();
+          evictedLive.incrementAndGet();
+          removed++;
+        }
+      } finally {
+        pt.lock.unlock();
       }
     }
     return removed;
+  }
+
+  // ---------------------------------------------------------------- decisions
+
+  /**
+   * Decides one policy for one key and says only whether it allowed: the allocation-free path of
+   * {@link dev.headroom.RateLimiter#tryAcquire}. Exactly the decision {@link #acquire} makes.
+   *
+   * @throws IllegalArgumentException for a concurrency policy (a lease must be handed back)
+   */
+  public boolean tryAcquire(QuotaPolicy policy, PartitionKey key, long cost) {
+    if (policy.algorithm() == Algorithm.CONCURRENCY) {
+      throw new IllegalArgumentException("policy '" + policy.name()
+          + "': tryAcquire cannot hand back a concurrency lease; expected acquire(...) for "
+          + Algorithm.CONCURRENCY.token() + " policies");
+    }
+    Binding b = binding(policy);
+    String k = key.value();
+    int h = key.hashCode(); // cached in the key and equal to the string's: no visit to the string
+    long now = ticker.read();
+    if (b.table.partitions.words) {
+      return tryAcquireTat(b, k, h, now, cost);
+    }
+    return commit(b, k, h, now, cost, 0).allowed;
+  }
+
+  private boolean tryAcquireTat(Binding b, String key, int hash, long now, long cost) {
+    PartitionTable pt = b.table.partitions;
+    for (;;) {
+      PartitionTable.Slots s = pt.slots();
+      int i = s.find(key, hash);
+      if (i < 0) {
+        add(b.table, key, hash);
+        continue;
+      }
+      for (;;) {
+        long tat = s.word(i);
+        if (tat == PartitionTable.RETIRED_WORD || tat == PartitionTable.MOVED_WORD) {
+          pt.awaitStructure();
+          break; // evicted or moved: look the key up again
+        }
+        long next = cost > b.quota ? Long.MIN_VALUE : Gcra.tryAcquire(tat, now, cost, b.interval, b.tolerance);
+        if (next == Long.MIN_VALUE) {
+          return false;
+        }
+        if (next == tat || s.casWord(i, tat, next)) {
+          return true;
+        }
+      }
+    }
   }
 
   /** Decides every acquisition at once, all or nothing. */
@@ -259,25 +372,25 @@ public final class LocalStore {
     boolean all = true;
     for (int i = 0; i < n; i++) {
       Acquisition a = acquisitions.get(i);
-      peeks[i] = cell(table(a.policy()), a.key()).peek(a.policy(), now, a.cost());
+      peeks[i] = peek(a, now, a.cost());
       all &= peeks[i].allowed;
     }
-    List<PolicyOutcome> outcomes = new ArrayList<>(n);
     if (!all) {
       return refusedDecision(acquisitions, peeks, -1, null, now);
     }
-    long[] leaseIds = new long[n];
+    List<PolicyOutcome> outcomes = new ArrayList<>(n);
+    long[] leases = new long[n];
     for (int i = 0; i < n; i++) {
       Acquisition a = acquisitions.get(i);
-      leaseIds[i] = leaseIdFor(a);
-      Evaluation e = commit(a, now, leaseIds[i]);
+      leases[i] = leaseIdFor(a);
+      Evaluation e = commit(a, now, leases[i]);
       if (!e.allowed) {
         for (int j = 0; j < i; j++) {
-          undo(acquisitions.get(j), now, leaseIds[j]);
+          undo(acquisitions.get(j), now, leases[j]);
         }
         return refusedDecision(acquisitions, peeks, i, e, now);
       }
-      outcomes.add(outcome(a, e, leaseIds[i]));
+      outcomes.add(outcome(a, e, leases[i]));
     }
     return Decision.of(outcomes);
   }
@@ -293,7 +406,7 @@ public final class LocalStore {
       Acquisition a = acquisitions.get(i);
       Evaluation e = i == failedAt ? failure : peeks[i];
       if (e.allowed) {
-        Evaluation before = cell(table(a.policy()), a.key()).peek(a.policy(), now, 0);
+        Evaluation before = peek(a, now, 0);
         e = new Evaluation(true, null, before.remaining, before.resetNanos, 0);
       }
       outcomes.add(outcome(a, e, 0));
@@ -305,23 +418,105 @@ public final class LocalStore {
     return a.policy().algorithm() == Algorithm.CONCURRENCY ? leaseIds.incrementAndGet() : 0;
   }
 
-  private Evaluation commit(Acquisition a, long now, long leaseId) {
-    Table t = table(a.policy());
+  /** Evaluates without changing anything; an absent key is evaluated as new, and not added. */
+  private Evaluation peek(Acquisition a, long now, long cost) {
+    Binding b = binding(a.policy());
+    PartitionTable pt = b.table.partitions;
+    String key = a.key().value();
+    int hash = a.key().hashCode();
     for (;;) {
-      Cell c = cell(t, a.key());
-      Evaluation e = c.commit(a.policy(), now, a.cost(), leaseId);
-      if (e != null) {
-        return e;
+      PartitionTable.Slots s = pt.slots();
+      int i = s.find(key, hash);
+      if (pt.words) {
+        long tat = i < 0 ? EMPTY_TAT : s.word(i);
+        if (tat != PartitionTable.RETIRED_WORD && tat != PartitionTable.MOVED_WORD) {
+          return evaluateTat(b, tat, now, cost);
+        }
+      } else {
+        Object state = i < 0 ? b.table.initialRef() : s.ref(i);
+        if (state != PartitionTable.RETIRED && state != PartitionTable.MOVED) {
+          return evaluateRef(b, state, now, cost, 0);
+        }
       }
-      forget(t, a.key(), c); // retired by the evictor: look again
+      pt.awaitStructure();
+    }
+  }
+
+  private Evaluation commit(Acquisition a, long now, long leaseId) {
+    return commit(binding(a.policy()), a.key().value(), a.key().hashCode(), now, a.cost(), leaseId);
+  }
+
+  private Evaluation commit(Binding b, String key, int hash, long now, long cost, long leaseId) {
+    PartitionTable pt = b.table.partitions;
+    for (;;) {
+      PartitionTable.Slots s = pt.slots();
+      int i = s.find(key, hash);
+      if (i < 0) {
+        add(b.table, key, hash);
+        continue;
+      }
+      if (pt.words) {
+        for (;;) {
+          long tat = s.word(i);
+          if (tat == PartitionTable.RETIRED_WORD || tat == PartitionTable.MOVED_WORD) {
+            break;
+          }
+          long next = cost > b.quota ? Long.MIN_VALUE : Gcra.tryAcquire(tat, now, cost, b.interval, b.tolerance);
+          if (next == Long.MIN_VALUE) {
+            return evaluateTat(b, tat, now, cost);
+          }
+          if (next == tat || s.casWord(i, tat, next)) {
+            return allowedTat(b, next, now);
+          }
+        }
+      } else {
+        for (;;) {
+          Object state = s.ref(i);
+          if (state == PartitionTable.RETIRED || state == PartitionTable.MOVED) {
+            break;
+          }
+          Evaluation e = evaluateRef(b, state, now, cost, leaseId);
+          if (!e.allowed || e.state == state || s.casRef(i, state, e.state)) {
+            return e;
+          }
+        }
+      }
+      pt.awaitStructure(); // evicted or moved: look the key up again
+    }
+  }
+
+  private static Evaluation allowedTat(Binding b, long next, long now) {
+    return new Evaluation(true, null, Gcra.remaining(next, now, b.quota, b.interval, b.tolerance),
+        Gcra.resetNanos(next, now), 0);
+  }
+
+  private static Evaluation evaluateTat(Binding b, long tat, long now, long cost) {
+    long next = cost > b.quota ? Long.MIN_VALUE : Gcra.tryAcquire(tat, now, cost, b.interval, b.tolerance);
+    if (next != Long.MIN_VALUE) {
+      return allowedTat(b, next, now);
+    }
+    long retry = cost > b.quota ? b.policy.window().toNanos()
+        : Gcra.retryAfterNanos(tat, now, cost, b.interval, b.tolerance);
+    return new Evaluation(false, null, Gcra.remaining(tat, now, b.quota, b.interval, b.tolerance),
+        Gcra.resetNanos(tat, now), retry);
+  }
+
+  private static Evaluation evaluateRef(Binding b, Object state, long now, long cost, long leaseId) {
+    switch (b.table.algorithm) {
+      case FIXED_WINDOW:
+        return FixedWindow.evaluate(b.policy, (WindowState) state, now, cost);
+      case SLIDING_WINDOW:
+        return SlidingWindow.evaluate(b.policy, (WindowState) state, now, cost);
+      default:
+        return Concurrency.evaluate(b.policy, (Concurrency.Leases) state, now, cost, leaseId);
     }
   }
 
   private void undo(Acquisition a, long now, long leaseId) {
     if (a.policy().algorithm() == Algorithm.CONCURRENCY) {
-      release(a.policy(), a.key(), leaseId);
+      release(a.policy(), a.key(), leaseId, now);
     } else {
-      refund(a, now); // at the decision's instant: the exact inverse of its commit
+      refund(a, now);
     }
   }
 
@@ -331,17 +526,20 @@ public final class LocalStore {
         e.retryAfterNanos, lease);
   }
 
-  /** Charges units unconditionally. */
+  // ---------------------------------------------------------------- after the fact
+
+  /** Charges units unconditionally. A concurrency quota is held, not spent: nothing to charge. */
   public void charge(Acquisition a) {
-    long now = ticker.read();
-    Table t = table(a.policy());
-    for (;;) {
-      Cell c = cell(t, a.key());
-      if (c.charge(a.policy(), now, a.cost())) {
-        return;
-      }
-      forget(t, a.key(), c);
+    Binding b = binding(a.policy());
+    if (b.table.algorithm == Algorithm.CONCURRENCY) {
+      return;
     }
+    long now = ticker.read();
+    long cost = a.cost();
+    update(b, a.key().value(), now, true, (state) -> b.table.algorithm == Algorithm.FIXED_WINDOW
+        ? FixedWindow.charge(b.policy, (WindowState) state, now, cost)
+        : SlidingWindow.charge(b.policy, (WindowState) state, now, cost),
+        tat -> Gcra.charge(tat, now, cost, b.interval));
   }
 
   /** Gives units back; a key not tracked has nothing to give back. */
@@ -350,29 +548,76 @@ public final class LocalStore {
   }
 
   private void refund(Acquisition a, long now) {
-    Table t = table(a.policy());
-    for (;;) {
-      Cell c = t.cells.get(a.key());
-      if (c == null || c.refund(a.policy(), now, a.cost())) {
-        return;
-      }
-      forget(t, a.key(), c);
+    Binding b = binding(a.policy());
+    if (b.table.algorithm == Algorithm.CONCURRENCY) {
+      return;
     }
+    long cost = a.cost();
+    update(b, a.key().value(), now, false, (state) -> b.table.algorithm == Algorithm.FIXED_WINDOW
+        ? FixedWindow.refund(b.policy, (WindowState) state, now, cost)
+        : SlidingWindow.refund(b.policy, (WindowState) state, now, cost),
+        tat -> Gcra.refund(tat, now, cost, b.interval));
   }
 
   /** Gives back a lease. */
   public void release(Lease lease) {
-    release(lease.policy(), lease.key(), lease.id());
+    release(lease.policy(), lease.key(), lease.id(), ticker.read());
   }
 
-  private void release(QuotaPolicy policy, PartitionKey key, long id) {
-    Cell c = table(policy).cells.get(key);
-    if (c != null) {
-      c.release(id, ticker.read());
+  private void release(QuotaPolicy policy, PartitionKey key, long id, long now) {
+    Binding b = binding(policy);
+    if (b.table.algorithm != Algorithm.CONCURRENCY) {
+      return;
+    }
+    update(b, key.value(), now, false, state -> ((Concurrency.Leases) state).without(id).prune(now), null);
+  }
+
+  /**
+   * Applies a side-effect-free state function to a key by CAS; adds the key first when
+   * {@code addIfAbsent}, else does nothing for an absent key.
+   */
+  private void update(Binding b, String key, long now, boolean addIfAbsent,
+      java.util.function.UnaryOperator<Object> refFunction, java.util.function.LongUnaryOperator wordFunction) {
+    int hash = key.hashCode();
+    PartitionTable pt = b.table.partitions;
+    for (;;) {
+      PartitionTable.Slots s = pt.slots();
+      int i = s.find(key, hash);
+      if (i < 0) {
+        if (!addIfAbsent) {
+          return;
+        }
+        add(b.table, key, hash);
+        continue;
+      }
+      if (pt.words) {
+        for (;;) {
+          long tat = s.word(i);
+          if (tat == PartitionTable.RETIRED_WORD || tat == PartitionTable.MOVED_WORD) {
+            break;
+          }
+          long next = wordFunction.applyAsLong(tat);
+          if (next == tat || s.casWord(i, tat, next)) {
+            return;
+          }
+        }
+      } else {
+        for (;;) {
+          Object state = s.ref(i);
+          if (state == PartitionTable.RETIRED || state == PartitionTable.MOVED) {
+            break;
+          }
+          Object next = refFunction.apply(state);
+          if (next == state || s.casRef(i, state, next)) {
+            return;
+          }
+        }
+      }
+      pt.awaitStructure(); // evicted or moved: look the key up again
     }
   }
 
-  /** Cells currently tracked. */
+  /** Keys currently tracked (policy and partition pairs). */
   public long size() {
     return size.get();
   }

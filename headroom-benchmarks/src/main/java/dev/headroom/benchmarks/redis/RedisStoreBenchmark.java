@@ -1,0 +1,351 @@
+package dev.headroom.benchmarks.redis;
+
+import dev.headroom.Acquisition;
+import dev.headroom.PartitionKey;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.redis.FailurePolicy;
+import dev.headroom.redis.RedisStore;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
+import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
+import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Headroom's Redis store against Bucket4j's documented Lettuce setup
+ * ({@code Bucket4jLettuce.casBasedBuilder(connection)}: a {@code LettuceBasedProxyManager} doing
+ * compare-and-swap), in one run against the same Redis: one hot key and 100,000 keys (uniform),
+ * with 1, 16 and 64 concurrent callers, each deciding one request at a time (blocking calls).
+ * Both limit a token bucket of 1,000 per second per key.
+ *
+ * <p>Reports throughput (decisions per second), p50 and p99 latency, the admitted and attempted
+ * counts per caller on the hot key (fairness: min, median, max), Redis commands per decision,
+ * counted by {@code redis-cli monitor} over 1,000 sequential decisions (commands sent by clients
+ * only; the commands a script runs inside Redis are not round trips), and per cell, from
+ * {@code INFO commandstats} before and after it (no reset needed), the server's microseconds per
+ * call of each client command, and, given the server's pid, the server's CPU time per decision
+ * (user + system, from {@code /proc}).
+ *
+ * <pre>
+ * java -cp headroom-benchmarks/target/benchmarks.jar dev.headroom.benchmarks.redis.RedisStoreBenchmark \
+ *     [redis://127.0.0.1:6379] [seconds per cell, default 5] [redis-server pid] [repeats, default 1]
+ * </pre>
+ */
+public final class RedisStoreBenchmark {
+
+  static final long QUOTA_PER_SECOND = 1_000;
+  static final int KEYS = 100_000;
+  static final int[] CALLERS = {1, 16, 64};
+
+  private RedisStoreBenchmark() {}
+
+  interface Limiter {
+    boolean tryAcquire(int key);
+  }
+
+  /** The server's counters: commandstats and, when its pid is known, its CPU time. */
+  static final class Server {
+    final StatefulRedisConnection<String, String> admin;
+    final long pid;
+
+    Server(StatefulRedisConnection<String, String> admin, long pid) {
+      this.admin = admin;
+      this.pid = pid;
+    }
+
+    /** calls and usec per command, and the server's CPU time in microseconds (key "cpu"). */
+    java.util.Map<String, long[]> snapshot() {
+      java.util.Map<String, long[]> m = new java.util.TreeMap<>();
+      for (String line : admin.sync().info("commandstats").split("\r?\n")) {
+        if (line.startsWith("cmdstat_")) {
+          String name = line.substring(8, line.indexOf(':'));
+          long calls = Long.parseLong(field(line, "calls="));
+          long usec = Long.parseLong(field(line, "usec="));
+          m.put(name, new long[] {calls, usec});
+        }
+      }
+      if (pid > 0) {
+        try {
+          String[] stat = Files.readString(Path.of("/proc/" + pid + "/stat")).split(" ");
+          long ticks = Long.parseLong(stat[13]) + Long.parseLong(stat[14]);
+          m.put("cpu", new long[] {0, ticks * 10_000}); // USER_HZ = 100
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+      }
+      return m;
+    }
+
+    private static String field(String line, String name) {
+      int i = line.indexOf(name) + name.length();
+      int j = i;
+      while (j < line.length() && Character.isDigit(line.charAt(j))) {
+        j++;
+      }
+      return line.substring(i, j);
+    }
+  }
+
+  /** What the server did between two snapshots, per decision: "cmd calls/decision @ usec_per_call". */
+  static String serverWork(java.util.Map<String, long[]> before, java.util.Map<String, long[]> after, long decisions) {
+    StringBuilder b = new StringBuilder();
+    for (java.util.Map.Entry<String, long[]> e : after.entrySet()) {
+      long[] a = e.getValue();
+      long[] z = before.getOrDefault(e.getKey(), new long[2]);
+      long calls = a[0] - z[0];
+      long usec = a[1] - z[1];
+      if (e.getKey().equals("cpu")) {
+        continue;
+      }
+      if (calls * 100 < decisions || e.getKey().equals("info")) {
+        continue; // other clients of a shared server, and our own INFO
+      }
+      b.append(String.format(Locale.ROOT, "%s %.2f/dec @ %.1f µs; ", e.getKey(), (double) calls / decisions,
+          (double) usec / calls));
+    }
+    if (after.containsKey("cpu")) {
+      b.append(String.format(Locale.ROOT, "server CPU %.1f µs/dec",
+          (double) (after.get("cpu")[1] - before.get("cpu")[1]) / decisions));
+    }
+    return b.toString();
+  }
+
+  public static void main(String[] args) throws Exception {
+    String uri = args.length > 0 ? args[0] : "redis://127.0.0.1:6379";
+    int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+    long pid = args.length > 2 ? Long.parseLong(args[2]) : 0;
+    int repeats = args.length > 3 ? Integer.parseInt(args[3]) : 1;
+    RedisURI redisUri = RedisURI.create(uri);
+
+    QuotaPolicy policy = QuotaPolicy.builder("bench").quota(QUOTA_PER_SECOND).window(Duration.ofSeconds(1)).build();
+    PartitionKey[] keys = new PartitionKey[KEYS];
+    byte[][] b4jKeys = new byte[KEYS][];
+    for (int i = 0; i < KEYS; i++) {
+      keys[i] = PartitionKey.of("k" + i);
+      b4jKeys[i] = ("bench:b4j:k" + i).getBytes(StandardCharsets.UTF_8);
+    }
+
+    RedisStore store = RedisStore.builder().uri(redisUri).keyPrefix("bench:hr:")
+        .failurePolicy(FailurePolicy.FAIL_CLOSED).decisionDeadline(Duration.ofSeconds(5)).build();
+    Limiter headroom = k -> store.acquire(List.of(Acquisition.of(policy, keys[k]))).allowed();
+
+    RedisClient client = RedisClient.create(redisUri);
+    StatefulRedisConnection<byte[], byte[]> connection = client.connect(RedisCodec.of(ByteArrayCodec.INSTANCE, ByteArrayCodec.INSTANCE));
+    LettuceBasedProxyManager<byte[]> proxyManager = Bucket4jLettuce.casBasedBuilder(connection)
+        .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+        .build();
+    BucketConfiguration config = BucketConfiguration.builder()
+        .addLimit(limit -> limit.capacity(QUOTA_PER_SECOND).refillGreedy(QUOTA_PER_SECOND, Duration.ofSeconds(1)))
+        .build();
+    Limiter bucket4j = k -> proxyManager.builder().build(b4jKeys[k], () -> config).tryConsume(1);
+
+    System.out.println("# Redis store benchmark: " + uri + ", " + seconds + " s per cell, JVM "
+        + System.getProperty("java.version") + ", " + Runtime.getRuntime().availableProcessors() + " cores");
+    System.out.println();
+    System.out.println("Commands per decision (MONITOR, 1,000 sequential decisions):");
+    System.out.printf(Locale.ROOT, "  headroom hot %.2f, 100k keys %.2f%n",
+        commandsPerDecision(redisUri, headroom, true), commandsPerDecision(redisUri, headroom, false));
+    System.out.printf(Locale.ROOT, "  bucket4j hot %.2f, 100k keys %.2f%n",
+        commandsPerDecision(redisUri, bucket4j, true), commandsPerDecision(redisUri, bucket4j, false));
+    System.out.println();
+    RedisClient adminClient = RedisClient.create(redisUri);
+    Server server = new Server(adminClient.connect(), pid);
+    List<String> work = new ArrayList<>();
+    for (int rep = 1; rep <= repeats; rep++) {
+      System.out.println();
+      System.out.println("Run " + rep + ":");
+      System.out.println();
+      System.out.println("| keys | callers | library | decisions/s | p50 µs | p99 µs | admitted per caller min / median / max | attempts per caller min / median / max | Headroom / Bucket4j |");
+      System.out.println("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+      for (boolean hot : new boolean[] {true, false}) {
+        for (int callers : CALLERS) {
+          String keysLabel = hot ? "1 (hot)" : "100,000";
+          Result h = run(headroom, hot, callers, seconds, server);
+          Result b = run(bucket4j, hot, callers, seconds, server);
+          System.out.println(h.row(keysLabel, callers, "Headroom", h.throughput / b.throughput));
+          System.out.println(b.row(keysLabel, callers, "Bucket4j", 1.0));
+          work.add("run " + rep + ", " + keysLabel + ", " + callers + " callers: Headroom " + h.work + "| Bucket4j " + b.work);
+        }
+      }
+    }
+    System.out.println();
+    System.out.println("Server work per decision (commandstats deltas, per cell):");
+    for (String w : work) {
+      System.out.println("  " + w);
+    }
+    server.admin.close();
+    adminClient.shutdown();
+    store.close();
+    connection.close();
+    client.shutdown();
+  }
+
+  static final class Result {
+    double throughput;
+    long p50Micros;
+    long p99Micros;
+    long[] admitted;
+    long[] attempts;
+    String work = "";
+
+    String row(String keys, int callers, String library, double ratio) {
+      boolean hot = keys.startsWith("1 ");
+      return String.format(Locale.ROOT, "| %s | %d | %s | %,.0f | %d | %d | %s | %s | %s |", keys, callers, library,
+          throughput, p50Micros, p99Micros, hot ? spread(admitted) : "-", hot ? spread(attempts) : "-",
+          library.equals("Headroom") ? String.format(Locale.ROOT, "%.2fx", ratio) : "");
+    }
+
+    static String spread(long[] values) {
+      long[] a = values.clone();
+      Arrays.sort(a);
+      return a[0] + " / " + a[a.length / 2] + " / " + a[a.length - 1];
+    }
+  }
+
+  static Result run(Limiter limiter, boolean hot, int callers, int seconds, Server server) throws InterruptedException {
+    measure(limiter, hot, callers, 1); // warm up
+    java.util.Map<String, long[]> before = server.snapshot();
+    Result r = measure(limiter, hot, callers, seconds);
+    java.util.Map<String, long[]> after = server.snapshot();
+    long decisions = 0;
+    for (long a : r.attempts) {
+      decisions += a;
+    }
+    r.work = serverWork(before, after, decisions);
+    return r;
+  }
+
+  static Result measure(Limiter limiter, boolean hot, int callers, int seconds) throws InterruptedException {
+    long[][] latencies = new long[callers][];
+    int[] counts = new int[callers];
+    long[] admitted = new long[callers];
+    long[] attempts = new long[callers];
+    CountDownLatch start = new CountDownLatch(1);
+    Thread[] threads = new Thread[callers];
+    long[] endAt = new long[1];
+    for (int t = 0; t < callers; t++) {
+      int me = t;
+      threads[t] = new Thread(() -> {
+        long[] lat = new long[1 << 16];
+        int n = 0;
+        try {
+          start.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        long end = endAt[0];
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        long mine = 0; // counted locally: no false sharing between callers
+        while (true) {
+          long t0 = System.nanoTime();
+          if (t0 >= end) {
+            break;
+          }
+          if (limiter.tryAcquire(hot ? 0 : r.nextInt(KEYS))) {
+            mine++;
+          }
+          if (n == lat.length) {
+            lat = Arrays.copyOf(lat, n * 2);
+          }
+          lat[n++] = System.nanoTime() - t0;
+        }
+        latencies[me] = lat;
+        counts[me] = n;
+        admitted[me] = mine;
+        attempts[me] = n;
+      });
+      threads[t].start();
+    }
+    long t0 = System.nanoTime();
+    endAt[0] = t0 + TimeUnit.SECONDS.toNanos(seconds);
+    start.countDown();
+    for (Thread t : threads) {
+      t.join();
+    }
+    long elapsed = System.nanoTime() - t0;
+    int total = 0;
+    for (int c : counts) {
+      total += c;
+    }
+    long[] all = new long[total];
+    int i = 0;
+    for (int t = 0; t < callers; t++) {
+      System.arraycopy(latencies[t], 0, all, i, counts[t]);
+      i += counts[t];
+    }
+    Arrays.sort(all);
+    Result r = new Result();
+    r.throughput = total / (elapsed / 1e9);
+    r.p50Micros = all[(int) (all.length * 0.50)] / 1000;
+    r.p99Micros = all[(int) Math.min(all.length - 1, all.length * 0.99)] / 1000;
+    r.admitted = admitted;
+    r.attempts = attempts;
+    return r;
+  }
+
+  /** Client commands per decision, by MONITOR over 1,000 sequential decisions. */
+  static double commandsPerDecision(RedisURI uri, Limiter limiter, boolean hot) throws Exception {
+    for (int i = 0; i < 100; i++) {
+      limiter.tryAcquire(hot ? 0 : ThreadLocalRandom.current().nextInt(KEYS));
+    }
+    Path log = Files.createTempFile("monitor", ".log");
+    Process monitor = new ProcessBuilder("redis-cli", "-h", uri.getHost(), "-p", Integer.toString(uri.getPort()), "monitor")
+        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    try {
+      await(log, "OK");
+      String marker = "bench-" + System.nanoTime();
+      int decisions = 1_000;
+      for (int i = 0; i < decisions; i++) {
+        limiter.tryAcquire(hot ? 0 : ThreadLocalRandom.current().nextInt(KEYS));
+      }
+      new ProcessBuilder("redis-cli", "-h", uri.getHost(), "-p", Integer.toString(uri.getPort()), "echo", marker)
+          .start().waitFor(10, TimeUnit.SECONDS);
+      await(log, marker);
+      List<String> lines = Files.readAllLines(log);
+      long mine = 0;
+      for (String l : lines) {
+        if (l.contains(marker)) {
+          break;
+        }
+        // Client commands carry the client's address; script commands say "lua". Only our
+        // keys count, so that other clients of a shared Redis do not.
+        if (!l.contains(" lua]") && l.contains("bench:")) {
+          mine++;
+        }
+      }
+      return (double) mine / decisions;
+    } finally {
+      monitor.destroyForcibly();
+      monitor.waitFor(5, TimeUnit.SECONDS);
+      Files.deleteIfExists(log);
+    }
+  }
+
+  private static void await(Path log, String text) throws Exception {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < until) {
+      if (Files.readString(log).contains(text)) {
+        return;
+      }
+      Thread.sleep(10);
+    }
+    throw new IllegalStateException("MONITOR never showed " + text);
+  }
+
+}

@@ -1,0 +1,28 @@
+package dev.headroom.conformance;
+
+/**
+ * What the application behind an adapter does for each route of the {@link SpecFixture}. An
+ * adapter's test implements these in its own server (a servlet, a Spring controller, the gateway's
+ * upstream) exactly as described; the specification relies on nothing else.
+ */
+public enum SpecEndpoint {
+  /** 200, {@code text/plain}, the body {@code ok}. */
+  OK,
+  /**
+   * 200, {@code application/octet-stream}: as many bytes as the query parameter {@code n} says
+   * (an ASCII {@code x} each), written through the response's output stream; through its character
+   * writer (UTF-8) when the query also has {@code writer=true}. No Content-Length is set in advance.
+   */
+  BYTES,
+  /**
+   * Calls {@link Gate#enter()} on the request thread (which blocks until the test opens the gate),
+   * then 200 with the body {@code done}.
+   */
+  BLOCKING,
+  /**
+   * Starts asynchronous processing, returns the request thread to the container, and from another
+   * thread calls {@link Gate#enter()}, then writes 200 {@code done} and completes the request.
+   * Hosts without asynchronous processing treat it as {@link #BLOCKING}.
+   */
+  BLOCKING_ASYNC
+}

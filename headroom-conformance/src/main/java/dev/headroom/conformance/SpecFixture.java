@@ -1,0 +1,133 @@
+package dev.headroom.conformance;
+
+import dev.headroom.Algorithm;
+import dev.headroom.InMemoryStore;
+import dev.headroom.ManualTicker;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.QuotaUnit;
+import dev.headroom.RateLimiter;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.headers.HeaderDialect;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The configuration every adapter under the {@link HttpAdapterSpec} runs: routes, policies, texts,
+ * a manual clock and a recording store. An adapter's test translates it into its own configuration
+ * (filter routes, gateway routes) and implements the {@link SpecEndpoint}s behind the routes.
+ *
+ * <h2>Routes</h2>
+ * <table>
+ * <caption>The routes of the specification</caption>
+ * <tr><th>route</th><th>policies</th><th>dialects</th><th>endpoint</th></tr>
+ * <tr><td>{@code GET /spec/items/{id}}</td><td>items: 3 requests / 60 s per API key</td><td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/ip}</td><td>per-ip: 2 requests / 60 s per client address</td><td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/dialect/<token>}, one per {@link HeaderDialect}</td><td>d-token: 2 requests / 60 s
+ *   per API key</td><td>that one</td><td>OK</td></tr>
+ * <tr><td>{@code POST /spec/multi}</td><td>multi-wide: 5 / 60 s and multi-narrow: 2 / 60 s, per API key</td>
+ *   <td>ietf and x-ratelimit</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/me}</td><td>per-user: 2 requests / 60 s per user</td><td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/slow}</td><td>slots: 1 concurrent request per API key</td><td>ietf</td><td>BLOCKING</td></tr>
+ * <tr><td>{@code GET /spec/slow-async}</td><td>async-slots: 1 concurrent request per API key</td><td>ietf</td>
+ *   <td>BLOCKING_ASYNC</td></tr>
+ * <tr><td>{@code GET /spec/bytes}</td><td>bytes: 100 content-bytes / 60 s per API key</td><td>ietf</td><td>BYTES</td></tr>
+ * <tr><td>{@code GET /spec/free}</td><td>none (not limited)</td><td>-</td><td>OK</td></tr>
+ * </table>
+ *
+ * <p>Partitions are per API key ({@code X-Api-Key}) so that each test works in partitions of its
+ * own against one running server. The user of {@code per-user} is whatever the request's
+ * {@value #USER_HEADER} header says: the adapter's host-supplied user callback must read it (it
+ * stands for the application's own authentication).
+ *
+ * <p>Every window is {@link #WINDOW}; the clock starts on a multiple of it and tests only ever move
+ * it by whole windows, so a fresh partition always reports {@code t} equal to the window.
+ */
+public final class SpecFixture {
+
+  /** The header the host's user callback reads in the specification's application. */
+  public static final String USER_HEADER = "X-Spec-User";
+
+  /** The window of every policy. */
+  public static final Duration WINDOW = Duration.ofSeconds(60);
+
+  /** The service name in the discovery document. */
+  public static final String SERVICE = "Headroom specification service";
+
+  /** The service description in the discovery document. */
+  public static final String DESCRIPTION = "The application every Headroom adapter is tested against.";
+
+  /** The reason given for every limit. */
+  public static final String WHY = "Limits keep the service responsive for every caller.";
+
+  private final ManualTicker ticker = ManualTicker.atFixedInstant();
+  private final RecordingStore store = new RecordingStore(InMemoryStore.builder().ticker(ticker).build());
+  private final RateLimiter limiter = RateLimiter.of(store);
+  private final Gate gate = new Gate();
+  private final LimitRefusals refusals;
+  private final List<SpecRoute> routes = new ArrayList<>();
+
+  public SpecFixture() {
+    refusals = LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder(WHY).build()).build();
+    Set<HeaderDialect> ietf = EnumSet.of(HeaderDialect.IETF);
+    routes.add(new SpecRoute("GET", "/spec/items/{id}", List.of(requests("items", 3, "api-key")), ietf, SpecEndpoint.OK));
+    routes.add(new SpecRoute("GET", "/spec/ip", List.of(requests("per-ip", 2, "client-ip")), ietf, SpecEndpoint.OK));
+    for (HeaderDialect d : HeaderDialect.values()) {
+      routes.add(new SpecRoute("GET", "/spec/dialect/" + d.token(), List.of(requests("d-" + d.token(), 2, "api-key")),
+          EnumSet.of(d), SpecEndpoint.OK));
+    }
+    routes.add(new SpecRoute("POST", "/spec/multi",
+        List.of(requests("multi-wide", 5, "api-key"), requests("multi-narrow", 2, "api-key")),
+        EnumSet.of(HeaderDialect.IETF, HeaderDialect.X_RATELIMIT), SpecEndpoint.OK));
+    routes.add(new SpecRoute("GET", "/spec/me", List.of(requests("per-user", 2, "user")), ietf, SpecEndpoint.OK));
+    routes.add(new SpecRoute("GET", "/spec/slow", List.of(concurrent("slots")), ietf, SpecEndpoint.BLOCKING));
+    routes.add(new SpecRoute("GET", "/spec/slow-async", List.of(concurrent("async-slots")), ietf, SpecEndpoint.BLOCKING_ASYNC));
+    routes.add(new SpecRoute("GET", "/spec/bytes", List.of(QuotaPolicy.builder("bytes").quota(100).window(WINDOW)
+        .unit(QuotaUnit.CONTENT_BYTES).algorithm(Algorithm.FIXED_WINDOW).partitioning("api-key").build()),
+        ietf, SpecEndpoint.BYTES));
+    routes.add(new SpecRoute("GET", "/spec/free", List.of(), ietf, SpecEndpoint.OK));
+  }
+
+  private static QuotaPolicy requests(String name, long quota, String partitioning) {
+    return QuotaPolicy.builder(name).quota(quota).window(WINDOW).unit(QuotaUnit.REQUESTS)
+        .algorithm(Algorithm.FIXED_WINDOW).partitioning(partitioning).build();
+  }
+
+  private static QuotaPolicy concurrent(String name) {
+    return QuotaPolicy.builder(name).quota(1).window(WINDOW).unit(QuotaUnit.CONCURRENT_REQUESTS)
+        .algorithm(Algorithm.CONCURRENCY).partitioning("api-key").leaseTimeout(Duration.ofMinutes(5)).build();
+  }
+
+  /** The routes, in matching order. */
+  public List<SpecRoute> routes() {
+    return List.copyOf(routes);
+  }
+
+  /** The clock every decision and body reads. */
+  public ManualTicker ticker() {
+    return ticker;
+  }
+
+  /** The store behind {@link #limiter()}, recording releases and charges. */
+  public RecordingStore store() {
+    return store;
+  }
+
+  /** The limiter the adapter must decide with. */
+  public RateLimiter limiter() {
+    return limiter;
+  }
+
+  /** The refusal texts the adapter must use. */
+  public LimitRefusals refusals() {
+    return refusals;
+  }
+
+  /** Holds the {@link SpecEndpoint#BLOCKING} endpoints. */
+  public Gate gate() {
+    return gate;
+  }
+}

@@ -1,0 +1,56 @@
+package dev.headroom.conformance;
+
+import dev.headroom.QuotaPolicy;
+import dev.headroom.http.headers.HeaderDialect;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * One route of the {@link SpecFixture}: a method and path template, the policies that apply, the
+ * dialects its responses use, and what the application does there. Immutable.
+ */
+public final class SpecRoute {
+  private final String method;
+  private final String template;
+  private final List<QuotaPolicy> policies;
+  private final Set<HeaderDialect> dialects;
+  private final SpecEndpoint endpoint;
+
+  SpecRoute(String method, String template, List<QuotaPolicy> policies, Set<HeaderDialect> dialects, SpecEndpoint endpoint) {
+    this.method = method;
+    this.template = template;
+    this.policies = List.copyOf(policies);
+    this.dialects = Set.copyOf(dialects);
+    this.endpoint = endpoint;
+  }
+
+  /** The method, such as {@code GET}. */
+  public String method() {
+    return method;
+  }
+
+  /** The path template, with {@code {name}} for one path segment, such as {@code /spec/items/{id}}. */
+  public String template() {
+    return template;
+  }
+
+  /** The policies decided for every request of the route, all at once; empty for unlimited routes. */
+  public List<QuotaPolicy> policies() {
+    return policies;
+  }
+
+  /** The header dialects the route's responses carry. */
+  public Set<HeaderDialect> dialects() {
+    return dialects;
+  }
+
+  /** What the application does. */
+  public SpecEndpoint endpoint() {
+    return endpoint;
+  }
+
+  @Override
+  public String toString() {
+    return method + " " + template + " " + policies + " " + dialects + " " + endpoint;
+  }
+}

@@ -1,0 +1,170 @@
+package dev.headroom.redis.internal;
+
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * The connection a store talks through: a standalone or Cluster Lettuce connection, either given
+ * by the caller or opened (and reopened) by the store.
+ *
+ * <p>Lettuce reconnects an established connection by itself. A connection that could not be
+ * opened at all (Redis down when the store started) is retried here, in the background, at most
+ * once per {@link #CONNECT_RETRY_NANOS}; meanwhile decisions follow the failure policy. Connection
+ * timing is measured with {@link System#nanoTime()}: it is infrastructure, not quota time.
+ *
+ * <p>Thread-safe.
+ */
+public final class Endpoint {
+
+  /** The least time between two attempts to open a connection that never opened. */
+  static final long CONNECT_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+  /** How long building a store waits for its first connection before going on without it. */
+  static final long FIRST_CONNECT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(3);
+
+  private final boolean cluster;
+  private final Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> opener;
+  private final Runnable shutdown;
+  private volatile StatefulConnection<byte[], byte[]> connection;
+  private volatile RedisClusterAsyncCommands<byte[], byte[]> commands;
+  private final AtomicBoolean connecting = new AtomicBoolean();
+  private final AtomicLong lastAttempt = new AtomicLong(System.nanoTime() - CONNECT_RETRY_NANOS);
+  private volatile boolean closed;
+  private volatile Throwable lastFailure;
+
+  private Endpoint(boolean cluster, StatefulConnection<byte[], byte[]> given,
+      Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> opener, Runnable shutdown) {
+    this.cluster = cluster;
+    this.opener = opener;
+    this.shutdown = shutdown;
+    if (given != null) {
+      adopt(given);
+    }
+  }
+
+  /** A caller's connection: used as it is, never closed by the store. */
+  public static Endpoint of(StatefulRedisConnection<byte[], byte[]> connection) {
+    return new Endpoint(false, connection, null, () -> {});
+  }
+
+  /** A caller's Cluster connection: used as it is, never closed by the store. */
+  public static Endpoint of(StatefulRedisClusterConnection<byte[], byte[]> connection) {
+    return new Endpoint(true, connection, null, () -> {});
+  }
+
+  /**
+   * A connection the store opens with {@code opener} (tried now, and again while it fails) and
+   * ends with {@code shutdown} on close.
+   */
+  public static Endpoint opening(boolean cluster,
+      Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> opener, Runnable shutdown) {
+    Endpoint e = new Endpoint(cluster, null, opener, shutdown);
+    CompletionStage<?> first = e.tryConnect();
+    if (first != null) {
+      try {
+        first.toCompletableFuture().get(FIRST_CONNECT_WAIT_NANOS, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException ex) {
+        Thread.currentThread().interrupt();
+      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex) {
+        // Redis is away: decisions follow the failure policy while the store keeps trying.
+      }
+    }
+    return e;
+  }
+
+  public boolean cluster() {
+    return cluster;
+  }
+
+  /** The commands to send through, or null when there is no connection (see {@link #commands()}). */
+  public RedisClusterAsyncCommands<byte[], byte[]> commandsNow() {
+    return commands;
+  }
+
+  /**
+   * The commands to send through, or a failed stage when there is no connection yet (an attempt
+   * to open one is then started in the background, if none is under way).
+   */
+  public CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> commands() {
+    RedisClusterAsyncCommands<byte[], byte[]> c = commands;
+    if (c != null) {
+      return CompletableFuture.completedFuture(c);
+    }
+    if (closed) {
+      return CompletableFuture.failedFuture(new IllegalStateException("the Redis store is closed"));
+    }
+    tryConnect();
+    Throwable why = lastFailure;
+    return CompletableFuture.failedFuture(new IllegalStateException(
+        "no connection to Redis yet" + (why == null ? "" : ": " + why.getMessage()), why));
+  }
+
+  /** Whether a connection is open now. */
+  public boolean connected() {
+    StatefulConnection<byte[], byte[]> c = connection;
+    return c != null && c.isOpen();
+  }
+
+  private CompletionStage<?> tryConnect() {
+    if (opener == null || closed) {
+      return null;
+    }
+    long now = System.nanoTime();
+    long last = lastAttempt.get();
+    if (now - last < CONNECT_RETRY_NANOS || !lastAttempt.compareAndSet(last, now)) {
+      return null;
+    }
+    if (!connecting.compareAndSet(false, true)) {
+      return null;
+    }
+    CompletionStage<? extends StatefulConnection<byte[], byte[]>> attempt;
+    try {
+      attempt = opener.get();
+    } catch (RuntimeException e) {
+      lastFailure = e;
+      connecting.set(false);
+      return null;
+    }
+    return attempt.whenComplete((conn, error) -> {
+      if (error != null) {
+        lastFailure = error;
+      } else if (closed) {
+        conn.closeAsync();
+      } else {
+        adopt(conn);
+      }
+      connecting.set(false);
+    });
+  }
+
+  @SuppressWarnings("unchecked")
+  private void adopt(StatefulConnection<byte[], byte[]> c) {
+    this.connection = c;
+    if (c instanceof StatefulRedisClusterConnection) {
+      this.commands = ((StatefulRedisClusterConnection<byte[], byte[]>) c).async();
+    } else {
+      this.commands = ((StatefulRedisConnection<byte[], byte[]>) c).async();
+    }
+  }
+
+  /** Closes what the store opened. */
+  public void close() {
+    closed = true;
+    if (opener != null) {
+      StatefulConnection<byte[], byte[]> c = connection;
+      if (c != null) {
+        c.close();
+      }
+    }
+    commands = null;
+    shutdown.run();
+  }
+}

@@ -1,0 +1,141 @@
+package dev.headroom.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A redis-server process of a test's own, on a free loopback port, in a temporary directory.
+ * Never the shared 6379 one. Stopped by {@link #close()} (tests use try-with-resources or
+ * {@code @AfterAll}, so it stops even when the test fails), and by a shutdown hook as a last resort.
+ */
+final class RedisServer implements AutoCloseable {
+
+  final int port;
+  final Path dir;
+  private final List<String> extra;
+  private Process process;
+
+  private RedisServer(int port, Path dir, List<String> extra) {
+    this.port = port;
+    this.dir = dir;
+    this.extra = extra;
+  }
+
+  /** Starts a server on a free port (and, for Cluster nodes, a free bus port at +10000). */
+  static RedisServer launch(String... extra) throws IOException {
+    int port = freePort(extra.length > 0 && List.of(extra).contains("--cluster-enabled"));
+    Path dir = Files.createTempDirectory("headroom-redis-" + port);
+    RedisServer s = new RedisServer(port, dir, List.of(extra));
+    s.start();
+    return s;
+  }
+
+  /** Starts a server on the given port. */
+  static RedisServer onPort(int port, String... extra) throws IOException {
+    RedisServer s = new RedisServer(port, Files.createTempDirectory("headroom-redis-" + port), List.of(extra));
+    s.start();
+    return s;
+  }
+
+  String uri() {
+    return "redis://127.0.0.1:" + port;
+  }
+
+  synchronized void start() throws IOException {
+    List<String> cmd = new ArrayList<>(List.of("redis-server", "--port", Integer.toString(port),
+        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString(),
+        "--logfile", dir.resolve("redis.log").toString()));
+    cmd.addAll(extra);
+    process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("stdout.log").toFile()).start();
+    Process p = process;
+    Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly));
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (true) {
+      if ("+PONG".equals(command("PING"))) {
+        return;
+      }
+      if (System.nanoTime() > until || !process.isAlive()) {
+        throw new IOException("redis-server on port " + port + " did not start; see " + dir);
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException(e);
+      }
+    }
+  }
+
+  /** Kills the server at once (no shutdown, no save): Redis stopped mid-load. */
+  synchronized void kill() {
+    if (process != null) {
+      process.destroyForcibly();
+      try {
+        process.waitFor(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      process = null;
+    }
+  }
+
+  boolean alive() {
+    return process != null && process.isAlive();
+  }
+
+  /** Sends one inline command and returns the first reply line, or null when nobody answers. */
+  String command(String inline) {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 500);
+      s.setSoTimeout(5000);
+      OutputStream out = s.getOutputStream();
+      out.write((inline + "\r\n").getBytes(StandardCharsets.UTF_8));
+      out.flush();
+      InputStream in = s.getInputStream();
+      StringBuilder b = new StringBuilder();
+      int c;
+      while ((c = in.read()) >= 0 && c != '\n') {
+        if (c != '\r') {
+          b.append((char) c);
+        }
+      }
+      return b.toString();
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public void close() {
+    kill();
+  }
+
+  static int freePort(boolean withBus) throws IOException {
+    for (int attempt = 0; attempt < 200; attempt++) {
+      int port = withBus ? 20000 + ThreadLocalRandom.current().nextInt(20000) : 0;
+      try (ServerSocket a = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+        if (!withBus) {
+          return a.getLocalPort();
+        }
+        try (ServerSocket b = new ServerSocket(port + 10000, 1, InetAddress.getLoopbackAddress())) {
+          return port;
+        }
+      } catch (IOException busy) {
+        // try another
+      }
+    }
+    throw new IOException("no free loopback port");
+  }
+}

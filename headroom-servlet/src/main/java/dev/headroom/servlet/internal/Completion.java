@@ -1,0 +1,99 @@
+package dev.headroom.servlet.internal;
+
+import dev.headroom.Decision;
+import dev.headroom.PolicyOutcome;
+import dev.headroom.QuotaUnit;
+import dev.headroom.RateLimiter;
+import dev.headroom.StoreException;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+/**
+ * What happens once an allowed request's response is complete: content bytes are charged (for
+ * {@code content-bytes} policies, after the fact, possibly into debt) and concurrency leases are
+ * released (DESIGN.md, request step 4). Runs exactly once: when the filter chain returns for a
+ * synchronous request, or on {@link #onComplete} (or {@link #onError}) for an asynchronous one,
+ * re-registering itself when the application starts a new asynchronous cycle.
+ *
+ * <p>Thread-safe: the container may call it from any thread.
+ */
+public final class Completion implements AsyncListener {
+
+  private final RateLimiter limiter;
+  private final Decision decision;
+  private final MeteredResponse metered;
+  private final Consumer<StoreException> failures;
+  private final AtomicBoolean done = new AtomicBoolean();
+  private volatile boolean async;
+
+  /**
+   * @param metered the counted response, or null when no policy counts content bytes
+   * @param failures told when the store fails to charge or release
+   */
+  public Completion(RateLimiter limiter, Decision decision, MeteredResponse metered, Consumer<StoreException> failures) {
+    this.limiter = limiter;
+    this.decision = decision;
+    this.metered = metered;
+    this.failures = failures;
+  }
+
+  /** Marks the request asynchronous: completion now waits for the container's event. */
+  public void asyncStarted() {
+    async = true;
+  }
+
+  /** Whether completion waits for an asynchronous event. */
+  public boolean isAsync() {
+    return async;
+  }
+
+  /** Charges and releases, once. */
+  public void finish() {
+    if (!done.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      if (metered != null) {
+        long n = metered.bytesWritten();
+        if (n > 0) {
+          for (PolicyOutcome o : decision.outcomes()) {
+            if (o.policy().unit() == QuotaUnit.CONTENT_BYTES) {
+              limiter.charge(o.policy(), o.key(), n);
+            }
+          }
+        }
+      }
+    } catch (StoreException e) {
+      failures.accept(e);
+    } finally {
+      try {
+        limiter.release(decision);
+      } catch (StoreException e) {
+        failures.accept(e);
+      }
+    }
+  }
+
+  @Override
+  public void onComplete(AsyncEvent event) {
+    finish();
+  }
+
+  @Override
+  public void onError(AsyncEvent event) {
+    finish();
+  }
+
+  @Override
+  public void onTimeout(AsyncEvent event) {
+    // The container follows a timeout with an error dispatch or completion; onComplete finishes.
+  }
+
+  @Override
+  public void onStartAsync(AsyncEvent event) {
+    // A new asynchronous cycle drops the listeners of the previous one (Servlet 6.0, AsyncListener).
+    event.getAsyncContext().addListener(this);
+  }
+}

@@ -1,0 +1,116 @@
+package dev.headroom.servlet;
+
+import dev.headroom.conformance.SpecEndpoint;
+import dev.headroom.conformance.SpecFixture;
+import dev.headroom.conformance.SpecRoute;
+import dev.headroom.servlet.internal.PathTemplate;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+/** The specification's application as a servlet, and the filter configured from the fixture. */
+final class SpecApplication {
+
+  private SpecApplication() {}
+
+  /** The filter for the fixture: its routes, limiter and texts; the user from {@link SpecFixture#USER_HEADER}. */
+  static HeadroomFilter filter(SpecFixture fixture) {
+    HeadroomFilter.Builder b = HeadroomFilter.builder()
+        .limiter(fixture.limiter())
+        .refusals(fixture.refusals())
+        .ticker(fixture.ticker())
+        .users(request -> Optional.ofNullable(request.getHeader(SpecFixture.USER_HEADER)))
+        .discovery(SpecFixture.SERVICE, SpecFixture.DESCRIPTION);
+    for (SpecRoute r : fixture.routes()) {
+      if (!r.policies().isEmpty()) {
+        b.route(Route.builder(r.template()).methods(r.method()).policies(r.policies()).dialects(r.dialects()).build());
+      }
+    }
+    return b.build();
+  }
+
+  /** Serves the {@link SpecEndpoint}s of the fixture's routes. */
+  static final class SpecServlet extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+    private final transient SpecFixture fixture;
+    private final transient List<SpecRoute> routes;
+
+    SpecServlet(SpecFixture fixture) {
+      this.fixture = fixture;
+      this.routes = fixture.routes();
+    }
+
+    @Override
+    protected void service(HttpServletRequest req, HttpServletResponse res) throws IOException {
+      String path = HeadroomFilter.pathWithinApplication(req);
+      SpecEndpoint endpoint = routes.stream()
+          .filter(r -> r.method().equals(req.getMethod()) && PathTemplate.parse(r.template()).matches(path))
+          .map(SpecRoute::endpoint).findFirst().orElse(null);
+      if (endpoint == null) {
+        res.sendError(404);
+        return;
+      }
+      switch (endpoint) {
+        case OK:
+          text(res, "ok");
+          break;
+        case BLOCKING:
+          fixture.gate().enter();
+          text(res, "done");
+          break;
+        case BLOCKING_ASYNC: {
+          AsyncContext ctx = req.startAsync();
+          ctx.setTimeout(30_000);
+          ctx.start(() -> {
+            try {
+              fixture.gate().enter();
+              text((HttpServletResponse) ctx.getResponse(), "done");
+            } catch (IOException e) {
+              throw new java.io.UncheckedIOException(e);
+            } finally {
+              ctx.complete();
+            }
+          });
+          break;
+        }
+        case BYTES: {
+          int n = Integer.parseInt(req.getParameter("n"));
+          res.setStatus(200);
+          char[] xs = new char[n];
+          Arrays.fill(xs, 'x');
+          if ("true".equals(req.getParameter("writer"))) {
+            res.setContentType("text/plain; charset=utf-8");
+            PrintWriter w = res.getWriter();
+            // Two writes, so that counting is not a single call.
+            w.write(xs, 0, n / 2);
+            w.write(xs, n / 2, n - n / 2);
+          } else {
+            res.setContentType("application/octet-stream");
+            ServletOutputStream out = res.getOutputStream();
+            byte[] b = new String(xs).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            out.write(b, 0, n / 2);
+            for (int i = n / 2; i < n; i++) {
+              out.write(b[i]);
+            }
+          }
+          break;
+        }
+        default:
+          throw new AssertionError(endpoint);
+      }
+    }
+
+    private static void text(HttpServletResponse res, String body) throws IOException {
+      res.setStatus(200);
+      res.setContentType("text/plain; charset=utf-8");
+      res.getWriter().write(body);
+    }
+  }
+}

@@ -1,0 +1,127 @@
+package dev.headroom.servlet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.headroom.Acquisition;
+import dev.headroom.Decision;
+import dev.headroom.Lease;
+import dev.headroom.ManualTicker;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.RateLimiter;
+import dev.headroom.Store;
+import dev.headroom.StoreException;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.catalina.Context;
+import org.apache.catalina.connector.Connector;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
+import org.junit.jupiter.api.Test;
+
+/** When the store cannot decide: allow without fields, or refuse with 503 and a Graceful Boundaries body. */
+class StoreFailureTest {
+
+  /** A store whose backend is down. */
+  static final class DownStore implements Store {
+    @Override
+    public Decision acquire(List<Acquisition> acquisitions) {
+      throw new StoreException("backend unreachable");
+    }
+
+    @Override
+    public void charge(Acquisition acquisition) {}
+
+    @Override
+    public void refund(Acquisition acquisition) {}
+
+    @Override
+    public void release(Lease lease) {}
+  }
+
+  private final AtomicInteger failures = new AtomicInteger();
+
+  private HttpResponse<String> requestThrough(HeadroomFilter.StoreFailureMode mode) throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    HeadroomFilter filter = HeadroomFilter.builder()
+        .limiter(RateLimiter.of(new DownStore()))
+        .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
+        .route(Route.builder("/a").policy(QuotaPolicy.builder("p").quota(1).window(Duration.ofMinutes(1)).build()).build())
+        .storeFailureMode(mode)
+        .listener(new DecisionListener() {
+          @Override
+          public void decided(Route route, Decision decision) {}
+
+          @Override
+          public void storeFailed(Route route, StoreException failure) {
+            failures.incrementAndGet();
+          }
+        })
+        .build();
+    Path base = Files.createTempDirectory("headroom-tomcat");
+    Tomcat tomcat = new Tomcat();
+    tomcat.setBaseDir(base.toString());
+    Connector connector = new Connector();
+    connector.setPort(0);
+    connector.setProperty("address", "127.0.0.1");
+    tomcat.setConnector(connector);
+    Context ctx = tomcat.addContext("", base.toString());
+    Tomcat.addServlet(ctx, "ok", new HttpServlet() {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected void doGet(HttpServletRequest req, HttpServletResponse res) throws IOException {
+        res.getWriter().write("ok");
+      }
+    });
+    ctx.addServletMappingDecoded("/", "ok");
+    FilterDef def = new FilterDef();
+    def.setFilterName("headroom");
+    def.setFilter(filter);
+    ctx.addFilterDef(def);
+    FilterMap map = new FilterMap();
+    map.setFilterName("headroom");
+    map.addURLPattern("/*");
+    ctx.addFilterMap(map);
+    tomcat.start();
+    try {
+      return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/a"))
+          .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    } finally {
+      tomcat.stop();
+      tomcat.destroy();
+    }
+  }
+
+  @Test
+  void allowLetsTheRequestThroughWithoutFields() throws Exception {
+    HttpResponse<String> r = requestThrough(HeadroomFilter.StoreFailureMode.ALLOW);
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).isEqualTo("ok");
+    assertThat(r.headers().firstValue("RateLimit")).isEmpty();
+    assertThat(failures).hasValue(1);
+  }
+
+  @Test
+  void refuseAnswers503WithAStructuredBody() throws Exception {
+    HttpResponse<String> r = requestThrough(HeadroomFilter.StoreFailureMode.REFUSE);
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(r.headers().firstValue("Retry-After")).hasValue("5");
+    assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/problem+json");
+    assertThat(r.body()).contains("\"error\":\"limiter_unavailable\"").contains("\"why\":").contains("\"retryAfterSeconds\":5");
+    assertThat(failures).hasValue(1);
+  }
+}

@@ -1,0 +1,545 @@
+package dev.headroom.spring.boot;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code headroom.*} properties. Everything is checked when the application starts
+ * ({@link HeadroomConfiguration}); a bad value stops startup with a message naming the property,
+ * the value and what is expected.
+ *
+ * <pre>
+ * headroom:
+ *   service:
+ *     name: Items API
+ *     description: Catalogue of items.
+ *   why: Limits keep the service responsive for every caller.
+ *   dialects: [ietf]
+ *   policies:
+ *     per-client:
+ *       quota: 100
+ *       window: 1m
+ *       partitioning: client-ip
+ *   routes:
+ *     - path: /api/items/{id}
+ *       methods: [GET]
+ *       policies: [per-client]
+ * </pre>
+ */
+@ConfigurationProperties(prefix = "headroom")
+public class HeadroomProperties {
+
+  /** Whether the Headroom filter is installed. */
+  private boolean enabled = true;
+
+  /** The service, as the limits discovery document names it. */
+  private final Service service = new Service();
+
+  /**
+   * Why limits exist, for every policy without a why of its own: a category of protection, shown
+   * in refusals and in discovery (Graceful Boundaries section 2).
+   */
+  private String why = "Limits keep the service responsive and fair for every caller.";
+
+  /**
+   * RateLimit header dialects written by routes that choose none: ietf (draft-08 to -10), draft-07,
+   * draft-06, draft-03, x-ratelimit.
+   */
+  private List<String> dialects = new ArrayList<>(List.of("ietf"));
+
+  /** What is sent as pk in the ietf dialect: off, hash (SHA-256 of the partition) or hmac. */
+  private String partitionKeyExposure = "off";
+
+  /** The base64 key (at least 32 bytes) of partition-key-exposure hmac. */
+  private String partitionKeyHmacKey;
+
+  /** Where decisions are stored. */
+  private final Store store = new Store();
+
+  /** The limits discovery document (Graceful Boundaries section 1). */
+  private final Discovery discovery = new Discovery();
+
+  /** How client-ip partitions find the client. */
+  private final ClientIp clientIp = new ClientIp();
+
+  /** The order of the filter among the servlet filters; after Spring Security's (-100) by default. */
+  private int filterOrder = 0;
+
+  /** The quota policies, by name. */
+  private Map<String, Policy> policies = new LinkedHashMap<>();
+
+  /** The routes and the policies that apply to them, matched in order before annotated handler methods. */
+  private List<Route> routes = new ArrayList<>();
+
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public Service getService() {
+    return service;
+  }
+
+  public String getWhy() {
+    return why;
+  }
+
+  public void setWhy(String why) {
+    this.why = why;
+  }
+
+  public List<String> getDialects() {
+    return dialects;
+  }
+
+  public void setDialects(List<String> dialects) {
+    this.dialects = dialects;
+  }
+
+  public String getPartitionKeyExposure() {
+    return partitionKeyExposure;
+  }
+
+  public void setPartitionKeyExposure(String partitionKeyExposure) {
+    this.partitionKeyExposure = partitionKeyExposure;
+  }
+
+  public String getPartitionKeyHmacKey() {
+    return partitionKeyHmacKey;
+  }
+
+  public void setPartitionKeyHmacKey(String partitionKeyHmacKey) {
+    this.partitionKeyHmacKey = partitionKeyHmacKey;
+  }
+
+  public Store getStore() {
+    return store;
+  }
+
+  public Discovery getDiscovery() {
+    return discovery;
+  }
+
+  public ClientIp getClientIp() {
+    return clientIp;
+  }
+
+  public int getFilterOrder() {
+    return filterOrder;
+  }
+
+  public void setFilterOrder(int filterOrder) {
+    this.filterOrder = filterOrder;
+  }
+
+  public Map<String, Policy> getPolicies() {
+    return policies;
+  }
+
+  public void setPolicies(Map<String, Policy> policies) {
+    this.policies = policies;
+  }
+
+  public List<Route> getRoutes() {
+    return routes;
+  }
+
+  public void setRoutes(List<Route> routes) {
+    this.routes = routes;
+  }
+
+  /** The service described by the discovery document. */
+  public static class Service {
+
+    /** The service name; spring.application.name when unset. */
+    private String name;
+
+    /** What the service does. */
+    private String description = "An API protected by Headroom.";
+
+    /**
+     * The service's origin, such as https://api.example.com: guidance URLs may then be absolute on
+     * it as well as relative (Graceful Boundaries SC-6).
+     */
+    private String origin;
+
+    public String getName() {
+      return name;
+    }
+
+    public void setName(String name) {
+      this.name = name;
+    }
+
+    public String getDescription() {
+      return description;
+    }
+
+    public void setDescription(String description) {
+      this.description = description;
+    }
+
+    public String getOrigin() {
+      return origin;
+    }
+
+    public void setOrigin(String origin) {
+      this.origin = origin;
+    }
+  }
+
+  /** Where decisions are stored. */
+  public static class Store {
+
+    /**
+     * in-memory (one process) or redis (shared; needs the headroom-redis module). A Store bean of
+     * the application's own replaces either.
+     */
+    private String type = "in-memory";
+
+    /** Most partitions the in-memory store tracks before evicting the least recently used. */
+    private long maxKeys = 1_000_000;
+
+    /** What to do when the store cannot decide: allow (let requests through) or refuse (503). */
+    private String onFailure = "allow";
+
+    /** The Redis URI of store type redis, such as redis://127.0.0.1:6379. */
+    private String redisUri = "redis://127.0.0.1:6379";
+
+    public String getType() {
+      return type;
+    }
+
+    public void setType(String type) {
+      this.type = type;
+    }
+
+    public long getMaxKeys() {
+      return maxKeys;
+    }
+
+    public void setMaxKeys(long maxKeys) {
+      this.maxKeys = maxKeys;
+    }
+
+    public String getOnFailure() {
+      return onFailure;
+    }
+
+    public void setOnFailure(String onFailure) {
+      this.onFailure = onFailure;
+    }
+
+    public String getRedisUri() {
+      return redisUri;
+    }
+
+    public void setRedisUri(String redisUri) {
+      this.redisUri = redisUri;
+    }
+  }
+
+  /** The limits discovery document. */
+  public static class Discovery {
+
+    /** Whether the discovery document is served. */
+    private boolean enabled = true;
+
+    /** Where it is served. */
+    private List<String> paths = new ArrayList<>(List.of("/.well-known/limits", "/api/limits"));
+
+    /** URL of a changelog of limit changes: relative or same-origin. */
+    private String changelog;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public List<String> getPaths() {
+      return paths;
+    }
+
+    public void setPaths(List<String> paths) {
+      this.paths = paths;
+    }
+
+    public String getChangelog() {
+      return changelog;
+    }
+
+    public void setChangelog(String changelog) {
+      this.changelog = changelog;
+    }
+  }
+
+  /** How client-ip partitions find the client behind proxies. */
+  public static class ClientIp {
+
+    /** CIDR ranges of proxies whose forwarding headers are believed, such as 10.0.0.0/8. */
+    private List<String> trustedProxies = new ArrayList<>();
+
+    public List<String> getTrustedProxies() {
+      return trustedProxies;
+    }
+
+    public void setTrustedProxies(List<String> trustedProxies) {
+      this.trustedProxies = trustedProxies;
+    }
+  }
+
+  /** One quota policy (draft-ietf-httpapi-ratelimit-headers-09 section 3) and what callers are told about it. */
+  public static class Policy {
+
+    /** q: the quota, 1 or more units per window. */
+    private Long quota;
+
+    /** w: the window, whole seconds, such as 60s or 1h. */
+    private Duration window;
+
+    /** qu: requests, content-bytes or concurrent-requests. */
+    private String unit = "requests";
+
+    /**
+     * fixed-window, sliding-window, token-bucket or concurrency; token-bucket by default
+     * (concurrency for concurrent-requests).
+     */
+    private String algorithm;
+
+    /**
+     * Who is counted apart: client-ip, api-key, header:Name, user, route, method, global, joined by
+     * + (composite) and | (alternatives).
+     */
+    private String partitioning = "global";
+
+    /** For concurrent-requests: the longest a lease is held if a response never completes. */
+    private Duration leaseTimeout;
+
+    /** Why this limit exists; headroom.why when unset. */
+    private String why;
+
+    /** The limit in words, such as "100 requests per minute per client address". */
+    private String limit;
+
+    /** The description in the discovery document. */
+    private String description;
+
+    /** The snake_case error of refusals; rate_limit_exceeded by default. */
+    private String error;
+
+    /** Where a cached result can be fetched instead (relative or same-origin). */
+    private String cachedResultUrl;
+
+    /** A different endpoint that may serve the need (relative or same-origin). */
+    private String alternativeEndpoint;
+
+    /** Where to get higher limits. */
+    private String upgradeUrl;
+
+    /** A page for human follow-up. */
+    private String humanUrl;
+
+    public Long getQuota() {
+      return quota;
+    }
+
+    public void setQuota(Long quota) {
+      this.quota = quota;
+    }
+
+    public Duration getWindow() {
+      return window;
+    }
+
+    public void setWindow(Duration window) {
+      this.window = window;
+    }
+
+    public String getUnit() {
+      return unit;
+    }
+
+    public void setUnit(String unit) {
+      this.unit = unit;
+    }
+
+    public String getAlgorithm() {
+      return algorithm;
+    }
+
+    public void setAlgorithm(String algorithm) {
+      this.algorithm = algorithm;
+    }
+
+    public String getPartitioning() {
+      return partitioning;
+    }
+
+    public void setPartitioning(String partitioning) {
+      this.partitioning = partitioning;
+    }
+
+    public Duration getLeaseTimeout() {
+      return leaseTimeout;
+    }
+
+    public void setLeaseTimeout(Duration leaseTimeout) {
+      this.leaseTimeout = leaseTimeout;
+    }
+
+    public String getWhy() {
+      return why;
+    }
+
+    public void setWhy(String why) {
+      this.why = why;
+    }
+
+    public String getLimit() {
+      return limit;
+    }
+
+    public void setLimit(String limit) {
+      this.limit = limit;
+    }
+
+    public String getDescription() {
+      return description;
+    }
+
+    public void setDescription(String description) {
+      this.description = description;
+    }
+
+    public String getError() {
+      return error;
+    }
+
+    public void setError(String error) {
+      this.error = error;
+    }
+
+    public String getCachedResultUrl() {
+      return cachedResultUrl;
+    }
+
+    public void setCachedResultUrl(String cachedResultUrl) {
+      this.cachedResultUrl = cachedResultUrl;
+    }
+
+    public String getAlternativeEndpoint() {
+      return alternativeEndpoint;
+    }
+
+    public void setAlternativeEndpoint(String alternativeEndpoint) {
+      this.alternativeEndpoint = alternativeEndpoint;
+    }
+
+    public String getUpgradeUrl() {
+      return upgradeUrl;
+    }
+
+    public void setUpgradeUrl(String upgradeUrl) {
+      this.upgradeUrl = upgradeUrl;
+    }
+
+    public String getHumanUrl() {
+      return humanUrl;
+    }
+
+    public void setHumanUrl(String humanUrl) {
+      this.humanUrl = humanUrl;
+    }
+  }
+
+  /** One route: a path template, its methods, and the policies that apply. */
+  public static class Route {
+
+    /** The path template, such as /api/items/{id}; * is one segment and a final ** any rest. */
+    private String path;
+
+    /** The methods, such as [GET, POST]; every method when empty. */
+    private List<String> methods = new ArrayList<>();
+
+    /** Names of policies from headroom.policies, decided together. */
+    private List<String> policies = new ArrayList<>();
+
+    /** The header dialects of this route; headroom.dialects when empty. */
+    private List<String> dialects = new ArrayList<>();
+
+    /** The endpoint key in the discovery document. */
+    private String key;
+
+    /** Additional context for the discovery document. */
+    private String note;
+
+    /** Whether the discovery document lists the route (leave internal routes out). */
+    private boolean listed = true;
+
+    public String getPath() {
+      return path;
+    }
+
+    public void setPath(String path) {
+      this.path = path;
+    }
+
+    public List<String> getMethods() {
+      return methods;
+    }
+
+    public void setMethods(List<String> methods) {
+      this.methods = methods;
+    }
+
+    public List<String> getPolicies() {
+      return policies;
+    }
+
+    public void setPolicies(List<String> policies) {
+      this.policies = policies;
+    }
+
+    public List<String> getDialects() {
+      return dialects;
+    }
+
+    public void setDialects(List<String> dialects) {
+      this.dialects = dialects;
+    }
+
+    public String getKey() {
+      return key;
+    }
+
+    public void setKey(String key) {
+      this.key = key;
+    }
+
+    public String getNote() {
+      return note;
+    }
+
+    public void setNote(String note) {
+      this.note = note;
+    }
+
+    public boolean isListed() {
+      return listed;
+    }
+
+    public void setListed(boolean listed) {
+      this.listed = listed;
+    }
+  }
+}

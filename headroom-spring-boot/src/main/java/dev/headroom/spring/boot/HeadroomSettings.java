@@ -1,0 +1,285 @@
+package dev.headroom.spring.boot;
+
+import dev.headroom.Algorithm;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.QuotaUnit;
+import dev.headroom.Ticker;
+import dev.headroom.http.PartitionKeyExposure;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.partition.ClientAddressResolver;
+import dev.headroom.http.partition.PartitionKeyDerivation;
+import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.servlet.HeadroomFilter.StoreFailureMode;
+import dev.headroom.servlet.Route;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns {@link HeadroomProperties} into Headroom's own validated values. Every failure becomes a
+ * {@link HeadroomConfigurationException} naming the property path, the value and what is expected.
+ */
+final class HeadroomSettings {
+
+  private HeadroomSettings() {}
+
+  static Map<String, QuotaPolicy> policies(HeadroomProperties props) {
+    Map<String, QuotaPolicy> result = new LinkedHashMap<>();
+    for (Map.Entry<String, HeadroomProperties.Policy> e : props.getPolicies().entrySet()) {
+      String name = e.getKey();
+      String at = "headroom.policies." + name;
+      HeadroomProperties.Policy p = e.getValue();
+      if (p.getQuota() == null) {
+        throw new HeadroomConfigurationException(at + ".quota", null, "an integer from 1 to " + QuotaPolicy.MAX_QUOTA);
+      }
+      if (p.getQuota() < 1 || p.getQuota() > QuotaPolicy.MAX_QUOTA) {
+        throw new HeadroomConfigurationException(at + ".quota", p.getQuota(), "an integer from 1 to " + QuotaPolicy.MAX_QUOTA);
+      }
+      if (p.getWindow() == null) {
+        throw new HeadroomConfigurationException(at + ".window", null, "a duration of whole seconds such as 60s or 1h");
+      }
+      QuotaUnit unit;
+      try {
+        unit = QuotaUnit.fromToken(p.getUnit());
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException(at + ".unit", p.getUnit(), "requests, content-bytes or concurrent-requests", ex);
+      }
+      QuotaPolicy.Builder b = QuotaPolicy.builder(name).quota(p.getQuota()).window(p.getWindow()).unit(unit);
+      if (p.getAlgorithm() != null) {
+        try {
+          b.algorithm(Algorithm.fromToken(p.getAlgorithm()));
+        } catch (IllegalArgumentException ex) {
+          throw new HeadroomConfigurationException(at + ".algorithm", p.getAlgorithm(),
+              "fixed-window, sliding-window, token-bucket or concurrency", ex);
+        }
+      }
+      b.partitioning(p.getPartitioning());
+      try {
+        PartitionKeyDerivation.parse(p.getPartitioning(), ClientAddressResolver.direct());
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException(at + ".partitioning", p.getPartitioning(),
+            "components client-ip, api-key, header:Name, user, route, method or global joined by + and | ("
+                + ex.getMessage() + ")", ex);
+      }
+      if (p.getLeaseTimeout() != null) {
+        b.leaseTimeout(p.getLeaseTimeout());
+      }
+      try {
+        result.put(name, b.build());
+      } catch (IllegalArgumentException ex) {
+        // QuotaPolicy names the field after "policy 'x': "; point at the property.
+        String msg = ex.getMessage();
+        String field = msg.contains("': ") ? msg.substring(msg.indexOf("': ") + 3) : msg;
+        String prop = field.contains(":") ? field.substring(0, field.indexOf(':')) : "";
+        String property = at + (prop.matches("[a-zA-Z]+") ? "." + kebab(prop) : "");
+        Object value = prop.equals("window") ? p.getWindow() : prop.equals("leaseTimeout") ? p.getLeaseTimeout()
+            : prop.equals("name") ? name : prop.equals("algorithm") ? p.getAlgorithm() : prop.equals("quota") ? p.getQuota() : null;
+        throw new HeadroomConfigurationException(property, value, field.substring(field.indexOf(':') + 1).strip()
+            .replaceFirst("^expected ", ""), ex);
+      }
+    }
+    return result;
+  }
+
+  private static String kebab(String camel) {
+    return camel.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+  }
+
+  static Set<HeaderDialect> dialects(String property, List<String> tokens) {
+    if (tokens == null || tokens.isEmpty()) {
+      throw new HeadroomConfigurationException(property, tokens, "at least one of ietf, draft-07, draft-06, draft-03, x-ratelimit");
+    }
+    Set<HeaderDialect> set = EnumSet.noneOf(HeaderDialect.class);
+    for (int i = 0; i < tokens.size(); i++) {
+      try {
+        set.add(HeaderDialect.fromToken(tokens.get(i)));
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException(property + "[" + i + "]", tokens.get(i),
+            "one of ietf (draft-08 to draft-10), draft-07, draft-06, draft-03, x-ratelimit", ex);
+      }
+    }
+    try {
+      dev.headroom.http.headers.RateLimitHeaders.builder().dialects(set).build();
+    } catch (IllegalArgumentException ex) {
+      throw new HeadroomConfigurationException(property, tokens, "dialects that can be sent together (" + ex.getMessage() + ")", ex);
+    }
+    return set;
+  }
+
+  static LimitRefusals refusals(HeadroomProperties props, Ticker ticker) {
+    LimitRefusals.Builder b = LimitRefusals.builder().ticker(ticker);
+    URI origin = origin(props);
+    if (origin != null) {
+      b.origin(origin);
+    }
+    PolicyTexts defaults;
+    try {
+      defaults = PolicyTexts.builder(props.getWhy()).build();
+    } catch (IllegalArgumentException ex) {
+      throw new HeadroomConfigurationException("headroom.why", props.getWhy(),
+          "one sentence saying why limits exist (" + ex.getMessage() + ")", ex);
+    }
+    b.defaults(defaults);
+    for (Map.Entry<String, HeadroomProperties.Policy> e : props.getPolicies().entrySet()) {
+      HeadroomProperties.Policy p = e.getValue();
+      String at = "headroom.policies." + e.getKey();
+      if (p.getWhy() == null && p.getLimit() == null && p.getDescription() == null && p.getError() == null
+          && p.getCachedResultUrl() == null && p.getAlternativeEndpoint() == null && p.getUpgradeUrl() == null
+          && p.getHumanUrl() == null) {
+        continue;
+      }
+      try {
+        PolicyTexts.Builder t = PolicyTexts.builder(p.getWhy() != null ? p.getWhy() : props.getWhy());
+        if (p.getLimit() != null) {
+          t.limit(p.getLimit());
+        }
+        if (p.getDescription() != null) {
+          t.description(p.getDescription());
+        }
+        if (p.getError() != null) {
+          t.error(p.getError());
+        }
+        if (p.getCachedResultUrl() != null) {
+          t.cachedResultUrl(p.getCachedResultUrl());
+        }
+        if (p.getAlternativeEndpoint() != null) {
+          t.alternativeEndpoint(p.getAlternativeEndpoint());
+        }
+        if (p.getUpgradeUrl() != null) {
+          t.upgradeUrl(p.getUpgradeUrl());
+        }
+        if (p.getHumanUrl() != null) {
+          t.humanUrl(p.getHumanUrl());
+        }
+        b.texts(e.getKey(), t.build());
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException(at, textField(ex.getMessage()), "texts Graceful Boundaries accepts ("
+            + ex.getMessage() + ")", ex);
+      }
+    }
+    try {
+      return b.build();
+    } catch (IllegalArgumentException ex) {
+      throw new HeadroomConfigurationException("headroom.policies", ex.getMessage(),
+          "guidance URLs that are relative or on headroom.service.origin", ex);
+    }
+  }
+
+  private static String textField(String message) {
+    int colon = message.indexOf(':');
+    return colon > 0 ? message.substring(0, colon) : message;
+  }
+
+  static URI origin(HeadroomProperties props) {
+    String o = props.getService().getOrigin();
+    if (o == null) {
+      return null;
+    }
+    try {
+      URI u = new URI(o);
+      if (u.getScheme() == null || u.getHost() == null) {
+        throw new URISyntaxException(o, "no scheme or host");
+      }
+      return u;
+    } catch (URISyntaxException ex) {
+      throw new HeadroomConfigurationException("headroom.service.origin", o, "an origin such as https://api.example.com", ex);
+    }
+  }
+
+  static List<Route> routes(HeadroomProperties props, Map<String, QuotaPolicy> policies) {
+    List<Route> routes = new ArrayList<>();
+    List<HeadroomProperties.Route> list = props.getRoutes();
+    for (int i = 0; i < list.size(); i++) {
+      HeadroomProperties.Route r = list.get(i);
+      String at = "headroom.routes[" + i + "]";
+      if (r.getPath() == null) {
+        throw new HeadroomConfigurationException(at + ".path", null, "a path template such as /api/items/{id}");
+      }
+      if (r.getPolicies().isEmpty()) {
+        throw new HeadroomConfigurationException(at + ".policies", r.getPolicies(),
+            "names of one or more policies of headroom.policies " + policies.keySet());
+      }
+      Route.Builder b = Route.builder(r.getPath());
+      for (int j = 0; j < r.getPolicies().size(); j++) {
+        String name = r.getPolicies().get(j);
+        QuotaPolicy p = policies.get(name);
+        if (p == null) {
+          throw new HeadroomConfigurationException(at + ".policies[" + j + "]", name,
+              "the name of a policy of headroom.policies " + policies.keySet());
+        }
+        b.policy(p);
+      }
+      if (!r.getDialects().isEmpty()) {
+        b.dialects(dialects(at + ".dialects", r.getDialects()));
+      }
+      if (r.getKey() != null) {
+        b.key(r.getKey());
+      }
+      if (r.getNote() != null) {
+        b.note(r.getNote());
+      }
+      b.listed(r.isListed());
+      try {
+        b.methods(r.getMethods());
+        routes.add(b.build());
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException(at, r.getPath() + " " + r.getMethods(), "a valid route (" + ex.getMessage() + ")", ex);
+      }
+    }
+    return routes;
+  }
+
+  static PartitionKeyExposure exposure(HeadroomProperties props) {
+    String v = props.getPartitionKeyExposure();
+    switch (v == null ? "" : v.toLowerCase(Locale.ROOT)) {
+      case "off":
+        return PartitionKeyExposures.off();
+      case "hash":
+        return PartitionKeyExposures.predictableHash();
+      case "hmac":
+        try {
+          return PartitionKeyExposures.hmacSha256Base64(props.getPartitionKeyHmacKey());
+        } catch (RuntimeException ex) {
+          throw new HeadroomConfigurationException("headroom.partition-key-hmac-key",
+              props.getPartitionKeyHmacKey() == null ? null : "(" + props.getPartitionKeyHmacKey().length() + " characters, not shown)",
+              "a base64 key of at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes", ex);
+        }
+      default:
+        throw new HeadroomConfigurationException("headroom.partition-key-exposure", v, "off, hash or hmac");
+    }
+  }
+
+  static ClientAddressResolver clientAddresses(HeadroomProperties props) {
+    ClientAddressResolver.Builder b = ClientAddressResolver.builder();
+    List<String> proxies = props.getClientIp().getTrustedProxies();
+    for (int i = 0; i < proxies.size(); i++) {
+      try {
+        b.trustedProxy(proxies.get(i));
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException("headroom.client-ip.trusted-proxies[" + i + "]", proxies.get(i),
+            "a CIDR range such as 10.0.0.0/8 or 2001:db8::/32", ex);
+      }
+    }
+    return b.build();
+  }
+
+  static StoreFailureMode onFailure(HeadroomProperties props) {
+    String v = props.getStore().getOnFailure();
+    switch (v == null ? "" : v.toLowerCase(Locale.ROOT)) {
+      case "allow":
+        return StoreFailureMode.ALLOW;
+      case "refuse":
+        return StoreFailureMode.REFUSE;
+      default:
+        throw new HeadroomConfigurationException("headroom.store.on-failure", v, "allow or refuse");
+    }
+  }
+}

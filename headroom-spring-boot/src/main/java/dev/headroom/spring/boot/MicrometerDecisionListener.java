@@ -1,0 +1,59 @@
+package dev.headroom.spring.boot;
+
+import dev.headroom.Decision;
+import dev.headroom.PolicyOutcome;
+import dev.headroom.StoreException;
+import dev.headroom.servlet.DecisionListener;
+import dev.headroom.servlet.Route;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Counts decisions in Micrometer.
+ *
+ * <ul>
+ * <li>{@code headroom.decisions} (counter), tags {@code policy} and {@code outcome}: one count per
+ *   policy of every decided request; {@code allowed} when the request went through,
+ *   {@code refused} for a policy that refused it, {@code not-consumed} for a policy that would
+ *   have allowed it but was not charged because another refused (all-or-nothing).
+ * <li>{@code headroom.store.failures} (counter): decisions the store could not make.
+ * </ul>
+ *
+ * <p>Tag values come from configured policy names only, so cardinality is bounded. Thread-safe.
+ */
+public final class MicrometerDecisionListener implements DecisionListener {
+
+  /** The decisions counter. */
+  public static final String DECISIONS = "headroom.decisions";
+
+  /** The store failures counter. */
+  public static final String STORE_FAILURES = "headroom.store.failures";
+
+  private final MeterRegistry registry;
+  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+  private final Counter failures;
+
+  public MicrometerDecisionListener(MeterRegistry registry) {
+    this.registry = registry;
+    this.failures = Counter.builder(STORE_FAILURES).description("Decisions the Headroom store could not make")
+        .register(registry);
+  }
+
+  @Override
+  public void decided(Route route, Decision decision) {
+    for (PolicyOutcome o : decision.outcomes()) {
+      String outcome = decision.allowed() ? "allowed" : o.allowed() ? "not-consumed" : "refused";
+      String policy = o.policy().name();
+      counters.computeIfAbsent(policy + '\u0000' + outcome, k -> Counter.builder(DECISIONS)
+          .description("Headroom decisions by policy and outcome")
+          .tag("policy", policy).tag("outcome", outcome).register(registry)).increment();
+    }
+  }
+
+  @Override
+  public void storeFailed(Route route, StoreException failure) {
+    failures.increment();
+  }
+}

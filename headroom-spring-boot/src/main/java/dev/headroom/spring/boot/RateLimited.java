@@ -1,0 +1,43 @@
+package dev.headroom.spring.boot;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Applies policies from {@code headroom.policies} to a Spring MVC handler method (or every handler
+ * method of a controller): the method's request mappings (paths and methods) become Headroom
+ * routes, enforced by the Headroom filter and listed in the discovery document.
+ *
+ * <pre>{@code
+ * @GetMapping("/api/items/{id}")
+ * @RateLimited({"per-client", "daily"})
+ * Item item(@PathVariable String id) { ... }
+ * }</pre>
+ *
+ * <p>Annotated routes are matched after the {@code headroom.routes} of the configuration, the most
+ * specific path pattern first. A policy name that {@code headroom.policies} does not define stops
+ * startup naming the handler method.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target({ElementType.METHOD, ElementType.TYPE})
+public @interface RateLimited {
+
+  /** Names of policies from {@code headroom.policies}, decided together. */
+  String[] value();
+
+  /** Header dialects for this endpoint (ietf, draft-07, draft-06, draft-03, x-ratelimit); headroom.dialects when empty. */
+  String[] dialects() default {};
+
+  /** The endpoint key in the discovery document; {@code METHOD path} when empty. */
+  String key() default "";
+
+  /** Additional context for the discovery document. */
+  String note() default "";
+
+  /** Whether the discovery document lists the endpoint. */
+  boolean listed() default true;
+}

@@ -1,0 +1,121 @@
+package dev.headroom.spring.boot;
+
+import dev.headroom.QuotaPolicy;
+import dev.headroom.servlet.Route;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.web.bind.annotation.RequestMethod;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PathPatternParser;
+
+/**
+ * Reads {@link RateLimited} from the handler methods Spring MVC has mapped and turns each mapping
+ * into {@link Route}s: one per path pattern, with the mapping's methods. Spring path patterns become
+ * Headroom templates: {@code {*rest}} and {@code **} become a final {@code **}; a segment mixing
+ * text and wildcards (such as {@code *.json}) becomes one whole-segment wildcard, which matches at
+ * least every request the handler serves.
+ */
+final class RateLimitedHandlers {
+
+  private RateLimitedHandlers() {}
+
+  static List<Route> routes(RequestMappingHandlerMapping mapping, Map<String, QuotaPolicy> policies) {
+    List<Entry> entries = new ArrayList<>();
+    for (Map.Entry<RequestMappingInfo, HandlerMethod> e : mapping.getHandlerMethods().entrySet()) {
+      HandlerMethod handler = e.getValue();
+      Method method = handler.getMethod();
+      RateLimited annotation = AnnotatedElementUtils.findMergedAnnotation(method, RateLimited.class);
+      if (annotation == null) {
+        annotation = AnnotatedElementUtils.findMergedAnnotation(handler.getBeanType(), RateLimited.class);
+      }
+      if (annotation == null) {
+        continue;
+      }
+      String where = "@RateLimited on " + handler.getBeanType().getSimpleName() + "." + method.getName();
+      Set<String> methods = new TreeSet<>();
+      for (RequestMethod m : e.getKey().getMethodsCondition().getMethods()) {
+        methods.add(m.name());
+      }
+      for (String pattern : e.getKey().getPatternValues()) {
+        Route.Builder b = Route.builder(template(pattern)).methods(methods).listed(annotation.listed());
+        if (annotation.value().length == 0) {
+          throw new HeadroomConfigurationException(where, "{}", "names of one or more policies of headroom.policies "
+              + policies.keySet());
+        }
+        for (String name : annotation.value()) {
+          QuotaPolicy p = policies.get(name);
+          if (p == null) {
+            throw new HeadroomConfigurationException(where, name, "the name of a policy of headroom.policies "
+                + policies.keySet());
+          }
+          b.policy(p);
+        }
+        if (annotation.dialects().length > 0) {
+          b.dialects(HeadroomSettings.dialects(where + " dialects", Arrays.asList(annotation.dialects())));
+        }
+        if (!annotation.key().isEmpty()) {
+          b.key(annotation.key());
+        }
+        if (!annotation.note().isEmpty()) {
+          b.note(annotation.note());
+        }
+        try {
+          entries.add(new Entry(PathPatternParser.defaultInstance.parse(pattern), b.build()));
+        } catch (IllegalArgumentException ex) {
+          throw new HeadroomConfigurationException(where, pattern, "a usable route (" + ex.getMessage() + ")", ex);
+        }
+      }
+    }
+    // Most specific first, as Spring MVC itself chooses among patterns; then by text for a stable order.
+    entries.sort(Comparator.comparing((Entry en) -> en.pattern, PathPattern.SPECIFICITY_COMPARATOR)
+        .thenComparing(en -> en.route.toString()));
+    List<Route> routes = new ArrayList<>(entries.size());
+    entries.forEach(en -> routes.add(en.route));
+    return routes;
+  }
+
+  /** A Spring MVC path pattern as a Headroom path template. */
+  static String template(String pattern) {
+    if (pattern.isEmpty() || pattern.equals("/")) {
+      return "/";
+    }
+    String[] segments = (pattern.startsWith("/") ? pattern.substring(1) : pattern).split("/", -1);
+    StringBuilder t = new StringBuilder();
+    for (int i = 0; i < segments.length; i++) {
+      String s = segments[i];
+      String out;
+      if (s.startsWith("{*") || s.equals("**")) {
+        t.append("/**");
+        break;
+      } else if (s.startsWith("{") && s.endsWith("}") && s.indexOf('}') == s.length() - 1) {
+        out = s; // one-segment variable, with or without a regex
+      } else if (s.contains("{") || s.contains("*") || s.contains("?")) {
+        out = "*";
+      } else {
+        out = s;
+      }
+      t.append('/').append(out);
+    }
+    return t.toString();
+  }
+
+  private static final class Entry {
+    final PathPattern pattern;
+    final Route route;
+
+    Entry(PathPattern pattern, Route route) {
+      this.pattern = pattern;
+      this.route = route;
+    }
+  }
+}

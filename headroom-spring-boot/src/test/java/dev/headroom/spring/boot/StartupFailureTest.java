@@ -1,0 +1,196 @@
+package dev.headroom.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/** Bad headroom.* properties stop startup with a message naming the property, the value and what is expected. */
+class StartupFailureTest {
+
+  private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(HeadroomAutoConfiguration.class))
+      .withPropertyValues("headroom.policies.burst.quota=10", "headroom.policies.burst.window=60s");
+
+  private String failure(String... properties) {
+    String[] message = new String[1];
+    runner.withPropertyValues(properties).run(ctx -> {
+      assertThat(ctx).hasFailed();
+      Throwable t = ctx.getStartupFailure();
+      HeadroomConfigurationException cause = null;
+      for (Throwable c = t; c != null; c = c.getCause()) {
+        if (c instanceof HeadroomConfigurationException) {
+          cause = (HeadroomConfigurationException) c;
+        }
+      }
+      assertThat(cause).as("a HeadroomConfigurationException in %s", t).isNotNull();
+      FailureAnalysis analysis = new HeadroomFailureAnalyzer().analyze(t);
+      assertThat(analysis.getDescription()).startsWith("Invalid Headroom configuration: " + cause.getMessage());
+      assertThat(analysis.getAction()).contains(cause.property());
+      message[0] = cause.getMessage();
+    });
+    return message[0];
+  }
+
+  @Test
+  void validConfigurationStarts() {
+    runner.withPropertyValues("headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst")
+        .run(ctx -> assertThat(ctx).hasNotFailed().hasBean("headroomFilter"));
+  }
+
+  @Test
+  void quotaOutOfRange() {
+    assertThat(failure("headroom.policies.burst.quota=0"))
+        .isEqualTo("headroom.policies.burst.quota: expected an integer from 1 to " + dev.headroom.QuotaPolicy.MAX_QUOTA + ", got '0'");
+  }
+
+  @Test
+  void missingWindow() {
+    assertThat(failure("headroom.policies.daily.quota=5"))
+        .isEqualTo("headroom.policies.daily.window: expected a duration of whole seconds such as 60s or 1h, got nothing");
+  }
+
+  @Test
+  void fractionalWindow() {
+    assertThat(failure("headroom.policies.burst.window=1500ms"))
+        .startsWith("headroom.policies.burst.window: expected a whole number of seconds").endsWith("got 'PT1.5S'");
+  }
+
+  @Test
+  void unknownUnit() {
+    assertThat(failure("headroom.policies.burst.unit=bytes"))
+        .isEqualTo("headroom.policies.burst.unit: expected requests, content-bytes or concurrent-requests, got 'bytes'");
+  }
+
+  @Test
+  void unknownAlgorithm() {
+    assertThat(failure("headroom.policies.burst.algorithm=leaky"))
+        .isEqualTo("headroom.policies.burst.algorithm: expected fixed-window, sliding-window, token-bucket or concurrency, got 'leaky'");
+  }
+
+  @Test
+  void unknownPartitioning() {
+    assertThat(failure("headroom.policies.burst.partitioning=cookie"))
+        .startsWith("headroom.policies.burst.partitioning: expected components client-ip, api-key").endsWith("got 'cookie'");
+  }
+
+  @Test
+  void unknownDialect() {
+    assertThat(failure("headroom.dialects=ietf,draft-99"))
+        .isEqualTo("headroom.dialects[1]: expected one of ietf (draft-08 to draft-10), draft-07, draft-06, draft-03, "
+            + "x-ratelimit, got 'draft-99'");
+  }
+
+  @Test
+  void dialectsThatCannotBeSentTogether() {
+    assertThat(failure("headroom.dialects=ietf,draft-07"))
+        .startsWith("headroom.dialects: expected dialects that can be sent together").contains("RateLimit");
+  }
+
+  @Test
+  void routeNamingAnUnknownPolicy() {
+    assertThat(failure("headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=brust"))
+        .isEqualTo("headroom.routes[0].policies[0]: expected the name of a policy of headroom.policies [burst], got 'brust'");
+  }
+
+  @Test
+  void routeWithoutPath() {
+    assertThat(failure("headroom.routes[0].policies[0]=burst"))
+        .isEqualTo("headroom.routes[0].path: expected a path template such as /api/items/{id}, got nothing");
+  }
+
+  @Test
+  void storeTypeRedisWithoutTheModule() {
+    WebApplicationContextRunner withoutRedis = runner.withClassLoader(
+        new org.springframework.boot.test.context.FilteredClassLoader("dev.headroom.redis"));
+    withoutRedis.withPropertyValues("headroom.store.type=redis").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      Throwable t = ctx.getStartupFailure();
+      while (!(t instanceof HeadroomConfigurationException) && t.getCause() != null) {
+        t = t.getCause();
+      }
+      assertThat(t.getMessage()).startsWith("headroom.store.type: expected in-memory, or a Store bean")
+          .contains("headroom-redis").endsWith("got 'redis'");
+    });
+  }
+
+  @Test
+  void storeTypeRedisUsesTheRedisStore() {
+    runner.withPropertyValues("headroom.store.type=redis", "headroom.store.redis-uri=redis://127.0.0.1:6379",
+        "headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst").run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          dev.headroom.Store store = ctx.getBean(dev.headroom.Store.class);
+          assertThat(store).isInstanceOf(dev.headroom.redis.RedisStore.class);
+          dev.headroom.QuotaPolicy burst = ctx.getBean(HeadroomAutoConfiguration.HeadroomPolicies.class).byName().get("burst");
+          dev.headroom.PartitionKey key = dev.headroom.PartitionKey.of("spring-boot-test-" + java.util.UUID.randomUUID());
+          assertThat(dev.headroom.RateLimiter.of(store).acquire(burst, key).outcomes().get(0).remaining()).isEqualTo(9);
+        });
+  }
+
+  @Test
+  void badRedisUri() {
+    assertThat(failure("headroom.store.type=redis", "headroom.store.redis-uri=http://nowhere"))
+        .startsWith("headroom.store.redis-uri: expected a Redis URI").endsWith("got 'http://nowhere'");
+  }
+
+  @Test
+  void unknownStoreType() {
+    assertThat(failure("headroom.store.type=memcached"))
+        .isEqualTo("headroom.store.type: expected in-memory or redis, got 'memcached'");
+  }
+
+  @Test
+  void unknownFailureMode() {
+    assertThat(failure("headroom.store.on-failure=maybe"))
+        .isEqualTo("headroom.store.on-failure: expected allow or refuse, got 'maybe'");
+  }
+
+  @Test
+  void whyThatRestatesTheError() {
+    assertThat(failure("headroom.why=Rate limit exceeded")).startsWith("headroom.why: expected one sentence saying why");
+  }
+
+  @Test
+  void badTrustedProxy() {
+    assertThat(failure("headroom.client-ip.trusted-proxies=10.0.0.0/33"))
+        .startsWith("headroom.client-ip.trusted-proxies[0]: expected a CIDR range").endsWith("got '10.0.0.0/33'");
+  }
+
+  @Test
+  void rateLimitedNamingAnUnknownPolicy() {
+    runner.withConfiguration(AutoConfigurations.of(WebMvcAutoConfiguration.class))
+        .withUserConfiguration(BadController.class).run(ctx -> {
+          assertThat(ctx).hasFailed();
+          Throwable t = ctx.getStartupFailure();
+          while (!(t instanceof HeadroomConfigurationException) && t.getCause() != null) {
+            t = t.getCause();
+          }
+          assertThat(t.getMessage()).isEqualTo("@RateLimited on Controller.get: expected the name of a policy of "
+              + "headroom.policies [burst], got 'missing'");
+        });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class BadController {
+    @Bean
+    Controller controller() {
+      return new Controller();
+    }
+  }
+
+  @RestController
+  static class Controller {
+    @GetMapping("/x")
+    @RateLimited("missing")
+    String get() {
+      return "x";
+    }
+  }
+}

@@ -1,0 +1,108 @@
+package dev.headroom.spring.boot.spec;
+
+import dev.headroom.conformance.SpecFixture;
+import dev.headroom.spring.boot.RateLimited;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * The specification's application as Spring MVC controllers. Most routes are declared with
+ * {@link RateLimited}; the per-dialect routes come from {@code headroom.routes} properties
+ * ({@code SpringBootSpecTest}), so both ways of declaring routes run the same specification.
+ */
+@SpringBootApplication
+public class SpecBootApplication {
+
+  @RestController
+  static class SpecController {
+    private final SpecFixture fixture;
+
+    SpecController(SpecFixture fixture) {
+      this.fixture = fixture;
+    }
+
+    @GetMapping("/spec/items/{id}")
+    @RateLimited("items")
+    String item(@PathVariable String id) {
+      return "ok";
+    }
+
+    @GetMapping("/spec/ip")
+    @RateLimited("per-ip")
+    String ip() {
+      return "ok";
+    }
+
+    @GetMapping("/spec/dialect/{token}")
+    String dialect(@PathVariable String token) {
+      return "ok";
+    }
+
+    @PostMapping("/spec/multi")
+    @RateLimited(value = {"multi-wide", "multi-narrow"}, dialects = {"ietf", "x-ratelimit"})
+    String multi() {
+      return "ok";
+    }
+
+    @GetMapping("/spec/me")
+    @RateLimited("per-user")
+    String me() {
+      return "ok";
+    }
+
+    @GetMapping("/spec/free")
+    String free() {
+      return "ok";
+    }
+
+    @GetMapping("/spec/slow")
+    @RateLimited("slots")
+    String slow() {
+      fixture.gate().enter();
+      return "done";
+    }
+
+    /** Asynchronous through Spring MVC: the request thread returns, another completes. */
+    @GetMapping("/spec/slow-async")
+    @RateLimited("async-slots")
+    CompletableFuture<String> slowAsync() {
+      return CompletableFuture.supplyAsync(() -> {
+        fixture.gate().enter();
+        return "done";
+      });
+    }
+
+    @GetMapping("/spec/bytes")
+    @RateLimited("bytes")
+    void bytes(@RequestParam int n, @RequestParam(defaultValue = "false") boolean writer, HttpServletResponse res)
+        throws IOException {
+      char[] xs = new char[n];
+      Arrays.fill(xs, 'x');
+      if (writer) {
+        res.setContentType("text/plain; charset=utf-8");
+        PrintWriter w = res.getWriter();
+        w.write(xs, 0, n / 2);
+        w.write(xs, n / 2, n - n / 2);
+      } else {
+        res.setContentType("application/octet-stream");
+        OutputStream out = res.getOutputStream();
+        byte[] b = new String(xs).getBytes(StandardCharsets.US_ASCII);
+        out.write(b, 0, n / 2);
+        for (int i = n / 2; i < n; i++) {
+          out.write(b[i]);
+        }
+      }
+    }
+  }
+}

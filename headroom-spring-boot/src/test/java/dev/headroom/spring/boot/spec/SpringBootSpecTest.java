@@ -1,0 +1,81 @@
+package dev.headroom.spring.boot.spec;
+
+import dev.headroom.QuotaPolicy;
+import dev.headroom.Store;
+import dev.headroom.Ticker;
+import dev.headroom.conformance.HttpAdapterSpec;
+import dev.headroom.conformance.SpecFixture;
+import dev.headroom.conformance.SpecRoute;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.servlet.UserResolver;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.support.GenericApplicationContext;
+
+/**
+ * The HTTP conformance specification against the Spring Boot starter on embedded Tomcat: policies
+ * from {@code headroom.policies} properties, routes from {@link dev.headroom.spring.boot.RateLimited}
+ * and {@code headroom.routes}, the fixture's store, clock and texts as the application's beans.
+ */
+class SpringBootSpecTest extends HttpAdapterSpec {
+
+  private ConfigurableApplicationContext context;
+
+  @Override
+  protected URI start(SpecFixture fixture) {
+    Map<String, Object> props = new LinkedHashMap<>();
+    props.put("server.port", "0");
+    props.put("server.address", "127.0.0.1");
+    props.put("spring.main.banner-mode", "off");
+    props.put("headroom.service.name", SpecFixture.SERVICE);
+    props.put("headroom.service.description", SpecFixture.DESCRIPTION);
+    props.put("headroom.why", SpecFixture.WHY);
+    List<QuotaPolicy> all = new ArrayList<>();
+    fixture.routes().forEach(r -> all.addAll(r.policies()));
+    for (QuotaPolicy p : all) {
+      String at = "headroom.policies." + p.name() + ".";
+      props.put(at + "quota", Long.toString(p.quota()));
+      props.put(at + "window", p.windowSeconds() + "s");
+      props.put(at + "unit", p.unit().token());
+      props.put(at + "algorithm", p.algorithm().token());
+      props.put(at + "partitioning", p.partitioning().orElse("global"));
+      props.put(at + "lease-timeout", p.leaseTimeout().getSeconds() + "s");
+    }
+    int i = 0;
+    for (SpecRoute r : fixture.routes()) {
+      if (r.template().startsWith("/spec/dialect/")) {
+        String at = "headroom.routes[" + i++ + "].";
+        props.put(at + "path", r.template());
+        props.put(at + "methods[0]", r.method());
+        props.put(at + "policies[0]", r.policies().get(0).name());
+        props.put(at + "dialects[0]", r.dialects().iterator().next().token());
+      }
+    }
+    context = new SpringApplicationBuilder(SpecBootApplication.class)
+        .properties(props)
+        .initializers(ctx -> {
+          GenericApplicationContext g = (GenericApplicationContext) ctx;
+          g.registerBean(SpecFixture.class, () -> fixture);
+          g.registerBean(Ticker.class, fixture::ticker);
+          g.registerBean(Store.class, fixture::store);
+          g.registerBean(LimitRefusals.class, fixture::refusals);
+          g.registerBean(UserResolver.class,
+              () -> request -> Optional.ofNullable(request.getHeader(SpecFixture.USER_HEADER)));
+        })
+        .run();
+    int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+    return URI.create("http://127.0.0.1:" + port);
+  }
+
+  @Override
+  protected void stop() {
+    context.close();
+  }
+}
