@@ -193,8 +193,13 @@ public record GatewayConfig(
     REDIS
   }
 
-  /** The store: its type, its bound on tracked keys (memory) or its URI (redis). */
-  public record StoreSettings(StoreType type, long maxKeys, Optional<String> uri) {}
+  /**
+   * The store: its type, its bound on tracked keys (memory), or for redis its URI, key prefix,
+   * what to do when Redis cannot decide in time ({@code failurePolicy}) and how long a decision
+   * waits for it ({@code decisionDeadline}).
+   */
+  public record StoreSettings(StoreType type, long maxKeys, Optional<String> uri, Optional<String> keyPrefix,
+      dev.headroom.redis.FailurePolicy failurePolicy, Duration decisionDeadline) {}
 
   /** Size limits: request line, all header fields together, request body. */
   public record Limits(int maxRequestLineBytes, int maxHeaderBytes, long maxBodyBytes) {}

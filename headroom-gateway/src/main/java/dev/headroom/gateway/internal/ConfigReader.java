@@ -16,6 +16,8 @@ import dev.headroom.gateway.GatewayConfig.Limits;
 import dev.headroom.gateway.GatewayConfig.Listen;
 import dev.headroom.gateway.GatewayConfig.PkMode;
 import dev.headroom.gateway.GatewayConfig.Vend;
+import dev.headroom.redis.FailurePolicy;
+import dev.headroom.redis.RedisStore;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRequestReader;
 import dev.headroom.gateway.GatewayConfig.PkSettings;
@@ -228,12 +230,13 @@ public final class ConfigReader {
 
   private StoreSettings store(JsonNode n) {
     if (n.isMissingNode()) {
-      return new StoreSettings(StoreType.MEMORY, 1_000_000, Optional.empty());
+      return new StoreSettings(StoreType.MEMORY, 1_000_000, Optional.empty(), Optional.empty(),
+          FailurePolicy.FAIL_CLOSED, RedisStore.DEFAULT_DECISION_DEADLINE);
     }
     if (!object("store", n)) {
       return null;
     }
-    keys("store", n, "type", "maxKeys", "uri");
+    keys("store", n, "type", "maxKeys", "uri", "keyPrefix", "failurePolicy", "decisionDeadline");
     String type = optionalText("store.type", n.path("type")).orElse("memory");
     StoreType storeType = null;
     switch (type) {
@@ -243,13 +246,45 @@ public final class ConfigReader {
     }
     long maxKeys = integer("store.maxKeys", n.path("maxKeys"), 1_000_000, 1, Long.MAX_VALUE);
     Optional<String> uri = optionalText("store.uri", n.path("uri"));
-    if (storeType == StoreType.REDIS && uri.isEmpty()) {
-      problem("store.uri", n.path("uri"), "a redis:// URI when store.type is redis");
+    Optional<String> keyPrefix = optionalText("store.keyPrefix", n.path("keyPrefix"));
+    FailurePolicy failure = FailurePolicy.FAIL_CLOSED;
+    Optional<String> failureText = optionalText("store.failurePolicy", n.path("failurePolicy"));
+    if (failureText.isPresent()) {
+      switch (failureText.get()) {
+        case "fail-open" -> failure = FailurePolicy.FAIL_OPEN;
+        case "fail-closed" -> failure = FailurePolicy.FAIL_CLOSED;
+        case "fallback" -> failure = FailurePolicy.FALLBACK;
+        default -> problem("store.failurePolicy", n.path("failurePolicy"),
+            "fail-open (admit), fail-closed (503 temporary-reduced-capacity) or fallback (decide in memory)");
+      }
     }
-    if (storeType == StoreType.MEMORY && uri.isPresent()) {
-      problem("store.uri", n.path("uri"), "no uri when store.type is memory");
+    Duration deadline = duration("store.decisionDeadline", n.path("decisionDeadline"),
+        RedisStore.DEFAULT_DECISION_DEADLINE);
+    if (storeType == StoreType.REDIS) {
+      if (uri.isEmpty()) {
+        problem("store.uri", n.path("uri"), "a redis:// URI when store.type is redis");
+      }
+      // headroom-redis checks its own settings; nothing connects here
+      RedisStore.Builder b = RedisStore.builder();
+      check("store.uri", () -> uri.ifPresent(b::uri));
+      check("store.keyPrefix", () -> keyPrefix.ifPresent(b::keyPrefix));
+      check("store.decisionDeadline", () -> b.decisionDeadline(deadline));
+    } else {
+      for (String k : List.of("uri", "keyPrefix", "failurePolicy", "decisionDeadline")) {
+        if (!n.path(k).isMissingNode()) {
+          problem("store." + k, n.path(k), "no " + k + " when store.type is memory");
+        }
+      }
     }
-    return new StoreSettings(storeType, maxKeys, uri);
+    return new StoreSettings(storeType, maxKeys, uri, keyPrefix, failure, deadline);
+  }
+
+  private void check(String path, Runnable r) {
+    try {
+      r.run();
+    } catch (IllegalArgumentException e) {
+      problems.add(path + ": " + e.getMessage());
+    }
   }
 
   private List<String> trustedProxies(JsonNode n) {

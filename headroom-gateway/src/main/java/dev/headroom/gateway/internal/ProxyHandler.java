@@ -12,6 +12,7 @@ import dev.headroom.gateway.internal.HttpSpeech.GatewayError;
 import dev.headroom.gateway.internal.HttpSpeech.LimitRefusal;
 import dev.headroom.gateway.internal.HttpSpeech.RefusalKind;
 import dev.headroom.gateway.internal.HttpSpeech.RequestFacts;
+import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.discovery.EntityTag;
 import dev.headroom.http.headers.RateLimitHeaders;
@@ -95,6 +96,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       HttpHeaderNames.UPGRADE, HttpHeaderNames.PROXY_AUTHORIZATION, HttpHeaderNames.PROXY_AUTHENTICATE);
 
   private static final String DISCOVERY_WELL_KNOWN = "/.well-known/limits";
+
+  /** Retry-After of a 503 when the store cannot decide: long enough for a reconnect, short enough to retry soon. */
+  static final long STORE_RETRY_AFTER_SECONDS = 2;
   private static final String DISCOVERY_API = "/api/limits";
 
   private final GatewayState state;
@@ -466,13 +470,21 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       refuse(d, policies, keys);
     }
 
+    /**
+     * The store could not decide (a Redis store failing closed): 503 temporary-reduced-capacity
+     * (draft-ietf-httpapi-ratelimit-headers-09 section 5.2) with a short Retry-After.
+     */
     private void storeFailed(Throwable e) {
-      LOG.warn("store failed to decide a request on route {}", route.route().name(), e);
+      LOG.warn("store failed to decide a request on route {}: {}", route.route().name(), e.toString());
       discardBody();
-      local(snap.speech().error(new GatewayError(503, "store_unavailable",
-          "The gateway cannot reach its quota store. Try again in a few seconds.",
-          "Requests are not forwarded when their quota cannot be checked, so that the upstream is never overrun.",
-          Map.of()), format, path()));
+      LocalResponse r = snap.speech().error(new GatewayError(503, ProblemType.TEMPORARY_REDUCED_CAPACITY.error(),
+          "Quotas cannot be checked right now, so requests are not forwarded. Try again in "
+              + STORE_RETRY_AFTER_SECONDS + " seconds.",
+          "Requests are not forwarded when their quota cannot be checked, so that the service is never overrun.",
+          Map.of("type", ProblemType.TEMPORARY_REDUCED_CAPACITY, "retryAfterSeconds", STORE_RETRY_AFTER_SECONDS)),
+          format, path());
+      r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(STORE_RETRY_AFTER_SECONDS));
+      local(r);
     }
 
     private void refuse(Decision d, List<Policy> policies, List<PartitionKey> keys) {

@@ -212,6 +212,7 @@ final class Speech implements HttpSpeech {
           b.allowedMethods(methods);
         }
         case "retryAfterSeconds" -> b.retryAfterSeconds(((Number) v).longValue());
+        case "type" -> b.type((ProblemType) v);
         default -> b.extension(x.getKey(), v);
       }
     }
