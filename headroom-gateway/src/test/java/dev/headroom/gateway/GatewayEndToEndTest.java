@@ -193,7 +193,14 @@ class GatewayEndToEndTest {
     assertThat(b.get("violated-policies").get(0).asText()).isEqualTo("minute");
     assertThat(b.get("upgradeUrl").asText()).isEqualTo("/pricing");
     assertThat(b.get("detail").asText()).contains("40 seconds");
-    ticker.advance(Duration.ofSeconds(40));
+    // the same second, the same wait: the same bytes; five seconds on, a body that says 35
+    assertThat(get("/echo/1").body()).isEqualTo(r.body());
+    ticker.advance(Duration.ofSeconds(5));
+    HttpResponse<String> later = get("/echo/1");
+    assertThat(later.headers().firstValue("Retry-After")).hasValue("35");
+    assertThat(json(later).get("retryAfterSeconds").asLong()).isEqualTo(35);
+    assertThat(json(later).get("detail").asText()).contains("35 seconds");
+    ticker.advance(Duration.ofSeconds(35));
     assertThat(get("/echo/1").statusCode()).isEqualTo(200);
   }
 

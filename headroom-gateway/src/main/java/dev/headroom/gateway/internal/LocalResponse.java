@@ -24,6 +24,10 @@ record LocalResponse(HttpResponseStatus status, String contentType, byte[] body,
       headers.set(name, value);
     }
 
+    HttpHeaders headers() {
+      return headers;
+    }
+
     /**
      * The response. For HTML the page links to {@code path}, where the same refusal is served as
      * JSON to a caller that asks for JSON (Graceful Boundaries section 2, HTML 429 responses).

@@ -57,6 +57,12 @@ final class Speech implements HttpSpeech {
   private final Map<String, PartitionKeyDerivation> derivations = new HashMap<>();
   private final LimitRefusals refusals;
 
+  /** Most policies whose last refusal body is kept (one entry each). */
+  private static final int MAX_CACHED_BODIES = 1024;
+
+  private final java.util.concurrent.ConcurrentHashMap<String, CachedBody> bodies =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   private Speech(GatewayConfig config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
     this.config = config;
     this.ticker = ticker;
@@ -119,6 +125,9 @@ final class Speech implements HttpSpeech {
         case ABNORMAL_USAGE_DETECTED -> ProblemType.ABNORMAL_USAGE_DETECTED;
         default -> ProblemType.QUOTA_EXCEEDED;
       };
+      if (r.kind() != RefusalKind.ABNORMAL_USAGE_DETECTED && !exceedsQuota(r.decision())) {
+        return cachedRefusal(r, type, format, out);
+      }
       Refusal made = refusals.refusal(r.decision(), type);
       // Retry-After and the fields come from the dialect writer so that t and Retry-After agree
       // (draft-ietf-httpapi-ratelimit-headers-09 section 6); the body says the same number.
@@ -142,6 +151,62 @@ final class Speech implements HttpSpeech {
     }
     return out.build(HttpResponseStatus.valueOf(body.status()), format, body, r.path());
   }
+
+  /**
+   * A quota-exceeded or reduced-capacity refusal. Its body depends only on the refusing policy as
+   * enforced, the names refused, the wait, the second it is sent in and the format, never on who
+   * is refused; so a refusal storm against one policy builds and checks one body per second (the
+   * headroom-http checks on every text run once) and sends the same bytes to everyone in it.
+   */
+  private LocalResponse cachedRefusal(LimitRefusal r, ProblemType type, RefusalFormat format,
+      LocalResponse.Builder out) {
+    Decision d = r.decision();
+    long written = headers.get(r.route()).write(d, type.status(), out::header)
+        .map(Duration::getSeconds).orElse(d.retryAfterSeconds());
+    long wait = Math.max(written, r.retryAfterSeconds());
+    if (wait != written) {
+      out.set("Retry-After", Long.toString(wait));
+    }
+    List<PolicyOutcome> violated = d.violated();
+    String[] names = new String[violated.size()];
+    for (int i = 0; i < names.length; i++) {
+      names[i] = violated.get(i).policy().name();
+    }
+    QuotaPolicy worst = d.mostConstraining().policy();
+    BodyKey key = new BodyKey(worst, List.of(names), type, wait, ticker.read() / 1_000_000_000L, format,
+        format == RefusalFormat.HTML ? r.path() : null);
+    CachedBody cached = bodies.get(worst.name());
+    if (cached == null || !cached.key().equals(key)) {
+      Refusal made = refusals.refusal(d, type);
+      if (made.retryAfterSeconds().isPresent() && made.retryAfterSeconds().getAsLong() != wait) {
+        made = made.toBuilder().retryAfterSeconds(wait).windowResetAt(resetAt(wait))
+            .detail(made.detail().orElse("").replace(seconds(made.retryAfterSeconds().getAsLong()), seconds(wait)))
+            .build();
+      }
+      cached = new CachedBody(key, out.build(HttpResponseStatus.valueOf(made.status()), format, made, r.path()));
+      if (bodies.size() < MAX_CACHED_BODIES || bodies.containsKey(worst.name())) {
+        bodies.put(worst.name(), cached);
+      }
+    }
+    LocalResponse body = cached.response();
+    return new LocalResponse(body.status(), body.contentType(), body.body(), out.headers());
+  }
+
+  private static boolean exceedsQuota(Decision d) {
+    for (PolicyOutcome o : d.violated()) {
+      if (o.exceedsQuota()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** What a refusal body depends on. */
+  private record BodyKey(QuotaPolicy policy, List<String> violated, ProblemType type, long waitSeconds, long second,
+      RefusalFormat format, String htmlPath) {}
+
+  /** The last body built for a policy; its bytes are shared, never written to. */
+  private record CachedBody(BodyKey key, LocalResponse response) {}
 
   /** A 429 abnormal-usage-detected for an escalated or blocked partition (draft-09 section 5.3). */
   private Refusal abnormal(Policy policy, QuotaPolicy enforced, long wait, List<String> violated) {
