@@ -107,6 +107,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private Exchange current;
   private boolean closing;
   private boolean draining;
+  private boolean lingering;
+
+  /** Longest a connection is kept half-closed after a response that ends it. */
+  static final java.time.Duration LINGER = java.time.Duration.ofSeconds(2);
 
   ProxyHandler(GatewayState state) {
     this.state = state;
@@ -135,6 +139,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
+    if (lingering) {
+      ctx.read(); // dropping what arrives until the client closes
+      return;
+    }
     maybeRead();
   }
 
@@ -240,11 +248,35 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     current = null;
     if (!keepAlive) {
       closing = true;
-      ctx.close();
+      lingeringClose();
       return;
     }
     drain();
     maybeRead();
+  }
+
+  /**
+   * Closes after a response that ends the connection. Closing a socket with unread request bytes
+   * (a body refused with 413 unread) makes the kernel send a reset, which can destroy the response
+   * before the client reads it; so the gateway sends its FIN first, reads and drops whatever still
+   * arrives, and closes when the client does or after {@link #LINGER}, as servers do with a
+   * lingering close.
+   */
+  private void lingeringClose() {
+    if (!(ctx.channel() instanceof io.netty.channel.socket.DuplexChannel duplex) || !ctx.channel().isActive()) {
+      ctx.close();
+      return;
+    }
+    lingering = true;
+    duplex.shutdownOutput().addListener(f -> {
+      if (!f.isSuccess()) {
+        ctx.close();
+      }
+    });
+    ctx.executor().schedule(() -> {
+      ctx.close();
+    }, LINGER.toMillis(), TimeUnit.MILLISECONDS);
+    ctx.read();
   }
 
 
