@@ -34,9 +34,9 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -443,7 +443,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       for (Policy p : policies) {
         PartitionKey key = snap.speech().partition(p, facts);
         keys.add(key);
-        long blocked = state.escalations.blockedFor(p.name(), key, now);
+        // only a policy with escalation can have blocked a partition (onRefused below)
+        long blocked = p.escalation().isPresent() ? state.escalations.blockedFor(p.name(), key, now) : 0;
         if (blocked > 0) {
           state.metrics.decision(p.name(), "blocked");
           discardBody();
@@ -1109,9 +1110,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       state.metrics.localResponse(r.status().code());
       HttpHeaders h = r.headers();
       boolean head = request.method().equals(HttpMethod.HEAD);
+      // the response's own header object goes out as it is: no copy
       FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, r.status(),
-          head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(r.body()));
-      resp.headers().set(h);
+          head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(r.body()), h, EmptyHttpHeaders.INSTANCE);
       if (r.contentType() != null) {
         resp.headers().set(HttpHeaderNames.CONTENT_TYPE, r.contentType());
       }
@@ -1129,7 +1130,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private void discovery(boolean head) {
       HttpSpeech.Discovery doc = state.discovery();
       String inm = request.headers().get(HttpHeaderNames.IF_NONE_MATCH);
-      HttpHeaders h = new DefaultHttpHeaders();
+      HttpHeaders h = LocalResponse.ownHeaders();
       h.set(HttpHeaderNames.CACHE_CONTROL, doc.cacheControl());
       h.set(HttpHeaderNames.ETAG, doc.etag());
       h.set(HttpHeaderNames.VARY, HttpHeaderNames.ACCEPT_ENCODING);
