@@ -307,6 +307,13 @@ class GatewayEndToEndTest {
     assertThat(b.get("error").asText()).isEqualTo("internal_server_error");
     assertThat(b.get("upstreamStatus").asInt()).isEqualTo(500);
     assertThat(Schemas.validate(Schemas.REFUSAL, b)).isEmpty();
+    // a 429 needs the limit and the wait, which only the upstream knows: passed through as it is
+    HttpResponse<String> limited = get("/status/429");
+    assertThat(limited.statusCode()).isEqualTo(429);
+    assertThat(limited.body()).isEqualTo("upstream says 429");
+    HttpResponse<String> notFound = get("/status/404");
+    assertThat(json(notFound).get("error").asText()).isEqualTo("not_found");
+    assertThat(Schemas.validate(Schemas.REFUSAL, json(notFound))).isEmpty();
     HttpResponse<String> raw = get("/raw/status/500");
     assertThat(raw.statusCode()).isEqualTo(500);
     assertThat(raw.body()).isEqualTo("upstream says 500");

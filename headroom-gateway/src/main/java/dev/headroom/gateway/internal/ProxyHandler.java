@@ -746,10 +746,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         if (!HttpUtil.isKeepAlive(r)) {
           upstreamReusable = false;
         }
-        if (route.route().normaliseErrors() && code >= 400 && isBare(r)) {
+        if (route.route().normaliseErrors() && code >= 400 && isBare(r) && normalisable(r)) {
           normalising = true;
           normalisedStatus = code;
           normalisedReason = r.status().reasonPhrase();
+          normalisedAllow = r.headers().get(HttpHeaderNames.ALLOW);
           ReferenceCountUtil.release(msg);
           if (msg instanceof LastHttpContent) {
             normalisedEnd(code, r.status().reasonPhrase());
@@ -823,6 +824,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private boolean clientUnflushed;
+    private String normalisedAllow;
     private int normalisedStatus;
     private String normalisedReason;
 
@@ -840,7 +842,12 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           normalisedStatus >= 500
               ? "The service behind this gateway failed to complete the request; it is reported in a structured form so that callers can decide whether to retry."
               : "The service behind this gateway refused the request; it is reported in a structured form so that callers can correct it.",
-          Map.of("upstreamStatus", normalisedStatus)), format, path());
+          normalisedAllow == null ? Map.of("upstreamStatus", normalisedStatus)
+              : Map.of("upstreamStatus", normalisedStatus, "allowedMethods", allowList(normalisedAllow))),
+          format, path());
+      if (normalisedAllow != null) {
+        r.headers().set(HttpHeaderNames.ALLOW, normalisedAllow);
+      }
       if (decision != null) {
         snap.speech().rateLimitHeaders(route.route(), decision, normalisedStatus, r.headers());
       }
@@ -1246,6 +1253,16 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /**
+   * Whether the gateway can state what Graceful Boundaries requires of the status: a 429 needs the
+   * limit and the wait, which only the upstream knows, and a 405 its methods, known only from its
+   * {@code Allow} field; those pass through as they are otherwise.
+   */
+  static boolean normalisable(HttpResponse r) {
+    int code = r.status().code();
+    return code != 429 && (code != 405 || r.headers().contains(HttpHeaderNames.ALLOW));
+  }
+
   /** A bare response is one without a JSON body: nothing a caller could parse for error, detail, why. */
   static boolean isBare(HttpResponse r) {
     String ct = r.headers().get(HttpHeaderNames.CONTENT_TYPE);
@@ -1256,7 +1273,17 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     return !(base.startsWith("application/json") || base.startsWith("application/problem+json"));
   }
 
-  static String snakeCase(String reason) {
+  static List<String> allowList(String allow) {
+    List<String> methods = new ArrayList<>();
+    for (String m : allow.split(",")) {
+      if (!m.isBlank()) {
+        methods.add(m.strip());
+      }
+    }
+    return methods;
+  }
+
+    static String snakeCase(String reason) {
     String s = reason == null ? "upstream_error" : reason.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
     s = s.replaceAll("^_+|_+$", "");
     return s.isEmpty() ? "upstream_error" : s.length() > 64 ? s.substring(0, 64) : s;
