@@ -106,10 +106,18 @@ LUA
 
 # warm-up of both proxies. The JVM's C2 compiler needs the request shapes of the measured runs for
 # many seconds on a busy 2-core machine (JFR showed C2 still compiling the hot path after a 3 s
-# warm-up, at 1.5 s of CPU per 5 s run); nginx needs none, it gets the same connections anyway.
+# warm-up, at 1.5 s of CPU per 5 s run). It also needs to have seen connections close: the end of
+# a wrk run takes never-seen branches in compiled code, whose deoptimisation and recompilation
+# otherwise land in the next measured run (PrintCompilation: ProxyHandler and Netty pipeline
+# methods "made not entrant" as a run starts; C2 then used 15 us of CPU per request of that run).
+# Hence a few short runs after the long one. nginx needs none of this.
 warm="${HEADROOM_BENCH_WARMUP:-20}"
 wrk -t2 -c"$conns" -d"${warm}s" "http://127.0.0.1:$HR/ok" >/dev/null
 wrk -t2 -c"$conns" -d"$((warm / 2))s" -s "$work/half.lua" "http://127.0.0.1:$HR/" >/dev/null
+for _ in 1 2 3; do
+  wrk -t2 -c"$conns" -d3s "http://127.0.0.1:$HR/ok" >/dev/null
+  wrk -t2 -c"$conns" -d2s -s "$work/half.lua" "http://127.0.0.1:$HR/" >/dev/null
+done
 wrk -t2 -c"$conns" -d3s "http://127.0.0.1:$PEER/ok" >/dev/null
 
 run() { # name url [script]
