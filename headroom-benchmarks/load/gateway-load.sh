@@ -94,6 +94,7 @@ for _ in $(seq 1 100); do grep -q "listening on" "$work/headroom.out" 2>/dev/nul
 HR=$(sed -n 's#listening on http://127.0.0.1:##p' "$work/headroom.out")
 [[ -n "$HR" ]] || { echo "headroom did not start" >&2; cat "$work/headroom.err" >&2; exit 1; }
 
+
 cat > "$work/half.lua" <<'LUA'
 local n = 0
 request = function()
@@ -103,9 +104,21 @@ request = function()
 end
 LUA
 
-# warm-up (JIT) of both proxies
-wrk -t1 -c8 -d3s "http://127.0.0.1:$HR/ok" >/dev/null
-wrk -t1 -c8 -d1s "http://127.0.0.1:$PEER/ok" >/dev/null
+# warm-up of both proxies. The JVM's C2 compiler needs the request shapes of the measured runs for
+# many seconds on a busy 2-core machine (JFR showed C2 still compiling the hot path after a 3 s
+# warm-up, at 1.5 s of CPU per 5 s run). It also needs to have seen connections close: the end of
+# a wrk run takes never-seen branches in compiled code, whose deoptimisation and recompilation
+# otherwise land in the next measured run (PrintCompilation: ProxyHandler and Netty pipeline
+# methods "made not entrant" as a run starts; C2 then used 15 us of CPU per request of that run).
+# Hence a few short runs after the long one. nginx needs none of this.
+warm="${HEADROOM_BENCH_WARMUP:-20}"
+wrk -t2 -c"$conns" -d"${warm}s" "http://127.0.0.1:$HR/ok" >/dev/null
+wrk -t2 -c"$conns" -d"$((warm / 2))s" -s "$work/half.lua" "http://127.0.0.1:$HR/" >/dev/null
+for _ in 1 2 3; do
+  wrk -t2 -c"$conns" -d3s "http://127.0.0.1:$HR/ok" >/dev/null
+  wrk -t2 -c"$conns" -d2s -s "$work/half.lua" "http://127.0.0.1:$HR/" >/dev/null
+done
+wrk -t2 -c"$conns" -d3s "http://127.0.0.1:$PEER/ok" >/dev/null
 
 run() { # name url [script]
   local name="$1" url="$2" script="${3:-}"

@@ -2,6 +2,7 @@ package dev.headroom.gateway;
 
 import dev.headroom.InMemoryStore;
 import dev.headroom.Store;
+import dev.headroom.redis.RedisStore;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.internal.GatewayServer;
 import java.net.InetSocketAddress;
@@ -25,9 +26,11 @@ import java.util.Optional;
  */
 public final class Gateway implements AutoCloseable {
   private final GatewayServer server;
+  private final Store ownedStore;
 
-  private Gateway(GatewayServer server) {
+  private Gateway(GatewayServer server, Store ownedStore) {
     this.server = server;
+    this.ownedStore = ownedStore;
   }
 
   /** Starts a builder for the given configuration. */
@@ -75,6 +78,9 @@ public final class Gateway implements AutoCloseable {
   @Override
   public void close() {
     server.close();
+    if (ownedStore != null) {
+      ownedStore.close(); // a store built from the configuration is the gateway's (Redis connections)
+    }
   }
 
   /** Configures a {@link Gateway}. */
@@ -132,16 +138,30 @@ public final class Gateway implements AutoCloseable {
      */
     public Gateway start() throws ConfigException, InterruptedException {
       Store s = store != null ? store : storeFor(config);
-      return new Gateway(GatewayServer.start(config, s, ticker, Optional.ofNullable(file), watch, threads));
+      try {
+        return new Gateway(GatewayServer.start(config, s, ticker, Optional.ofNullable(file), watch, threads),
+            store == null ? s : null);
+      } catch (RuntimeException | InterruptedException e) {
+        if (store == null) {
+          s.close();
+        }
+        throw e;
+      }
     }
 
     private Store storeFor(GatewayConfig c) throws ConfigException {
       return switch (c.store().type()) {
         case MEMORY -> InMemoryStore.builder().ticker(ticker).maxKeys(c.store().maxKeys()).build();
-        // SEAM(headroom-redis): the Redis store module has not landed; until it does, a redis
-        // store is refused at start with this message rather than silently run in memory.
-        case REDIS -> throw new ConfigException(c.source(), java.util.List.of("store.type: \"redis\" is not "
-            + "available in this build (the headroom-redis module is not on the class path); expected memory"));
+        case REDIS -> {
+          // Redis TIME decides windows, unless a test drives time with its own ticker
+          RedisStore.Builder b = RedisStore.builder().uri(c.store().uri().orElseThrow())
+              .failurePolicy(c.store().failurePolicy()).decisionDeadline(c.store().decisionDeadline());
+          c.store().keyPrefix().ifPresent(b::keyPrefix);
+          if (ticker != Ticker.system()) {
+            b.ticker(ticker);
+          }
+          yield b.build();
+        }
       };
     }
   }

@@ -2,6 +2,7 @@ package dev.headroom.gateway;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.gateway.internal.ConfigReader;
+import dev.headroom.http.body.PolicyTexts;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -31,6 +32,7 @@ import java.util.Set;
  * @param upstreams the origin servers, by name
  * @param policies the quota policies, by name
  * @param routes the routes, in the order they are matched
+ * @param pk how the {@code pk} parameter of the RateLimit fields is made, unless a route says otherwise
  * @param source where the configuration came from (a file name, or {@code <sample>})
  * @param text the configuration's text as read, served on the admin port
  */
@@ -45,6 +47,7 @@ public record GatewayConfig(
     Map<String, Upstream> upstreams,
     Map<String, Policy> policies,
     List<Route> routes,
+    PkSettings pk,
     String source,
     String text) {
 
@@ -101,23 +104,86 @@ public record GatewayConfig(
   /** A copy listening on another port (the command line's {@code --port}). */
   public GatewayConfig withListenPort(int port) {
     return new GatewayConfig(service, new Listen(listen.host(), port), admin, store, trustedProxies,
-        limits, timeouts, upstreams, policies, routes, source, text);
+        limits, timeouts, upstreams, policies, routes, pk, source, text);
   }
 
   /** A copy with the admin listener on another port (the command line's {@code --admin-port}). */
   public GatewayConfig withAdminPort(int port) {
     return new GatewayConfig(service, listen, new Admin(admin.enabled(), admin.host(), port), store,
-        trustedProxies, limits, timeouts, upstreams, policies, routes, source, text);
+        trustedProxies, limits, timeouts, upstreams, policies, routes, pk, source, text);
   }
 
-  /** Who the gateway speaks for: the discovery document's {@code service} and {@code description}. */
-  public record Service(String name, String description, Optional<String> changelog, Optional<String> feed) {}
+  /**
+   * Who the gateway speaks for: the discovery document's {@code service} and {@code description},
+   * its changelog and feed, the public {@code origin} callers reach it at (against which absolute
+   * guidance URLs must be same-origin, Graceful Boundaries SC-6), and a {@code statusUrl} sent on
+   * availability errors (502, 503, 504).
+   */
+  public record Service(String name, String description, Optional<String> changelog, Optional<String> feed,
+      Optional<java.net.URI> origin, Optional<String> statusUrl) {}
 
   /** A listening address; port 0 picks any free port. */
   public record Listen(String host, int port) {}
 
   /** The admin listener; bound to loopback unless configured otherwise. */
   public record Admin(boolean enabled, String host, int port) {}
+
+  /**
+   * What the {@code pk} parameter of the RateLimit fields carries
+   * (draft-ietf-httpapi-ratelimit-headers-09 sections 3.1.4, 4.1.3, 6.1, 7.1); never a raw credential.
+   */
+  public enum PkMode {
+    /** No {@code pk}. */
+    OFF("off"),
+    /**
+     * The predictable hash a client can compute for its own partition: the first 16 bytes of
+     * SHA-256 of the policy name, a zero byte and the partition key (such as {@code ip:203.0.113.7}).
+     */
+    HASH("hash"),
+    /** A keyed HMAC-SHA256 of the same input: stable for a client, unpredictable without the key. */
+    HMAC("hmac");
+
+    private final String token;
+
+    PkMode(String token) {
+      this.token = token;
+    }
+
+    /** The configuration token. */
+    public String token() {
+      return token;
+    }
+  }
+
+  /**
+   * The {@code pk} settings: the default mode and, for {@code hmac}, the exposure made from the key
+   * named by {@code keyEnv} or {@code keyFile} (the key itself is never part of the configuration,
+   * its text, or its string form).
+   */
+  public record PkSettings(PkMode mode, Optional<String> keyEnv, Optional<String> keyFile,
+      Optional<dev.headroom.http.PartitionKeyExposure> hmac) {}
+
+  /**
+   * A {@code type: vend} route (the vend rate-limit extension, seed 003): the POST body is read
+   * (at most {@code maxRequestBytes}) as a vend envelope and decided per scope; allowed calls are
+   * forwarded and the upstream's JSON response (at most {@code maxResponseBytes}) gets the
+   * extension data; larger responses pass through unchanged with the RateLimit fields only.
+   *
+   * @param limits the policy name of each scope ({@code global}, {@code service}, {@code function},
+   *     {@code user}) for every function
+   * @param functions per function, the policy name of each scope that differs for it
+   * @param userHeader the request header naming the authenticated user, for the {@code user} scope
+   * @param mergeCapabilities {@code vend.capabilities} is forwarded and our extension merged into
+   *     the upstream's answer (true), or answered by the gateway (false)
+   */
+  public record Vend(Map<String, String> limits, Map<String, Map<String, String>> functions,
+      Optional<String> userHeader, Optional<String> service, Optional<java.net.URI> documentation,
+      boolean mergeCapabilities, int maxRequestBytes, int maxResponseBytes) {
+    public Vend {
+      limits = Map.copyOf(limits);
+      functions = Map.copyOf(functions);
+    }
+  }
 
   /** Which store keeps the counters. */
   public enum StoreType {
@@ -127,8 +193,13 @@ public record GatewayConfig(
     REDIS
   }
 
-  /** The store: its type, its bound on tracked keys (memory) or its URI (redis). */
-  public record StoreSettings(StoreType type, long maxKeys, Optional<String> uri) {}
+  /**
+   * The store: its type, its bound on tracked keys (memory), or for redis its URI, key prefix,
+   * what to do when Redis cannot decide in time ({@code failurePolicy}) and how long a decision
+   * waits for it ({@code decisionDeadline}).
+   */
+  public record StoreSettings(StoreType type, long maxKeys, Optional<String> uri, Optional<String> keyPrefix,
+      dev.headroom.redis.FailurePolicy failurePolicy, Duration decisionDeadline) {}
 
   /** Size limits: request line, all header fields together, request body. */
   public record Limits(int maxRequestLineBytes, int maxHeaderBytes, long maxBodyBytes) {}
@@ -151,20 +222,15 @@ public record GatewayConfig(
 
   /**
    * A quota policy and how it speaks: its partitioning ({@code client-ip}, {@code header:NAME},
-   * {@code api-key}, {@code route}, {@code global}), the {@code why} of its refusals, an optional
-   * description and limit type for discovery, constructive guidance URLs and escalation.
+   * {@code api-key}, {@code route}, {@code global}), its texts (the {@code why} of its refusals, an
+   * optional description and limit type for discovery, constructive guidance URLs; validated by
+   * headroom-http when the file is read) and escalation.
    */
   public record Policy(
       QuotaPolicy quota,
       String partition,
-      String why,
-      Optional<String> description,
-      Optional<String> limitType,
-      Map<String, String> guidance,
+      PolicyTexts texts,
       Optional<Escalation> escalation) {
-    public Policy {
-      guidance = Map.copyOf(guidance);
-    }
 
     public String name() {
       return quota.name();
@@ -183,7 +249,9 @@ public record GatewayConfig(
       String upstream,
       List<String> policies,
       List<String> dialects,
-      boolean normaliseErrors) {
+      boolean normaliseErrors,
+      Optional<PkMode> pk,
+      Optional<Vend> vend) {
     public Route {
       methods = Set.copyOf(methods);
       policies = List.copyOf(policies);

@@ -74,6 +74,80 @@ class ConfigValidationTest {
     assertThat(c.policies().get("daily").quota().window()).isEqualTo(Duration.ofDays(1));
   }
 
+  @Test
+  void policyTextsAreCheckedByHeadroomHttpAtLoad_gracefulBoundaries_sc2_sc6() {
+    String bad = """
+        service: {name: S, origin: "https://api.example.com", changelog: "https://elsewhere.example/changes"}
+        upstreams:
+          a: {url: "http://127.0.0.1:9"}
+        policies:
+          mechanism: {quota: 5, window: 1m, why: We use Redis with a sliding window.}
+          restated: {quota: 5, window: 1m, why: Rate limit exceeded}
+          offsite:
+            quota: 5
+            window: 1m
+            why: Limits keep the service available for everyone.
+            guidance: {alternativeEndpoint: "https://evil.example/api", cachedResultUrl: "https://api.example.com/cache"}
+          kind: {quota: 5, window: 1m, why: Limits keep the service available for everyone., limitType: Not A Token}
+        routes:
+          - {method: GET, path: /x, upstream: a, policies: [mechanism, restated, offsite, kind]}
+        """;
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "t.yaml"), ConfigException.class);
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.mechanism.why:").contains("SC-2"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.restated.why:"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p)
+        .startsWith("policies.offsite.guidance.alternativeEndpoint:").contains("SC-6").contains("evil.example"));
+    assertThat(e.problems()).noneSatisfy(p -> assertThat(p).contains("cachedResultUrl"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.kind.limitType:"));
+    String origin = bad.replace("origin: \"https://api.example.com\"", "origin: \"ftp://x/y\"");
+    ConfigException o = catchThrowableOfType(() -> GatewayConfig.parse(origin, "t.yaml"), ConfigException.class);
+    assertThat(o.problems()).anySatisfy(p -> assertThat(p).startsWith("service.origin: \"ftp://x/y\""));
+  }
+
+  @Test
+  void aChangelogOnAnotherOriginIsRefusedAtLoad_gracefulBoundaries_sc6() throws Exception {
+    String yaml = """
+        service: {name: S, origin: "https://api.example.com", changelog: "https://elsewhere.example/changes"}
+        upstreams:
+          a: {url: "http://127.0.0.1:9"}
+        routes:
+          - {method: GET, path: /x, upstream: a}
+        """;
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(yaml, "t.yaml"), ConfigException.class);
+    assertThat(e.problems()).singleElement().asString().startsWith("service.changelog:").contains("SC-6");
+    assertThat(GatewayConfig.parse(yaml.replace("https://elsewhere.example/changes", "https://api.example.com/changes"),
+        "ok.yaml").service().changelog()).hasValue("https://api.example.com/changes");
+  }
+
+  @Test
+  void vendAndPkSettingsValidateAgainstTheSchemaAndTheReader() throws Exception {
+    String yaml = """
+        service: {name: S}
+        pk: {exposure: hash}
+        upstreams:
+          a: {url: "http://127.0.0.1:9"}
+        policies:
+          f: {quota: 100, window: 1m, why: Limits keep the service available for everyone.}
+        routes:
+          - {method: GET, path: /x, upstream: a, pk: "off"}
+          - name: vend
+            type: vend
+            path: /vend
+            upstream: a
+            vend: {limits: {function: f, functions: {orders.create: {service: f}}}, user: "header:X-User", capabilities: local}
+        """;
+    assertThat(GatewayConfig.parse(yaml, "ok.yaml").routes().get(1).vend()).isPresent();
+    assertThat(Schemas.validate(Schemas.CONFIG, readYaml(yaml))).isEmpty();
+    String bad = yaml.replace("orders.create", "nodot").replace("capabilities: local", "capabilities: maybe")
+        .replace("path: /vend", "path: /vend\n    method: GET");
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[1].method: \"GET\""));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[1].vend.capabilities: \"maybe\""));
+    String badFunction = yaml.replace("orders.create", "nodot");
+    ConfigException f = catchThrowableOfType(() -> GatewayConfig.parse(badFunction, "bad.yaml"), ConfigException.class);
+    assertThat(f.problems()).singleElement().asString().startsWith("routes[1].vend.limits:").contains("nodot");
+  }
+
   private static JsonNode readYaml(String s) {
     try {
       return YAML.readTree(s);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
+import dev.headroom.http.discovery.LimitsDocument;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -192,7 +193,14 @@ class GatewayEndToEndTest {
     assertThat(b.get("violated-policies").get(0).asText()).isEqualTo("minute");
     assertThat(b.get("upgradeUrl").asText()).isEqualTo("/pricing");
     assertThat(b.get("detail").asText()).contains("40 seconds");
-    ticker.advance(Duration.ofSeconds(40));
+    // the same second, the same wait: the same bytes; five seconds on, a body that says 35
+    assertThat(get("/echo/1").body()).isEqualTo(r.body());
+    ticker.advance(Duration.ofSeconds(5));
+    HttpResponse<String> later = get("/echo/1");
+    assertThat(later.headers().firstValue("Retry-After")).hasValue("35");
+    assertThat(json(later).get("retryAfterSeconds").asLong()).isEqualTo(35);
+    assertThat(json(later).get("detail").asText()).contains("35 seconds");
+    ticker.advance(Duration.ofSeconds(35));
     assertThat(get("/echo/1").statusCode()).isEqualTo(200);
   }
 
@@ -264,9 +272,13 @@ class GatewayEndToEndTest {
         .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[200_000])).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(big.statusCode()).isEqualTo(413);
     assertThat(Schemas.validate(Schemas.REFUSAL, json(big))).isEmpty();
+    // Graceful Boundaries section 6, input class: which field, and what valid input looks like
+    assertThat(json(big).get("field").asText()).isEqualTo("body");
+    assertThat(json(big).get("expected").asText()).isEqualTo("A request body of at most 100000 bytes.");
 
     HttpResponse<String> headers = get("/d07", "X-Big", "x".repeat(4000));
     assertThat(headers.statusCode()).isEqualTo(431);
+    assertThat(json(headers).get("field").asText()).isEqualTo("headers");
     assertThat(Schemas.validate(Schemas.REFUSAL, json(headers))).isEmpty();
 
     HttpResponse<String> down = get("/down");
@@ -295,6 +307,13 @@ class GatewayEndToEndTest {
     assertThat(b.get("error").asText()).isEqualTo("internal_server_error");
     assertThat(b.get("upstreamStatus").asInt()).isEqualTo(500);
     assertThat(Schemas.validate(Schemas.REFUSAL, b)).isEmpty();
+    // a 429 needs the limit and the wait, which only the upstream knows: passed through as it is
+    HttpResponse<String> limited = get("/status/429");
+    assertThat(limited.statusCode()).isEqualTo(429);
+    assertThat(limited.body()).isEqualTo("upstream says 429");
+    HttpResponse<String> notFound = get("/status/404");
+    assertThat(json(notFound).get("error").asText()).isEqualTo("not_found");
+    assertThat(Schemas.validate(Schemas.REFUSAL, json(notFound))).isEmpty();
     HttpResponse<String> raw = get("/raw/status/500");
     assertThat(raw.statusCode()).isEqualTo(500);
     assertThat(raw.body()).isEqualTo("upstream says 500");
@@ -305,7 +324,10 @@ class GatewayEndToEndTest {
     for (String path : List.of("/.well-known/limits", "/api/limits")) {
       HttpResponse<String> r = get(path);
       assertThat(r.statusCode()).isEqualTo(200);
-      assertThat(r.headers().firstValue("Cache-Control").orElseThrow()).contains("s-maxage=300");
+      // Graceful Boundaries section 1: cacheable for at least 300 seconds by shared caches
+      assertThat(r.headers().firstValue("Cache-Control")).hasValue(LimitsDocument.cacheControl());
+      assertThat(Long.parseLong(r.headers().firstValue("Cache-Control").orElseThrow().replaceAll(".*s-maxage=(\\d+).*", "$1")))
+          .isGreaterThanOrEqualTo(300);
       JsonNode doc = json(r);
       assertThat(Schemas.validate(Schemas.LIMITS, doc)).isEmpty();
       assertThat(doc.get("service").asText()).isEqualTo("Test service");

@@ -14,6 +14,13 @@ import dev.headroom.gateway.GatewayConfig.Admin;
 import dev.headroom.gateway.GatewayConfig.Escalation;
 import dev.headroom.gateway.GatewayConfig.Limits;
 import dev.headroom.gateway.GatewayConfig.Listen;
+import dev.headroom.gateway.GatewayConfig.PkMode;
+import dev.headroom.gateway.GatewayConfig.Vend;
+import dev.headroom.redis.FailurePolicy;
+import dev.headroom.redis.RedisStore;
+import dev.headroom.vend.VendRateLimiter;
+import dev.headroom.vend.VendRequestReader;
+import dev.headroom.gateway.GatewayConfig.PkSettings;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.GatewayConfig.Route;
 import dev.headroom.gateway.GatewayConfig.Service;
@@ -21,12 +28,24 @@ import dev.headroom.gateway.GatewayConfig.StoreSettings;
 import dev.headroom.gateway.GatewayConfig.StoreType;
 import dev.headroom.gateway.GatewayConfig.Timeouts;
 import dev.headroom.gateway.GatewayConfig.Upstream;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.LimitType;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.discovery.DiscoveryRoute;
+import dev.headroom.http.discovery.LimitsDocument;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.CidrRange;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
+import dev.headroom.http.PartitionKeyExposure;
+import dev.headroom.http.partition.PartitionKeyExposures;
+import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.function.Function;
 import java.net.URISyntaxException;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -66,13 +85,25 @@ public final class ConfigReader {
 
   private static final Pattern SHORT_DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h|d)");
 
-  private final List<String> problems = new ArrayList<>();
+  /** The {@code why} of texts made for checks only; never sent. */
+  static final String DEFAULT_WHY = "Limits keep the service available for everyone.";
 
-  private ConfigReader() {}
+  private final List<String> problems = new ArrayList<>();
+  private final Function<String, String> env;
+  private URI origin;
+
+  private ConfigReader(Function<String, String> env) {
+    this.env = env;
+  }
 
   /** Parses and validates; see {@link GatewayConfig#parse(String, String)}. */
   public static GatewayConfig read(String yaml, String source) throws ConfigException {
-    ConfigReader reader = new ConfigReader();
+    return read(yaml, source, System::getenv);
+  }
+
+  /** As {@link #read(String, String)}, with the environment variables {@code pk.keyEnv} may name. */
+  public static GatewayConfig read(String yaml, String source, Function<String, String> env) throws ConfigException {
+    ConfigReader reader = new ConfigReader(env);
     JsonNode root;
     try {
       root = new ObjectMapper(new YAMLFactory()).readTree(yaml);
@@ -98,8 +129,9 @@ public final class ConfigReader {
       return null;
     }
     keys("", root, "service", "listen", "admin", "store", "trustedProxies", "limits", "timeouts",
-        "upstreams", "policies", "routes");
+        "upstreams", "policies", "routes", "pk");
     Service service = service(root.path("service"));
+    origin = service == null ? null : service.origin().orElse(null);
     Listen listen = listen(root.path("listen"));
     Admin admin = admin(root.path("admin"));
     StoreSettings store = store(root.path("store"));
@@ -109,11 +141,33 @@ public final class ConfigReader {
     Map<String, Upstream> upstreams = upstreams(root.path("upstreams"));
     Map<String, Policy> policies = policies(root.path("policies"));
     List<Route> routes = routes(root.path("routes"), upstreams, policies);
+    PkSettings pk = pk(root.path("pk"), routes);
     if (!problems.isEmpty()) {
       return null;
     }
-    return new GatewayConfig(service, listen, admin, store, trusted, limits, timeouts, upstreams,
-        policies, routes, source, text);
+    GatewayConfig config = new GatewayConfig(service, listen, admin, store, trusted, limits, timeouts,
+        upstreams, policies, routes, pk, source, text);
+    vocabulary(config);
+    return problems.isEmpty() ? config : null;
+  }
+
+  /**
+   * Builds what requests will use (header emitters, refusal texts, the discovery document) once
+   * now, so that whatever headroom-http refuses in combination (a changelog on another origin, two
+   * routes with one discovery key) is reported at load, never at the first request.
+   */
+  private void vocabulary(GatewayConfig config) {
+    try {
+      Speech.of(config, dev.headroom.Ticker.system()).discovery(Map.of(), Set.of());
+    } catch (IllegalArgumentException e) {
+      String m = e.getMessage();
+      String where = m.startsWith("changelog:") ? "service.changelog"
+          : m.startsWith("feed:") ? "service.feed"
+          : m.startsWith("description:") ? "service.description"
+          : m.startsWith("service:") ? "service.name"
+          : m.startsWith("route ") ? "routes" : "(root)";
+      problems.add(where + ": " + m);
+    }
   }
 
   private Service service(JsonNode n) {
@@ -124,12 +178,27 @@ public final class ConfigReader {
     if (!object("service", n)) {
       return null;
     }
-    keys("service", n, "name", "description", "changelog", "feed");
+    keys("service", n, "name", "description", "changelog", "feed", "origin", "statusUrl");
     String name = requiredText("service.name", n.path("name"), "the service's name");
     String description = optionalText("service.description", n.path("description")).orElse("");
     Optional<String> changelog = optionalUrl("service.changelog", n.path("changelog"));
     Optional<String> feed = optionalUrl("service.feed", n.path("feed"));
-    return new Service(name, description, changelog, feed);
+    Optional<URI> origin = Optional.empty();
+    Optional<String> originText = optionalText("service.origin", n.path("origin"));
+    if (originText.isPresent()) {
+      try {
+        URI o = new URI(originText.get());
+        // headroom-http decides what an origin is (scheme, host, optional port only)
+        LimitRefusals.builder().ticker(dev.headroom.Ticker.system()).origin(o)
+            .defaults(PolicyTexts.builder(DEFAULT_WHY).build()).build();
+        origin = Optional.of(o);
+      } catch (URISyntaxException | IllegalArgumentException e) {
+        problem("service.origin", n.path("origin"), "the public origin callers reach the gateway at, "
+            + "such as https://api.example.com (scheme, host and optional port only)");
+      }
+    }
+    Optional<String> statusUrl = optionalUrl("service.statusUrl", n.path("statusUrl"));
+    return new Service(name, description, changelog, feed, origin, statusUrl);
   }
 
   private Listen listen(JsonNode n) {
@@ -161,12 +230,13 @@ public final class ConfigReader {
 
   private StoreSettings store(JsonNode n) {
     if (n.isMissingNode()) {
-      return new StoreSettings(StoreType.MEMORY, 1_000_000, Optional.empty());
+      return new StoreSettings(StoreType.MEMORY, 1_000_000, Optional.empty(), Optional.empty(),
+          FailurePolicy.FAIL_CLOSED, RedisStore.DEFAULT_DECISION_DEADLINE);
     }
     if (!object("store", n)) {
       return null;
     }
-    keys("store", n, "type", "maxKeys", "uri");
+    keys("store", n, "type", "maxKeys", "uri", "keyPrefix", "failurePolicy", "decisionDeadline");
     String type = optionalText("store.type", n.path("type")).orElse("memory");
     StoreType storeType = null;
     switch (type) {
@@ -176,13 +246,45 @@ public final class ConfigReader {
     }
     long maxKeys = integer("store.maxKeys", n.path("maxKeys"), 1_000_000, 1, Long.MAX_VALUE);
     Optional<String> uri = optionalText("store.uri", n.path("uri"));
-    if (storeType == StoreType.REDIS && uri.isEmpty()) {
-      problem("store.uri", n.path("uri"), "a redis:// URI when store.type is redis");
+    Optional<String> keyPrefix = optionalText("store.keyPrefix", n.path("keyPrefix"));
+    FailurePolicy failure = FailurePolicy.FAIL_CLOSED;
+    Optional<String> failureText = optionalText("store.failurePolicy", n.path("failurePolicy"));
+    if (failureText.isPresent()) {
+      switch (failureText.get()) {
+        case "fail-open" -> failure = FailurePolicy.FAIL_OPEN;
+        case "fail-closed" -> failure = FailurePolicy.FAIL_CLOSED;
+        case "fallback" -> failure = FailurePolicy.FALLBACK;
+        default -> problem("store.failurePolicy", n.path("failurePolicy"),
+            "fail-open (admit), fail-closed (503 temporary-reduced-capacity) or fallback (decide in memory)");
+      }
     }
-    if (storeType == StoreType.MEMORY && uri.isPresent()) {
-      problem("store.uri", n.path("uri"), "no uri when store.type is memory");
+    Duration deadline = duration("store.decisionDeadline", n.path("decisionDeadline"),
+        RedisStore.DEFAULT_DECISION_DEADLINE);
+    if (storeType == StoreType.REDIS) {
+      if (uri.isEmpty()) {
+        problem("store.uri", n.path("uri"), "a redis:// URI when store.type is redis");
+      }
+      // headroom-redis checks its own settings; nothing connects here
+      RedisStore.Builder b = RedisStore.builder();
+      check("store.uri", () -> uri.ifPresent(b::uri));
+      check("store.keyPrefix", () -> keyPrefix.ifPresent(b::keyPrefix));
+      check("store.decisionDeadline", () -> b.decisionDeadline(deadline));
+    } else {
+      for (String k : List.of("uri", "keyPrefix", "failurePolicy", "decisionDeadline")) {
+        if (!n.path(k).isMissingNode()) {
+          problem("store." + k, n.path(k), "no " + k + " when store.type is memory");
+        }
+      }
     }
-    return new StoreSettings(storeType, maxKeys, uri);
+    return new StoreSettings(storeType, maxKeys, uri, keyPrefix, failure, deadline);
+  }
+
+  private void check(String path, Runnable r) {
+    try {
+      r.run();
+    } catch (IllegalArgumentException e) {
+      problems.add(path + ": " + e.getMessage());
+    }
   }
 
   private List<String> trustedProxies(JsonNode n) {
@@ -355,9 +457,10 @@ public final class ConfigReader {
     if (!g.isMissingNode() && object(path + ".guidance", g)) {
       keys(path + ".guidance", g, GUIDANCE.toArray(String[]::new));
       for (String field : GUIDANCE) {
-        optionalUrl(path + ".guidance." + field, g.path(field)).ifPresent(v -> guidance.put(field, v));
+        optionalText(path + ".guidance." + field, g.path(field)).ifPresent(v -> guidance.put(field, v));
       }
     }
+    PolicyTexts texts = texts(path, n, why, description, limitType, guidance);
     Optional<Escalation> escalation = Optional.empty();
     JsonNode esc = n.path("escalation");
     if (!esc.isMissingNode() && object(path + ".escalation", esc)) {
@@ -381,11 +484,67 @@ public final class ConfigReader {
       if (leaseTimeout != null) {
         b.leaseTimeout(leaseTimeout);
       }
-      return new Policy(b.build(), partition, why, description, limitType, guidance, escalation);
+      return new Policy(b.build(), partition, texts, escalation);
     } catch (IllegalArgumentException ex) {
       problems.add(path + ": " + ex.getMessage());
       return null;
     }
+  }
+
+  /**
+   * The policy's texts, checked by headroom-http now rather than at the first refusal: {@code why}
+   * names no mechanism (SC-2) and restates nothing, no text instructs agents (SC-16), the limit type
+   * is a token, and the machine-actionable guidance URLs are relative or on {@code service.origin}
+   * (SC-6). Each message is reported under the YAML path of the field it concerns.
+   */
+  private PolicyTexts texts(String path, JsonNode n, String why, Optional<String> description,
+      Optional<String> limitType, Map<String, String> guidance) {
+    if (why == null) {
+      return null;
+    }
+    PolicyTexts.Builder b = PolicyTexts.builder(why);
+    description.ifPresent(b::description);
+    if (limitType.isPresent()) {
+      try {
+        b.limitType(LimitType.of(limitType.get()));
+      } catch (IllegalArgumentException e) {
+        problems.add(path + ".limitType: " + e.getMessage());
+      }
+    }
+    Optional.ofNullable(guidance.get("cachedResultUrl")).ifPresent(b::cachedResultUrl);
+    Optional.ofNullable(guidance.get("alternativeEndpoint")).ifPresent(b::alternativeEndpoint);
+    Optional.ofNullable(guidance.get("upgradeUrl")).ifPresent(b::upgradeUrl);
+    Optional.ofNullable(guidance.get("humanUrl")).ifPresent(b::humanUrl);
+    PolicyTexts texts;
+    try {
+      texts = b.build();
+    } catch (IllegalArgumentException e) {
+      problems.add(path + "." + textField(e.getMessage()) + ": " + e.getMessage());
+      return null;
+    }
+    try {
+      LimitRefusals.builder().ticker(dev.headroom.Ticker.system()).origin(origin)
+          .defaults(texts).build();
+    } catch (IllegalArgumentException e) {
+      problems.add(path + "." + textField(e.getMessage()) + ": " + e.getMessage());
+      return null;
+    }
+    return texts;
+  }
+
+  /** The YAML key under a policy that a headroom-http text message is about. */
+  private static String textField(String message) {
+    for (String g : GUIDANCE) {
+      if (message.contains(g)) {
+        return "guidance." + g;
+      }
+    }
+    for (String f : List.of("why", "description", "limitType")) {
+      if (message.startsWith(f + ":") || message.contains(" " + f + ":")) {
+        return f;
+      }
+    }
+    return "why";
   }
 
   private List<Route> routes(JsonNode n, Map<String, Upstream> upstreams, Map<String, Policy> policies) {
@@ -402,7 +561,13 @@ public final class ConfigReader {
       if (!object(path, r)) {
         continue;
       }
-      keys(path, r, "name", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors");
+      keys(path, r, "name", "type", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors",
+          "pk", "vend");
+      String type = optionalText(path + ".type", r.path("type")).orElse("http");
+      if (!type.equals("http") && !type.equals("vend")) {
+        problem(path + ".type", r.path("type"), "http (forwarded as it is) or vend (the vend rate-limit extension)");
+      }
+      boolean isVend = type.equals("vend");
       Set<String> methods = new LinkedHashSet<>();
       if (!r.path("method").isMissingNode() && !r.path("methods").isMissingNode()) {
         problem(path + ".methods", r.path("methods"), "either method or methods, not both");
@@ -413,8 +578,24 @@ public final class ConfigReader {
         for (int j = 0; j < r.path("methods").size(); j++) {
           method(path + ".methods[" + j + "]", r.path("methods").get(j), methods);
         }
+      } else if (isVend) {
+        methods.add("POST"); // vend calls are POSTed (vend-notes.md, HTTP transport)
       } else {
         problem(path + ".method", r.path("method"), "a method such as GET, or methods: a list of them");
+      }
+      if (isVend && !methods.equals(Set.of("POST"))) {
+        problem(path + ".method", r.path("method").isMissingNode() ? r.path("methods") : r.path("method"),
+            "POST only on a vend route (vend calls are POSTed)");
+      }
+      Optional<Vend> vend = Optional.empty();
+      if (isVend) {
+        if (!r.path("policies").isMissingNode()) {
+          problem(path + ".policies", r.path("policies"), "no policies on a vend route: its limits are per scope, "
+              + "under vend.limits");
+        }
+        vend = vend(path + ".vend", r.path("vend"), policies);
+      } else if (!r.path("vend").isMissingNode()) {
+        problem(path + ".vend", r.path("vend"), "no vend settings unless type is vend");
       }
       String template = requiredText(path + ".path", r.path("path"), "a path template such as /items/{id}");
       if (template != null) {
@@ -466,9 +647,177 @@ public final class ConfigReader {
       if (!routeNames.add(name)) {
         problem(path + ".name", r.path("name"), "a route name no earlier route has");
       }
-      out.add(new Route(name, methods, template, upstream, names, dialects, normalise));
+      Optional<PkMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkMode(path + ".pk", r.path("pk"));
+      out.add(new Route(name, methods, template, upstream, names, dialects, normalise, pk, vend));
     }
     return out;
+  }
+
+  /**
+   * {@code pk: {exposure: off|hash|hmac, keyEnv: NAME | keyFile: PATH}}. The HMAC key is read here,
+   * once, from the environment variable or file named (base64, at least 32 bytes); it is never
+   * written in the file, and no message repeats it.
+   */
+  private PkSettings pk(JsonNode n, List<Route> routes) {
+    PkMode mode = PkMode.OFF;
+    Optional<String> keyEnv = Optional.empty();
+    Optional<String> keyFile = Optional.empty();
+    if (!n.isMissingNode() && object("pk", n)) {
+      keys("pk", n, "exposure", "keyEnv", "keyFile");
+      if (!n.path("exposure").isMissingNode()) {
+        mode = pkMode("pk.exposure", n.path("exposure")).orElse(PkMode.OFF);
+      }
+      keyEnv = optionalText("pk.keyEnv", n.path("keyEnv"));
+      keyFile = optionalText("pk.keyFile", n.path("keyFile"));
+      if (keyEnv.isPresent() && keyFile.isPresent()) {
+        problem("pk.keyFile", n.path("keyFile"), "either keyEnv or keyFile, not both");
+      }
+    }
+    boolean hmacUsed = mode == PkMode.HMAC;
+    for (Route r : routes) {
+      hmacUsed |= r.pk().orElse(PkMode.OFF) == PkMode.HMAC;
+    }
+    Optional<PartitionKeyExposure> hmac = Optional.empty();
+    if (hmacUsed) {
+      String key = null;
+      if (keyEnv.isPresent()) {
+        key = env.apply(keyEnv.get());
+        if (key == null) {
+          problems.add("pk.keyEnv: the environment variable " + keyEnv.get() + " is not set; expected the "
+              + "base64 HMAC key (at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes) in it");
+        }
+      } else if (keyFile.isPresent()) {
+        try {
+          key = Files.readString(Path.of(keyFile.get()), StandardCharsets.US_ASCII).strip();
+        } catch (IOException | RuntimeException e) {
+          problems.add("pk.keyFile: cannot read \"" + keyFile.get() + "\" (" + e.getClass().getSimpleName()
+              + "); expected a readable file holding the base64 HMAC key");
+        }
+      } else {
+        problem("pk.keyEnv", n.path("keyEnv"), "the name of an environment variable (or keyFile: a file) holding "
+            + "the base64 HMAC key, because pk exposure hmac is used");
+      }
+      if (key != null) {
+        try {
+          hmac = Optional.of(PartitionKeyExposures.hmacSha256Base64(key));
+        } catch (IllegalArgumentException e) {
+          problems.add((keyEnv.isPresent() ? "pk.keyEnv" : "pk.keyFile") + ": " + e.getMessage());
+        }
+      }
+    }
+    return new PkSettings(mode, keyEnv, keyFile, hmac);
+  }
+
+  private Optional<PkMode> pkMode(String path, JsonNode n) {
+    if (n.isTextual()) {
+      for (PkMode m : PkMode.values()) {
+        if (m.token().equals(n.asText())) {
+          return Optional.of(m);
+        }
+      }
+    } else if (n.isBoolean() && !n.asBoolean()) {
+      return Optional.of(PkMode.OFF); // YAML 1.1 reads a bare off as false
+    }
+    problem(path, n, "off, hash (a predictable SHA-256 a client can compute) or hmac (keyed)");
+    return Optional.empty();
+  }
+
+  /**
+   * A vend route's settings; the limits are checked by building headroom-vend's
+   * {@link VendRateLimits} (policies must count requests; function names are in dot form).
+   */
+  private Optional<Vend> vend(String path, JsonNode n, Map<String, Policy> policies) {
+    if (n.isMissingNode()) {
+      problem(path, n, "a mapping with limits: {global|service|function|user: policy name}");
+      return Optional.empty();
+    }
+    if (!object(path, n)) {
+      return Optional.empty();
+    }
+    int before = problems.size();
+    keys(path, n, "limits", "user", "service", "documentation", "capabilities", "maxRequestBytes", "maxResponseBytes");
+    Map<String, String> limits = new LinkedHashMap<>();
+    Map<String, Map<String, String>> functions = new LinkedHashMap<>();
+    JsonNode l = n.path("limits");
+    if (l.isMissingNode() || !l.isObject()) {
+      problem(path + ".limits", l, "a mapping of scopes (global, service, function, user) to policy names, "
+          + "and functions: {name: {scope: policy}}");
+    } else {
+      keys(path + ".limits", l, "global", "service", "function", "user", "functions");
+      scopePolicies(path + ".limits", l, policies, limits);
+      JsonNode f = l.path("functions");
+      if (!f.isMissingNode() && object(path + ".limits.functions", f)) {
+        for (Iterator<Map.Entry<String, JsonNode>> it = f.fields(); it.hasNext(); ) {
+          Map.Entry<String, JsonNode> e = it.next();
+          String fp = path + ".limits.functions." + e.getKey();
+          if (object(fp, e.getValue())) {
+            keys(fp, e.getValue(), "global", "service", "function", "user");
+            Map<String, String> m = new LinkedHashMap<>();
+            scopePolicies(fp, e.getValue(), policies, m);
+            functions.put(e.getKey(), m);
+          }
+        }
+      }
+    }
+    Optional<String> user = optionalText(path + ".user", n.path("user"));
+    Optional<String> userHeader = Optional.empty();
+    if (user.isPresent()) {
+      if (user.get().regionMatches(true, 0, "header:", 0, 7) && user.get().substring(7).strip()
+          .matches("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}")) {
+        userHeader = Optional.of(user.get().substring(7).strip());
+      } else {
+        problem(path + ".user", n.path("user"), "header:Name, the request header that names the authenticated user");
+      }
+    }
+    Optional<String> service = optionalText(path + ".service", n.path("service"));
+    Optional<URI> documentation = Optional.empty();
+    Optional<String> doc = optionalText(path + ".documentation", n.path("documentation"));
+    if (doc.isPresent()) {
+      try {
+        URI u = new URI(doc.get());
+        if (!u.isAbsolute()) {
+          throw new URISyntaxException(doc.get(), "not absolute");
+        }
+        documentation = Optional.of(u);
+      } catch (URISyntaxException e) {
+        problem(path + ".documentation", n.path("documentation"), "an absolute URL");
+      }
+    }
+    String caps = optionalText(path + ".capabilities", n.path("capabilities")).orElse("merge");
+    if (!caps.equals("merge") && !caps.equals("local")) {
+      problem(path + ".capabilities", n.path("capabilities"), "merge (forward vend.capabilities and add ours) or "
+          + "local (the gateway answers it)");
+    }
+    int maxRequest = (int) integer(path + ".maxRequestBytes", n.path("maxRequestBytes"),
+        VendRequestReader.DEFAULT_MAX_BYTES, 64, 64 << 20);
+    int maxResponse = (int) integer(path + ".maxResponseBytes", n.path("maxResponseBytes"),
+        VendRateLimiter.DEFAULT_MAX_RESPONSE_BYTES, 64, 64 << 20);
+    if (problems.size() > before) {
+      return Optional.empty();
+    }
+    Vend v = new Vend(limits, functions, userHeader, service, documentation, caps.equals("merge"), maxRequest,
+        maxResponse);
+    try {
+      VendRoutes.limits(v, policies);
+    } catch (IllegalArgumentException e) {
+      problems.add(path + ".limits: " + e.getMessage());
+      return Optional.empty();
+    }
+    return Optional.of(v);
+  }
+
+  private void scopePolicies(String path, JsonNode n, Map<String, Policy> policies, Map<String, String> into) {
+    for (String scope : List.of("global", "service", "function", "user")) {
+      JsonNode p = n.path(scope);
+      if (p.isMissingNode()) {
+        continue;
+      }
+      if (!p.isTextual() || !policies.containsKey(p.asText())) {
+        problem(path + "." + scope, p, "one of the policies: " + policies.keySet());
+      } else {
+        into.put(scope, p.asText());
+      }
+    }
   }
 
   /** One dialect name or a list of them; together they must not write one field in two forms. */

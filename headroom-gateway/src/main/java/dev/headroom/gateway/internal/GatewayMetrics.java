@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 final class GatewayMetrics {
   private final MeterRegistry registry;
   private final Timer storeLatency;
-  private final Map<String, Counter> decisions = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, Counter>> decisions = new ConcurrentHashMap<>();
   private final Map<String, Timer> upstreamLatency = new ConcurrentHashMap<>();
   private final Map<Integer, Counter> local = new ConcurrentHashMap<>();
 
@@ -32,7 +32,8 @@ final class GatewayMetrics {
 
   /** outcome: allowed, refused, blocked (escalated) or reduced (refused under reduced capacity). */
   void decision(String policy, String outcome) {
-    decisions.computeIfAbsent(policy + '\0' + outcome, k -> Counter.builder("headroom.decisions")
+    // two lookups without building a key: this runs once per policy per request
+    decisions.computeIfAbsent(policy, k -> new ConcurrentHashMap<>()).computeIfAbsent(outcome, k -> Counter.builder("headroom.decisions")
         .description("Policy decisions by policy and outcome")
         .tag("policy", policy).tag("outcome", outcome).register(registry)).increment();
   }

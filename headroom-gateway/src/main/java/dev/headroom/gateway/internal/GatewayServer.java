@@ -140,7 +140,11 @@ public final class GatewayServer implements AutoCloseable {
             config.timeouts().connect(), clientChannel));
       }
     }
-    return new Snapshot(config, new RouteTable(config), pools, Speech.of(config, state.ticker));
+    Map<GatewayConfig.Route, VendRoutes> vend = new java.util.IdentityHashMap<>();
+    for (GatewayConfig.Route r : config.routes()) {
+      r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), state.limiter)));
+    }
+    return new Snapshot(config, new RouteTable(config), pools, Speech.of(config, state.ticker), vend);
   }
 
   /** The proxy listener's address. */

@@ -58,7 +58,7 @@ final class GatewayState {
         reduced.add(p.name());
       }
     }
-    HttpSpeech.Discovery doc = s.speech().discovery(s.config(), quotas, reduced);
+    HttpSpeech.Discovery doc = s.speech().discovery(quotas, reduced);
     discovery = new CachedDiscovery(s, factors, doc);
     return doc;
   }

@@ -4,6 +4,7 @@ import dev.headroom.Decision;
 import dev.headroom.PartitionKey;
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.GatewayConfig.Policy;
+import dev.headroom.http.body.RefusalFormat;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.net.InetAddress;
 import java.util.Map;
@@ -31,33 +32,41 @@ interface HttpSpeech {
    * One refusal: its class, the violated policy as configured, the decision (absent for a blocked
    * partition, which never reaches the store), and the wait.
    */
-  record Refusal(RefusalKind kind, Policy policy, Decision decision, long retryAfterSeconds,
+  record LimitRefusal(RefusalKind kind, Policy policy, Decision decision, long retryAfterSeconds,
       GatewayConfig.Route route, String path) {}
 
-  /** A non-success response the gateway produces itself (Graceful Boundaries level 1). */
+  /**
+   * A non-success response the gateway produces itself (Graceful Boundaries level 1): status,
+   * {@code error}, {@code detail}, {@code why}, and its class fields (section 6: {@code field},
+   * {@code expected}, {@code allowedMethods} for input errors, {@code retryAfterSeconds} for
+   * availability errors) or extension members, by name.
+   */
   record GatewayError(int status, String error, String detail, String why, Map<String, Object> extra) {}
 
   /** What partition derivation may look at. */
   record RequestFacts(InetAddress peer, String method, String path, HttpHeaders headers, String routeTemplate) {}
 
   /** The discovery document as served: JSON bytes and their strong ETag. */
-  record Discovery(byte[] json, String etag) {}
+  record Discovery(byte[] json, String etag, String cacheControl) {}
+
+  /** The route's header writer (dialects, pk exposure), for hosts such as headroom-vend that write through it. */
+  dev.headroom.http.headers.RateLimitHeaders headers(GatewayConfig.Route route);
 
   /** Adds the route's RateLimit fields for an allowed decision's response with this status. */
   void rateLimitHeaders(GatewayConfig.Route route, Decision decision, int status, HttpHeaders out);
 
-  /** The refusal response: status, Retry-After, fields, body (JSON or HTML). */
-  LocalResponse refusal(Refusal refusal, boolean html);
+  /** The refusal response: status, Retry-After, fields, body in the negotiated format. */
+  LocalResponse refusal(LimitRefusal refusal, RefusalFormat format);
 
   /** A gateway-produced error response (404, 405, 413, 431, 502, 504, normalised upstream errors). */
-  LocalResponse error(GatewayError error, boolean html);
+  LocalResponse error(GatewayError error, RefusalFormat format, String path);
 
   /** The partition key a policy's partitioning selects for the request. */
   PartitionKey partition(Policy policy, RequestFacts facts);
 
-  /** Whether the caller asked for HTML (Graceful Boundaries section 2, "HTML 429 responses"). */
-  boolean prefersHtml(String accept);
+  /** The body format the caller asked for (Graceful Boundaries section 2, "HTML 429 responses"). */
+  RefusalFormat format(String accept);
 
   /** The discovery document for the configuration, with the capacities currently in force. */
-  Discovery discovery(GatewayConfig config, Map<String, Long> effectiveQuotas, Set<String> reduced);
+  Discovery discovery(Map<String, Long> effectiveQuotas, Set<String> reduced);
 }

@@ -9,10 +9,24 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.internal.HttpSpeech.GatewayError;
-import dev.headroom.gateway.internal.HttpSpeech.Refusal;
+import dev.headroom.gateway.internal.HttpSpeech.LimitRefusal;
 import dev.headroom.gateway.internal.HttpSpeech.RefusalKind;
 import dev.headroom.gateway.internal.HttpSpeech.RequestFacts;
+import dev.headroom.http.body.ProblemType;
+import dev.headroom.http.body.RefusalFormat;
+import dev.headroom.http.discovery.EntityTag;
+import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.vend.CallIdentity;
+import dev.headroom.vend.VendDecision;
+import dev.headroom.vend.VendRateLimiter;
+import dev.headroom.vend.VendRequest;
+import dev.headroom.vend.VendRequestException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -20,9 +34,9 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -82,6 +96,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       HttpHeaderNames.UPGRADE, HttpHeaderNames.PROXY_AUTHORIZATION, HttpHeaderNames.PROXY_AUTHENTICATE);
 
   private static final String DISCOVERY_WELL_KNOWN = "/.well-known/limits";
+
+  /** Retry-After of a 503 when the store cannot decide: long enough for a reconnect, short enough to retry soon. */
+  static final long STORE_RETRY_AFTER_SECONDS = 2;
   private static final String DISCOVERY_API = "/api/limits";
 
   private final GatewayState state;
@@ -90,6 +107,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private Exchange current;
   private boolean closing;
   private boolean draining;
+  private boolean lingering;
+
+  /** Longest a connection is kept half-closed after a response that ends it. */
+  static final java.time.Duration LINGER = java.time.Duration.ofSeconds(2);
 
   ProxyHandler(GatewayState state) {
     this.state = state;
@@ -118,6 +139,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
+    if (lingering) {
+      ctx.read(); // dropping what arrives until the client closes
+      return;
+    }
     maybeRead();
   }
 
@@ -200,7 +225,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (closing || !ctx.channel().isActive() || !pending.isEmpty()) {
       return;
     }
-    if (current == null || current.wantsRequestData()) {
+    // With the request read, keep a read pending for the next one: the socket stays registered
+    // for reading (no epoll_ctl per exchange), and a pipelined request waits in `pending`, which
+    // stops further reads until it is served (bounded at one read's worth).
+    if (current == null || current.wantsRequestData() || current.requestComplete) {
       ctx.read();
     }
   }
@@ -220,24 +248,44 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     current = null;
     if (!keepAlive) {
       closing = true;
-      ctx.close();
+      lingeringClose();
       return;
     }
     drain();
     maybeRead();
   }
 
-  private static boolean isHtmlAccept(HttpSpeech speech, HttpRequest request) {
-    String accept = request.headers().get(HttpHeaderNames.ACCEPT);
-    return accept != null && speech.prefersHtml(accept);
+  /**
+   * Closes after a response that ends the connection. Closing a socket with unread request bytes
+   * (a body refused with 413 unread) makes the kernel send a reset, which can destroy the response
+   * before the client reads it; so the gateway sends its FIN first, reads and drops whatever still
+   * arrives, and closes when the client does or after {@link #LINGER}, as servers do with a
+   * lingering close.
+   */
+  private void lingeringClose() {
+    if (!(ctx.channel() instanceof io.netty.channel.socket.DuplexChannel duplex) || !ctx.channel().isActive()) {
+      ctx.close();
+      return;
+    }
+    lingering = true;
+    duplex.shutdownOutput().addListener(f -> {
+      if (!f.isSuccess()) {
+        ctx.close();
+      }
+    });
+    ctx.executor().schedule(() -> {
+      ctx.close();
+    }, LINGER.toMillis(), TimeUnit.MILLISECONDS);
+    ctx.read();
   }
+
 
   /** One request and its response. */
   private final class Exchange {
     private final Snapshot snap;
     private final HttpRequest request;
     private final boolean keepAliveRequested;
-    private final boolean html;
+    private final RefusalFormat format;
     private final long startNanos = System.nanoTime();
     private CompiledRoute route;
     private Decision decision;
@@ -267,19 +315,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       this.request = request;
       this.keepAliveRequested = HttpUtil.isKeepAlive(request);
       this.keepAlive = keepAliveRequested;
-      this.html = isHtmlAccept(snap.speech(), request);
+      this.format = snap.speech().format(request.headers().get(HttpHeaderNames.ACCEPT));
       this.maxBody = snap.config().limits().maxBodyBytes();
     }
 
     boolean acceptsBody() {
-      return discarding || (forwarding && requestSent == false && upstream != null && upstream.isActive());
+      return discarding || vendCollecting || (forwarding && requestSent == false && upstream != null && upstream.isActive());
     }
 
     boolean wantsRequestData() {
       if (requestComplete) {
         return false;
       }
-      if (discarding) {
+      if (discarding || vendCollecting) {
         return true;
       }
       return forwarding && upstream != null && upstream.isWritable();
@@ -296,17 +344,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
               "The request's header fields are larger than " + snap.config().limits().maxHeaderBytes()
                   + " bytes in total.",
               "Header size is bounded so that every connection costs the gateway a bounded amount of memory.",
-              Map.of("maxHeaderBytes", snap.config().limits().maxHeaderBytes())), html));
+              Map.of("maxHeaderBytes", snap.config().limits().maxHeaderBytes(), "field", "headers",
+                  "expected", "Header fields of at most " + snap.config().limits().maxHeaderBytes() + " bytes in total.")), format, path()));
         } else if (cause instanceof TooLongHttpLineException || cause instanceof TooLongFrameException) {
           local(snap.speech().error(new GatewayError(414, "uri_too_long",
               "The request line is longer than " + snap.config().limits().maxRequestLineBytes() + " bytes.",
               "The request line is bounded so that every connection costs the gateway a bounded amount of memory.",
-              Map.of("maxRequestLineBytes", snap.config().limits().maxRequestLineBytes())), html));
+              Map.of("maxRequestLineBytes", snap.config().limits().maxRequestLineBytes(), "field", "request-line",
+                  "expected", "A request line of at most " + snap.config().limits().maxRequestLineBytes() + " bytes.")), format, path()));
         } else {
           local(snap.speech().error(new GatewayError(400, "malformed_request",
               "The request could not be parsed as HTTP/1.1: " + cause.getMessage(),
               "Only well-formed requests are forwarded, so that the upstream never sees ambiguous framing.",
-              Map.of()), html));
+              Map.of("expected", "A well-formed HTTP/1.1 request (RFC 9112).")), format, path()));
         }
         return;
       }
@@ -328,7 +378,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             "No route of this service matches " + method.name() + " " + path + ".",
             "The gateway only forwards the routes it is configured for; the discovery document at "
                 + DISCOVERY_WELL_KNOWN + " lists them.",
-            Map.of("discoveryUrl", DISCOVERY_WELL_KNOWN)), html));
+            Map.of("discoveryUrl", DISCOVERY_WELL_KNOWN)), format, path()));
         return;
       }
       if (m instanceof RouteTable.WrongMethod w) {
@@ -336,7 +386,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         LocalResponse r = snap.speech().error(new GatewayError(405, "method_not_allowed",
             "The route " + path + " accepts " + String.join(", ", w.allowed()) + ", not " + method.name() + ".",
             "Each route accepts only the methods its service implements.",
-            Map.of("allowedMethods", List.copyOf(w.allowed()))), html);
+            Map.of("allowedMethods", List.copyOf(w.allowed()))), format, path());
         r.headers().set(HttpHeaderNames.ALLOW, String.join(", ", w.allowed()));
         local(r);
         return;
@@ -349,6 +399,18 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         local(tooLarge());
         return;
       }
+      vend = snap.vend().get(route.route());
+      if (vend != null) {
+        if (HttpUtil.is100ContinueExpected(request)) {
+          ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        }
+        vendCollecting = true;
+        vendBody = ctx.alloc().heapBuffer((int) Math.min(Math.max(declared, 256), vend.reader().maxBytes() + 1L));
+        if (requestComplete) {
+          vendRequestComplete();
+        }
+        return;
+      }
       decide();
     }
 
@@ -356,7 +418,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return snap.speech().error(new GatewayError(413, "content_too_large",
           "The request body is larger than " + maxBody + " bytes.",
           "Request bodies are bounded so that one caller cannot tie up the service with an unbounded upload.",
-          Map.of("maxBodyBytes", maxBody)), html);
+          Map.of("maxBodyBytes", maxBody, "field", "body",
+              "expected", "A request body of at most " + maxBody + " bytes.")), format, path());
     }
 
     private void discardBody() {
@@ -380,13 +443,14 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       for (Policy p : policies) {
         PartitionKey key = snap.speech().partition(p, facts);
         keys.add(key);
-        long blocked = state.escalations.blockedFor(p.name(), key, now);
+        // only a policy with escalation can have blocked a partition (onRefused below)
+        long blocked = p.escalation().isPresent() ? state.escalations.blockedFor(p.name(), key, now) : 0;
         if (blocked > 0) {
           state.metrics.decision(p.name(), "blocked");
           discardBody();
           long seconds = Math.max(1, (blocked + 999_999_999L) / 1_000_000_000L);
-          local(snap.speech().refusal(new Refusal(RefusalKind.ABNORMAL_USAGE_DETECTED, p, null, seconds,
-              route.route(), request.uri()), html));
+          local(snap.speech().refusal(new LimitRefusal(RefusalKind.ABNORMAL_USAGE_DETECTED, p, null, seconds,
+              route.route(), path()), format));
           return;
         }
         QuotaPolicy effective = state.capacity.effective(p.quota());
@@ -415,12 +479,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       try {
         d = f.join();
       } catch (RuntimeException e) {
-        LOG.warn("store failed to decide a request on route {}", route.route().name(), e);
-        discardBody();
-        local(snap.speech().error(new GatewayError(503, "store_unavailable",
-            "The gateway cannot reach its quota store. Try again in a few seconds.",
-            "Requests are not forwarded when their quota cannot be checked, so that the upstream is never overrun.",
-            Map.of()), html));
+        storeFailed(e);
         return;
       }
       if (ended) {
@@ -442,6 +501,23 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       refuse(d, policies, keys);
+    }
+
+    /**
+     * The store could not decide (a Redis store failing closed): 503 temporary-reduced-capacity
+     * (draft-ietf-httpapi-ratelimit-headers-09 section 5.2) with a short Retry-After.
+     */
+    private void storeFailed(Throwable e) {
+      LOG.warn("store failed to decide a request on route {}: {}", route.route().name(), e.toString());
+      discardBody();
+      LocalResponse r = snap.speech().error(new GatewayError(503, ProblemType.TEMPORARY_REDUCED_CAPACITY.error(),
+          "Quotas cannot be checked right now, so requests are not forwarded. Try again in "
+              + STORE_RETRY_AFTER_SECONDS + " seconds.",
+          "Requests are not forwarded when their quota cannot be checked, so that the service is never overrun.",
+          Map.of("type", ProblemType.TEMPORARY_REDUCED_CAPACITY, "retryAfterSeconds", STORE_RETRY_AFTER_SECONDS)),
+          format, path());
+      r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(STORE_RETRY_AFTER_SECONDS));
+      local(r);
     }
 
     private void refuse(Decision d, List<Policy> policies, List<PartitionKey> keys) {
@@ -467,7 +543,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         }
       }
       LocalResponse r = snap.speech().refusal(
-          new Refusal(kind, policy, d, retryAfter, route.route(), request.uri()), html);
+          new LimitRefusal(kind, policy, d, retryAfter, route.route(), path()), format);
       local(r);
     }
 
@@ -475,7 +551,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void connect() {
       pool = snap.pools().get(route.route().upstream());
-      if (HttpUtil.is100ContinueExpected(request)) {
+      if (vend == null && HttpUtil.is100ContinueExpected(request)) {
         ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
       }
       Future<Channel> f = pool.acquire(ctx.channel().eventLoop());
@@ -504,6 +580,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
       upstream.pipeline().addLast("exchange", upstreamHandler);
       forwarding = true;
+      if (vendBody != null) {
+        // a vend call: its body was read whole to be decided; it goes up in one piece
+        upstream.write(upstreamRequest());
+        ByteBuf body = vendBody;
+        vendBody = null;
+        requestSent = true;
+        upstreamSentNanos = System.nanoTime();
+        responseTimeout = ctx.executor().schedule(this::responseTimedOut,
+            snap.config().timeouts().response().toNanos(), TimeUnit.NANOSECONDS);
+        upstream.writeAndFlush(new DefaultLastHttpContent(body)).addListener(writeFailed());
+        upstream.read();
+        return;
+      }
       upstream.write(upstreamRequest());
       upstreamSentNanos = System.nanoTime();
       long timeout = snap.config().timeouts().response().toNanos();
@@ -528,10 +617,13 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private HttpRequest upstreamRequest() {
-      HttpHeaders h = new DefaultHttpHeaders();
-      h.set(request.headers());
-      boolean chunked = HttpUtil.isTransferEncodingChunked(request);
+      // edited in place: partition keys, Accept and keep-alive were read from it already
+      HttpHeaders h = request.headers();
+      boolean chunked = vendBody == null && HttpUtil.isTransferEncodingChunked(request);
       stripHopByHop(h);
+      if (vendBody != null) {
+        h.setInt(HttpHeaderNames.CONTENT_LENGTH, vendBody.readableBytes());
+      }
       h.remove(HttpHeaderNames.EXPECT);
       if (chunked) {
         h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
@@ -581,6 +673,16 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         }
         return;
       }
+      if (vendCollecting) {
+        // kept up to one byte over the bound, so the reader can say the body is too large
+        int room = vend.reader().maxBytes() + 1 - vendBody.readableBytes();
+        vendBody.writeBytes(c.content(), Math.min(room, n));
+        c.release();
+        if (last) {
+          vendRequestComplete();
+        }
+        return;
+      }
       if (last) {
         requestSent = true;
       }
@@ -608,6 +710,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       switch (e) {
         case READ -> upstreamRead((HttpObject) msg);
         case WRITABLE -> upstreamWritable();
+        case READ_COMPLETE -> upstreamReadComplete();
         case INACTIVE -> upstreamClosed();
         case ERROR -> {
           upstreamReusable = false;
@@ -643,13 +746,24 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         if (!HttpUtil.isKeepAlive(r)) {
           upstreamReusable = false;
         }
-        if (route.route().normaliseErrors() && code >= 400 && isBare(r)) {
+        if (route.route().normaliseErrors() && code >= 400 && isBare(r) && normalisable(r)) {
           normalising = true;
           normalisedStatus = code;
           normalisedReason = r.status().reasonPhrase();
+          normalisedAllow = r.headers().get(HttpHeaderNames.ALLOW);
           ReferenceCountUtil.release(msg);
           if (msg instanceof LastHttpContent) {
             normalisedEnd(code, r.status().reasonPhrase());
+          } else {
+            upstream.read();
+          }
+          return;
+        }
+        if (vendTransforms(r)) {
+          vendHead = r;
+          vendResponse = ctx.alloc().heapBuffer();
+          if (msg instanceof HttpContent) {
+            vendCollect((HttpContent) msg);
           } else {
             upstream.read();
           }
@@ -661,7 +775,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           // a decoder never merges head and body, but stay correct if one does
           forwardContent((HttpContent) msg);
         } else {
-          ctx.writeAndFlush(out);
+          // not flushed alone: the head leaves with the body in one write (see upstreamReadComplete)
+          ctx.write(out);
+          clientUnflushed = true;
           pullUpstream();
         }
         return;
@@ -670,6 +786,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void forwardContent(HttpContent c) {
+      if (vendHead != null) {
+        vendCollect(c);
+        return;
+      }
       boolean last = c instanceof LastHttpContent;
       if (normalising) {
         c.release();
@@ -686,13 +806,25 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         if (responseTimeout != null) {
           responseTimeout.cancel(false);
         }
+        clientUnflushed = false;
         ctx.writeAndFlush(c).addListener(x -> responseWritten(x.isSuccess()));
       } else {
-        ctx.writeAndFlush(c);
+        ctx.write(c);
+        clientUnflushed = true;
         pullUpstream();
       }
     }
 
+    /** The upstream's read batch is over: flush what it produced to the client, once. */
+    void upstreamReadComplete() {
+      if (clientUnflushed) {
+        clientUnflushed = false;
+        ctx.flush();
+      }
+    }
+
+    private boolean clientUnflushed;
+    private String normalisedAllow;
     private int normalisedStatus;
     private String normalisedReason;
 
@@ -702,13 +834,20 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         normalisedReason = reason;
       }
       responseComplete = true;
+      // the registered reason phrase, not the upstream's: the body never quotes upstream text
+      String phrase = HttpResponseStatus.valueOf(normalisedStatus).reasonPhrase();
       LocalResponse r = snap.speech().error(new GatewayError(normalisedStatus,
-          snakeCase(normalisedReason),
-          "The upstream service answered " + normalisedStatus + " " + normalisedReason + ".",
+          snakeCase(phrase),
+          "The upstream service answered " + normalisedStatus + " " + phrase + ".",
           normalisedStatus >= 500
               ? "The service behind this gateway failed to complete the request; it is reported in a structured form so that callers can decide whether to retry."
               : "The service behind this gateway refused the request; it is reported in a structured form so that callers can correct it.",
-          Map.of("upstreamStatus", normalisedStatus)), html);
+          normalisedAllow == null ? Map.of("upstreamStatus", normalisedStatus)
+              : Map.of("upstreamStatus", normalisedStatus, "allowedMethods", allowList(normalisedAllow))),
+          format, path());
+      if (normalisedAllow != null) {
+        r.headers().set(HttpHeaderNames.ALLOW, normalisedAllow);
+      }
       if (decision != null) {
         snap.speech().rateLimitHeaders(route.route(), decision, normalisedStatus, r.headers());
       }
@@ -723,8 +862,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private HttpResponse clientResponse(HttpResponse r) {
-      HttpHeaders h = new DefaultHttpHeaders();
-      h.set(r.headers());
+      HttpHeaders h = r.headers(); // the upstream's response is ours: edited in place, not copied
       boolean chunked = HttpUtil.isTransferEncodingChunked(r);
       stripHopByHop(h);
       int code = r.status().code();
@@ -740,7 +878,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         snap.speech().rateLimitHeaders(route.route(), decision, code, h);
       }
       connectionHeader(h);
-      return new DefaultHttpResponse(HttpVersion.HTTP_1_1, r.status(), h);
+      r.setProtocolVersion(HttpVersion.HTTP_1_1);
+      return r;
     }
 
     private void connectionHeader(HttpHeaders h) {
@@ -765,7 +904,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           "The upstream service did not answer within " + snap.config().timeouts().response().toSeconds()
               + " seconds. Try again later.",
           "The gateway bounds how long a request may wait so that callers are never left hanging on a stalled service.",
-          Map.of("timeoutSeconds", snap.config().timeouts().response().toSeconds())), html));
+          Map.of("timeoutSeconds", snap.config().timeouts().response().toSeconds())), format, path()));
     }
 
     private void upstreamFailed(Throwable cause) {
@@ -781,7 +920,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
       local(snap.speech().error(new GatewayError(502, "upstream_unavailable", detail + " Try again later.",
           "The gateway forwards requests to the service behind it; when that service is down the gateway says so instead of guessing.",
-          Map.of()), html));
+          Map.of()), format, path()));
     }
 
     private void upstreamClosed() {
@@ -802,8 +941,170 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---- local responses and the end ----
 
+    // ---- vend routes (seed 003; the gateway part of the vend rate-limit extension) ----
+
+    private VendRoutes vend;
+    private boolean vendCollecting;
+    private ByteBuf vendBody;
+    private VendRequest vendCall;
+    private VendDecision vendDecision;
+    private HttpResponse vendHead;
+    private ByteBuf vendResponse;
+
+    /** The envelope is read whole: parse it (400 on a bad one), then decide every scope at once. */
+    private void vendRequestComplete() {
+      vendCollecting = false;
+      try {
+        vendCall = vendBody.readableBytes() > vend.reader().maxBytes()
+            ? vend.reader().read(new ByteBufInputStream(vendBody)) // throws: more than the bound
+            : vend.reader().parse(ByteBufUtil.getBytes(vendBody));
+      } catch (VendRequestException e) {
+        vendError(e);
+        return;
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e); // reading memory does not fail
+      }
+      String user = vend.settings().userHeader().map(h -> request.headers().get(h)).orElse(null);
+      CallIdentity identity;
+      try {
+        identity = CallIdentity.of(request.headers().get(VendRateLimiter.CALLER_HEADER), user);
+      } catch (IllegalArgumentException e) {
+        // a user header that is no identifier counts as no user: the shared anonymous partition
+        identity = CallIdentity.of(request.headers().get(VendRateLimiter.CALLER_HEADER), null);
+      }
+      long t0 = System.nanoTime();
+      CompletableFuture<VendDecision> f = vend.limiter().decideAsync(vendCall, identity).toCompletableFuture();
+      if (f.isDone()) {
+        vendDecided(f, t0);
+      } else {
+        f.whenComplete((d, e) -> ctx.executor().execute(() -> vendDecided(f, t0)));
+      }
+    }
+
+    private void vendDecided(CompletableFuture<VendDecision> f, long t0) {
+      state.metrics.storeLatency(System.nanoTime() - t0);
+      VendDecision d;
+      try {
+        d = f.join();
+      } catch (java.util.concurrent.CompletionException e) {
+        if (e.getCause() instanceof VendRequestException v) {
+          vendError(v); // X-Vend-Caller is not a caller name
+          return;
+        }
+        storeFailed(e.getCause() == null ? e : e.getCause());
+        return;
+      }
+      if (ended) {
+        return;
+      }
+      vendDecision = d;
+      decision = d.decision().orElse(null);
+      if (decision != null) {
+        for (PolicyOutcome o : decision.outcomes()) {
+          state.metrics.decision(o.policy().name(), o.allowed() ? "allowed" : "refused");
+        }
+      }
+      RateLimitHeaders headers = snap.speech().headers(route.route());
+      if (!d.allowed()) {
+        // RATE_LIMITED, 429, Retry-After equal to details.retry_after.value (seed 003, HTTP Mapping)
+        LocalResponse r = new LocalResponse(HttpResponseStatus.valueOf(d.httpStatus()), "application/json",
+            new byte[0]);
+        byte[] body = d.refuse(headers, r.headers()::add);
+        local(new LocalResponse(r.status(), r.contentType(), body, r.headers()));
+        return;
+      }
+      if (vendCall.isCapabilities() && !vend.settings().mergeCapabilities()) {
+        LocalResponse r = new LocalResponse(HttpResponseStatus.OK, "application/json",
+            d.successResponse(vend.limiter().capabilities()));
+        d.writeHeaders(headers, 200, r.headers()::add);
+        local(r);
+        return;
+      }
+      connect();
+    }
+
+    private void vendError(VendRequestException e) {
+      local(new LocalResponse(HttpResponseStatus.valueOf(e.httpStatus()), "application/json", e.responseBody()));
+    }
+
+    /**
+     * Whether the upstream's response is read whole to be rewritten: when the call declared the
+     * extension (data goes in) or is a merged vend.capabilities, and the response is small enough
+     * by its Content-Length (chunked ones are collected until they prove too large).
+     */
+    private boolean vendTransforms(HttpResponse r) {
+      if (vendDecision == null || request.method().equals(HttpMethod.HEAD)) {
+        return false;
+      }
+      boolean wanted = vendCall.declaresRateLimit()
+          || (vendCall.isCapabilities() && vend.settings().mergeCapabilities());
+      long declared = HttpUtil.getContentLength(r, -1L);
+      return wanted && declared <= vend.settings().maxResponseBytes() && r.status().code() != 204
+          && r.status().code() != 304;
+    }
+
+    private void vendCollect(HttpContent c) {
+      boolean last = c instanceof LastHttpContent;
+      int n = c.content().readableBytes();
+      if (vendResponse.readableBytes() + (long) n > vend.settings().maxResponseBytes()) {
+        // larger than the bound: passed through unchanged, with the RateLimit fields only
+        HttpResponse head = vendHead;
+        ByteBuf sofar = vendResponse;
+        vendHead = null;
+        vendResponse = null;
+        responseBytes += sofar.readableBytes();
+        ctx.write(clientResponse(head));
+        ctx.write(new DefaultHttpContent(sofar));
+        clientUnflushed = true;
+        forwardContent(c);
+        return;
+      }
+      vendResponse.writeBytes(c.content());
+      c.release();
+      if (!last) {
+        upstream.read();
+        return;
+      }
+      byte[] bytes = ByteBufUtil.getBytes(vendResponse);
+      vendResponse.release();
+      vendResponse = null;
+      if (vendCall.isCapabilities() && vend.settings().mergeCapabilities()) {
+        bytes = vend.limiter().mergeCapabilities(bytes);
+      }
+      bytes = vendDecision.decorate(bytes);
+      HttpResponse head = vendHead;
+      vendHead = null;
+      head.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
+      head.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length);
+      responseBytes += bytes.length;
+      responseComplete = true;
+      if (responseTimeout != null) {
+        responseTimeout.cancel(false);
+      }
+      ctx.write(clientResponse(head));
+      clientUnflushed = false;
+      ctx.writeAndFlush(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)))
+          .addListener(x -> responseWritten(x.isSuccess()));
+    }
+
+    private void releaseVendBuffers() {
+      if (vendBody != null) {
+        vendBody.release();
+        vendBody = null;
+      }
+      if (vendResponse != null) {
+        vendResponse.release();
+        vendResponse = null;
+      }
+      vendCollecting = false;
+    }
+
     /** Answers locally; the request body, if any, is read and dropped. */
     private void local(LocalResponse r) {
+      if (vendCollecting && !requestComplete) {
+        discardBody();
+      }
+      releaseVendBuffers();
       if (forwarding && !requestComplete) {
         discardBody();
       }
@@ -816,9 +1117,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       state.metrics.localResponse(r.status().code());
       HttpHeaders h = r.headers();
       boolean head = request.method().equals(HttpMethod.HEAD);
+      // the response's own header object goes out as it is: no copy
       FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, r.status(),
-          head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(r.body()));
-      resp.headers().set(h);
+          head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(r.body()), h, EmptyHttpHeaders.INSTANCE);
       if (r.contentType() != null) {
         resp.headers().set(HttpHeaderNames.CONTENT_TYPE, r.contentType());
       }
@@ -836,11 +1137,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private void discovery(boolean head) {
       HttpSpeech.Discovery doc = state.discovery();
       String inm = request.headers().get(HttpHeaderNames.IF_NONE_MATCH);
-      HttpHeaders h = new DefaultHttpHeaders();
-      h.set(HttpHeaderNames.CACHE_CONTROL, "public, s-maxage=300");
+      HttpHeaders h = LocalResponse.ownHeaders();
+      h.set(HttpHeaderNames.CACHE_CONTROL, doc.cacheControl());
       h.set(HttpHeaderNames.ETAG, doc.etag());
       h.set(HttpHeaderNames.VARY, HttpHeaderNames.ACCEPT_ENCODING);
-      if (inm != null && etagMatches(inm, doc.etag())) {
+      if (EntityTag.matchesIfNoneMatch(inm, doc.etag())) {
         local(new LocalResponse(HttpResponseStatus.NOT_MODIFIED, null, new byte[0], h));
         return;
       }
@@ -881,6 +1182,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void end(boolean clean) {
       ended = true;
+      releaseVendBuffers();
       if (responseTimeout != null) {
         responseTimeout.cancel(false);
       }
@@ -951,6 +1253,16 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /**
+   * Whether the gateway can state what Graceful Boundaries requires of the status: a 429 needs the
+   * limit and the wait, which only the upstream knows, and a 405 its methods, known only from its
+   * {@code Allow} field; those pass through as they are otherwise.
+   */
+  static boolean normalisable(HttpResponse r) {
+    int code = r.status().code();
+    return code != 429 && (code != 405 || r.headers().contains(HttpHeaderNames.ALLOW));
+  }
+
   /** A bare response is one without a JSON body: nothing a caller could parse for error, detail, why. */
   static boolean isBare(HttpResponse r) {
     String ct = r.headers().get(HttpHeaderNames.CONTENT_TYPE);
@@ -961,27 +1273,20 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     return !(base.startsWith("application/json") || base.startsWith("application/problem+json"));
   }
 
-  static String snakeCase(String reason) {
-    String s = reason == null ? "upstream_error" : reason.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
-    s = s.replaceAll("^_+|_+$", "");
-    return s.isEmpty() ? "upstream_error" : s;
+  static List<String> allowList(String allow) {
+    List<String> methods = new ArrayList<>();
+    for (String m : allow.split(",")) {
+      if (!m.isBlank()) {
+        methods.add(m.strip());
+      }
+    }
+    return methods;
   }
 
-  static boolean etagMatches(String ifNoneMatch, String etag) {
-    if (ifNoneMatch.trim().equals("*")) {
-      return true;
-    }
-    String bare = etag.startsWith("W/") ? etag.substring(2) : etag;
-    for (String candidate : ifNoneMatch.split(",")) {
-      String c = candidate.trim();
-      if (c.startsWith("W/")) {
-        c = c.substring(2);
-      }
-      if (c.equals(bare)) {
-        return true;
-      }
-    }
-    return false;
+    static String snakeCase(String reason) {
+    String s = reason == null ? "upstream_error" : reason.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+    s = s.replaceAll("^_+|_+$", "");
+    return s.isEmpty() ? "upstream_error" : s.length() > 64 ? s.substring(0, 64) : s;
   }
 
   static Map<String, Object> map(Object... kv) {

@@ -8,8 +8,10 @@ import java.util.Map;
  * vocabulary built. A request keeps the snapshot it started with, so a reload never changes a
  * request in flight. Immutable.
  */
-record Snapshot(GatewayConfig config, RouteTable routes, Map<String, UpstreamPool> pools, HttpSpeech speech) {
+record Snapshot(GatewayConfig config, RouteTable routes, Map<String, UpstreamPool> pools, HttpSpeech speech,
+    Map<GatewayConfig.Route, VendRoutes> vend) {
   Snapshot {
     pools = Map.copyOf(pools);
+    vend = java.util.Collections.unmodifiableMap(new java.util.IdentityHashMap<>(vend));
   }
 }

@@ -2,52 +2,98 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.Decision;
 import dev.headroom.PartitionKey;
+import dev.headroom.PolicyOutcome;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.http.PartitionKeyExposure;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.LimitType;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.body.ProblemType;
+import dev.headroom.http.body.Refusal;
+import dev.headroom.http.body.RefusalFormat;
+import dev.headroom.http.discovery.DiscoveryRoute;
+import dev.headroom.http.discovery.LimitsDocument;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.partition.RequestView;
 import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The gateway's {@link HttpSpeech} on top of headroom-http: header dialects
- * ({@link RateLimitHeaders}, one prebuilt per route), partition keys
- * ({@link PartitionKeyDerivation} behind a {@link ClientAddressResolver} that trusts the
- * configured proxies). Bodies and the discovery document go through {@link Bodies}.
+ * The gateway's {@link HttpSpeech}, all of it headroom-http: header dialects
+ * ({@link RateLimitHeaders}, one prebuilt per route, with the route's {@code pk} exposure),
+ * partition keys ({@link PartitionKeyDerivation} behind a {@link ClientAddressResolver} that trusts
+ * the configured proxies), limit refusals ({@link LimitRefusals} from each policy's
+ * {@link PolicyTexts}), gateway errors ({@link Refusal#builder(int)} with their class fields), the
+ * body format ({@link RefusalFormat#negotiate}) and the discovery document ({@link LimitsDocument},
+ * whose conformance level headroom-http computes from what the configuration delivers).
  * Immutable and thread-safe.
  */
 final class Speech implements HttpSpeech {
-  private final Map<Route, RateLimitHeaders> headers = new HashMap<>();
-  private final Map<String, PartitionKeyDerivation> derivations = new HashMap<>();
-  private final Bodies bodies;
+  private static final Logger LOG = LoggerFactory.getLogger(Speech.class);
 
-  private Speech(GatewayConfig config, Ticker ticker) {
+  private final GatewayConfig config;
+  private final Ticker ticker;
+  private final Map<Route, RateLimitHeaders> headers = new IdentityHashMap<>();
+  private final Map<String, PartitionKeyDerivation> derivations = new HashMap<>();
+  private final LimitRefusals refusals;
+
+  /** Most policies whose last refusal body is kept (one entry each). */
+  private static final int MAX_CACHED_BODIES = 1024;
+
+  private final java.util.concurrent.ConcurrentHashMap<String, CachedBody> bodies =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private Speech(GatewayConfig config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
+    this.config = config;
+    this.ticker = ticker;
     ClientAddressResolver resolver = ClientAddressResolver.builder()
         .trustedProxies(config.trustedProxies()).build();
+    LimitRefusals.Builder rb = LimitRefusals.builder().ticker(ticker)
+        .defaults(PolicyTexts.builder(ConfigReader.DEFAULT_WHY).build());
+    config.service().origin().ifPresent(rb::origin);
     for (Policy p : config.policies().values()) {
       derivations.put(p.name(), PartitionKeyDerivation.parse(p.partition(), resolver));
+      rb.texts(p.name(), p.texts());
     }
+    this.refusals = rb.build();
     for (Route r : config.routes()) {
       headers.put(r, RateLimitHeaders.builder()
           .dialects(r.dialects().stream().map(HeaderDialect::fromToken).toList())
           .ticker(ticker)
+          .exposure(exposures.apply(r))
           .policies(r.policies().stream().map(n -> config.policies().get(n).quota()).toList())
           .build());
     }
-    this.bodies = new Bodies(config, derivations);
   }
 
+  /**
+   * The vocabulary of a configuration.
+   *
+   * @throws IllegalArgumentException when headroom-http refuses part of it (the configuration
+   *     reader has checked each part already, so this means two parts disagree)
+   */
   static Speech of(GatewayConfig config, Ticker ticker) {
-    return new Speech(config, ticker);
+    return new Speech(config, ticker, r -> PkExposures.forRoute(config, r));
   }
 
   @Override
@@ -56,24 +102,189 @@ final class Speech implements HttpSpeech {
   }
 
   @Override
-  public LocalResponse refusal(Refusal refusal, boolean html) {
-    LocalResponse r = bodies.refusal(refusal, html);
-    if (refusal.decision() != null) {
-      // Retry-After and the fields come from the dialect writer so that t and Retry-After agree
-      // (draft-ietf-httpapi-ratelimit-headers-09 section 6).
-      headers.get(refusal.route()).write(refusal.decision(), r.status().code(), r.headers()::add);
-      if (refusal.retryAfterSeconds() > refusal.decision().retryAfterSeconds()) {
-        r.headers().set("Retry-After", Long.toString(refusal.retryAfterSeconds()));
-      }
-    } else {
-      r.headers().set("Retry-After", Long.toString(refusal.retryAfterSeconds()));
-    }
-    return r;
+  public RateLimitHeaders headers(Route route) {
+    return headers.get(route);
   }
 
   @Override
-  public LocalResponse error(GatewayError error, boolean html) {
-    return bodies.error(error, html);
+  public RefusalFormat format(String accept) {
+    return RefusalFormat.negotiate(accept);
+  }
+
+  @Override
+  public LocalResponse refusal(LimitRefusal r, RefusalFormat format) {
+    LocalResponse.Builder out = new LocalResponse.Builder();
+    Refusal body;
+    if (r.decision() == null) {
+      // a blocked partition: decided without the store, so without a Decision
+      body = abnormal(r.policy(), r.policy().quota(), r.retryAfterSeconds(), List.of(r.policy().name()));
+      out.header("Retry-After", Long.toString(r.retryAfterSeconds()));
+    } else {
+      ProblemType type = switch (r.kind()) {
+        case TEMPORARY_REDUCED_CAPACITY -> ProblemType.TEMPORARY_REDUCED_CAPACITY;
+        case ABNORMAL_USAGE_DETECTED -> ProblemType.ABNORMAL_USAGE_DETECTED;
+        default -> ProblemType.QUOTA_EXCEEDED;
+      };
+      if (r.kind() != RefusalKind.ABNORMAL_USAGE_DETECTED && !exceedsQuota(r.decision())) {
+        return cachedRefusal(r, type, format, out);
+      }
+      Refusal made = refusals.refusal(r.decision(), type);
+      // Retry-After and the fields come from the dialect writer so that t and Retry-After agree
+      // (draft-ietf-httpapi-ratelimit-headers-09 section 6); the body says the same number.
+      long written = headers.get(r.route()).write(r.decision(), made.status(), out::header)
+          .map(Duration::getSeconds).orElse(r.decision().retryAfterSeconds());
+      long wait = Math.max(written, r.retryAfterSeconds());
+      if (wait != written) {
+        out.set("Retry-After", Long.toString(wait));
+      }
+      if (r.kind() == RefusalKind.ABNORMAL_USAGE_DETECTED) {
+        PolicyOutcome o = outcome(r.decision(), r.policy().name());
+        body = abnormal(r.policy(), o == null ? r.policy().quota() : o.policy(), wait,
+            made.violatedPolicies());
+      } else if (made.retryAfterSeconds().isPresent() && made.retryAfterSeconds().getAsLong() != wait) {
+        body = made.toBuilder().retryAfterSeconds(wait).windowResetAt(resetAt(wait))
+            .detail(made.detail().orElse("").replace(seconds(made.retryAfterSeconds().getAsLong()), seconds(wait)))
+            .build();
+      } else {
+        body = made;
+      }
+    }
+    return out.build(HttpResponseStatus.valueOf(body.status()), format, body, r.path());
+  }
+
+  /**
+   * A quota-exceeded or reduced-capacity refusal. Its body depends only on the refusing policy as
+   * enforced, the names refused, the wait, the second it is sent in and the format, never on who
+   * is refused; so a refusal storm against one policy builds and checks one body per second (the
+   * headroom-http checks on every text run once) and sends the same bytes to everyone in it.
+   */
+  private LocalResponse cachedRefusal(LimitRefusal r, ProblemType type, RefusalFormat format,
+      LocalResponse.Builder out) {
+    Decision d = r.decision();
+    long written = headers.get(r.route()).write(d, type.status(), out::header)
+        .map(Duration::getSeconds).orElse(d.retryAfterSeconds());
+    long wait = Math.max(written, r.retryAfterSeconds());
+    if (wait != written) {
+      out.set("Retry-After", Long.toString(wait));
+    }
+    List<PolicyOutcome> violated = d.violated();
+    String[] names = new String[violated.size()];
+    for (int i = 0; i < names.length; i++) {
+      names[i] = violated.get(i).policy().name();
+    }
+    QuotaPolicy worst = d.mostConstraining().policy();
+    BodyKey key = new BodyKey(worst, List.of(names), type, wait, ticker.read() / 1_000_000_000L, format,
+        format == RefusalFormat.HTML ? r.path() : null);
+    CachedBody cached = bodies.get(worst.name());
+    if (cached == null || !cached.key().equals(key)) {
+      Refusal made = refusals.refusal(d, type);
+      if (made.retryAfterSeconds().isPresent() && made.retryAfterSeconds().getAsLong() != wait) {
+        made = made.toBuilder().retryAfterSeconds(wait).windowResetAt(resetAt(wait))
+            .detail(made.detail().orElse("").replace(seconds(made.retryAfterSeconds().getAsLong()), seconds(wait)))
+            .build();
+      }
+      cached = new CachedBody(key, out.build(HttpResponseStatus.valueOf(made.status()), format, made, r.path()));
+      if (bodies.size() < MAX_CACHED_BODIES || bodies.containsKey(worst.name())) {
+        bodies.put(worst.name(), cached);
+      }
+    }
+    LocalResponse body = cached.response();
+    return new LocalResponse(body.status(), body.contentType(), body.body(), out.headers());
+  }
+
+  private static boolean exceedsQuota(Decision d) {
+    for (PolicyOutcome o : d.violated()) {
+      if (o.exceedsQuota()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** What a refusal body depends on. */
+  private record BodyKey(QuotaPolicy policy, List<String> violated, ProblemType type, long waitSeconds, long second,
+      RefusalFormat format, String htmlPath) {}
+
+  /** The last body built for a policy; its bytes are shared, never written to. */
+  private record CachedBody(BodyKey key, LocalResponse response) {}
+
+  /** A 429 abnormal-usage-detected for an escalated or blocked partition (draft-09 section 5.3). */
+  private Refusal abnormal(Policy policy, QuotaPolicy enforced, long wait, List<String> violated) {
+    PolicyTexts t = refusals.texts(enforced);
+    String limit = t.limit(enforced);
+    Refusal.Builder b = Refusal.builder(ProblemType.ABNORMAL_USAGE_DETECTED.status())
+        .type(ProblemType.ABNORMAL_USAGE_DETECTED)
+        .detail("Requests kept arriving while this client was asked to wait, so it is blocked; the limit of "
+            + limit + " applies. Try again in " + seconds(wait) + ". Requests during the block do not shorten it.")
+        .error(ProblemType.ABNORMAL_USAGE_DETECTED.error())
+        .why(t.why())
+        .limit(limit)
+        .retryAfterSeconds(wait)
+        .limitId(t.limitId(enforced))
+        .limitType(t.limitType(enforced))
+        .scope(LimitType.scope(enforced).token())
+        .windowResetAt(resetAt(wait))
+        .violatedPolicies(violated);
+    config.service().origin().ifPresent(b::origin);
+    t.alternativeEndpoint().ifPresent(b::alternativeEndpoint);
+    t.upgradeUrl().ifPresent(b::upgradeUrl);
+    t.humanUrl().ifPresent(b::humanUrl);
+    return b.build();
+  }
+
+  private Instant resetAt(long wait) {
+    Instant now = ticker.instant();
+    return now.plusSeconds(wait).plusNanos(now.getNano() == 0 ? 0 : 1_000_000_000L - now.getNano());
+  }
+
+  private static PolicyOutcome outcome(Decision d, String name) {
+    for (PolicyOutcome o : d.outcomes()) {
+      if (o.policy().name().equals(name)) {
+        return o;
+      }
+    }
+    return null;
+  }
+
+  private static String seconds(long n) {
+    return n == 1 ? "1 second" : n + " seconds";
+  }
+
+  @Override
+  public LocalResponse error(GatewayError e, RefusalFormat format, String path) {
+    Refusal body;
+    try {
+      body = errorBody(e, e.detail());
+    } catch (IllegalArgumentException bad) {
+      // the detail quoted something from the request or the upstream that is not sendable
+      LOG.debug("error body for {} refused by headroom-http, sent without the quoted detail", e.status(), bad);
+      body = errorBody(e, "The request could not be completed (" + e.status() + ").");
+    }
+    return new LocalResponse.Builder().build(HttpResponseStatus.valueOf(e.status()), format, body, path);
+  }
+
+  private Refusal errorBody(GatewayError e, String detail) {
+    Refusal.Builder b = Refusal.builder(e.status()).error(e.error()).detail(detail).why(e.why());
+    config.service().origin().ifPresent(b::origin);
+    for (Map.Entry<String, Object> x : e.extra().entrySet()) {
+      Object v = x.getValue();
+      switch (x.getKey()) {
+        case "field" -> b.field((String) v);
+        case "expected" -> b.expected((String) v);
+        case "allowedMethods" -> {
+          @SuppressWarnings("unchecked")
+          List<String> methods = (List<String>) v;
+          b.allowedMethods(methods);
+        }
+        case "retryAfterSeconds" -> b.retryAfterSeconds(((Number) v).longValue());
+        case "type" -> b.type((ProblemType) v);
+        default -> b.extension(x.getKey(), v);
+      }
+    }
+    if (e.status() >= 500) {
+      config.service().statusUrl().ifPresent(b::statusUrl);
+    }
+    return b.build();
   }
 
   @Override
@@ -82,13 +293,41 @@ final class Speech implements HttpSpeech {
   }
 
   @Override
-  public boolean prefersHtml(String accept) {
-    return Bodies.prefersHtml(accept);
-  }
-
-  @Override
-  public Discovery discovery(GatewayConfig config, Map<String, Long> effectiveQuotas, Set<String> reduced) {
-    return bodies.discovery(effectiveQuotas, reduced);
+  public Discovery discovery(Map<String, Long> effectiveQuotas, Set<String> reduced) {
+    LimitsDocument.Builder b = LimitsDocument.builder(config.service().name(),
+        config.service().description().isBlank() ? config.service().name() : config.service().description());
+    config.service().origin().ifPresent(b::origin);
+    config.service().changelog().ifPresent(b::changelog);
+    config.service().feed().ifPresent(b::feed);
+    Map<String, PolicyTexts> texts = new HashMap<>();
+    for (Policy p : config.policies().values()) {
+      long quota = effectiveQuotas.getOrDefault(p.name(), p.quota().quota());
+      PolicyTexts t = p.texts();
+      if (reduced.contains(p.name())) {
+        t = t.toBuilder().description(t.description(p.quota()) + " Temporarily reduced to " + quota + ".").build();
+      }
+      texts.put(p.name(), t);
+    }
+    b.texts(q -> texts.getOrDefault(q.name(), refusals.texts(q)));
+    boolean anyPolicy = false;
+    for (Route r : config.routes()) {
+      for (String method : new TreeSet<>(r.methods())) {
+        String key = r.methods().size() == 1 ? r.name() : r.name() + "-" + method.toLowerCase(Locale.ROOT);
+        // vend routes publish their per-scope limits through vend.capabilities, not here
+        DiscoveryRoute.Builder d = DiscoveryRoute.builder(method, r.path()).key(key).listed(r.vend().isEmpty());
+        for (String name : r.policies()) {
+          Policy p = config.policies().get(name);
+          long quota = effectiveQuotas.getOrDefault(name, p.quota().quota());
+          d.policy(quota == p.quota().quota() ? p.quota() : p.quota().toBuilder().quota(quota).build());
+          anyPolicy = true;
+        }
+        b.route(d.build());
+      }
+    }
+    // Every response of a limited route carries the RateLimit fields (Level 4's proactive headers).
+    b.proactiveHeaders(anyPolicy);
+    LimitsDocument doc = b.build();
+    return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDocument.cacheControl());
   }
 
   /** A Netty request seen through headroom-http's {@link RequestView}. */

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 final class UpstreamHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(UpstreamHandler.class);
 
-  enum Event { READ, WRITABLE, INACTIVE, ERROR }
+  enum Event { READ, READ_COMPLETE, WRITABLE, INACTIVE, ERROR }
 
   private BiConsumer<Event, Object> sink;
 
@@ -35,6 +35,13 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     sink.accept(Event.READ, msg);
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    if (sink != null) {
+      sink.accept(Event.READ_COMPLETE, null);
+    }
   }
 
   @Override

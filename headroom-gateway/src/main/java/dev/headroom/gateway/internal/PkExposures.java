@@ -1,0 +1,25 @@
+package dev.headroom.gateway.internal;
+
+import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.GatewayConfig.PkMode;
+import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.http.PartitionKeyExposure;
+import dev.headroom.http.partition.PartitionKeyExposures;
+
+/**
+ * The {@code pk} exposure of each route: its own {@code pk} mode, else the configuration's; the
+ * HMAC exposure was made from the key when the configuration was read. Stateless.
+ */
+final class PkExposures {
+  private PkExposures() {}
+
+  static PartitionKeyExposure forRoute(GatewayConfig config, Route route) {
+    PkMode mode = route.pk().orElse(config.pk().mode());
+    return switch (mode) {
+      case OFF -> PartitionKeyExposures.off();
+      case HASH -> PartitionKeyExposures.predictableHash();
+      case HMAC -> config.pk().hmac().orElseThrow(() -> new IllegalStateException(
+          "route " + route.name() + ": pk hmac without a key (the configuration reader checks this)"));
+    };
+  }
+}
