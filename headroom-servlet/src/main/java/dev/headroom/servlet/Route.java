@@ -88,9 +88,14 @@ public final class Route {
     return listed;
   }
 
-  /** Whether a request matches: its method is one of {@link #methods()} and its path the template. */
+  /**
+   * Whether a request matches: its method is one of {@link #methods()} (HEAD counting as GET, since
+   * a HEAD request runs the GET handler and only the content is left out, RFC 9110 section 9.3.2)
+   * and its path the template.
+   */
   public boolean matches(String method, String path) {
-    return (methods.isEmpty() || methods.contains(method)) && this.path.matches(path);
+    return (methods.isEmpty() || methods.contains(method) || (method.equals("HEAD") && methods.contains("GET")))
+        && this.path.matches(path);
   }
 
   @Override

@@ -138,6 +138,7 @@ public class HeadroomAutoConfiguration {
         .clientAddresses(HeadroomSettings.clientAddresses(props))
         .storeFailureMode(HeadroomSettings.onFailure(props))
         .listener(composite(all));
+    HeadroomSettings.headers(props, b);
     if (props.getDiscovery().isEnabled()) {
       String name = props.getService().getName() != null ? props.getService().getName()
           : environment.getProperty("spring.application.name", "application");
@@ -162,6 +163,8 @@ public class HeadroomAutoConfiguration {
     FilterRegistrationBean<HeadroomFilter> registration = new FilterRegistrationBean<>(filter);
     registration.setName("headroomFilter");
     registration.setAsyncSupported(true);
+    // ASYNC too: an asynchronous dispatch that writes no content still gets its RateLimit fields.
+    registration.setDispatcherTypes(jakarta.servlet.DispatcherType.REQUEST, jakarta.servlet.DispatcherType.ASYNC);
     registration.setOrder(props.getFilterOrder());
     registration.addUrlPatterns("/*");
     return registration;
