@@ -69,8 +69,8 @@ import java.util.random.RandomGenerator;
  * <li>{@code GET}/{@code HEAD} of a discovery path ({@code /.well-known/limits}, {@code /api/limits})
  *   is answered from the {@link LimitsDocument}, with a strong ETag, {@code Cache-Control} and 304
  *   for a matching {@code If-None-Match} (Graceful Boundaries section 1, RFC 9110 section 13.1.2).
- * <li>The first route whose methods and path template match decides the policies; a request
- *   matching none passes untouched.
+ * <li>The first route whose methods and path template match, and whose condition (if any) accepts
+ *   the request, decides the policies; a request matching none passes untouched.
  * <li>Each policy's partition key is derived from its {@code partitioning} (headroom-http
  *   {@link PartitionKeyDerivation}); the user comes from the host's {@link UserResolver}.
  * <li>One store call decides every policy at once.
@@ -165,7 +165,7 @@ public final class HeadroomFilter implements Filter {
       serveDiscovery(request, response);
       return;
     }
-    CompiledRoute route = match(method, path);
+    CompiledRoute route = match(request, method, path);
     if (route == null) {
       chain.doFilter(req, res);
       return;
@@ -247,9 +247,9 @@ public final class HeadroomFilter implements Filter {
     }
   }
 
-  private CompiledRoute match(String method, String path) {
+  private CompiledRoute match(HttpServletRequest request, String method, String path) {
     for (CompiledRoute r : routes) {
-      if (r.route.matches(method, path)) {
+      if (r.route.matches(method, path) && r.route.accepts(request)) {
         return r;
       }
     }
