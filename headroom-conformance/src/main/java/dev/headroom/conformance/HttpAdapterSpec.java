@@ -34,8 +34,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * The HTTP behaviour every Headroom server adapter shows, checked over a real socket with
  * {@link java.net.http.HttpClient}: RateLimit headers in each dialect, Retry-After, the combined
  * RFC 9457 / Graceful Boundaries refusal in JSON and HTML, the discovery document with its ETag,
- * concurrency leases released when a response completes (synchronous and asynchronous), and
- * content bytes charged after the fact.
+ * concurrency leases released when a response completes (synchronous and asynchronous), content
+ * bytes charged after the fact (only those kept and sent: not HEAD, not reset), and fields that
+ * follow the status the application chose (none on its redirects, draft-09 section 6).
  *
  * <p>An adapter's test extends this class: {@link #start(SpecFixture)} configures the adapter from
  * the fixture (its routes, limiter, refusal texts and a user callback reading
@@ -340,6 +341,8 @@ public abstract class HttpAdapterSpec {
     HttpResponse<String> done = held.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     assertThat(done.statusCode()).isEqualTo(200);
     assertThat(done.body()).isEqualTo("done");
+    // Written when the response was committed, on whichever thread wrote it.
+    assertThat(header(done, "RateLimit")).startsWith("\"" + policy + "\";r=0;t=");
     fixture.store().await("release", policy, partition(), TIMEOUT);
     CompletableFuture<HttpResponse<String>> again = sendAsync(path);
     fixture.gate().awaitEntered(1);
@@ -376,6 +379,62 @@ public abstract class HttpAdapterSpec {
     assertThat(refused.statusCode()).isEqualTo(429);
     assertThat(Long.parseLong(header(refused, "Retry-After"))).isPositive();
     assertThat(json(refused).path("violated-policies").get(0).asText()).isEqualTo("bytes");
+  }
+
+  @Test
+  void headTransfersNoContentSoNoContentBytesAreCharged_rfc9110_section9_3_2() throws Exception {
+    HttpResponse<String> head = send("HEAD", "/spec/bytes?n=30");
+    assertThat(head.statusCode()).isEqualTo(200);
+    assertThat(head.body()).isEmpty();
+    assertThat(header(head, "RateLimit")).isEqualTo("\"bytes\";r=100;t=60");
+    // The HEAD request completed before its response was sent; had it charged 30 bytes, this
+    // response would say r=70 and the first charge recorded would be 30.
+    HttpResponse<String> get = get("/spec/bytes?n=80");
+    assertThat(header(get, "RateLimit")).isEqualTo("\"bytes\";r=100;t=60");
+    assertThat(fixture.store().await("charge", "bytes", partition(), TIMEOUT).units()).isEqualTo(80);
+  }
+
+  @Test
+  void bytesDiscardedByResetBufferAreNotCharged() throws Exception {
+    bytesDiscardedByAResetAreNotCharged("buffer");
+  }
+
+  @Test
+  void bytesDiscardedByResetAreNotChargedAndTheFieldsAreWrittenOnce() throws Exception {
+    bytesDiscardedByAResetAreNotCharged("all");
+  }
+
+  private void bytesDiscardedByAResetAreNotCharged(String reset) throws Exception {
+    HttpResponse<String> r = get("/spec/bytes?n=30&discard=50&reset=" + reset);
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).isEqualTo("x".repeat(30));
+    assertThat(r.headers().allValues("RateLimit")).containsExactly("\"bytes\";r=100;t=60");
+    assertThat(r.headers().allValues("RateLimit-Policy")).hasSize(1);
+    assertThat(fixture.store().await("charge", "bytes", partition(), TIMEOUT).units()).isEqualTo(30);
+    assertThat(header(get("/spec/bytes?n=1"), "RateLimit")).isEqualTo("\"bytes\";r=70;t=60");
+  }
+
+  // ---- the status the application chose: draft-09 section 6
+
+  @Test
+  void redirectsOfTheApplicationCarryNoRateLimitFieldsWhenOmitted_draft09_section6() throws Exception {
+    assertThat(SpecFixture.OMIT_ON_REDIRECT).isTrue();
+    HttpResponse<String> sent = get("/spec/moved?to=send");
+    assertThat(sent.statusCode()).isEqualTo(302);
+    assertThat(header(sent, "Location")).endsWith("/spec/free");
+    assertThat(header(sent, "RateLimit")).isNull();
+    assertThat(header(sent, "RateLimit-Policy")).isNull();
+    HttpResponse<String> set = get("/spec/moved?to=status");
+    assertThat(set.statusCode()).isEqualTo(303);
+    assertThat(header(set, "Location")).endsWith("/spec/free");
+    assertThat(header(set, "RateLimit")).isNull();
+    assertThat(header(set, "RateLimit-Policy")).isNull();
+    // The redirects were counted, only not reported; a 200 of the same route reports them.
+    HttpResponse<String> ok = get("/spec/moved");
+    assertThat(ok.statusCode()).isEqualTo(200);
+    assertThat(ok.body()).isEqualTo("ok");
+    assertThat(header(ok, "RateLimit-Policy")).isEqualTo("\"moved\";q=5;w=60");
+    assertThat(header(ok, "RateLimit")).isEqualTo("\"moved\";r=2;t=60");
   }
 
   // ---- discovery: GB section 1

@@ -35,8 +35,12 @@ import java.util.Set;
  * <tr><td>{@code GET /spec/slow-async}</td><td>async-slots: 1 concurrent request per API key</td><td>ietf</td>
  *   <td>BLOCKING_ASYNC</td></tr>
  * <tr><td>{@code GET /spec/bytes}</td><td>bytes: 100 content-bytes / 60 s per API key</td><td>ietf</td><td>BYTES</td></tr>
+ * <tr><td>{@code GET /spec/moved}</td><td>moved: 5 requests / 60 s per API key</td><td>ietf</td><td>REDIRECT</td></tr>
  * <tr><td>{@code GET /spec/free}</td><td>none (not limited)</td><td>-</td><td>OK</td></tr>
  * </table>
+ *
+ * <p>Every route's RateLimit fields are left off 3xx responses ({@link #OMIT_ON_REDIRECT}; headroom-http
+ * {@code RateLimitHeaders.Builder.omitOnRedirect(true)}): adapters must configure it.
  *
  * <p>Partitions are per API key ({@code X-Api-Key}) so that each test works in partitions of its
  * own against one running server. The user of {@code per-user} is whatever the request's
@@ -50,6 +54,9 @@ public final class SpecFixture {
 
   /** The header the host's user callback reads in the specification's application. */
   public static final String USER_HEADER = "X-Spec-User";
+
+  /** Whether RateLimit fields are left off 3xx responses (draft-09 section 6); adapters configure it. */
+  public static final boolean OMIT_ON_REDIRECT = true;
 
   /** The window of every policy. */
   public static final Duration WINDOW = Duration.ofSeconds(60);
@@ -88,6 +95,7 @@ public final class SpecFixture {
     routes.add(new SpecRoute("GET", "/spec/bytes", List.of(QuotaPolicy.builder("bytes").quota(100).window(WINDOW)
         .unit(QuotaUnit.CONTENT_BYTES).algorithm(Algorithm.FIXED_WINDOW).partitioning("api-key").build()),
         ietf, SpecEndpoint.BYTES));
+    routes.add(new SpecRoute("GET", "/spec/moved", List.of(requests("moved", 5, "api-key")), ietf, SpecEndpoint.REDIRECT));
     routes.add(new SpecRoute("GET", "/spec/free", List.of(), ietf, SpecEndpoint.OK));
   }
 

@@ -23,7 +23,7 @@ import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.partition.PartitionKeyExposures;
 import dev.headroom.servlet.internal.Completion;
 import dev.headroom.servlet.internal.LimitedRequest;
-import dev.headroom.servlet.internal.MeteredResponse;
+import dev.headroom.servlet.internal.LimitedResponse;
 import dev.headroom.servlet.internal.ServletRequestView;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -34,6 +34,7 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumSet;
@@ -42,9 +43,11 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.random.RandomGenerator;
 
 /**
  * Headroom in a Jakarta Servlet 6 application: a filter that applies quota policies to the
@@ -66,8 +69,8 @@ import java.util.function.Consumer;
  * <li>{@code GET}/{@code HEAD} of a discovery path ({@code /.well-known/limits}, {@code /api/limits})
  *   is answered from the {@link LimitsDocument}, with a strong ETag, {@code Cache-Control} and 304
  *   for a matching {@code If-None-Match} (Graceful Boundaries section 1, RFC 9110 section 13.1.2).
- * <li>The first route whose methods and path template match decides the policies; a request
- *   matching none passes untouched.
+ * <li>The first route whose methods and path template match, and whose condition (if any) accepts
+ *   the request, decides the policies; a request matching none passes untouched.
  * <li>Each policy's partition key is derived from its {@code partitioning} (headroom-http
  *   {@link PartitionKeyDerivation}); the user comes from the host's {@link UserResolver}.
  * <li>One store call decides every policy at once.
@@ -75,14 +78,19 @@ import java.util.function.Consumer;
  *   fields in the route's dialects and Retry-After (headroom-http {@link RateLimitHeaders}), and one
  *   body that is RFC 9457 problem details and a Graceful Boundaries refusal, as HTML when the
  *   caller prefers it (headroom-http {@link LimitRefusals}, {@link RefusalFormat}).
- * <li>Allowed: the RateLimit fields are added before the application runs (so they precede any
- *   commit); when the response completes, synchronously or through {@code AsyncListener}, content
- *   bytes actually written are charged and concurrency leases released.
+ * <li>Allowed: the application runs; the RateLimit fields are added when its response is about to
+ *   be committed (first write, flush, {@code sendError}, {@code sendRedirect}, asynchronous
+ *   {@code complete()}, or the end of the request), for the status it set, so status rules such as
+ *   {@link Builder#omitOnRedirect(boolean)} apply (draft-09 section 6). When the response
+ *   completes, synchronously or through {@code AsyncListener}, content bytes actually written and
+ *   kept are charged (none for HEAD) and concurrency leases released.
  * </ol>
  *
  * <p>Only the initial {@link DispatcherType#REQUEST} dispatch is limited; forwards, includes, error
  * and async dispatches of an already decided request pass. Register the filter with
- * {@code asyncSupported} so that asynchronous applications work behind it.
+ * {@code asyncSupported} so that asynchronous applications work behind it, and for the
+ * {@code ASYNC} dispatcher type too when the application dispatches asynchronously: an async
+ * dispatch that writes no content then still gets its fields.
  *
  * <p>Immutable and thread-safe.
  */
@@ -134,12 +142,16 @@ public final class HeadroomFilter implements Filter {
   }
 
   /** The discovery document served, when discovery is on. */
-  public java.util.Optional<LimitsDocument> discovery() {
-    return java.util.Optional.ofNullable(discovery);
+  public Optional<LimitsDocument> discovery() {
+    return Optional.ofNullable(discovery);
   }
 
   @Override
   public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+    if (req.getDispatcherType() == DispatcherType.ASYNC) {
+      asyncDispatch(req, res, chain);
+      return;
+    }
     if (!(req instanceof HttpServletRequest) || !(res instanceof HttpServletResponse)
         || req.getDispatcherType() != DispatcherType.REQUEST) {
       chain.doFilter(req, res);
@@ -153,7 +165,7 @@ public final class HeadroomFilter implements Filter {
       serveDiscovery(request, response);
       return;
     }
-    CompiledRoute route = match(method, path);
+    CompiledRoute route = match(request, method, path);
     if (route == null) {
       chain.doFilter(req, res);
       return;
@@ -187,20 +199,42 @@ public final class HeadroomFilter implements Filter {
       refuse(request, response, route, decision);
       return;
     }
-    route.headers.write(decision, HttpServletResponse.SC_OK, response::addHeader);
-    MeteredResponse metered = route.countsBytes ? new MeteredResponse(response) : null;
-    Completion completion = new Completion(limiter, decision, metered, e -> notifyFailure(route.route, e));
-    LimitedRequest limited = new LimitedRequest(request, completion);
+    // content bytes: none are transferred for HEAD (RFC 9110 section 9.3.2), so none are charged.
+    boolean charge = route.countsBytes && !method.equals("HEAD");
+    LimitedResponse limitedResponse = new LimitedResponse(response,
+        status -> route.headers.write(decision, status, response::addHeader), charge);
+    Completion completion = new Completion(limiter, decision, charge ? limitedResponse : null, e -> notifyFailure(route.route, e));
+    LimitedRequest limited = new LimitedRequest(request, limitedResponse, completion);
     try {
-      chain.doFilter(limited, metered != null ? metered : response);
+      chain.doFilter(limited, limitedResponse);
       if (!completion.isAsync() && request.isAsyncStarted()) {
         // The application started asynchronous processing on an unwrapped request.
         completion.asyncStarted();
         request.getAsyncContext().addListener(completion);
       }
+      if (!request.isAsyncStarted()) {
+        // Nothing committed the response yet (no content, no flush): the status is final now.
+        limitedResponse.commitFields();
+      }
     } finally {
       if (!completion.isAsync()) {
         completion.finish();
+      }
+    }
+  }
+
+  /**
+   * An asynchronous dispatch of a limited request: when it ends without starting another
+   * asynchronous cycle, the container completes the response, so fields not yet written are
+   * written now.
+   */
+  private static void asyncDispatch(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
+    chain.doFilter(req, res);
+    if (!req.isAsyncStarted()) {
+      LimitedResponse limited = LimitedResponse.find(res);
+      if (limited != null) {
+        limited.commitFields();
       }
     }
   }
@@ -213,9 +247,9 @@ public final class HeadroomFilter implements Filter {
     }
   }
 
-  private CompiledRoute match(String method, String path) {
+  private CompiledRoute match(HttpServletRequest request, String method, String path) {
     for (CompiledRoute r : routes) {
-      if (r.route.matches(method, path)) {
+      if (r.route.matches(method, path) && r.route.accepts(request)) {
         return r;
       }
     }
@@ -244,10 +278,35 @@ public final class HeadroomFilter implements Filter {
         }
       };
     }
-    route.headers.write(decision, status, sink);
+    Optional<Duration> written = route.headers.write(decision, status, sink);
+    if (written.isPresent() && refusal.retryAfterSeconds().isPresent()) {
+      refusal = agreeing(refusal, written.get().getSeconds());
+    }
     RefusalFormat format = RefusalFormat.negotiate(request.getHeader("Accept"));
     String self = request.getRequestURI() + (request.getQueryString() == null ? "" : "?" + request.getQueryString());
     writeBody(request, response, format, format.body(refusal, format == RefusalFormat.HTML ? self : null));
+  }
+
+  /**
+   * The refusal as it agrees with the Retry-After actually written, which jitter may have moved
+   * later than the decision's (draft-09 sections 6 and 8.5): {@code retryAfterSeconds}, the reset
+   * instant and the "Try again in" sentence of the detail move with it.
+   */
+  static Refusal agreeing(Refusal refusal, long retryAfterSeconds) {
+    long decided = refusal.retryAfterSeconds().getAsLong();
+    if (decided == retryAfterSeconds) {
+      return refusal;
+    }
+    Refusal.Builder b = refusal.toBuilder().retryAfterSeconds(retryAfterSeconds);
+    refusal.windowResetAt().ifPresent(at -> b.windowResetAt(at.plusSeconds(retryAfterSeconds - decided)));
+    String sentence = "Try again in " + seconds(decided) + ".";
+    refusal.detail().filter(d -> d.endsWith(sentence)).ifPresent(d ->
+        b.detail(d.substring(0, d.length() - sentence.length()) + "Try again in " + seconds(retryAfterSeconds) + "."));
+    return b.build();
+  }
+
+  private static String seconds(long n) {
+    return n == 1 ? "1 second" : n + " seconds";
   }
 
   private void refuseUnavailable(HttpServletRequest request, HttpServletResponse response) throws IOException {
@@ -319,6 +378,10 @@ public final class HeadroomFilter implements Filter {
     private DecisionListener listener = DecisionListener.none();
     private StoreFailureMode storeFailureMode = StoreFailureMode.ALLOW;
     private Ticker ticker = Ticker.system();
+    private boolean omitOnRedirect;
+    private double nearExhaustion;
+    private Duration jitter = Duration.ZERO;
+    private RandomGenerator jitterRandom;
     private String service;
     private String description;
     private Consumer<LimitsDocument.Builder> discoveryCustomizer = b -> {};
@@ -396,6 +459,50 @@ public final class HeadroomFilter implements Filter {
       return this;
     }
 
+    /**
+     * Leaves the RateLimit fields off 3xx responses of the application (draft-09 section 6: a low
+     * remaining quota on a redirect can stall a client that follows it); off by default. The fields
+     * are written when the response is committed, so the status is the one the application set.
+     */
+    public Builder omitOnRedirect(boolean omit) {
+      this.omitOnRedirect = omit;
+      return this;
+    }
+
+    /**
+     * Writes the RateLimit fields of allowed requests only when some policy's utilisation
+     * (1 - r/q) reaches {@code threshold} (draft-09 section 6.2); refusals always carry them. Off
+     * by default.
+     *
+     * @throws IllegalArgumentException unless {@code 0 < threshold <= 1}
+     */
+    public Builder onlyNearExhaustion(double threshold) {
+      RateLimitHeaders.builder().onlyNearExhaustion(threshold); // validates, naming the field
+      this.nearExhaustion = threshold;
+      return this;
+    }
+
+    /**
+     * Adds zero to {@code max} whole seconds, drawn once per response, to every {@code t} and to
+     * Retry-After, so that clients refused together do not all return at the same second (draft-09
+     * section 8.5); the refusal body's {@code retryAfterSeconds} is the Retry-After written. None by
+     * default.
+     *
+     * @throws IllegalArgumentException unless {@code max} is whole seconds from 0 to
+     *     {@link RateLimitHeaders#MAX_JITTER}
+     */
+    public Builder jitter(Duration max) {
+      return jitter(max, null);
+    }
+
+    /** As {@link #jitter(Duration)}, drawing from {@code random} (seed it for reproducible tests). */
+    public Builder jitter(Duration max, RandomGenerator random) {
+      RateLimitHeaders.builder().jitter(max, random); // validates, naming the field
+      this.jitter = max;
+      this.jitterRandom = random;
+      return this;
+    }
+
     /** Serves the discovery document for this service; off until called. */
     public Builder discovery(String service, String description) {
       this.service = service;
@@ -455,8 +562,12 @@ public final class HeadroomFilter implements Filter {
         }
         RateLimitHeaders headers;
         try {
-          headers = RateLimitHeaders.builder().dialects(r.dialects().orElse(dialects)).exposure(exposure).ticker(ticker)
-              .policies(r.policies()).build();
+          RateLimitHeaders.Builder h = RateLimitHeaders.builder().dialects(r.dialects().orElse(dialects)).exposure(exposure)
+              .ticker(ticker).omitOnRedirect(omitOnRedirect).jitter(jitter, jitterRandom).policies(r.policies());
+          if (nearExhaustion > 0) {
+            h.onlyNearExhaustion(nearExhaustion);
+          }
+          headers = h.build();
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException("route " + r.template() + ": " + e.getMessage(), e);
         }

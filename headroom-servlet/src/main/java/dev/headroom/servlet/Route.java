@@ -3,6 +3,7 @@ package dev.headroom.servlet;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.servlet.internal.PathTemplate;
+import jakarta.servlet.http.HttpServletRequest;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -13,6 +14,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The policies that apply to requests of some methods on one path template (DESIGN.md, request
@@ -36,6 +38,7 @@ public final class Route {
   private final String key;
   private final String note;
   private final boolean listed;
+  private final Predicate<HttpServletRequest> condition;
 
   private Route(Builder b, PathTemplate path) {
     this.methods = Collections.unmodifiableSet(new LinkedHashSet<>(b.methods));
@@ -46,6 +49,7 @@ public final class Route {
     this.key = b.key;
     this.note = b.note;
     this.listed = b.listed;
+    this.condition = b.condition;
   }
 
   /** Starts a route on a path template such as {@code /api/items/{id}}. */
@@ -88,9 +92,22 @@ public final class Route {
     return listed;
   }
 
-  /** Whether a request matches: its method is one of {@link #methods()} and its path the template. */
+  /**
+   * Whether a request matches: its method is one of {@link #methods()} (HEAD counting as GET, since
+   * a HEAD request runs the GET handler and only the content is left out, RFC 9110 section 9.3.2)
+   * and its path the template.
+   */
   public boolean matches(String method, String path) {
-    return (methods.isEmpty() || methods.contains(method)) && this.path.matches(path);
+    return (methods.isEmpty() || methods.contains(method) || (method.equals("HEAD") && methods.contains("GET")))
+        && this.path.matches(path);
+  }
+
+  /**
+   * Whether a request whose method and path {@link #matches(String, String) match} also meets the
+   * route's {@link Builder#condition(Predicate) condition}; true when it has none.
+   */
+  public boolean accepts(HttpServletRequest request) {
+    return condition == null || condition.test(request);
   }
 
   @Override
@@ -107,6 +124,7 @@ public final class Route {
     private String key;
     private String note;
     private boolean listed = true;
+    private Predicate<HttpServletRequest> condition;
 
     private Builder(String template) {
       this.template = template;
@@ -166,6 +184,17 @@ public final class Route {
     /** Whether the discovery document lists the route; true by default. */
     public Builder listed(boolean listed) {
       this.listed = listed;
+      return this;
+    }
+
+    /**
+     * A further test of requests whose method and path match, such as "the framework's handler for
+     * this request is the annotated one" (Spring Boot's {@code @RateLimited}). A request that fails
+     * it is matched against the next routes, as if this route did not exist. Called on the request
+     * thread before the store is asked; it must be fast, thread-safe and must not throw.
+     */
+    public Builder condition(Predicate<HttpServletRequest> condition) {
+      this.condition = Objects.requireNonNull(condition, "condition");
       return this;
     }
 

@@ -26,6 +26,7 @@ final class SpecApplication {
         .limiter(fixture.limiter())
         .refusals(fixture.refusals())
         .ticker(fixture.ticker())
+        .omitOnRedirect(SpecFixture.OMIT_ON_REDIRECT)
         .users(request -> Optional.ofNullable(request.getHeader(SpecFixture.USER_HEADER)))
         .discovery(SpecFixture.SERVICE, SpecFixture.DESCRIPTION);
     for (SpecRoute r : fixture.routes()) {
@@ -50,8 +51,10 @@ final class SpecApplication {
     @Override
     protected void service(HttpServletRequest req, HttpServletResponse res) throws IOException {
       String path = HeadroomFilter.pathWithinApplication(req);
+      // HEAD is served as GET; the container leaves the content out.
+      String method = req.getMethod().equals("HEAD") ? "GET" : req.getMethod();
       SpecEndpoint endpoint = routes.stream()
-          .filter(r -> r.method().equals(req.getMethod()) && PathTemplate.parse(r.template()).matches(path))
+          .filter(r -> r.method().equals(method) && PathTemplate.parse(r.template()).matches(path))
           .map(SpecRoute::endpoint).findFirst().orElse(null);
       if (endpoint == null) {
         res.sendError(404);
@@ -80,9 +83,31 @@ final class SpecApplication {
           });
           break;
         }
+        case REDIRECT:
+          if ("send".equals(req.getParameter("to"))) {
+            res.sendRedirect("/spec/free");
+          } else if ("status".equals(req.getParameter("to"))) {
+            res.setStatus(303);
+            res.setHeader("Location", "/spec/free");
+          } else {
+            text(res, "ok");
+          }
+          break;
         case BYTES: {
           int n = Integer.parseInt(req.getParameter("n"));
           res.setStatus(200);
+          if (req.getParameter("discard") != null) {
+            res.setContentType("application/octet-stream");
+            byte[] discarded = new byte[Integer.parseInt(req.getParameter("discard"))];
+            Arrays.fill(discarded, (byte) 'd');
+            res.getOutputStream().write(discarded);
+            if ("all".equals(req.getParameter("reset"))) {
+              res.reset();
+              res.setStatus(200);
+            } else {
+              res.resetBuffer();
+            }
+          }
           char[] xs = new char[n];
           Arrays.fill(xs, 'x');
           if ("true".equals(req.getParameter("writer"))) {

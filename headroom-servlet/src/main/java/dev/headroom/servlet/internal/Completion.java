@@ -23,16 +23,17 @@ public final class Completion implements AsyncListener {
 
   private final RateLimiter limiter;
   private final Decision decision;
-  private final MeteredResponse metered;
+  private final LimitedResponse metered;
   private final Consumer<StoreException> failures;
   private final AtomicBoolean done = new AtomicBoolean();
   private volatile boolean async;
 
   /**
-   * @param metered the counted response, or null when no policy counts content bytes
+   * @param metered the counted response, or null when nothing is charged for content bytes (no
+   *     content-bytes policy, or a HEAD request)
    * @param failures told when the store fails to charge or release
    */
-  public Completion(RateLimiter limiter, Decision decision, MeteredResponse metered, Consumer<StoreException> failures) {
+  public Completion(RateLimiter limiter, Decision decision, LimitedResponse metered, Consumer<StoreException> failures) {
     this.limiter = limiter;
     this.decision = decision;
     this.metered = metered;

@@ -28,6 +28,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 /**
@@ -123,9 +124,11 @@ public class HeadroomAutoConfiguration {
   FilterRegistrationBean<HeadroomFilter> headroomFilter(HeadroomProperties props, HeadroomPolicies policies,
       RateLimiter limiter, LimitRefusals refusals, Ticker ticker, UserResolver users,
       ObjectProvider<DecisionListener> listeners, ObjectProvider<RequestMappingHandlerMapping> mappings,
-      Environment environment) {
+      ObjectProvider<HandlerMappingIntrospector> introspector, Environment environment) {
     List<Route> routes = new ArrayList<>(HeadroomSettings.routes(props, policies.byName()));
-    mappings.orderedStream().forEach(m -> routes.addAll(RateLimitedHandlers.routes(m, policies.byName())));
+    HandlerMappingIntrospector found = introspector.getIfUnique();
+    HandlerResolution resolution = found == null ? null : new HandlerResolution(found);
+    mappings.orderedStream().forEach(m -> routes.addAll(RateLimitedHandlers.routes(m, policies.byName(), resolution)));
     List<DecisionListener> all = listeners.orderedStream().toList();
     HeadroomFilter.Builder b = HeadroomFilter.builder()
         .limiter(limiter)
@@ -138,6 +141,7 @@ public class HeadroomAutoConfiguration {
         .clientAddresses(HeadroomSettings.clientAddresses(props))
         .storeFailureMode(HeadroomSettings.onFailure(props))
         .listener(composite(all));
+    HeadroomSettings.headers(props, b);
     if (props.getDiscovery().isEnabled()) {
       String name = props.getService().getName() != null ? props.getService().getName()
           : environment.getProperty("spring.application.name", "application");
@@ -162,6 +166,8 @@ public class HeadroomAutoConfiguration {
     FilterRegistrationBean<HeadroomFilter> registration = new FilterRegistrationBean<>(filter);
     registration.setName("headroomFilter");
     registration.setAsyncSupported(true);
+    // ASYNC too: an asynchronous dispatch that writes no content still gets its RateLimit fields.
+    registration.setDispatcherTypes(jakarta.servlet.DispatcherType.REQUEST, jakarta.servlet.DispatcherType.ASYNC);
     registration.setOrder(props.getFilterOrder());
     registration.addUrlPatterns("/*");
     return registration;

@@ -51,6 +51,9 @@ public class HeadroomProperties {
    */
   private List<String> dialects = new ArrayList<>(List.of("ietf"));
 
+  /** How the RateLimit fields of responses are written (draft-ietf-httpapi-ratelimit-headers-09 sections 6 and 8.5). */
+  private final Headers headers = new Headers();
+
   /** What is sent as pk in the ietf dialect: off, hash (SHA-256 of the partition) or hmac. */
   private String partitionKeyExposure = "off";
 
@@ -103,6 +106,10 @@ public class HeadroomProperties {
     this.dialects = dialects;
   }
 
+  public Headers getHeaders() {
+    return headers;
+  }
+
   public String getPartitionKeyExposure() {
     return partitionKeyExposure;
   }
@@ -153,6 +160,53 @@ public class HeadroomProperties {
 
   public void setRoutes(List<Route> routes) {
     this.routes = routes;
+  }
+
+  /** How the RateLimit fields of responses are written. */
+  public static class Headers {
+
+    /**
+     * Leave the RateLimit fields off 3xx responses of the application (draft-09 section 6: a low
+     * remaining quota on a redirect can stall a client that follows it).
+     */
+    private boolean omitOnRedirect = false;
+
+    /**
+     * Write the fields of allowed requests only when some policy's utilisation (1 - r/q) reaches
+     * this share, from above 0 to 1 (draft-09 section 6.2); always when unset. Refusals always carry them.
+     */
+    private Double onlyNearExhaustion;
+
+    /**
+     * The most whole seconds, from 0s to 1h, added at random to every reset (t) and to Retry-After
+     * of a response, so that clients refused together come back spread out (draft-09 section 8.5);
+     * 0s (none) by default.
+     */
+    private Duration jitter = Duration.ZERO;
+
+    public boolean isOmitOnRedirect() {
+      return omitOnRedirect;
+    }
+
+    public void setOmitOnRedirect(boolean omitOnRedirect) {
+      this.omitOnRedirect = omitOnRedirect;
+    }
+
+    public Double getOnlyNearExhaustion() {
+      return onlyNearExhaustion;
+    }
+
+    public void setOnlyNearExhaustion(Double onlyNearExhaustion) {
+      this.onlyNearExhaustion = onlyNearExhaustion;
+    }
+
+    public Duration getJitter() {
+      return jitter;
+    }
+
+    public void setJitter(Duration jitter) {
+      this.jitter = jitter;
+    }
   }
 
   /** The service described by the discovery document. */

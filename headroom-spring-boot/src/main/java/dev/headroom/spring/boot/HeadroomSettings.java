@@ -11,10 +11,13 @@ import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.servlet.HeadroomFilter;
 import dev.headroom.servlet.HeadroomFilter.StoreFailureMode;
 import dev.headroom.servlet.Route;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -269,6 +272,26 @@ final class HeadroomSettings {
       }
     }
     return b.build();
+  }
+
+  /** Applies {@code headroom.headers.*} to the filter, each value checked against what RateLimitHeaders accepts. */
+  static void headers(HeadroomProperties props, HeadroomFilter.Builder b) {
+    HeadroomProperties.Headers h = props.getHeaders();
+    b.omitOnRedirect(h.isOmitOnRedirect());
+    Duration jitter = h.getJitter();
+    if (jitter == null || jitter.isNegative() || jitter.getNano() != 0 || jitter.compareTo(RateLimitHeaders.MAX_JITTER) > 0) {
+      throw new HeadroomConfigurationException("headroom.headers.jitter", jitter,
+          "a whole number of seconds from 0s to " + RateLimitHeaders.MAX_JITTER.toHours() + "h, such as 5s");
+    }
+    b.jitter(jitter);
+    Double threshold = h.getOnlyNearExhaustion();
+    if (threshold != null) {
+      if (!(threshold > 0 && threshold <= 1)) {
+        throw new HeadroomConfigurationException("headroom.headers.only-near-exhaustion", threshold,
+            "a share above 0 and at most 1, such as 0.8");
+      }
+      b.onlyNearExhaustion(threshold);
+    }
   }
 
   static StoreFailureMode onFailure(HeadroomProperties props) {

@@ -20,6 +20,14 @@ import java.lang.annotation.Target;
  * <p>Annotated routes are matched after the {@code headroom.routes} of the configuration, the most
  * specific path pattern first. A policy name that {@code headroom.policies} does not define stops
  * startup naming the handler method.
+ *
+ * <p>The policies apply only to requests this handler method serves. The Headroom filter runs
+ * before Spring MVC's {@code DispatcherServlet}, so for a request matching the annotated path
+ * template it asks the application's handler mappings, in the {@code DispatcherServlet}'s order,
+ * which handler will run: an unannotated handler with a more specific pattern (such as
+ * {@code /api/items/health} beside {@code /api/items/{id}}) or chosen by a mapping condition
+ * ({@code params}, {@code headers}, {@code consumes}, {@code produces}) is not limited by this
+ * annotation. A request Spring refuses itself (405, 406, 415) runs no handler and is not limited.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)

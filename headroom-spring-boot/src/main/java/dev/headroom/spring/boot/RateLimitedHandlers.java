@@ -24,12 +24,23 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * Headroom templates: {@code {*rest}} and {@code **} become a final {@code **}; a segment mixing
  * text and wildcards (such as {@code *.json}) becomes one whole-segment wildcard, which matches at
  * least every request the handler serves.
+ *
+ * <p>A template can match more requests than its handler serves: a more specific pattern of an
+ * unannotated handler ({@code /api/items/health} beside {@code /api/items/{id}}), a wider
+ * wildcard, or conditions of the mapping (params, headers, consumes, produces) that templates do
+ * not express. So each route carries a condition: the handler Spring MVC resolves for the request
+ * ({@link HandlerResolution}) must be the annotated method.
  */
 final class RateLimitedHandlers {
 
   private RateLimitedHandlers() {}
 
-  static List<Route> routes(RequestMappingHandlerMapping mapping, Map<String, QuotaPolicy> policies) {
+  /**
+   * @param resolution finds the handler of each request; each route then applies only to requests
+   *     that its own handler method serves (null: to every request its template matches)
+   */
+  static List<Route> routes(RequestMappingHandlerMapping mapping, Map<String, QuotaPolicy> policies,
+      HandlerResolution resolution) {
     List<Entry> entries = new ArrayList<>();
     for (Map.Entry<RequestMappingInfo, HandlerMethod> e : mapping.getHandlerMethods().entrySet()) {
       HandlerMethod handler = e.getValue();
@@ -48,6 +59,9 @@ final class RateLimitedHandlers {
       }
       for (String pattern : e.getKey().getPatternValues()) {
         Route.Builder b = Route.builder(template(pattern)).methods(methods).listed(annotation.listed());
+        if (resolution != null) {
+          b.condition(request -> resolution.runs(request, method));
+        }
         if (annotation.value().length == 0) {
           throw new HeadroomConfigurationException(where, "{}", "names of one or more policies of headroom.policies "
               + policies.keySet());

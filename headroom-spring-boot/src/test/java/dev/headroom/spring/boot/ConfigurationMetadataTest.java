@@ -28,7 +28,8 @@ class ConfigurationMetadataTest {
         "headroom.service.origin", "headroom.why", "headroom.dialects", "headroom.policies", "headroom.routes",
         "headroom.store.type", "headroom.store.max-keys", "headroom.store.on-failure", "headroom.discovery.enabled",
         "headroom.discovery.paths", "headroom.client-ip.trusted-proxies", "headroom.partition-key-exposure",
-        "headroom.filter-order");
+        "headroom.filter-order", "headroom.headers.omit-on-redirect", "headroom.headers.only-near-exhaustion",
+        "headroom.headers.jitter");
     List<String> hinted = new ArrayList<>();
     metadata.path("hints").forEach(h -> hinted.add(h.path("name").asText()));
     assertThat(hinted).contains("headroom.dialects", "headroom.store.type", "headroom.policies.values.unit");

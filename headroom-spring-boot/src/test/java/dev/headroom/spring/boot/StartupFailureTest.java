@@ -158,6 +158,30 @@ class StartupFailureTest {
   }
 
   @Test
+  void jitterOfFractionalSeconds() {
+    assertThat(failure("headroom.headers.jitter=1500ms"))
+        .isEqualTo("headroom.headers.jitter: expected a whole number of seconds from 0s to 1h, such as 5s, got 'PT1.5S'");
+  }
+
+  @Test
+  void jitterBeyondAnHour() {
+    assertThat(failure("headroom.headers.jitter=2h"))
+        .isEqualTo("headroom.headers.jitter: expected a whole number of seconds from 0s to 1h, such as 5s, got 'PT2H'");
+  }
+
+  @Test
+  void negativeJitter() {
+    assertThat(failure("headroom.headers.jitter=-5s"))
+        .isEqualTo("headroom.headers.jitter: expected a whole number of seconds from 0s to 1h, such as 5s, got 'PT-5S'");
+  }
+
+  @Test
+  void nearExhaustionOutsideAShare() {
+    assertThat(failure("headroom.headers.only-near-exhaustion=1.5"))
+        .isEqualTo("headroom.headers.only-near-exhaustion: expected a share above 0 and at most 1, such as 0.8, got '1.5'");
+  }
+
+  @Test
   void badTrustedProxy() {
     assertThat(failure("headroom.client-ip.trusted-proxies=10.0.0.0/33"))
         .startsWith("headroom.client-ip.trusted-proxies[0]: expected a CIDR range").endsWith("got '10.0.0.0/33'");

@@ -83,10 +83,37 @@ public class SpecBootApplication {
       });
     }
 
+    @GetMapping("/spec/moved")
+    @RateLimited("moved")
+    void moved(@RequestParam(required = false) String to, HttpServletResponse res) throws IOException {
+      if ("send".equals(to)) {
+        res.sendRedirect("/spec/free");
+      } else if ("status".equals(to)) {
+        res.setStatus(303);
+        res.setHeader("Location", "/spec/free");
+      } else {
+        res.setContentType("text/plain; charset=utf-8");
+        res.getWriter().write("ok");
+      }
+    }
+
     @GetMapping("/spec/bytes")
     @RateLimited("bytes")
-    void bytes(@RequestParam int n, @RequestParam(defaultValue = "false") boolean writer, HttpServletResponse res)
-        throws IOException {
+    void bytes(@RequestParam int n, @RequestParam(defaultValue = "false") boolean writer,
+        @RequestParam(required = false) Integer discard, @RequestParam(required = false) String reset,
+        HttpServletResponse res) throws IOException {
+      if (discard != null) {
+        res.setContentType("application/octet-stream");
+        byte[] discarded = new byte[discard];
+        Arrays.fill(discarded, (byte) 'd');
+        res.getOutputStream().write(discarded);
+        if ("all".equals(reset)) {
+          res.reset();
+          res.setStatus(200);
+        } else {
+          res.resetBuffer();
+        }
+      }
       char[] xs = new char[n];
       Arrays.fill(xs, 'x');
       if (writer) {

@@ -37,6 +37,7 @@ class SpringBootSpecTest extends HttpAdapterSpec {
     props.put("headroom.service.name", SpecFixture.SERVICE);
     props.put("headroom.service.description", SpecFixture.DESCRIPTION);
     props.put("headroom.why", SpecFixture.WHY);
+    props.put("headroom.headers.omit-on-redirect", Boolean.toString(SpecFixture.OMIT_ON_REDIRECT));
     List<QuotaPolicy> all = new ArrayList<>();
     fixture.routes().forEach(r -> all.addAll(r.policies()));
     for (QuotaPolicy p : all) {

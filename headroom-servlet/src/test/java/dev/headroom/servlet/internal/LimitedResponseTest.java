@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** The writer encodes each write at once, joining a surrogate pair split across writes. */
-class MeteredResponseTest {
+class LimitedResponseTest {
 
   static final class Sink extends ServletOutputStream {
     final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -33,8 +33,8 @@ class MeteredResponseTest {
   void countsEncodedBytesAndKeepsSplitSurrogatePairsWhole() throws Exception {
     Sink sink = new Sink();
     AtomicLong count = new AtomicLong();
-    MeteredResponse.CountingStream counted = new MeteredResponse.CountingStream(sink, count);
-    MeteredResponse.EncodingWriter w = new MeteredResponse.EncodingWriter(counted, StandardCharsets.UTF_8);
+    LimitedResponse.CountingStream counted = new LimitedResponse.CountingStream(sink, count);
+    LimitedResponse.EncodingWriter w = new LimitedResponse.EncodingWriter(counted, StandardCharsets.UTF_8);
     String clef = "\uD834\uDD1E"; // U+1D11E, four bytes in UTF-8
     w.write("é" + clef.charAt(0));
     assertThat(count.get()).isEqualTo(2); // é is written; the high surrogate waits
