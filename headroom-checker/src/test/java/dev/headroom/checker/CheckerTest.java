@@ -1,5 +1,6 @@
 package dev.headroom.checker;
 
+import dev.headroom.client.TestServer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.headroom.ManualTicker;

@@ -1,5 +1,6 @@
 package dev.headroom.checker;
 
+import dev.headroom.client.TestServer;
 import dev.headroom.Algorithm;
 import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;

@@ -16,42 +16,45 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
-/** A real HTTP server on loopback, port 0, scripted by a handler; records every request and reply. */
-final class TestServer implements AutoCloseable {
+/**
+ * A real HTTP server on loopback, port 0, scripted by a handler; records every request and reply.
+ * Shared with the conformance checker's tests through this module's test-jar.
+ */
+public final class TestServer implements AutoCloseable {
 
-  interface Handler {
+  public interface Handler {
     Reply handle(Request request) throws IOException;
   }
 
-  record Request(String method, String path, String query, Map<String, List<String>> headers, long atNanos) {}
+  public record Request(String method, String path, String query, Map<String, List<String>> headers, long atNanos) {}
 
-  record Logged(Request request, int status) {}
+  public record Logged(Request request, int status) {}
 
-  static final class Reply {
-    final int status;
-    final Map<String, List<String>> headers = new LinkedHashMap<>();
-    byte[] body = new byte[0];
+  public static final class Reply {
+    public final int status;
+    public final Map<String, List<String>> headers = new LinkedHashMap<>();
+    public byte[] body = new byte[0];
 
-    Reply(int status) {
+    public Reply(int status) {
       this.status = status;
     }
 
-    static Reply of(int status) {
+    public static Reply of(int status) {
       return new Reply(status);
     }
 
-    Reply header(String name, String value) {
+    public Reply header(String name, String value) {
       headers.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
       return this;
     }
 
-    Reply body(String contentType, String text) {
+    public Reply body(String contentType, String text) {
       header("Content-Type", contentType);
       body = text.getBytes(StandardCharsets.UTF_8);
       return this;
     }
 
-    Reply json(String text) {
+    public Reply json(String text) {
       return body("application/json", text);
     }
   }
@@ -61,7 +64,7 @@ final class TestServer implements AutoCloseable {
   private final List<Logged> log = new ArrayList<>();
   private final Ticker ticker;
 
-  TestServer(Ticker ticker, Handler handler) throws IOException {
+  public TestServer(Ticker ticker, Handler handler) throws IOException {
     this.ticker = ticker;
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
     server.createContext("/", ex -> serve(ex, handler));
@@ -94,17 +97,17 @@ final class TestServer implements AutoCloseable {
     }
   }
 
-  URI uri(String path) {
+  public URI uri(String path) {
     return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + path);
   }
 
-  List<Logged> log() {
+  public List<Logged> log() {
     synchronized (log) {
       return List.copyOf(log);
     }
   }
 
-  long count(int status) {
+  public long count(int status) {
     return log().stream().filter(l -> l.status() == status).count();
   }
 
