@@ -70,6 +70,17 @@ public abstract class HttpAdapterSpec {
   /** Stops what {@link #start(SpecFixture)} started. */
   protected abstract void stop() throws Exception;
 
+  /**
+   * The Graceful Boundaries {@code scope} a refusal of the {@code per-user} policy reports. An
+   * adapter inside the application partitions by the user its host authenticated: {@code user}
+   * (the default). An adapter outside it (the gateway) knows no authenticated user and partitions by
+   * the request header that names one, {@link SpecFixture#USER_HEADER}, which is a {@code key}
+   * scope; it overrides this to say so.
+   */
+  protected String userScope() {
+    return "user";
+  }
+
   @BeforeAll
   void startServer() throws Exception {
     fixture = new SpecFixture();
@@ -314,7 +325,7 @@ public abstract class HttpAdapterSpec {
     String bob = "bob-" + UUID.randomUUID();
     HttpResponse<String> refused = exhaust("/spec/me", 2, SpecFixture.USER_HEADER, alice);
     assertThat(refused.statusCode()).isEqualTo(429);
-    assertThat(json(refused).path("scope").asText()).isEqualTo("user");
+    assertThat(json(refused).path("scope").asText()).isEqualTo(userScope());
     assertThat(get("/spec/me", SpecFixture.USER_HEADER, bob).statusCode()).isEqualTo(200);
   }
 

@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The Headroom gateway: a reverse proxy that enforces the configuration's quota policies on each
@@ -27,6 +28,7 @@ import java.util.Optional;
 public final class Gateway implements AutoCloseable {
   private final GatewayServer server;
   private final Store ownedStore;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   private Gateway(GatewayServer server, Store ownedStore) {
     this.server = server;
@@ -74,9 +76,12 @@ public final class Gateway implements AutoCloseable {
     server.setCapacity(policy, factor);
   }
 
-  /** Stops listening and releases the event loops. */
+  /** Stops listening and releases the event loops; closing again has no further effect. */
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     server.close();
     if (ownedStore != null) {
       ownedStore.close(); // a store built from the configuration is the gateway's (Redis connections)

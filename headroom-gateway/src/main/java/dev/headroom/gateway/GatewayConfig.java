@@ -240,7 +240,8 @@ public record GatewayConfig(
   /**
    * A route: methods and a path template ({@code /items/{id}}, {@code /files/**}), the upstream it
    * forwards to, the policies that apply, the header dialects it speaks (one, or several that do not clash) and whether the upstream's
-   * bare non-success responses are rewritten into structured ones.
+   * bare non-success responses are rewritten into structured ones, and whether the upstream's
+   * redirects (3xx) go out without RateLimit fields (draft-09 section 6).
    */
   public record Route(
       String name,
@@ -250,6 +251,7 @@ public record GatewayConfig(
       List<String> policies,
       List<String> dialects,
       boolean normaliseErrors,
+      boolean omitOnRedirect,
       Optional<PkMode> pk,
       Optional<Vend> vend) {
     public Route {

@@ -1,21 +1,24 @@
 package dev.headroom.gateway.cli;
 
+import dev.headroom.checker.CheckCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
  * {@code headroom}: the command line. Each action is a subcommand class registered in
- * {@code subcommands}; adding one (such as {@code check}) touches only that list.
+ * {@code subcommands}: {@code serve} runs the gateway, {@code check} (headroom-checker's
+ * {@link CheckCommand}) reports a service's Graceful Boundaries level.
  */
 @Command(name = "headroom",
     mixinStandardHelpOptions = true,
     versionProvider = Version.class,
     description = {
-        "Headroom: a rate-limiting gateway that tells every caller exactly where it stands.",
+        "Headroom: a rate-limiting gateway that tells callers exactly where they stand.",
         "",
-        "Run `headroom serve` to start the gateway with the built-in sample configuration and demo",
-        "upstream, or `headroom serve --config FILE` with your own."},
-    subcommands = {ServeCommand.class, CommandLine.HelpCommand.class})
+        "`headroom serve` starts the gateway with the built-in sample configuration and",
+        "demo upstream, `headroom serve --config FILE` with your own.",
+        "`headroom check URL --probe 10` reports the conformance level of any service."},
+    subcommands = {ServeCommand.class, CheckCommand.class, CommandLine.HelpCommand.class})
 public final class HeadroomCommand implements Runnable {
 
   @CommandLine.Spec

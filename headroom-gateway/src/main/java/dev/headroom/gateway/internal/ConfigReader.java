@@ -561,7 +561,7 @@ public final class ConfigReader {
       if (!object(path, r)) {
         continue;
       }
-      keys(path, r, "name", "type", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors",
+      keys(path, r, "name", "type", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors", "omitOnRedirect",
           "pk", "vend");
       String type = optionalText(path + ".type", r.path("type")).orElse("http");
       if (!type.equals("http") && !type.equals("vend")) {
@@ -634,6 +634,7 @@ public final class ConfigReader {
       }
       List<String> dialects = dialects(path + ".dialect", r.path("dialect"));
       boolean normalise = bool(path + ".normaliseErrors", r.path("normaliseErrors"), false);
+      boolean omitOnRedirect = bool(path + ".omitOnRedirect", r.path("omitOnRedirect"), false);
       if (template != null) {
         for (String m : methods) {
           if (!seen.add(m + " " + template)) {
@@ -648,7 +649,7 @@ public final class ConfigReader {
         problem(path + ".name", r.path("name"), "a route name no earlier route has");
       }
       Optional<PkMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkMode(path + ".pk", r.path("pk"));
-      out.add(new Route(name, methods, template, upstream, names, dialects, normalise, pk, vend));
+      out.add(new Route(name, methods, template, upstream, names, dialects, normalise, omitOnRedirect, pk, vend));
     }
     return out;
   }

@@ -10,7 +10,8 @@ import java.util.TreeSet;
 
 /**
  * The routes in configuration order. A request matches the first route whose template matches its
- * path and which accepts its method; when some route matches the path but none the method, the
+ * path and which accepts its method (a GET route accepts HEAD, RFC 9110 section 9.3.2: the same
+ * request without content, limited by the same policies); when some route matches the path but none the method, the
  * answer is 405 with the methods that would have matched. Immutable and thread-safe.
  */
 final class RouteTable {
@@ -42,13 +43,16 @@ final class RouteTable {
     Set<String> allowed = null;
     for (CompiledRoute r : routes) {
       if (r.template().matches(path)) {
-        if (r.hasMethod(method)) {
+        if (r.hasMethod(method) || (method.equals("HEAD") && r.hasMethod("GET"))) {
           return new Found(r);
         }
         if (allowed == null) {
           allowed = new TreeSet<>();
         }
         allowed.addAll(r.route().methods());
+        if (r.hasMethod("GET")) {
+          allowed.add("HEAD");
+        }
       }
     }
     return allowed == null ? new NotFound() : new WrongMethod(allowed);

@@ -81,6 +81,7 @@ final class Speech implements HttpSpeech {
           .dialects(r.dialects().stream().map(HeaderDialect::fromToken).toList())
           .ticker(ticker)
           .exposure(exposures.apply(r))
+          .omitOnRedirect(r.omitOnRedirect())
           .policies(r.policies().stream().map(n -> config.policies().get(n).quota()).toList())
           .build());
     }
@@ -313,8 +314,9 @@ final class Speech implements HttpSpeech {
     for (Route r : config.routes()) {
       for (String method : new TreeSet<>(r.methods())) {
         String key = r.methods().size() == 1 ? r.name() : r.name() + "-" + method.toLowerCase(Locale.ROOT);
-        // vend routes publish their per-scope limits through vend.capabilities, not here
-        DiscoveryRoute.Builder d = DiscoveryRoute.builder(method, r.path()).key(key).listed(r.vend().isEmpty());
+        // vend routes publish their per-scope limits through vend.capabilities, not here; a route
+        // without policies limits nothing and is not listed
+        DiscoveryRoute.Builder d = DiscoveryRoute.builder(method, r.path()).key(key).listed(r.vend().isEmpty() && !r.policies().isEmpty());
         for (String name : r.policies()) {
           Policy p = config.policies().get(name);
           long quota = effectiveQuotas.getOrDefault(name, p.quota().quota());
