@@ -38,10 +38,14 @@ import java.util.function.Function;
  *
  * <p>A request is admitted when, for every current budget of its scope: {@code remaining > 0} (or
  * the reset has passed and the quota is known, which starts a new window of {@code q} units), and,
- * with {@link Pacing#EVEN}, at least {@code (resetAt - lastAdmit) / remaining} has passed since the
- * last admission. Otherwise it waits for the longest of these times, on the {@link Scheduler}.
- * Worked numbers: {@code "default";r=9;t=10} seen at 0 s spaces the next nine requests 1.11 s apart
- * under EVEN, and lets all nine go at once under BURST; the tenth waits until 10 s either way.
+ * with {@link Pacing#EVEN}, at least {@link #evenInterval} has passed since the budget's last
+ * admission. Otherwise it waits for the longest of these times, on the {@link Scheduler}.
+ * Worked numbers: {@code "default";r=9;t=10} seen at 0 s, with no policy, spaces the next nine
+ * requests 1.11 s apart under EVEN, and lets all nine go at once under BURST; the tenth waits until
+ * 10 s either way. With {@code "default";q=50;w=5} and {@code r=49;t=1} (a token bucket after one
+ * request), EVEN spaces the next one {@code 1 / (47 / 1 s + 10 / s)} = 17.6 ms later; as the bucket
+ * empties {@code t} grows and the spacing tends to the refill's 100 ms with {@code r} near two.
+ * A re-synced budget keeps its last admission, so the answer's latency is not added to the spacing.
  *
  * <p>What the fields say is weighed as draft-09 sections 7, 7.3 and 8.5.1 ask:
  * <ul>
@@ -80,6 +84,12 @@ final class BudgetTracker implements Budgets {
 
   /** Most budgets kept per scope (policies times partition keys). */
   static final int MAX_ENTRIES_PER_SCOPE = 64;
+
+  /**
+   * Units {@link Pacing#EVEN} keeps in hand while it credits a policy's refill (see
+   * {@link #evenInterval}): the reported {@code r} settles here instead of at zero.
+   */
+  static final long EVEN_RESERVE = 2;
 
   /** Resets closer than this may describe one instant (t is rounded to whole seconds). */
   static final long SAME_WINDOW_NANOS = 1_500_000_000L;
@@ -197,7 +207,7 @@ final class BudgetTracker implements Budgets {
         continue;
       }
       if (pacing == Pacing.EVEN) {
-        long next = e.lastAdmit + (e.resetAt - e.lastAdmit) / e.remaining;
+        long next = saturatingAdd(e.lastAdmit, evenInterval(e));
         wait = Math.max(wait, next - now);
       }
     }
@@ -218,6 +228,26 @@ final class BudgetTracker implements Budgets {
     s.inFlight.add(seq);
     s.lastAdmit = now;
     return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount));
+  }
+
+  /**
+   * The spacing {@link Pacing#EVEN} keeps after a budget's last admission, for {@code r > 0}: the
+   * interval of the rate {@code max(r / H, (r - RESERVE) / H + q / w)}, where {@code H} is the time
+   * from the last admission to the reset. {@code r / H} spends the remaining units by the reset;
+   * when the policy ({@code q}, {@code w}) is known, the second term also credits the refill it
+   * implies, so that against a token bucket the units above the reserve are spent by the reset while
+   * the bucket refills at {@code q / w}. The reserve keeps the reported {@code r} off zero: a token
+   * bucket that says {@code r=0} says {@code t} until it is full, which is a whole window. Neither
+   * term ever lets more than {@code r} units go: that is counted in {@link #tryAdmit}.
+   */
+  static long evenInterval(Entry e) {
+    double horizon = Math.max(1, e.resetAt - e.lastAdmit);
+    double rate = e.remaining / horizon;
+    if (e.quota > 0 && e.window > 0) {
+      rate = Math.max(rate, (e.remaining - EVEN_RESERVE) / horizon + (double) e.quota / e.window);
+    }
+    double interval = Math.ceil(1 / rate);
+    return interval >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) interval;
   }
 
   private List<Entry> active(Scope s, String origin, String method, String path, Set<String> labels) {
@@ -393,6 +423,7 @@ final class BudgetTracker implements Budgets {
     String pkText = pk == null ? null : Base64.getEncoder().encodeToString(pk);
     String key = key(policy, pk);
     Entry e = s.entries.get(key);
+    boolean fresh = e == null;
     if (e == null) {
       if (s.entries.size() >= MAX_ENTRIES_PER_SCOPE) {
         Iterator<String> it = s.entries.keySet().iterator();
@@ -408,7 +439,11 @@ final class BudgetTracker implements Budgets {
     e.quota = quota;
     e.window = window;
     e.probeAtReset = probeAtReset;
-    e.lastAdmit = now;
+    if (fresh) {
+      // A budget heard of for the first time starts its spacing now; a re-synced one keeps its last
+      // admission, so that the answer's latency is not added to every interval.
+      e.lastAdmit = now;
+    }
     e.source = source;
     s.current.put(policy, key);
     return e;

@@ -17,6 +17,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -93,6 +94,42 @@ class PacingAgainstPeersTest {
         assertThat(f.get().statusCode()).isEqualTo(200);
       }
       assertThat(server.count(429)).as("refusals").isZero();
+    }
+  }
+
+  /**
+   * The default pacing, asked for everything at once by a caller with {@code n} requests, against a
+   * token bucket of {@code q} per {@code w} (burst {@code q}, then one unit per {@code w / q}): the
+   * work completes within 1.1 times the least time the server allows, {@code (n - q) * w / q}, and is
+   * never refused (draft-09 section 7: "A client SHOULD NOT exceed the quota units conveyed by the
+   * remaining parameter before the time window expressed in the reset parameter"). Virtual time: the
+   * elapsed time is the shared {@link ManualTicker}'s.
+   */
+  @ParameterizedTest(name = "q={0}, w={1}s, n={2}")
+  @CsvSource({"50, 5, 300", "10, 10, 60", "50, 5, 1000"})
+  void section7DefaultPacingCompletesWithinATenthOfTheMinimumAgainstATokenBucket(int q, int w, int n) throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    SteppingScheduler scheduler = new SteppingScheduler(ticker);
+    Duration window = Duration.ofSeconds(w);
+    try (TestServer server = new TestServer(ticker,
+        Peers.headroom(HeaderDialect.IETF, Algorithm.TOKEN_BUCKET).create(ticker, q, window))) {
+      HeadroomClient client = HeadroomClient.builder(HTTP).ticker(ticker).scheduler(scheduler)
+          .retry(RetryPolicy.none()).addNetworkInterceptor(scheduler.wire()).build();
+      long start = ticker.read();
+      List<CompletableFuture<HttpResponse<String>>> all = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        all.add(client.sendAsync(HttpRequest.newBuilder(server.uri("/api/items")).build(), BodyHandlers.ofString()));
+      }
+      scheduler.run(all);
+      for (CompletableFuture<HttpResponse<String>> f : all) {
+        assertThat(f.get().statusCode()).isEqualTo(200);
+      }
+      assertThat(server.count(429)).as("refusals").isZero();
+      assertThat(server.log()).hasSize(n);
+      Duration minimum = window.multipliedBy(n - q).dividedBy(q);
+      Duration elapsed = Duration.ofNanos(ticker.read() - start);
+      assertThat(elapsed).as("virtual time for %d requests, minimum %s", n, minimum)
+          .isBetween(minimum.minusMillis(1), Duration.ofNanos(minimum.toNanos() * 11 / 10));
     }
   }
 
