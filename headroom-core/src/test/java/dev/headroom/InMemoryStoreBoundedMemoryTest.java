@@ -90,7 +90,11 @@ class InMemoryStoreBoundedMemoryTest {
         kept++;
       }
     }
-    assertThat(kept).as("every new key was kept but those counted as live evictions").isEqualTo(1000 - liveEvictions);
+    // A check of a key evicted above re-inserts it at a full store, which may evict (and count) one
+    // more live key not yet checked: every key not kept was counted, before or during the check.
+    assertThat(kept).as("every new key was kept but those counted as live evictions")
+        .isLessThanOrEqualTo((int) (1000 - liveEvictions))
+        .isGreaterThanOrEqualTo((int) (1000 - store.evictedLiveKeys()));
   }
 
   @Test
