@@ -36,9 +36,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <h2>Growth</h2>
  * Inserts, evictions and rebuilds take {@link #lock}; decisions on tracked keys never do. When
  * live keys and tombstones together exceed {@link #MAX_LOAD_NUMERATOR}/{@link #MAX_LOAD_DENOMINATOR}
- * of the capacity, or tombstones exceed 1/{@link #PURGE_DIVISOR} of the live keys, the table is
- * rebuilt at a capacity of at least {@link #REBUILD_SPACE} times the live keys (growing, purging
- * tombstones, or shrinking). A decision on a key that is being moved
+ * of the capacity, the table is rebuilt at a capacity of at least {@link #REBUILD_SPACE} times the
+ * live keys (growing, purging tombstones, or shrinking). A decision on a key that is being moved
  * waits for the rebuild to finish: this happens at most once per doubling and once per purge.
  *
  * <p>Thread-safe.
@@ -89,18 +88,6 @@ final class PartitionTable {
 
   /** A rebuilt table has at least this many slots per live key, so that probe chains stay short. */
   static final int REBUILD_SPACE = 2;
-
-  /**
-   * An insert purges tombstones (rebuilds) once they outnumber this share of the live keys
-   * (1/{@value}), even below the load limit. Tombstones are never reused, and a key evicted and
-   * then used again is re-inserted past its own tombstone at the end of its probe run: without a
-   * purge, churn on hot keys lengthens the runs every lookup walks (measured: 25 other keys passed
-   * per lookup, each a visit to that key's string, against 0.1 after a purge).
-   */
-  static final int PURGE_DIVISOR = 8;
-
-  /** Fewer tombstones than this never cause a purge (small tables stay at the load rule). */
-  static final int PURGE_MIN = 64;
 
   private static final VarHandle KEYS = MethodHandles.arrayElementVarHandle(Object[].class);
   private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -237,9 +224,7 @@ final class PartitionTable {
       if (s.find(key, hash) >= 0) {
         return false;
       }
-      int dead = used - live;
-      if ((long) (used + 1) * MAX_LOAD_DENOMINATOR > (long) s.capacity() * MAX_LOAD_NUMERATOR
-          || (dead >= PURGE_MIN && dead > live / PURGE_DIVISOR)) {
+      if ((long) (used + 1) * MAX_LOAD_DENOMINATOR > (long) s.capacity() * MAX_LOAD_NUMERATOR) {
         s = rebuild(live + 1);
       }
       s.place(key, hash, initialWord, initialRef);

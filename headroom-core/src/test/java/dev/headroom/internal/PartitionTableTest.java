@@ -158,42 +158,6 @@ class PartitionTableTest {
   }
 
   @Test
-  void churnOnHotKeysPurgesTombstonesBeforeTheLoadLimit() {
-    PartitionTable t = new PartitionTable(true);
-    for (int i = 0; i < 1000; i++) {
-      insert(t, "key-" + i, 0);
-    }
-    int capacity = t.slots().capacity();
-    int evicted = 1000 / PartitionTable.PURGE_DIVISOR + 1; // well below the load limit
-    for (int i = 0; i < evicted; i++) {
-      evict(t, "key-" + i, false);
-    }
-    assertThat(tombstones(t)).isEqualTo(evicted);
-    insert(t, "key-0", 5); // a hot key comes back: the insert purges first
-    assertThat(tombstones(t)).isZero();
-    assertThat(t.slots().capacity()).isLessThanOrEqualTo(capacity);
-    assertThat(t.live()).isEqualTo(1000 - evicted + 1);
-    assertThat(t.slots().word(find(t, copy("key-0")))).isEqualTo(5);
-    for (int i = evicted; i < 1000; i++) {
-      assertThat(find(t, copy("key-" + i))).as("key-" + i).isNotNegative();
-    }
-    for (int i = 1; i < evicted; i++) {
-      assertThat(find(t, "key-" + i)).as("key-" + i).isNegative();
-    }
-  }
-
-  private static int tombstones(PartitionTable t) {
-    PartitionTable.Slots s = t.slots();
-    int n = 0;
-    for (int i = 0; i < s.capacity(); i++) {
-      if (s.key(i) == PartitionTable.TOMBSTONE) {
-        n++;
-      }
-    }
-    return n;
-  }
-
-  @Test
   void aRebuildPurgesTombstonesAndShrinksAnEmptiedTable() {
     PartitionTable t = new PartitionTable(true);
     for (int i = 0; i < 1000; i++) {
