@@ -11,12 +11,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * <h2>How is this designed, and why?</h2>
  * A map of key to a per-key object (a {@code ConcurrentHashMap} node, a cell object, its atomic
  * reference, its state object) costs five objects and 150 to 350 bytes per key, and one cache
- * miss per object on every decision. This table keeps three parallel arrays in a {@link Slots}:
- * the keys ({@code Object[]}, the caller's own {@code String}s, nothing copied), and the state,
+ * miss per object on every decision. This table keeps parallel arrays in a {@link Slots}:
+ * the keys ({@code Object[]}, the caller's own {@code String}s, nothing copied), their hash codes
+ * ({@code int[]}), and the state,
  * either one {@code long} per key ({@link #words}: the GCRA theoretical arrival time, the whole
  * state of a token bucket) or one reference to an immutable state per key (windows, leases).
- * A token bucket key thus costs 12 bytes per slot, 16 to 32 bytes per key at the load factors
- * used, and a decision touches two cache lines.
+ * A token bucket key thus costs 16 bytes per slot, 21 to 43 bytes per key at the load factors
+ * used, and a decision touches three cache lines.
+ *
+ * <p>A probe compares the stored hash before it touches another key's {@code String}: a lookup
+ * that passes a long run of other keys (runs grow with churn, as tombstones are not reused) then
+ * costs reads of two arrays, not one likely cache miss per key passed.
  *
  * <p>Keys are found by linear probing from a Fibonacci hash of {@code String.hashCode()} (cached in
  * the string). Lookups take no lock: a slot's key goes from {@code null} to a key to
@@ -130,6 +135,11 @@ final class PartitionTable {
   /** The arrays of one generation of the table. */
   static final class Slots {
     final Object[] keys;
+    /**
+     * The hash code of each slot's key, written before the key is published and never changed
+     * within a {@code Slots} (a tombstone keeps it): a reader that saw a key sees its hash.
+     */
+    final int[] hashes;
     /** One TAT per slot when the table holds words, else {@code null}. */
     final long[] words;
     /** One immutable state per slot when the table holds references, else {@code null}. */
@@ -139,6 +149,7 @@ final class PartitionTable {
 
     Slots(int capacity, boolean words) {
       this.keys = new Object[capacity];
+      this.hashes = new int[capacity];
       this.words = words ? new long[capacity] : null;
       this.refs = words ? null : new Object[capacity];
       this.mask = capacity - 1;
@@ -166,12 +177,35 @@ final class PartitionTable {
         if (k == null) {
           return -1;
         }
-        if (k != TOMBSTONE) {
-          String other = (String) k; // keys are Strings or the tombstone: direct calls, no dispatch
-          if (other.hashCode() == hash && other.equals(key)) {
-            return i;
-          }
+        if (hashes[i] == hash && k != TOMBSTONE && ((String) k).equals(key)) {
+          return i; // keys are Strings or the tombstone: a direct call, no dispatch
         }
+        i = (i + 1) & mask;
+      }
+    }
+
+    /**
+     * The keys other than {@code key} whose {@code String} a lookup of {@code key} reads (same
+     * stored hash, not the same instance), and the slots it passes, as {@code {strings, slots}}.
+     * Walks exactly as {@link #find} does; for tests and diagnostics, not for decisions.
+     */
+    long[] probeCost(String key, int hash) {
+      Object[] ks = keys;
+      int i = home(hash);
+      long strings = 0;
+      long slots = 0;
+      for (;;) {
+        Object k = KEYS.getAcquire(ks, i);
+        if (k == key || k == null) {
+          return new long[] {strings, slots};
+        }
+        if (hashes[i] == hash && k != TOMBSTONE) {
+          if (((String) k).equals(key)) {
+            return new long[] {strings, slots};
+          }
+          strings++;
+        }
+        slots++;
         i = (i + 1) & mask;
       }
     }
@@ -203,6 +237,7 @@ final class PartitionTable {
       while (keys[i] != null) {
         i = (i + 1) & mask;
       }
+      hashes[i] = hash;
       if (words != null) {
         words[i] = word;
       } else {
