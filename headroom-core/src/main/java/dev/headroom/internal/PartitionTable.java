@@ -13,7 +13,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * reference, its state object) costs five objects and 150 to 350 bytes per key, and one cache
  * miss per object on every decision. This table keeps parallel arrays in a {@link Slots}:
  * the keys ({@code Object[]}, the caller's own {@code String}s, nothing copied), their hash codes
- * ({@code int[]}), and the state,
+ * ({@code int[]}, word tables only), and the state,
  * either one {@code long} per key ({@link #words}: the GCRA theoretical arrival time, the whole
  * state of a token bucket) or one reference to an immutable state per key (windows, leases).
  * A token bucket key thus costs 16 bytes per slot, 21 to 43 bytes per key at the load factors
@@ -21,7 +21,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A probe compares the stored hash before it touches another key's {@code String}: a lookup
  * that passes a long run of other keys (runs grow with churn, as tombstones are not reused) then
- * costs reads of two arrays, not one likely cache miss per key passed.
+ * costs reads of two arrays, not one likely cache miss per key passed. Reference tables (windows,
+ * leases) keep no hash array: their 4 bytes per slot would take a fixed-window key past one fifth
+ * of Bucket4j's memory (BENCHMARKS.md, "Memory per tracked key"), so they read the key's cached
+ * {@code String} hash as before.
  *
  * <p>Keys are found by linear probing from a Fibonacci hash of {@code String.hashCode()} (cached in
  * the string). Lookups take no lock: a slot's key goes from {@code null} to a key to
@@ -138,6 +141,7 @@ final class PartitionTable {
     /**
      * The hash code of each slot's key, written before the key is published and never changed
      * within a {@code Slots} (a tombstone keeps it): a reader that saw a key sees its hash.
+     * {@code null} for reference tables.
      */
     final int[] hashes;
     /** One TAT per slot when the table holds words, else {@code null}. */
@@ -149,7 +153,7 @@ final class PartitionTable {
 
     Slots(int capacity, boolean words) {
       this.keys = new Object[capacity];
-      this.hashes = new int[capacity];
+      this.hashes = words ? new int[capacity] : null;
       this.words = words ? new long[capacity] : null;
       this.refs = words ? null : new Object[capacity];
       this.mask = capacity - 1;
@@ -168,6 +172,7 @@ final class PartitionTable {
     /** The slot of {@code key}, or -1 when it is absent. Takes no lock. */
     int find(String key, int hash) {
       Object[] ks = keys;
+      int[] hs = hashes;
       int i = home(hash);
       for (;;) {
         Object k = KEYS.getAcquire(ks, i);
@@ -177,7 +182,7 @@ final class PartitionTable {
         if (k == null) {
           return -1;
         }
-        if (hashes[i] == hash && k != TOMBSTONE && ((String) k).equals(key)) {
+        if (k != TOMBSTONE && sameHash(hs, i, k, hash) && ((String) k).equals(key)) {
           return i; // keys are Strings or the tombstone: a direct call, no dispatch
         }
         i = (i + 1) & mask;
@@ -199,15 +204,20 @@ final class PartitionTable {
         if (k == key || k == null) {
           return new long[] {strings, slots};
         }
-        if (hashes[i] == hash && k != TOMBSTONE) {
-          if (((String) k).equals(key)) {
+        if (k != TOMBSTONE && (hashes == null || hashes[i] == hash)) {
+          if (((String) k).hashCode() == hash && ((String) k).equals(key)) {
             return new long[] {strings, slots};
           }
-          strings++;
+          strings++; // without a hash array, every key passed is read
         }
         slots++;
         i = (i + 1) & mask;
       }
+    }
+
+    /** Whether the key {@code k} at slot {@code i} has {@code hash}: the stored one if any. */
+    private static boolean sameHash(int[] hs, int i, Object k, int hash) {
+      return hs != null ? hs[i] == hash : ((String) k).hashCode() == hash;
     }
 
     /** The key at slot {@code i}: a {@code String}, {@link #TOMBSTONE} or {@code null}. */
@@ -237,8 +247,8 @@ final class PartitionTable {
       while (keys[i] != null) {
         i = (i + 1) & mask;
       }
-      hashes[i] = hash;
       if (words != null) {
+        hashes[i] = hash;
         words[i] = word;
       } else {
         refs[i] = ref;
