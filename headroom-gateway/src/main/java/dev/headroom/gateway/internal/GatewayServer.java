@@ -23,7 +23,6 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.timeout.IdleStateHandler;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -88,7 +87,6 @@ public final class GatewayServer implements AutoCloseable {
 
   private void bind(GatewayConfig config) throws InterruptedException {
     GatewayConfig.Limits limits = config.limits();
-    long idle = config.timeouts().idle().toMillis();
     ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(serverChannel)
         .option(ChannelOption.SO_BACKLOG, 1024)
         .childOption(ChannelOption.AUTO_READ, false)
@@ -96,7 +94,8 @@ public final class GatewayServer implements AutoCloseable {
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
-            ch.pipeline().addLast("idle", new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
+            // timeouts (idle, response) are the proxy handler's own timer: no IdleStateHandler,
+            // whose listener on every write cost a promise and a notification per response
             ch.pipeline().addLast("codec", new HttpServerCodec(limits.maxRequestLineBytes(),
                 limits.maxHeaderBytes(), 65536));
             ch.pipeline().addLast("proxy", new ProxyHandler(state));

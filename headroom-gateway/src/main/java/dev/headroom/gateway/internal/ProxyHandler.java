@@ -7,6 +7,7 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
+import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.internal.HttpSpeech.GatewayError;
 import dev.headroom.gateway.internal.HttpSpeech.LimitRefusal;
@@ -28,7 +29,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderResult;
@@ -52,7 +52,6 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
-import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -119,7 +118,59 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
     this.ctx = ctx;
+    lastActivity = System.nanoTime();
+    GatewayConfig.Timeouts t = state.snapshot().config().timeouts();
+    ensureTimer(lastActivity + Math.min(t.idle().toNanos(), t.response().toNanos()));
     ctx.read();
+  }
+
+  // ---- timeouts: one scheduled task per connection, re-armed lazily ----
+
+  private ScheduledFuture<?> timer;
+  private long timerAt;
+  /** When the connection last finished an exchange (or opened), for the idle timeout. */
+  private long lastActivity;
+
+  /**
+   * Makes sure the connection's timer fires no later than {@code deadline} (nanoTime). A timer
+   * already due earlier is kept: when it fires it re-checks and re-arms. The timer never sleeps
+   * longer than the shorter of the idle and response timeouts, so a new exchange's response
+   * deadline always finds a timer due before it: scheduling costs nothing per request, where a
+   * scheduled task per request (and its cancellation) cost a priority-queue insert and removal.
+   */
+  private void ensureTimer(long deadline) {
+    if (timer != null) {
+      if (timerAt - deadline <= 0) {
+        return;
+      }
+      timer.cancel(false);
+    }
+    timerAt = deadline;
+    timer = ctx.executor().schedule(this::timerFired, Math.max(0, deadline - System.nanoTime()),
+        TimeUnit.NANOSECONDS);
+  }
+
+  private void timerFired() {
+    timer = null;
+    if (closing || lingering || !ctx.channel().isActive()) {
+      return;
+    }
+    long now = System.nanoTime();
+    GatewayConfig.Timeouts t = state.snapshot().config().timeouts();
+    long step = Math.min(t.idle().toNanos(), t.response().toNanos());
+    if (current != null) {
+      // an exchange in progress is never idle; its response head may be overdue
+      if (!current.checkResponseDeadline(now) && timer == null && !closing) {
+        ensureTimer(now + step);
+      }
+      return;
+    }
+    long idleDeadline = lastActivity + t.idle().toNanos();
+    if (now - idleDeadline >= 0) {
+      ctx.close(); // idle keep-alive connection (timeouts.idle)
+      return;
+    }
+    ensureTimer(Math.min(idleDeadline, now + step));
   }
 
   @Override
@@ -156,19 +207,16 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     closing = true;
+    if (timer != null) {
+      timer.cancel(false);
+      timer = null;
+    }
     Object m;
     while ((m = pending.pollFirst()) != null) {
       ReferenceCountUtil.release(m);
     }
     if (current != null) {
       current.abort("client closed the connection");
-    }
-  }
-
-  @Override
-  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-    if (evt instanceof IdleStateEvent && current == null) {
-      ctx.close();
     }
   }
 
@@ -246,6 +294,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     current = null;
+    lastActivity = System.nanoTime();
     if (!keepAlive) {
       closing = true;
       lingeringClose();
@@ -293,8 +342,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private UpstreamPool pool;
     private Channel upstream;
     private UpstreamHandler upstreamHandler;
-    private ScheduledFuture<?> responseTimeout;
     private long upstreamSentNanos;
+    /** Whether the upstream's response head is awaited, and until when (nanoTime). */
+    private boolean awaitingResponse;
+    private long responseDeadline;
 
     private boolean requestComplete;
     private boolean requestSent;
@@ -587,19 +638,17 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         vendBody = null;
         requestSent = true;
         upstreamSentNanos = System.nanoTime();
-        responseTimeout = ctx.executor().schedule(this::responseTimedOut,
-            snap.config().timeouts().response().toNanos(), TimeUnit.NANOSECONDS);
-        upstream.writeAndFlush(new DefaultLastHttpContent(body)).addListener(writeFailed());
+        awaitResponse();
+        upstream.writeAndFlush(new DefaultLastHttpContent(body), upstream.voidPromise());
         upstream.read();
         return;
       }
       upstream.write(upstreamRequest());
       upstreamSentNanos = System.nanoTime();
-      long timeout = snap.config().timeouts().response().toNanos();
-      responseTimeout = ctx.executor().schedule(this::responseTimedOut, timeout, TimeUnit.NANOSECONDS);
+      awaitResponse();
       if (requestComplete) {
         requestSent = true;
-        upstream.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(writeFailed());
+        upstream.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT, upstream.voidPromise());
       } else {
         upstream.flush();
       }
@@ -608,12 +657,28 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       maybeRead();
     }
 
-    private ChannelFutureListener writeFailed() {
-      return fut -> {
-        if (!fut.isSuccess()) {
-          upstreamReusable = false;
-        }
-      };
+    /**
+     * Starts the response timeout. A failed write to the upstream needs no listener: the void
+     * promise fires exceptionCaught on the upstream channel, which ends its reuse (onUpstream ERROR).
+     */
+    private void awaitResponse() {
+      awaitingResponse = true;
+      responseDeadline = upstreamSentNanos + snap.config().timeouts().response().toNanos();
+      ensureTimer(responseDeadline);
+    }
+
+    /** Called by the connection's timer; times the exchange out if its deadline has passed. */
+    boolean checkResponseDeadline(long now) {
+      if (!awaitingResponse || ended) {
+        return false;
+      }
+      if (now - responseDeadline >= 0) {
+        awaitingResponse = false;
+        responseTimedOut();
+        return false;
+      }
+      ensureTimer(responseDeadline);
+      return true;
     }
 
     private HttpRequest upstreamRequest() {
@@ -686,7 +751,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       if (last) {
         requestSent = true;
       }
-      upstream.writeAndFlush(c).addListener(writeFailed());
+      upstream.writeAndFlush(c, upstream.voidPromise());
       if (last) {
         maybeEnd();
       }
@@ -738,9 +803,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           upstream.read();
           return;
         }
-        if (responseTimeout != null) {
-          responseTimeout.cancel(false);
-        }
+        awaitingResponse = false;
         state.metrics.upstreamLatency(pool.name(), System.nanoTime() - upstreamSentNanos);
         responseStarted = true;
         if (!HttpUtil.isKeepAlive(r)) {
@@ -803,9 +866,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       responseBytes += c.content().readableBytes();
       if (last) {
         responseComplete = true;
-        if (responseTimeout != null) {
-          responseTimeout.cancel(false);
-        }
+        awaitingResponse = false;
         clientUnflushed = false;
         ctx.writeAndFlush(c).addListener(x -> responseWritten(x.isSuccess()));
       } else {
@@ -929,9 +990,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
       upstreamReusable = false;
       if (!responseStarted) {
-        if (responseTimeout != null) {
-          responseTimeout.cancel(false);
-        }
+        awaitingResponse = false;
         badGateway("The upstream service closed the connection before answering.");
       } else {
         // mid-body: the client cannot be told anything else; close so it sees a truncated body
@@ -1078,9 +1137,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       head.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length);
       responseBytes += bytes.length;
       responseComplete = true;
-      if (responseTimeout != null) {
-        responseTimeout.cancel(false);
-      }
+      awaitingResponse = false;
       ctx.write(clientResponse(head));
       clientUnflushed = false;
       ctx.writeAndFlush(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)))
@@ -1183,9 +1240,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private void end(boolean clean) {
       ended = true;
       releaseVendBuffers();
-      if (responseTimeout != null) {
-        responseTimeout.cancel(false);
-      }
+      awaitingResponse = false;
       if (decision != null) {
         state.limiter.release(decision);
         long bytes = requestBytes + responseBytes;
@@ -1215,9 +1270,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void closeUpstream() {
-      if (responseTimeout != null) {
-        responseTimeout.cancel(false);
-      }
+      awaitingResponse = false;
       if (upstream != null) {
         if (upstreamHandler != null) {
           upstreamHandler.detach();

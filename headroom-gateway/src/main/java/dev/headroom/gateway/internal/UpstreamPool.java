@@ -64,7 +64,7 @@ final class UpstreamPool {
     ArrayDeque<Channel> q = idle.get(loop);
     if (q != null) {
       Channel c;
-      while ((c = q.pollFirst()) != null) {
+      while ((c = q.pollLast()) != null) {
         if (c.isActive()) {
           return promise.setSuccess(c); // auto-read is off and a read is already pending (release)
         }
