@@ -18,7 +18,7 @@ work="$(mktemp -d /tmp/headroom-load.XXXXXX)"
 pids=()
 cleanup() {
   for p in "${pids[@]:-}"; do [[ -n "$p" ]] && kill "$p" 2>/dev/null || true; done
-  [[ -f "$work/nginx.pid" ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  for n in upstream peer; do [[ -f "$work/$n.pid" ]] && kill "$(cat "$work/$n.pid")" 2>/dev/null || true; done
   sleep 0.3
   rm -rf "$work"
 }
@@ -31,37 +31,43 @@ NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 UP=$(free_port); PEER=$(free_port)
 
-mkdir -p "$work/nginx"
-cat > "$work/nginx.conf" <<CONF
+# Two nginx instances, each one master and one worker: the upstream, and the peer proxy. The peer
+# must not share a worker with the upstream: one worker doing both the proxying and the serving
+# would leave nginx one core for work Headroom and the upstream do on two processes.
+nginx_conf() { # name listen-block
+  mkdir -p "$work/$1"
+  cat > "$work/$1.conf" <<CONF
 worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx/error.log warn;
+pid $work/$1.pid;
+error_log $work/$1/error.log warn;
 daemon on;
 events { worker_connections 4096; }
 http {
   access_log off;
-  client_body_temp_path $work/nginx/body;
-  proxy_temp_path $work/nginx/proxy;
-  fastcgi_temp_path $work/nginx/fastcgi;
-  uwsgi_temp_path $work/nginx/uwsgi;
-  scgi_temp_path $work/nginx/scgi;
+  client_body_temp_path $work/$1/body;
+  proxy_temp_path $work/$1/proxy;
+  fastcgi_temp_path $work/$1/fastcgi;
+  uwsgi_temp_path $work/$1/uwsgi;
+  scgi_temp_path $work/$1/scgi;
   keepalive_requests 1000000;
-  upstream origin { server 127.0.0.1:$UP; keepalive 64; }
+$2
+}
+CONF
+  "$NGINX" -c "$work/$1.conf" -p "$work/$1" -e "$work/$1/error.log"
+}
+nginx_conf upstream "  server {
+    listen 127.0.0.1:$UP;
+    location / { default_type application/json; return 200 '{\"message\":\"hello\"}'; }
+  }"
+nginx_conf peer "  upstream origin { server 127.0.0.1:$UP; keepalive 64; }
   limit_req_zone \$binary_remote_addr zone=open:10m rate=1000000r/s;
   limit_req_zone \$binary_remote_addr zone=spent:10m rate=1r/m;
   limit_req_status 429;
   server {
-    listen 127.0.0.1:$UP;
-    location / { default_type application/json; return 200 '{"message":"hello"}'; }
-  }
-  server {
     listen 127.0.0.1:$PEER;
-    location /ok { limit_req zone=open burst=1000000 nodelay; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_pass http://origin; }
-    location /spent { limit_req zone=spent; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_pass http://origin; }
-  }
-}
-CONF
-"$NGINX" -c "$work/nginx.conf" -p "$work/nginx" -e "$work/nginx/error.log"
+    location /ok { limit_req zone=open burst=1000000 nodelay; proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_pass http://origin; }
+    location /spent { limit_req zone=spent; proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_pass http://origin; }
+  }"
 
 jar="$root/headroom-gateway/target/headroom-gateway-0.1.0-SNAPSHOT-all.jar"
 if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-gateway -am package -DskipTests); fi
@@ -120,33 +126,47 @@ for _ in 1 2 3; do
 done
 wrk -t2 -c"$conns" -d3s "http://127.0.0.1:$PEER/ok" >/dev/null
 
-run() { # name url [script]
-  local name="$1" url="$2" script="${3:-}"
-  local out
-  if [[ -n "$script" ]]; then out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$script" "$url"); else out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency "$url"); fi
+# CPU time (user + system, clock ticks) of a process and its threads, or of an nginx master's workers
+ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+workers_of() { pgrep -P "$(cat "$work/$1.pid")" | tr '\n' ' '; }
+HZ=$(getconf CLK_TCK)
+
+run() { # name url script proxy-pids
+  local name="$1" url="$2" script="${3:-}" proxy="${4:-}"
+  local out up0 up1 px0=0 px1=0
+  up0=$(ticks $(workers_of upstream)); [[ -n "$proxy" ]] && px0=$(ticks $proxy)
+  if [[ -n "$script" && "$script" != - ]]; then out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$script" "$url"); else out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency "$url"); fi
   local rps p50 p99 non2xx
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   p50=$(awk '$1=="50%" {print $2}' <<<"$out")
   p99=$(awk '$1=="99%" {print $2}' <<<"$out")
   non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
-  echo "$name|$rps|$p50|$p99|${non2xx:-0}"
+  up1=$(ticks $(workers_of upstream)); [[ -n "$proxy" ]] && px1=$(ticks $proxy)
+  local reqs cpu_px cpu_up
+  reqs=$(awk '/requests in/ {print $1}' <<<"$out")
+  cpu_px=$(awk -v a="$px0" -v b="$px1" -v n="$reqs" -v hz="$HZ" 'BEGIN { printf "%.1f", (b-a)*1e6/hz/n }')
+  cpu_up=$(awk -v a="$up0" -v b="$up1" -v n="$reqs" -v hz="$HZ" 'BEGIN { printf "%.1f", (b-a)*1e6/hz/n }')
+  [[ -n "$proxy" ]] || cpu_px="-"
+  echo "$name|$rps|$p50|$p99|${non2xx:-0}|$cpu_px|$cpu_up"
 }
 to_ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub(/us/,"",v); print v/1000 } else if (v ~ /ms$/) { sub(/ms/,"",v); print v } else if (v ~ /s$/) { sub(/s/,"",v); print v*1000 } else print v }'; }
 
 results=()
-results+=("$(run upstream-direct "http://127.0.0.1:$UP/ok")")
-results+=("$(run headroom-open "http://127.0.0.1:$HR/ok")")
-results+=("$(run nginx-limit_req-open "http://127.0.0.1:$PEER/ok")")
-results+=("$(run headroom-half-refused "http://127.0.0.1:$HR/" "$work/half.lua")")
-results+=("$(run nginx-limit_req-half-refused "http://127.0.0.1:$PEER/" "$work/half.lua")")
+HRPID=${pids[0]}
+PEERW=$(workers_of peer)
+results+=("$(run upstream-direct "http://127.0.0.1:$UP/ok" -)")
+results+=("$(run headroom-open "http://127.0.0.1:$HR/ok" - "$HRPID")")
+results+=("$(run nginx-limit_req-open "http://127.0.0.1:$PEER/ok" - "$PEERW")")
+results+=("$(run headroom-half-refused "http://127.0.0.1:$HR/" "$work/half.lua" "$HRPID")")
+results+=("$(run nginx-limit_req-half-refused "http://127.0.0.1:$PEER/" "$work/half.lua" "$PEERW")")
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores; wrk -t2 -c$conns -d${secs}s; headroom --threads 1, JVM $JAVA_FLAGS; nginx worker_processes 1"
-printf "| run | req/s | p50 ms | p99 ms | non-2xx |\n| --- | ---: | ---: | ---: | ---: |\n"
+printf "| run | req/s | p50 ms | p99 ms | non-2xx | proxy CPU us/req | upstream CPU us/req |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 declare -A RPS P99
 for r in "${results[@]}"; do
-  IFS='|' read -r name rps p50 p99 non <<<"$r"
+  IFS='|' read -r name rps p50 p99 non cpx cup <<<"$r"
   RPS[$name]=$rps; P99[$name]=$(to_ms "$p99")
-  printf "| %s | %s | %s | %s | %s |\n" "$name" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" "$non"
+  printf "| %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" "$non" "$cpx" "$cup"
 done
 echo
 awk -v a="${RPS[headroom-open]}" -v b="${RPS[nginx-limit_req-open]}" 'BEGIN { printf "throughput headroom/nginx (open): %.2f\n", a/b }'
