@@ -22,6 +22,8 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpRequestDecoder;
+import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpServerCodec;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -43,6 +45,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class GatewayServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayServer.class);
+  /** The client pipeline's HTTP encoder; writes through its context skip it (ProxyHandler). */
+  static final String CODEC = "codec";
 
   private final EventLoopGroup boss;
   private final EventLoopGroup workers;
@@ -96,8 +100,12 @@ public final class GatewayServer implements AutoCloseable {
           protected void initChannel(Channel ch) {
             // timeouts (idle, response) are the proxy handler's own timer: no IdleStateHandler,
             // whose listener on every write cost a promise and a notification per response
-            ch.pipeline().addLast("codec", new HttpServerCodec(limits.maxRequestLineBytes(),
+            // a decoder and an encoder, not HttpServerCodec: that codec's encoder pairs each
+            // response with a request method from a queue, and proxied responses bypass the
+            // encoder (they are written through its context as bytes), which would unpair them
+            ch.pipeline().addLast("decoder", new HttpRequestDecoder(limits.maxRequestLineBytes(),
                 limits.maxHeaderBytes(), 65536));
+            ch.pipeline().addLast(CODEC, new HttpResponseEncoder());
             ch.pipeline().addLast("proxy", new ProxyHandler(state));
           }
         });

@@ -56,6 +56,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -100,9 +101,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   static final long STORE_RETRY_AFTER_SECONDS = 2;
   private static final String DISCOVERY_API = "/api/limits";
 
+  private static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] SP_HTTP_1_1 = " HTTP/1.1".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] LAST_CHUNK = "0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] CRLF_LAST_CHUNK = "\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] CRLF_BYTES = "\r\n".getBytes(StandardCharsets.US_ASCII);
+  private static final int CRLF = ('\r' << 8) | '\n';
+  private static final int COLON_SP = (':' << 8) | ' ';
+
   private final GatewayState state;
   private final ArrayDeque<Object> pending = new ArrayDeque<>();
   private ChannelHandlerContext ctx;
+  /** Writes that bypass the HTTP encoder: the codec's own context (see GatewayServer). */
+  private ChannelHandlerContext rawOut;
   private Exchange current;
   private boolean closing;
   private boolean draining;
@@ -176,6 +187,74 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
     this.ctx = ctx;
+    this.rawOut = ctx.pipeline().context(GatewayServer.CODEC);
+  }
+
+  /**
+   * One field line of a head the gateway writes. Characters go out as ISO-8859-1 bytes: the
+   * request decoder read each byte as one such character, so forwarded values keep their bytes.
+   */
+  static void field(ByteBuf b, CharSequence name, CharSequence value) {
+    b.writeCharSequence(name, StandardCharsets.ISO_8859_1);
+    b.writeShort(COLON_SP);
+    b.writeCharSequence(value, StandardCharsets.ISO_8859_1);
+    b.writeShort(CRLF);
+  }
+
+  private enum RequestField { KEEP, SKIP, FORWARDED, XFF, CONTENT_LENGTH, X_PROTO, X_HOST }
+
+  /** How a client request field is treated on its way upstream, by name (any case). */
+  static RequestField requestField(CharSequence name) {
+    switch (name.length()) {
+      case 2:
+        return is(name, "te") ? RequestField.SKIP : RequestField.KEEP;
+      case 6:
+        return is(name, "expect") ? RequestField.SKIP : RequestField.KEEP;
+      case 7:
+        return is(name, "upgrade") ? RequestField.SKIP : RequestField.KEEP;
+      case 9:
+        return is(name, "forwarded") ? RequestField.FORWARDED : RequestField.KEEP;
+      case 10:
+        return is(name, "connection") || is(name, "keep-alive") ? RequestField.SKIP : RequestField.KEEP;
+      case 14:
+        return is(name, "content-length") ? RequestField.CONTENT_LENGTH : RequestField.KEEP;
+      case 15:
+        return is(name, "x-forwarded-for") ? RequestField.XFF : RequestField.KEEP;
+      case 16:
+        return is(name, "proxy-connection") ? RequestField.SKIP
+            : is(name, "x-forwarded-host") ? RequestField.X_HOST : RequestField.KEEP;
+      case 17:
+        return is(name, "transfer-encoding") ? RequestField.SKIP
+            : is(name, "x-forwarded-proto") ? RequestField.X_PROTO : RequestField.KEEP;
+      case 18:
+        return is(name, "proxy-authenticate") ? RequestField.SKIP : RequestField.KEEP;
+      case 19:
+        return is(name, "proxy-authorization") ? RequestField.SKIP : RequestField.KEEP;
+      default:
+        return RequestField.KEEP;
+    }
+  }
+
+  private static boolean is(CharSequence name, String lower) {
+    return io.netty.util.AsciiString.contentEqualsIgnoreCase(name, lower);
+  }
+
+  /** Field names listed in Connection (lower case), which are hop-by-hop too; null when none. */
+  private static java.util.Set<String> connectionListed(HttpHeaders h) {
+    List<String> values = h.getAll(HttpHeaderNames.CONNECTION);
+    if (values.isEmpty()) {
+      return null;
+    }
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (String v : values) {
+      for (String token : v.split(",")) {
+        String t = token.trim().toLowerCase(Locale.ROOT);
+        if (!t.isEmpty() && !t.equals("close") && !t.equals("keep-alive")) {
+          names.add(t);
+        }
+      }
+    }
+    return names.isEmpty() ? null : names;
   }
 
   @Override
@@ -343,6 +422,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private Channel upstream;
     private UpstreamHandler upstreamHandler;
     private long upstreamSentNanos;
+    private UpstreamResponseDecoder decoder;
+    /** Whether the response is forwarded as received (see upstreamHead), not re-encoded. */
+    private boolean rawResponse;
     /** Whether the upstream's response head is awaited, and until when (nanoTime). */
     private boolean awaitingResponse;
     private long responseDeadline;
@@ -625,30 +707,33 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       upstream = f.getNow();
-      upstreamHandler = new UpstreamHandler(this::onUpstream);
-      if (upstream.pipeline().get("exchange") != null) {
-        upstream.pipeline().remove("exchange");
-      }
-      upstream.pipeline().addLast("exchange", upstreamHandler);
+      upstreamHandler = (UpstreamHandler) upstream.pipeline().get(UpstreamPool.EXCHANGE);
+      upstreamHandler.attach(this::onUpstream);
+      decoder = (UpstreamResponseDecoder) upstream.pipeline().get(UpstreamPool.DECODER);
+      decoder.expectNoBody(request.method().equals(HttpMethod.HEAD));
+      decoder.dechunk(false);
       forwarding = true;
       if (vendBody != null) {
         // a vend call: its body was read whole to be decided; it goes up in one piece
-        upstream.write(upstreamRequest());
+        upstream.write(upstreamRequestHead(), upstream.voidPromise());
         ByteBuf body = vendBody;
         vendBody = null;
         requestSent = true;
         upstreamSentNanos = System.nanoTime();
         awaitResponse();
-        upstream.writeAndFlush(new DefaultLastHttpContent(body), upstream.voidPromise());
+        upstream.writeAndFlush(body, upstream.voidPromise());
         upstream.read();
         return;
       }
-      upstream.write(upstreamRequest());
+      upstream.write(upstreamRequestHead(), upstream.voidPromise());
       upstreamSentNanos = System.nanoTime();
       awaitResponse();
       if (requestComplete) {
         requestSent = true;
-        upstream.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT, upstream.voidPromise());
+        if (chunkedUp) {
+          upstream.write(Unpooled.wrappedBuffer(LAST_CHUNK), upstream.voidPromise());
+        }
+        upstream.flush();
       } else {
         upstream.flush();
       }
@@ -681,34 +766,99 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return true;
     }
 
-    private HttpRequest upstreamRequest() {
-      // edited in place: partition keys, Accept and keep-alive were read from it already
+    /** Whether the request body goes upstream in chunks (it came in chunks). */
+    private boolean chunkedUp;
+
+    /**
+     * The upstream request's head, written as bytes: the client's fields as received minus
+     * hop-by-hop ones (RFC 9110 section 7.6.1) and Expect, with Forwarded and X-Forwarded-*
+     * (RFC 7239) added, and the body's framing: chunked when it came chunked, else its
+     * Content-Length. Values go out byte for byte as they came (ISO-8859-1 both ways).
+     */
+    private ByteBuf upstreamRequestHead() {
       HttpHeaders h = request.headers();
-      boolean chunked = vendBody == null && HttpUtil.isTransferEncodingChunked(request);
-      stripHopByHop(h);
-      if (vendBody != null) {
-        h.setInt(HttpHeaderNames.CONTENT_LENGTH, vendBody.readableBytes());
-      }
-      h.remove(HttpHeaderNames.EXPECT);
-      if (chunked) {
-        h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
-      }
+      chunkedUp = vendBody == null && HttpUtil.isTransferEncodingChunked(request);
+      java.util.Set<String> listed = connectionListed(h);
       InetAddress peer = peer();
       String forFor = peer == null ? "unknown" : peer.getHostAddress();
-      String host = request.headers().get(HttpHeaderNames.HOST);
-      String fwd = "for=" + (forFor.contains(":") ? "\"[" + forFor + "]\"" : forFor) + ";proto=http"
+      String host = h.get(HttpHeaderNames.HOST);
+      String fwd = "for=" + (forFor.indexOf(':') >= 0 ? "\"[" + forFor + "]\"" : forFor) + ";proto=http"
           + (host == null ? "" : ";host=\"" + host.replace("\"", "") + "\"");
-      String prior = h.get("forwarded");
-      h.set("forwarded", prior == null ? fwd : prior + ", " + fwd);
-      String xff = h.get("x-forwarded-for");
-      h.set("x-forwarded-for", xff == null ? forFor : xff + ", " + forFor);
-      if (!h.contains("x-forwarded-proto")) {
-        h.set("x-forwarded-proto", "http");
+      String prior = null;
+      String xff = null;
+      boolean xProto = false;
+      boolean xHost = false;
+      ByteBuf b = ctx.alloc().buffer(512);
+      b.writeCharSequence(request.method().name(), StandardCharsets.ISO_8859_1);
+      b.writeByte(' ');
+      b.writeCharSequence(request.uri(), StandardCharsets.ISO_8859_1);
+      b.writeBytes(SP_HTTP_1_1);
+      b.writeShort(CRLF);
+      for (java.util.Iterator<Map.Entry<CharSequence, CharSequence>> it = h.iteratorCharSequence(); it.hasNext(); ) {
+        Map.Entry<CharSequence, CharSequence> e = it.next();
+        CharSequence name = e.getKey();
+        switch (requestField(name)) {
+          case SKIP:
+            continue;
+          case FORWARDED:
+            prior = prior == null ? e.getValue().toString() : prior + ", " + e.getValue();
+            continue;
+          case XFF:
+            xff = xff == null ? e.getValue().toString() : xff + ", " + e.getValue();
+            continue;
+          case CONTENT_LENGTH:
+            if (chunkedUp || vendBody != null) {
+              continue;
+            }
+            break;
+          case X_PROTO:
+            xProto = true;
+            break;
+          case X_HOST:
+            xHost = true;
+            break;
+          default:
+            break;
+        }
+        if (listed != null && listed.contains(name.toString().toLowerCase(Locale.ROOT))) {
+          continue;
+        }
+        field(b, name, e.getValue());
       }
-      if (host != null && !h.contains("x-forwarded-host")) {
-        h.set("x-forwarded-host", host);
+      if (vendBody != null) {
+        field(b, "content-length", Integer.toString(vendBody.readableBytes()));
       }
-      return new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), request.uri(), h);
+      if (chunkedUp) {
+        field(b, "transfer-encoding", "chunked");
+      }
+      field(b, "forwarded", prior == null ? fwd : prior + ", " + fwd);
+      field(b, "x-forwarded-for", xff == null ? forFor : xff + ", " + forFor);
+      if (!xProto) {
+        field(b, "x-forwarded-proto", "http");
+      }
+      if (host != null && !xHost) {
+        field(b, "x-forwarded-host", host);
+      }
+      b.writeShort(CRLF);
+      return b;
+    }
+
+    /** A piece of the request body as it goes upstream: in a chunk when chunked, else as it is. */
+    private ByteBuf upstreamBody(HttpContent c, boolean last) {
+      ByteBuf data = c.content();
+      if (!chunkedUp) {
+        return data;
+      }
+      int n = data.readableBytes();
+      if (n == 0) {
+        data.release();
+        return last ? Unpooled.wrappedBuffer(LAST_CHUNK) : Unpooled.EMPTY_BUFFER;
+      }
+      ByteBuf size = ctx.alloc().buffer(12);
+      size.writeCharSequence(Integer.toHexString(n), StandardCharsets.US_ASCII);
+      size.writeShort(CRLF);
+      return Unpooled.wrappedUnmodifiableBuffer(size, data,
+          Unpooled.wrappedBuffer(last ? CRLF_LAST_CHUNK : CRLF_BYTES));
     }
 
     void requestContent(HttpContent c) {
@@ -751,7 +901,12 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       if (last) {
         requestSent = true;
       }
-      upstream.writeAndFlush(c, upstream.voidPromise());
+      ByteBuf piece = upstreamBody(c, last);
+      if (piece.isReadable()) {
+        upstream.writeAndFlush(piece, upstream.voidPromise());
+      } else {
+        piece.release();
+      }
       if (last) {
         maybeEnd();
       }
@@ -773,7 +928,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       switch (e) {
-        case READ -> upstreamRead((HttpObject) msg);
+        case READ -> upstreamRead(msg);
         case WRITABLE -> upstreamWritable();
         case READ_COMPLETE -> upstreamReadComplete();
         case INACTIVE -> upstreamClosed();
@@ -784,68 +939,117 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
     }
 
-    private void upstreamRead(HttpObject msg) {
-      if (msg instanceof HttpResponse r) {
-        if (r.decoderResult().isFailure()) {
-          ReferenceCountUtil.release(msg);
-          upstreamReusable = false;
-          closeUpstream();
-          if (!responseStarted) {
-            badGateway("The upstream sent a response that is not valid HTTP/1.1.");
-          } else {
-            abort("upstream response malformed");
-          }
-          return;
-        }
-        int code = r.status().code();
-        if (code >= 100 && code < 200) {
-          ReferenceCountUtil.release(msg); // interim responses: 100-continue was answered already
-          upstream.read();
-          return;
-        }
-        awaitingResponse = false;
-        state.metrics.upstreamLatency(pool.name(), System.nanoTime() - upstreamSentNanos);
-        responseStarted = true;
-        if (!HttpUtil.isKeepAlive(r)) {
-          upstreamReusable = false;
-        }
-        if (route.route().normaliseErrors() && code >= 400 && isBare(r) && normalisable(r)) {
-          normalising = true;
-          normalisedStatus = code;
-          normalisedReason = r.status().reasonPhrase();
-          normalisedAllow = r.headers().get(HttpHeaderNames.ALLOW);
-          ReferenceCountUtil.release(msg);
-          if (msg instanceof LastHttpContent) {
-            normalisedEnd(code, r.status().reasonPhrase());
-          } else {
-            upstream.read();
-          }
-          return;
-        }
-        if (vendTransforms(r)) {
-          vendHead = r;
-          vendResponse = ctx.alloc().heapBuffer();
-          if (msg instanceof HttpContent) {
-            vendCollect((HttpContent) msg);
-          } else {
-            upstream.read();
-          }
-          return;
-        }
-        HttpResponse out = clientResponse(r);
-        if (msg instanceof HttpContent) {
-          ctx.write(out);
-          // a decoder never merges head and body, but stay correct if one does
-          forwardContent((HttpContent) msg);
+    private void upstreamRead(Object msg) {
+      if (msg instanceof ResponseHead h) {
+        upstreamHead(h);
+        return;
+      }
+      ResponseBody piece = (ResponseBody) msg;
+      if (rawResponse) {
+        forwardRaw(piece);
+      } else {
+        forwardContent(piece.last() ? new DefaultLastHttpContent(piece.bytes()) : new DefaultHttpContent(piece.bytes()));
+      }
+    }
+
+    private void upstreamHead(ResponseHead h) {
+      if (h.failure() != null) {
+        LOG.debug("upstream {} sent an invalid response: {}", pool.name(), h.failure());
+        upstreamReusable = false;
+        closeUpstream();
+        if (!responseStarted) {
+          badGateway("The upstream sent a response that is not valid HTTP/1.1.");
         } else {
-          // not flushed alone: the head leaves with the body in one write (see upstreamReadComplete)
-          ctx.write(out);
-          clientUnflushed = true;
-          pullUpstream();
+          abort("upstream response malformed: " + h.failure());
         }
         return;
       }
-      forwardContent((HttpContent) msg);
+      int code = h.status();
+      if (code < 200) {
+        upstream.read(); // interim responses: 100-continue was answered already
+        return;
+      }
+      awaitingResponse = false;
+      state.metrics.upstreamLatency(pool.name(), System.nanoTime() - upstreamSentNanos);
+      responseStarted = true;
+      if (!h.keepAlive()) {
+        upstreamReusable = false;
+      }
+      if (route.route().normaliseErrors() && code >= 400 && isBare(h.get("content-type"))
+          && normalisable(code, h.get("allow"))) {
+        normalising = true;
+        normalisedStatus = code;
+        normalisedReason = h.reason();
+        normalisedAllow = h.get("allow");
+        upstream.read(); // the body is read and dropped (forwardContent)
+        return;
+      }
+      if (vendTransforms(h)) {
+        decoder.dechunk(true);
+        vendHead = h.toHttpResponse();
+        vendResponse = ctx.alloc().heapBuffer();
+        upstream.read();
+        return;
+      }
+      ResponseHead.Framing framing = h.framing();
+      rawResponse = framing == ResponseHead.Framing.NONE || framing == ResponseHead.Framing.FIXED
+          || framing == ResponseHead.Framing.CHUNKED && !request.protocolVersion().equals(HttpVersion.HTTP_1_0);
+      if (rawResponse) {
+        // forwarded as received: the head's fields copied as byte ranges, the body's bytes (chunk
+        // framing included) written past the HTTP encoder
+        rawOut.write(rawHead(h));
+      } else {
+        // until-close bodies, and chunked ones for an HTTP/1.0 client, are re-framed by the encoder
+        decoder.dechunk(true);
+        ctx.write(clientResponse(h.toHttpResponse()));
+      }
+      // not flushed alone: the head leaves with the body in one write (see upstreamReadComplete)
+      clientUnflushed = true;
+      pullUpstream();
+    }
+
+    /** The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours. */
+    private ByteBuf rawHead(ResponseHead h) {
+      byte[] raw = h.raw();
+      ByteBuf b = ctx.alloc().buffer(raw.length + 256);
+      b.writeBytes(HTTP_1_1_SP);
+      b.writeBytes(raw, 9, 3); // the status code, validated by the decoder
+      b.writeByte(' ');
+      b.writeBytes(raw, h.reasonStart(), h.reasonEnd() - h.reasonStart());
+      b.writeShort(CRLF);
+      boolean chunked = h.framing() == ResponseHead.Framing.CHUNKED;
+      for (int i = 0; i < h.size(); i++) {
+        // Transfer-Encoding stays when the chunked framing is forwarded as it is
+        if (h.hopByHop(i) && !(chunked && h.nameIs(i, ResponseHead.TRANSFER_ENCODING))) {
+          continue;
+        }
+        b.writeBytes(raw, h.lineStart(i), h.lineEnd(i) - h.lineStart(i));
+        b.writeShort(CRLF);
+      }
+      if (decision != null) {
+        snap.speech().headers(route.route()).write(decision, h.status(), (name, value) -> field(b, name, value));
+      }
+      if (!keepAlive) {
+        field(b, "connection", "close");
+      } else if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+        field(b, "connection", "keep-alive");
+      }
+      b.writeShort(CRLF);
+      return b;
+    }
+
+    private void forwardRaw(ResponseBody piece) {
+      responseBytes += piece.data();
+      if (piece.last()) {
+        responseComplete = true;
+        awaitingResponse = false;
+        clientUnflushed = false;
+        rawOut.writeAndFlush(piece.bytes()).addListener(x -> responseWritten(x.isSuccess()));
+      } else {
+        rawOut.write(piece.bytes(), rawOut.voidPromise());
+        clientUnflushed = true;
+        pullUpstream();
+      }
     }
 
     private void forwardContent(HttpContent c) {
@@ -1091,15 +1295,16 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
      * extension (data goes in) or is a merged vend.capabilities, and the response is small enough
      * by its Content-Length (chunked ones are collected until they prove too large).
      */
-    private boolean vendTransforms(HttpResponse r) {
+    private boolean vendTransforms(ResponseHead h) {
       if (vendDecision == null || request.method().equals(HttpMethod.HEAD)) {
         return false;
       }
       boolean wanted = vendCall.declaresRateLimit()
           || (vendCall.isCapabilities() && vend.settings().mergeCapabilities());
-      long declared = HttpUtil.getContentLength(r, -1L);
-      return wanted && declared <= vend.settings().maxResponseBytes() && r.status().code() != 204
-          && r.status().code() != 304;
+      long declared = h.framing() == ResponseHead.Framing.FIXED ? h.contentLength()
+          : h.framing() == ResponseHead.Framing.NONE ? 0 : -1;
+      return wanted && declared <= vend.settings().maxResponseBytes() && h.status() != 204
+          && h.status() != 304;
     }
 
     private void vendCollect(HttpContent c) {
@@ -1258,8 +1463,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         if (upstreamHandler != null) {
           upstreamHandler.detach();
         }
-        if (clean && upstreamReusable && upstream.isActive()) {
-          upstream.pipeline().remove("exchange");
+        if (clean && upstreamReusable && upstream.isActive() && decoder.idle()) {
           pool.release(upstream);
         } else {
           upstream.close();
@@ -1311,14 +1515,12 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
    * limit and the wait, which only the upstream knows, and a 405 its methods, known only from its
    * {@code Allow} field; those pass through as they are otherwise.
    */
-  static boolean normalisable(HttpResponse r) {
-    int code = r.status().code();
-    return code != 429 && (code != 405 || r.headers().contains(HttpHeaderNames.ALLOW));
+  static boolean normalisable(int code, String allow) {
+    return code != 429 && (code != 405 || allow != null);
   }
 
   /** A bare response is one without a JSON body: nothing a caller could parse for error, detail, why. */
-  static boolean isBare(HttpResponse r) {
-    String ct = r.headers().get(HttpHeaderNames.CONTENT_TYPE);
+  static boolean isBare(String ct) {
     if (ct == null) {
       return true;
     }

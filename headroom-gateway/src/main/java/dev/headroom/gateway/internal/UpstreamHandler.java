@@ -8,8 +8,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The upstream end of one exchange: passes the upstream connection's events to the client side.
- * Once detached (the exchange ended) it drops whatever still arrives.
+ * The upstream end of an exchange: passes the upstream connection's events to the exchange using
+ * the connection. It stays in the connection's pipeline for the connection's life (adding and
+ * removing a handler per exchange cost a pipeline rebuild per request); while no exchange is
+ * attached it drops whatever arrives.
  *
  * <p>Thread-safety: confined to the upstream channel's event loop, which is the client's.
  */
@@ -20,7 +22,8 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
   private BiConsumer<Event, Object> sink;
 
-  UpstreamHandler(BiConsumer<Event, Object> sink) {
+  /** Passes this connection's events to an exchange until {@link #detach()}. */
+  void attach(BiConsumer<Event, Object> sink) {
     this.sink = sink;
   }
 

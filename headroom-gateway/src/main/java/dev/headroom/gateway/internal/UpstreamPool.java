@@ -6,7 +6,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
@@ -26,6 +25,11 @@ import java.util.concurrent.ConcurrentHashMap;
 final class UpstreamPool {
   /** The pool a channel goes back to, set on every channel this pool opens. */
   static final AttributeKey<UpstreamPool> POOL = AttributeKey.valueOf("headroom.pool");
+  /** Pipeline names of the response decoder and the exchange's handler on every upstream channel. */
+  static final String DECODER = "decoder";
+  static final String EXCHANGE = "exchange";
+  /** Longest response head accepted from an upstream: status line and fields. */
+  static final int MAX_RESPONSE_HEAD = 4096 + 65536;
 
   private final String name;
   private final String host;
@@ -77,7 +81,9 @@ final class UpstreamPool {
         .handler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
-            ch.pipeline().addLast("codec", new HttpClientCodec(4096, 65536, 65536));
+            // no encoder: the exchange writes request heads and bodies as bytes (ProxyHandler)
+            ch.pipeline().addLast(DECODER, new UpstreamResponseDecoder(MAX_RESPONSE_HEAD));
+            ch.pipeline().addLast(EXCHANGE, new UpstreamHandler());
           }
         });
     ChannelFuture f = b.connect(host, port);
