@@ -195,10 +195,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
    * request decoder read each byte as one such character, so forwarded values keep their bytes.
    */
   static void field(ByteBuf b, CharSequence name, CharSequence value) {
-    b.writeCharSequence(name, StandardCharsets.ISO_8859_1);
+    latin1(b, name);
     b.writeShort(COLON_SP);
-    b.writeCharSequence(value, StandardCharsets.ISO_8859_1);
+    latin1(b, value);
     b.writeShort(CRLF);
+  }
+
+  /** Characters as ISO-8859-1 bytes; a string's bytes are copied at once, not char by char. */
+  static void latin1(ByteBuf b, CharSequence s) {
+    if (s instanceof String str) {
+      b.writeBytes(str.getBytes(StandardCharsets.ISO_8859_1));
+    } else {
+      b.writeCharSequence(s, StandardCharsets.ISO_8859_1);
+    }
   }
 
   private enum RequestField { KEEP, SKIP, FORWARDED, XFF, CONTENT_LENGTH, X_PROTO, X_HOST }
@@ -789,9 +798,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       boolean xProto = false;
       boolean xHost = false;
       ByteBuf b = ctx.alloc().buffer(512);
-      b.writeCharSequence(request.method().name(), StandardCharsets.ISO_8859_1);
+      latin1(b, request.method().name());
       b.writeByte(' ');
-      b.writeCharSequence(request.uri(), StandardCharsets.ISO_8859_1);
+      latin1(b, request.uri());
       b.writeBytes(SP_HTTP_1_1);
       b.writeShort(CRLF);
       for (java.util.Iterator<Map.Entry<CharSequence, CharSequence>> it = h.iteratorCharSequence(); it.hasNext(); ) {
@@ -996,8 +1005,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           || framing == ResponseHead.Framing.CHUNKED && !request.protocolVersion().equals(HttpVersion.HTTP_1_0);
       if (rawResponse) {
         // forwarded as received: the head's fields copied as byte ranges, the body's bytes (chunk
-        // framing included) written past the HTTP encoder
-        rawOut.write(rawHead(h));
+        // framing included) written past the HTTP encoder. The head waits for the body's first
+        // piece, which usually came in the same read: a small one joins it in one buffer.
+        pendingHead = rawHead(h);
       } else {
         // until-close bodies, and chunked ones for an HTTP/1.0 client, are re-framed by the encoder
         decoder.dechunk(true);
@@ -1038,8 +1048,30 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       return b;
     }
 
+    /** The raw head not yet written, waiting for the first body piece (or the read's end). */
+    private ByteBuf pendingHead;
+    /** Body pieces up to this size are copied into the head's buffer rather than written apart. */
+    private static final int JOIN_BYTES = 4096;
+
+    private void writePendingHead() {
+      if (pendingHead != null) {
+        ByteBuf head = pendingHead;
+        pendingHead = null;
+        rawOut.write(head, rawOut.voidPromise());
+      }
+    }
+
     private void forwardRaw(ResponseBody piece) {
       responseBytes += piece.data();
+      if (pendingHead != null && piece.bytes().readableBytes() <= JOIN_BYTES) {
+        ByteBuf head = pendingHead;
+        pendingHead = null;
+        head.writeBytes(piece.bytes());
+        piece.release();
+        piece = new ResponseBody(head, 0, piece.last());
+      } else {
+        writePendingHead();
+      }
       if (piece.last()) {
         responseComplete = true;
         awaitingResponse = false;
@@ -1082,6 +1114,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
     /** The upstream's read batch is over: flush what it produced to the client, once. */
     void upstreamReadComplete() {
+      writePendingHead();
       if (clientUnflushed) {
         clientUnflushed = false;
         ctx.flush();
@@ -1445,6 +1478,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private void end(boolean clean) {
       ended = true;
       releaseVendBuffers();
+      if (pendingHead != null) {
+        pendingHead.release(); // the exchange died between the head and its body
+        pendingHead = null;
+      }
       awaitingResponse = false;
       if (decision != null) {
         state.limiter.release(decision);

@@ -186,6 +186,7 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
     boolean close = false;
     boolean keepAliveToken = false;
     int connections = 0;
+    boolean namesListed = false;
     while (pos < n) {
       eol = indexOf(raw, pos, (byte) '\n');
       lineEnd = eol > pos && raw[eol - 1] == '\r' ? eol - 1 : eol;
@@ -243,12 +244,27 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
         }
       } else if (ResponseHead.equalsLower(raw, pos, colon, CONNECTION)) {
         connections++;
+        // the usual values need no list parsing
+        if (equalsIgnoreCase(raw, vs, ve, "keep-alive")) {
+          keepAliveToken = true;
+          count++;
+          pos = eol + 1;
+          continue;
+        }
+        if (equalsIgnoreCase(raw, vs, ve, "close")) {
+          close = true;
+          count++;
+          pos = eol + 1;
+          continue;
+        }
         int[] tokens = tokens(raw, vs, ve);
         for (int t = 0; t < tokens.length; t += 2) {
           if (equalsIgnoreCase(raw, tokens[t], tokens[t + 1], "close")) {
             close = true;
           } else if (equalsIgnoreCase(raw, tokens[t], tokens[t + 1], "keep-alive")) {
             keepAliveToken = true;
+          } else {
+            namesListed = true;
           }
         }
       }
@@ -263,7 +279,7 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
           // a Content-Length beside Transfer-Encoding is not forwarded (RFC 9112 section 6.3, item 3)
           || anyTe && ResponseHead.equalsLower(raw, ns, ne, ResponseHead.CONTENT_LENGTH);
     }
-    if (connections > 0) {
+    if (connections > 0 && namesListed) {
       // fields named by Connection are hop-by-hop too (RFC 9110 section 7.6.1)
       for (int i = 0; i < count; i++) {
         if (!ResponseHead.equalsLower(raw, fields[i * 4], fields[i * 4 + 1], CONNECTION)) {
@@ -616,15 +632,24 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
     return (b >= 0 && b < 0x20 && b != '\t') || b == 0x7f;
   }
 
-  /** tchar (RFC 9110 section 5.6.2). */
-  private static boolean tchar(byte b) {
-    if (b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9') {
-      return true;
+  /** tchar (RFC 9110 section 5.6.2), by byte value. */
+  private static final boolean[] TCHAR = new boolean[128];
+
+  static {
+    for (int c = '0'; c <= '9'; c++) {
+      TCHAR[c] = true;
     }
-    return switch (b) {
-      case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~' -> true;
-      default -> false;
-    };
+    for (int c = 'a'; c <= 'z'; c++) {
+      TCHAR[c] = true;
+      TCHAR[c - 'a' + 'A'] = true;
+    }
+    for (char c : "!#$%&'*+-.^_`|~".toCharArray()) {
+      TCHAR[c] = true;
+    }
+  }
+
+  private static boolean tchar(byte b) {
+    return b >= 0 && TCHAR[b];
   }
 
   private static String printable(byte[] raw, int from, int to) {
