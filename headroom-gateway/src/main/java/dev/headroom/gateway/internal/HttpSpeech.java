@@ -64,6 +64,15 @@ interface HttpSpeech {
   /** The partition key a policy's partitioning selects for the request. */
   PartitionKey partition(Policy policy, RequestFacts facts);
 
+  /**
+   * A partition key and whether deriving it read nothing but the peer's address, so that it
+   * holds for every request on the same connection.
+   */
+  record Derived(PartitionKey key, boolean peerOnly) {}
+
+  /** As {@link #partition}, saying whether the key depends on the peer's address alone. */
+  Derived derive(Policy policy, RequestFacts facts);
+
   /** The body format the caller asked for (Graceful Boundaries section 2, "HTML 429 responses"). */
   RefusalFormat format(String accept);
 

@@ -119,6 +119,36 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private boolean draining;
   private boolean lingering;
 
+  /**
+   * Partition keys that depend on nothing but the peer's address (client-ip partitioning, with
+   * the peer not a trusted proxy), derived once per connection and policy: the address of a
+   * connection never changes. Keyed by the policy object, so a reload's new policies derive anew.
+   */
+  private Snapshot peerKeySnapshot;
+  private Policy[] peerKeyPolicies = new Policy[0];
+  private PartitionKey[] peerKeys = new PartitionKey[0];
+
+  private PartitionKey peerKey(Snapshot snap, Policy p, RequestFacts facts) {
+    if (peerKeySnapshot != snap) {
+      peerKeySnapshot = snap;
+      peerKeyPolicies = new Policy[0];
+      peerKeys = new PartitionKey[0];
+    }
+    for (int i = 0; i < peerKeyPolicies.length; i++) {
+      if (peerKeyPolicies[i] == p) {
+        return peerKeys[i];
+      }
+    }
+    HttpSpeech.Derived d = snap.speech().derive(p, facts);
+    if (d.peerOnly() && peerKeyPolicies.length < 16) {
+      peerKeyPolicies = java.util.Arrays.copyOf(peerKeyPolicies, peerKeyPolicies.length + 1);
+      peerKeys = java.util.Arrays.copyOf(peerKeys, peerKeys.length + 1);
+      peerKeyPolicies[peerKeyPolicies.length - 1] = p;
+      peerKeys[peerKeys.length - 1] = d.key();
+    }
+    return d.key();
+  }
+
   /** Longest a connection is kept half-closed after a response that ends it. */
   static final java.time.Duration LINGER = java.time.Duration.ofSeconds(2);
 
@@ -423,7 +453,6 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private final HttpRequest request;
     private final boolean keepAliveRequested;
     private final RefusalFormat format;
-    private final long startNanos = System.nanoTime();
     private CompiledRoute route;
     private Decision decision;
     private final List<PolicyOutcome> byteOutcomes = new ArrayList<>();
@@ -583,7 +612,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       List<Acquisition> acquisitions = new ArrayList<>(policies.size());
       List<PartitionKey> keys = new ArrayList<>(policies.size());
       for (Policy p : policies) {
-        PartitionKey key = snap.speech().partition(p, facts);
+        PartitionKey key = peerKey(snap, p, facts);
         keys.add(key);
         // only a policy with escalation can have blocked a partition (onRefused below)
         long blocked = p.escalation().isPresent() ? state.escalations.blockedFor(p.name(), key, now) : 0;

@@ -290,7 +290,14 @@ final class Speech implements HttpSpeech {
 
   @Override
   public PartitionKey partition(Policy policy, RequestFacts facts) {
-    return derivations.get(policy.name()).derive(new NettyRequestView(facts));
+    return derive(policy, facts).key();
+  }
+
+  @Override
+  public Derived derive(Policy policy, RequestFacts facts) {
+    NettyRequestView view = new NettyRequestView(facts);
+    PartitionKey key = derivations.get(policy.name()).derive(view);
+    return new Derived(key, !view.readOther);
   }
 
   @Override
@@ -332,8 +339,18 @@ final class Speech implements HttpSpeech {
     return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDocument.cacheControl());
   }
 
-  /** A Netty request seen through headroom-http's {@link RequestView}. */
-  private record NettyRequestView(RequestFacts facts) implements RequestView {
+  /**
+   * A Netty request seen through headroom-http's {@link RequestView}, noting whether anything but
+   * the peer's address was read.
+   */
+  private static final class NettyRequestView implements RequestView {
+    private final RequestFacts facts;
+    boolean readOther;
+
+    NettyRequestView(RequestFacts facts) {
+      this.facts = facts;
+    }
+
     @Override
     public Optional<String> remoteAddress() {
       return facts.peer() == null ? Optional.empty() : Optional.of(facts.peer().getHostAddress());
@@ -341,26 +358,31 @@ final class Speech implements HttpSpeech {
 
     @Override
     public String method() {
+      readOther = true;
       return facts.method();
     }
 
     @Override
     public String path() {
+      readOther = true;
       return facts.path();
     }
 
     @Override
     public Optional<String> route() {
+      readOther = true;
       return Optional.ofNullable(facts.routeTemplate());
     }
 
     @Override
     public List<String> headers(String name) {
+      readOther = true;
       return facts.headers().getAll(name);
     }
 
     @Override
     public Optional<String> user() {
+      readOther = true;
       return Optional.empty();
     }
   }
