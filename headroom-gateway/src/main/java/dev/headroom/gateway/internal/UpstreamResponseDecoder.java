@@ -127,7 +127,9 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       lf = in.indexOf(lf + 1, limit, (byte) '\n');
     }
     if (eoh < 0) {
-      if (end - start >= maxHead) {
+      // the bound is on the status line and fields; the blank line after them (up to 2 bytes)
+      // may still be on its way, so the head is only known to be too large 2 bytes past it
+      if (end - start - 2 >= maxHead) {
         fail(in, out, "the response head is larger than " + maxHead + " bytes");
       }
       return;
@@ -232,8 +234,11 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       fields[count * 4 + 3] = ve;
       if (ResponseHead.equalsLower(raw, pos, colon, ResponseHead.CONTENT_LENGTH)) {
         long cl = contentLength(raw, vs, ve);
-        if (cl < 0 || (contentLength >= 0 && cl != contentLength)) {
+        if (cl < 0) {
           return ResponseHead.failed("Content-Length \"" + printable(raw, vs, ve) + "\" is not one non-negative integer");
+        }
+        if (contentLength >= 0 && cl != contentLength) {
+          return ResponseHead.failed("Content-Length " + cl + " differs from an earlier Content-Length " + contentLength);
         }
         contentLength = cl;
       } else if (ResponseHead.equalsLower(raw, pos, colon, ResponseHead.TRANSFER_ENCODING)) {
