@@ -204,6 +204,17 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
           colon = i;
           break;
         }
+        if ((raw[i] == ' ' || raw[i] == '\t') && i > pos) {
+          int j = i;
+          while (j < lineEnd && (raw[j] == ' ' || raw[j] == '\t')) {
+            j++;
+          }
+          if (j < lineEnd && raw[j] == ':') {
+            return ResponseHead.failed("whitespace between the field name " + printable(raw, pos, i)
+                + " and its colon (RFC 9112 section 5.1)");
+          }
+          return ResponseHead.failed("a field line has no colon after its name " + printable(raw, pos, i));
+        }
         if (!tchar(raw[i])) {
           return ResponseHead.failed("a field name has the character 0x" + Integer.toHexString(raw[i] & 0xff)
               + ", which is not a token character");

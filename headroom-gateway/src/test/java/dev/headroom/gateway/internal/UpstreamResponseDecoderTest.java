@@ -388,8 +388,9 @@ class UpstreamResponseDecoderTest {
           arguments("NoColonHere", "a field line has no colon"),
           arguments(": value", "a field line has an empty name"),
           // whitespace before the colon (RFC 9112 section 5.1)
-          arguments("Content-Length : 0", "a field name has the character 0x20, which is not a token character"),
-          arguments("X-A\t: b", "a field name has the character 0x9, which is not a token character"),
+          arguments("Content-Length : 0", "whitespace between the field name Content-Length and its colon (RFC 9112 section 5.1)"),
+          arguments("X-A\t: b", "whitespace between the field name X-A and its colon (RFC 9112 section 5.1)"),
+          arguments("Bad Line", "a field line has no colon after its name Bad"),
           arguments("X(A): b", "a field name has the character 0x28, which is not a token character"),
           arguments("X-Value: a\u0000b", "the value of X-Value has a control character"),
           arguments("X-Value: a\u0001b", "the value of X-Value has a control character"),
