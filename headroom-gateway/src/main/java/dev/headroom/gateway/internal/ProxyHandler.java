@@ -1437,24 +1437,44 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       writeLocal(r);
     }
 
+    /**
+     * Writes a response the gateway produced, as bytes past the HTTP encoder: status line, its
+     * fields, Content-Type and Content-Length, the connection's fate, the body (none for HEAD).
+     */
     private void writeLocal(LocalResponse r) {
       state.metrics.localResponse(r.status().code());
-      HttpHeaders h = r.headers();
       boolean head = request.method().equals(HttpMethod.HEAD);
-      // the response's own header object goes out as it is: no copy
-      FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, r.status(),
-          head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(r.body()), h, EmptyHttpHeaders.INSTANCE);
-      if (r.contentType() != null) {
-        resp.headers().set(HttpHeaderNames.CONTENT_TYPE, r.contentType());
-      }
-      if (r.status().code() != 304) {
-        resp.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, r.body().length);
-      }
       if (!requestComplete && !discarding) {
         keepAlive = false;
       }
-      connectionHeader(resp.headers());
-      ctx.writeAndFlush(resp).addListener(x -> responseWritten(x.isSuccess()));
+      byte[] body = r.body();
+      ByteBuf b = ctx.alloc().buffer(384 + (head ? 0 : body.length));
+      b.writeBytes(HTTP_1_1_SP);
+      b.writeCharSequence(r.status().codeAsText(), StandardCharsets.US_ASCII);
+      b.writeByte(' ');
+      latin1(b, r.status().reasonPhrase());
+      b.writeShort(CRLF);
+      HttpHeaders h = r.headers();
+      for (java.util.Iterator<Map.Entry<CharSequence, CharSequence>> it = h.iteratorCharSequence(); it.hasNext(); ) {
+        Map.Entry<CharSequence, CharSequence> e = it.next();
+        field(b, e.getKey(), e.getValue());
+      }
+      if (r.contentType() != null && !h.contains(HttpHeaderNames.CONTENT_TYPE)) {
+        field(b, "content-type", r.contentType());
+      }
+      if (r.status().code() != 304 && !h.contains(HttpHeaderNames.CONTENT_LENGTH)) {
+        field(b, "content-length", Integer.toString(body.length));
+      }
+      if (!keepAlive) {
+        field(b, "connection", "close");
+      } else if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+        field(b, "connection", "keep-alive");
+      }
+      b.writeShort(CRLF);
+      if (!head) {
+        b.writeBytes(body);
+      }
+      rawOut.writeAndFlush(b).addListener(x -> responseWritten(x.isSuccess()));
       maybeRead();
     }
 
