@@ -211,7 +211,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       ctx.close(); // idle keep-alive connection (timeouts.idle)
       return;
     }
-    ensureTimer(Math.min(idleDeadline, now + step));
+    // nanoTime values are compared by their difference only: Math.min would pick the wrong one
+    // when exactly one of them has wrapped past Long.MAX_VALUE
+    long nextCheck = now + step;
+    ensureTimer(idleDeadline - nextCheck < 0 ? idleDeadline : nextCheck);
   }
 
   @Override
