@@ -73,6 +73,7 @@ class TimeoutTest {
           - {method: GET, path: /fast, upstream: up}
           - {method: GET, path: /stall, upstream: up}
           - {method: GET, path: /slow, upstream: up}
+          - {method: POST, path: /upload, upstream: up}
         """.formatted(idle, response, upstream.port());
   }
 
@@ -194,6 +195,51 @@ class TimeoutTest {
       RawResponse next = c.get("/fast");
       assertThat(next.status()).isEqualTo(200);
       assertThat(next.body()).isEqualTo("fast");
+    }
+  }
+
+  @Test
+  void anUploadThatStopsMidBodyGets408AndTheConnectionCloses() throws Exception {
+    startGateway("300ms", "5s");
+    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), gateway.address().getPort())) {
+      s.setSoTimeout((int) PATIENCE.toMillis());
+      long sent = System.nanoTime();
+      s.getOutputStream().write("POST /upload HTTP/1.1\r\nHost: gateway\r\nContent-Length: 10\r\n\r\nab"
+          .getBytes(StandardCharsets.US_ASCII));
+      InputStream in = new BufferedInputStream(s.getInputStream());
+      String status = line(in);
+      Duration waited = since(sent);
+      Map<String, String> fields = headers(in);
+      JsonNode body = JSON.readTree(in.readNBytes(Integer.parseInt(fields.get("content-length"))));
+      assertThat(status).startsWith("HTTP/1.1 408 ");
+      assertThat(waited).isGreaterThanOrEqualTo(Duration.ofMillis(300)).isLessThan(Duration.ofSeconds(5));
+      assertThat(fields.get("connection")).isEqualTo("close");
+      assertThat(body.get("error").asText()).isEqualTo("request_timeout");
+      assertThat(body.get("detail").asText()).contains("300 milliseconds");
+      assertThat(body.get("timeoutSeconds").asDouble()).isEqualTo(0.3);
+      assertThat(Schemas.validate(Schemas.REFUSAL, body)).isEmpty();
+      assertThat(in.read()).as("the gateway closes the connection after the 408").isEqualTo(-1);
+    }
+  }
+
+  @Test
+  void anUploadThatKeepsComingIsNotCutByTheIdleTimeout() throws Exception {
+    startGateway("300ms", "5s");
+    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), gateway.address().getPort())) {
+      s.setSoTimeout((int) PATIENCE.toMillis());
+      OutputStream out = s.getOutputStream();
+      out.write("POST /upload HTTP/1.1\r\nHost: gateway\r\nContent-Length: 8\r\n\r\n"
+          .getBytes(StandardCharsets.US_ASCII));
+      for (int i = 0; i < 8; i++) { // 8 bytes 150 ms apart: 1.2 s in all, four idle periods
+        Thread.sleep(150);
+        out.write('0' + i);
+        out.flush();
+      }
+      InputStream in = new BufferedInputStream(s.getInputStream());
+      assertThat(line(in)).startsWith("HTTP/1.1 200 ");
+      Map<String, String> fields = headers(in);
+      assertThat(new String(in.readNBytes(Integer.parseInt(fields.get("content-length"))), StandardCharsets.US_ASCII))
+          .isEqualTo("got01234567");
     }
   }
 
@@ -333,9 +379,17 @@ class TimeoutTest {
         OutputStream out = s.getOutputStream();
         String request;
         while ((request = line(in)) != null) {
-          headers(in);
+          Map<String, String> fields = headers(in);
           String path = request.split(" ")[1];
           switch (path) {
+            case "/upload" -> {
+              int n = Integer.parseInt(fields.getOrDefault("content-length", "0"));
+              byte[] body = in.readNBytes(n);
+              if (body.length < n) {
+                return; // the gateway gave up on the upload and closed
+              }
+              send(out, "HTTP/1.1 200 OK\r\nContent-Length: " + (3 + n) + "\r\n\r\ngot" + new String(body, StandardCharsets.ISO_8859_1));
+            }
             case "/fast" ->
                 send(out, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nfast");
             case "/stall" -> {

@@ -200,9 +200,17 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     GatewayConfig.Timeouts t = state.snapshot().config().timeouts();
     long step = Math.min(t.idle().toNanos(), t.response().toNanos());
     if (current != null) {
-      // an exchange in progress is never idle; its response head may be overdue
-      if (!current.checkResponseDeadline(now) && timer == null && !closing) {
-        ensureTimer(now + step);
+      // an exchange in progress is never idle, but its request body may stall (timeouts.idle)
+      // and its response head may be overdue (timeouts.response)
+      Exchange ex = current;
+      if (ex.requestStalled(now, t.idle().toNanos())) {
+        ex.requestTimedOut();
+        return;
+      }
+      boolean awaiting = ex.checkResponseDeadline(now);
+      if (timer == null && !closing && ctx.channel().isActive()) {
+        long next = now + step;
+        ensureTimer(awaiting && ex.responseDeadline - next < 0 ? ex.responseDeadline : next);
       }
       return;
     }
@@ -793,7 +801,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       ensureTimer(responseDeadline);
     }
 
-    /** Called by the connection's timer; times the exchange out if its deadline has passed. */
+    /**
+     * Called by the connection's timer: times the exchange out if its response head is overdue.
+     * Returns whether a head is still awaited (its deadline is then {@link #responseDeadline}).
+     */
     boolean checkResponseDeadline(long now) {
       if (!awaitingResponse || ended) {
         return false;
@@ -803,7 +814,6 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         responseTimedOut();
         return false;
       }
-      ensureTimer(responseDeadline);
       return true;
     }
 
@@ -1230,11 +1240,48 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         discardBody();
       }
       state.metrics.upstreamLatency(pool.name(), System.nanoTime() - upstreamSentNanos);
+      java.time.Duration timeout = snap.config().timeouts().response();
       local(snap.speech().error(new GatewayError(504, "upstream_timeout",
-          "The upstream service did not answer within " + snap.config().timeouts().response().toSeconds()
-              + " seconds. Try again later.",
+          "The upstream service did not answer within " + spoken(timeout) + ". Try again later.",
           "The gateway bounds how long a request may wait so that callers are never left hanging on a stalled service.",
-          Map.of("timeoutSeconds", snap.config().timeouts().response().toSeconds())), format, path()));
+          Map.of("timeoutSeconds", seconds(timeout))), format, path()));
+    }
+
+    private long progressSeen = -1;
+    private long progressSince;
+
+    /**
+     * Whether the client owes request body bytes the gateway is ready to read and has sent none
+     * for at least {@code idle} (checked by the connection's timer). Time the gateway itself holds
+     * the body back (a slow upstream) does not count.
+     */
+    boolean requestStalled(long now, long idle) {
+      if (requestComplete || ended) {
+        return false;
+      }
+      if (requestBytes != progressSeen || !wantsRequestData()) {
+        progressSeen = requestBytes;
+        progressSince = now;
+        return false;
+      }
+      return now - progressSince >= idle;
+    }
+
+    /** The request body stopped arriving: 408 if nothing was answered yet, else the connection ends. */
+    void requestTimedOut() {
+      keepAlive = false;
+      upstreamReusable = false;
+      if (responseStarted) {
+        abort("request body stalled");
+        return;
+      }
+      closeUpstream();
+      requestComplete = true; // nothing more is read: the connection closes after the answer
+      java.time.Duration idle = snap.config().timeouts().idle();
+      local(snap.speech().error(new GatewayError(408, "request_timeout",
+          "The request body stopped arriving: no bytes for " + spoken(idle) + ". Send the request again.",
+          "A connection is held open only while its request makes progress, so that stalled uploads cannot tie up the gateway.",
+          Map.of("timeoutSeconds", seconds(idle))), format, path()));
     }
 
     private void upstreamFailed(Throwable cause) {
@@ -1627,7 +1674,23 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     return methods;
   }
 
-    static String snakeCase(String reason) {
+    /** A duration as a caller reads it: "400 milliseconds", "1 second", "30 seconds". */
+  static String spoken(java.time.Duration d) {
+    long ms = d.toMillis();
+    if (ms < 1000 || ms % 1000 != 0) {
+      return ms + (ms == 1 ? " millisecond" : " milliseconds");
+    }
+    long s = ms / 1000;
+    return s + (s == 1 ? " second" : " seconds");
+  }
+
+  /** A duration in seconds for a JSON body: whole seconds as an integer, else a decimal. */
+  static Number seconds(java.time.Duration d) {
+    long ms = d.toMillis();
+    return ms % 1000 == 0 ? (Number) (ms / 1000) : (Number) (ms / 1000.0);
+  }
+
+  static String snakeCase(String reason) {
     String s = reason == null ? "upstream_error" : reason.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
     s = s.replaceAll("^_+|_+$", "");
     return s.isEmpty() ? "upstream_error" : s.length() > 64 ? s.substring(0, 64) : s;
