@@ -149,6 +149,14 @@ class ProxyFramingTest {
     assertThat(first.target()).isEqualTo("/close");
     assertThat(second.target()).isEqualTo("/next");
     assertThat(second.connection()).isNotEqualTo(first.connection());
+    try (RawClient c = new RawClient()) {
+      c.send("GET /close HTTP/1.0\r\n\r\n"); // no chunking in HTTP/1.0: the gateway's close ends it
+      Message r = c.read();
+      assertThat(r.head().has("transfer-encoding")).isFalse();
+      assertThat(r.head().get("connection")).isEqualTo("close");
+      assertThat(r.body()).isEqualTo("until the end");
+      c.assertClosed();
+    }
   }
 
   @Test
@@ -331,6 +339,11 @@ class ProxyFramingTest {
       assertThat(c.read().data()).isEqualTo("ok");
       c.send("POST /up HTTP/1.1\r\nHost: test\r\nContent-Length: 11\r\n\r\nhello world");
       assertThat(c.read().data()).isEqualTo("ok");
+      // both again, pipelined in one write: each body ends where its framing says
+      c.send("POST /up HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+          + "POST /up HTTP/1.1\r\nHost: test\r\nContent-Length: 3\r\n\r\nxyz");
+      assertThat(c.read().data()).isEqualTo("ok");
+      assertThat(c.read().data()).isEqualTo("ok");
     }
     Seen chunked = upstream.take();
     assertThat(chunked.head().all("transfer-encoding")).containsExactly("chunked");
@@ -340,6 +353,8 @@ class ProxyFramingTest {
     assertThat(fixed.head().all("content-length")).containsExactly("11");
     assertThat(fixed.head().has("transfer-encoding")).isFalse();
     assertThat(fixed.body()).isEqualTo("hello world");
+    assertThat(upstream.take().data()).isEqualTo("abc");
+    assertThat(upstream.take().body()).isEqualTo("xyz");
   }
 
   // ---- malformed upstream responses ----
@@ -387,6 +402,16 @@ class ProxyFramingTest {
       assertThat(c.bytes("5\r\nhello\r\n".length())).isEqualTo("5\r\nhello\r\n");
       clientHasFirstChunk.countDown();
       assertThat(c.rest()).isEmpty(); // end of stream, with no last chunk: the body is incomplete
+    }
+  }
+
+  @Test
+  void bodyCutShortByTheUpstreamCutsTheClientConnection_rfc9112_8() throws Exception {
+    upstream.answerThenClose("/short", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello");
+    try (RawClient c = new RawClient()) {
+      c.send("GET /short HTTP/1.1\r\nHost: test\r\n\r\n");
+      assertThat(c.head().get("content-length")).isEqualTo("10");
+      assertThat(c.rest()).hasSizeLessThan(10); // end of stream before the tenth byte: incomplete
     }
   }
 
