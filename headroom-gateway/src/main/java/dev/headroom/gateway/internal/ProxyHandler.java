@@ -1204,6 +1204,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private HttpResponse clientResponse(HttpResponse r) {
       HttpHeaders h = r.headers(); // the upstream's response is ours: edited in place, not copied
       boolean chunked = HttpUtil.isTransferEncodingChunked(r);
+      String codings = codingsBeforeChunked(h);
+      if (h.contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+        // not the body's length: the decoder framed it by Transfer-Encoding (RFC 9112 section 6.3, item 3)
+        h.remove(HttpHeaderNames.CONTENT_LENGTH);
+      }
       stripHopByHop(h);
       int code = r.status().code();
       boolean bodyless = request.method().equals(HttpMethod.HEAD) || code == 204 || code == 304;
@@ -1211,7 +1216,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
           keepAlive = false; // HTTP/1.0 has no chunking: the body ends with the connection
         } else {
-          h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+          // codings such as gzip stay on the data, so the client is told of them before chunked
+          h.set(HttpHeaderNames.TRANSFER_ENCODING, codings == null ? HttpHeaderValues.CHUNKED : codings + ", chunked");
         }
       }
       if (decision != null) {
@@ -1644,6 +1650,25 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     for (CharSequence name : HOP_BY_HOP) {
       h.remove(name);
     }
+  }
+
+  /**
+   * The transfer codings of a response other than a final chunked (RFC 9112 section 6.1), which
+   * are still applied to its data when the chunked framing is removed; null when there are none.
+   */
+  static String codingsBeforeChunked(HttpHeaders h) {
+    List<String> codings = new ArrayList<>();
+    for (String v : h.getAll(HttpHeaderNames.TRANSFER_ENCODING)) {
+      for (String coding : v.split(",")) {
+        if (!coding.isBlank()) {
+          codings.add(coding.strip());
+        }
+      }
+    }
+    if (!codings.isEmpty() && codings.get(codings.size() - 1).equalsIgnoreCase("chunked")) {
+      codings.remove(codings.size() - 1);
+    }
+    return codings.isEmpty() ? null : String.join(", ", codings);
   }
 
   /**
