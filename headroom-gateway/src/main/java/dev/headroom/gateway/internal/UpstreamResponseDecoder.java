@@ -108,34 +108,35 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       in.skipBytes(1);
     }
     int start = in.readerIndex();
-    int end = in.writerIndex();
-    int limit = Math.min(end, start + maxHead);
+    int available = in.writerIndex() - start;
+    // the head is looked for in a copy of the first bytes (a heap array scans faster than the
+    // buffer's indexOf per line), taking more only while no blank line has turned up: a head is
+    // usually far shorter than the first read
+    byte[] buf = scratch;
     int eoh = -1;
-    int lf = in.indexOf(start, limit, (byte) '\n');
-    while (lf >= 0) {
-      if (lf + 1 < end && in.getByte(lf + 1) == '\n') {
-        eoh = lf + 2;
+    int copied = 0;
+    while (true) {
+      int want = Math.min(available, Math.min(maxHead + 2, Math.max(copied * 2, buf.length)));
+      if (want > buf.length) {
+        buf = java.util.Arrays.copyOf(buf, want);
+      }
+      in.getBytes(start + copied, buf, copied, want - copied);
+      eoh = endOfHead(buf, Math.max(0, copied - 2), want, maxHead);
+      copied = want;
+      if (eoh >= 0 || copied == available || copied >= maxHead + 2) {
         break;
       }
-      if (lf + 2 < end && in.getByte(lf + 1) == '\r' && in.getByte(lf + 2) == '\n') {
-        eoh = lf + 3;
-        break;
-      }
-      if (lf + 2 >= end) {
-        break; // the blank line may still be on its way
-      }
-      lf = in.indexOf(lf + 1, limit, (byte) '\n');
     }
     if (eoh < 0) {
       // the bound is on the status line and fields; the blank line after them (up to 2 bytes)
       // may still be on its way, so the head is only known to be too large 2 bytes past it
-      if (end - start - 2 >= maxHead) {
+      if (available - 2 >= maxHead) {
         fail(in, out, "the response head is larger than " + maxHead + " bytes");
       }
       return;
     }
-    byte[] raw = new byte[eoh - start];
-    in.readBytes(raw);
+    byte[] raw = java.util.Arrays.copyOf(buf, eoh);
+    in.skipBytes(eoh);
     ResponseHead h = parse(raw);
     out.add(h);
     if (h.failure() != null) {
@@ -156,6 +157,29 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       case UNTIL_CLOSE -> state = State.UNTIL_CLOSE;
       default -> throw new AssertionError(h.framing());
     }
+  }
+
+  /** Scratch for finding a head's end: grown only for heads longer than it, and kept. */
+  private byte[] scratch = new byte[1024];
+
+  /**
+   * The index just past the blank line ending a head in {@code buf[0, n)}, looking at line ends
+   * from {@code from} whose line feed lies before {@code maxHead}; -1 when there is none yet.
+   */
+  private static int endOfHead(byte[] buf, int from, int n, int maxHead) {
+    int limit = Math.min(n, maxHead);
+    for (int i = from; i < limit; i++) {
+      if (buf[i] != '\n') {
+        continue;
+      }
+      if (i + 1 < n && buf[i + 1] == '\n') {
+        return i + 2;
+      }
+      if (i + 2 < n && buf[i + 1] == '\r' && buf[i + 2] == '\n') {
+        return i + 3;
+      }
+    }
+    return -1;
   }
 
   private ResponseHead parse(byte[] raw) {
