@@ -63,10 +63,19 @@ nginx_conf peer "  upstream origin { server 127.0.0.1:$UP; keepalive 64; }
   limit_req_zone \$binary_remote_addr zone=open:10m rate=1000000r/s;
   limit_req_zone \$binary_remote_addr zone=spent:10m rate=1r/m;
   limit_req_status 429;
+  # the same forwarding fields Headroom sends upstream (Host as received, RFC 7239 Forwarded,
+  # X-Forwarded-*), so that both proxies hand the upstream the same work
+  proxy_http_version 1.1;
+  proxy_set_header Connection \"\";
+  proxy_set_header Host \$http_host;
+  proxy_set_header Forwarded \"for=\$remote_addr;proto=\$scheme;host=\\\"\$http_host\\\"\";
+  proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+  proxy_set_header X-Forwarded-Proto \$scheme;
+  proxy_set_header X-Forwarded-Host \$http_host;
   server {
     listen 127.0.0.1:$PEER;
-    location /ok { limit_req zone=open burst=1000000 nodelay; proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_pass http://origin; }
-    location /spent { limit_req zone=spent; proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_pass http://origin; }
+    location /ok { limit_req zone=open burst=1000000 nodelay; proxy_pass http://origin; }
+    location /spent { limit_req zone=spent; proxy_pass http://origin; }
   }"
 
 jar="$root/headroom-gateway/target/headroom-gateway-0.1.0-SNAPSHOT-all.jar"
