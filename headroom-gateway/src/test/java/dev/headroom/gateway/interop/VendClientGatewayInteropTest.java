@@ -145,6 +145,14 @@ class VendClientGatewayInteropTest {
     return null;
   }
 
+  /** Another client spends the window's two calls of orders.create on /fn. */
+  private void spendOrdersCreateFromAnotherClient() throws Exception {
+    HeadroomClient other = client(Pacing.BURST, false);
+    for (String id : List.of("a1", "a2")) {
+      assertThat(other.send(call("/fn", id, "orders.create"), BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+    }
+  }
+
   private long elapsedSeconds(long since) {
     return Duration.ofNanos(ticker.read() - since).toSeconds();
   }
@@ -172,9 +180,7 @@ class VendClientGatewayInteropTest {
   // seed 003, "Handling RATE_LIMITED" and "Retry-After Header": retry off, the refusal is the outcome.
   @Test
   void withRetryOffACallBeyondTheQuotaFailsWithRateLimitedAndTheGatewaysRetryAfter() throws Exception {
-    HeadroomClient first = client(Pacing.BURST, false);
-    first.send(call("/fn", "a1", "orders.create"), BodyHandlers.ofString());
-    first.send(call("/fn", "a2", "orders.create"), BodyHandlers.ofString());
+    spendOrdersCreateFromAnotherClient();
     long start = ticker.read();
     // A second client knows nothing of the budget the first one spent: its call goes, and is refused.
     HeadroomClient second = client(Pacing.BURST, false);
@@ -209,9 +215,7 @@ class VendClientGatewayInteropTest {
   // seed 003, "Handling RATE_LIMITED": retry on, the client waits retry_after and the call then succeeds.
   @Test
   void withRetryOnTheClientWaitsTheRetryAfterAndTheCallSucceedsInTheNextWindow() throws Exception {
-    HeadroomClient first = client(Pacing.BURST, false);
-    first.send(call("/fn", "a1", "orders.create"), BodyHandlers.ofString());
-    first.send(call("/fn", "a2", "orders.create"), BodyHandlers.ofString());
+    spendOrdersCreateFromAnotherClient();
     long start = ticker.read();
     HeadroomClient second = client(Pacing.BURST, true);
 
