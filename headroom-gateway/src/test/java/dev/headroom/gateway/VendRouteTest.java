@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.headroom.ManualTicker;
+import java.io.ByteArrayInputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -20,6 +21,8 @@ import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * {@code type: vend} routes (seed 003, the vend rate-limit extension; reference/vend-notes.md) in
@@ -71,6 +74,7 @@ class VendRouteTest {
         service: {name: Vend test}
         listen: {host: 127.0.0.1, port: 0}
         admin: {enabled: false}
+        limits: {maxBodyBytes: 4096}
         upstreams:
           vend: {url: "http://127.0.0.1:%d"}
         policies:
@@ -93,6 +97,7 @@ class VendRouteTest {
               user: header:X-User
               limits: {global: g, service: s, functions: {orders.create: {function: f}}}
           - {name: users, type: vend, path: /users, upstream: vend, vend: {limits: {user: u}, user: "header:X-User"}}
+          - {name: tight, type: vend, path: /tight, upstream: vend, vend: {limits: {service: svc}, maxRequestBytes: 256}}
         """.formatted(vendService.getAddress().getPort());
     gateway = Gateway.builder(GatewayConfig.parse(yaml, "vend.yaml")).ticker(ManualTicker.atFixedInstant()).start();
   }
@@ -117,6 +122,19 @@ class VendRouteTest {
       b.headers(headers);
     }
     return client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  HttpResponse<String> postStreamed(String path, byte[] body) throws Exception {
+    // a publisher of unknown length: the client sends the body chunked, without Content-Length
+    return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.address().getPort() + path))
+        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(body)))
+        .header("Content-Type", "application/json").build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** A valid call of exactly {@code size} bytes (the arguments padded). */
+  static String callOfSize(String id, int size) {
+    String shape = call(id, "orders.create", true, "billing").replace("\"customer_id\":42", "\"pad\":\"%s\"");
+    return shape.formatted("x".repeat(size - shape.length() + 2));
   }
 
   static JsonNode data(HttpResponse<String> r) throws Exception {
@@ -251,5 +269,48 @@ class VendRouteTest {
     HttpResponse<String> chunked = post("/one", call("req_stream", "orders.stream", true, "billing"));
     assertThat(chunked.statusCode()).isEqualTo(200);
     assertThat(data(chunked).get("scope").asText()).isEqualTo("service"); // chunked but small: decorated
+  }
+
+  /**
+   * A body over the bound (limits.maxBodyBytes 4096 on /one, the route's maxRequestBytes 256 on
+   * /tight), declared by Content-Length or streamed chunked, is answered with the vend error
+   * envelope a vend client reads, not the gateway's application/problem+json 413. Seed 003 names no
+   * error for it; the vend HTTP transport (reference/vend-notes.md) maps no code to 413, so it is
+   * the reader's own answer to an oversized envelope: INVALID_REQUEST, 400, not retryable, id null
+   * (the envelope was not read).
+   */
+  @ParameterizedTest(name = "{0} {1} bytes, streamed: {2}")
+  @CsvSource({"/one, 5000, false, 4096", "/one, 100000, true, 4096", "/tight, 300, false, 256", "/tight, 300, true, 256"})
+  void anOversizedCallIsTheVendErrorEnvelope_vendNotes_httpTransport(String path, int size, boolean streamed, int bound)
+      throws Exception {
+    byte[] body = callOfSize("req_big", size).getBytes(StandardCharsets.UTF_8);
+    assertThat(body).hasSize(size);
+    HttpResponse<String> r = streamed ? postStreamed(path, body) : post(path, new String(body, StandardCharsets.UTF_8));
+
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(r.headers().firstValue("Content-Type")).hasValue("application/json");
+    JsonNode envelope = JSON.readTree(r.body());
+    assertThat(names(envelope)).containsExactly("protocol", "id", "result", "errors");
+    assertThat(envelope.get("protocol").toString()).isEqualTo("{\"name\":\"vend\",\"version\":\"0.1.0\"}");
+    assertThat(envelope.get("id").isNull()).isTrue();
+    assertThat(envelope.get("result").isNull()).isTrue();
+    assertThat(envelope.get("errors")).hasSize(1);
+    JsonNode error = envelope.at("/errors/0");
+    assertThat(names(error)).containsExactly("code", "message", "retryable");
+    assertThat(error.get("code").asText()).isEqualTo("INVALID_REQUEST");
+    assertThat(error.get("retryable").asBoolean()).isFalse();
+    assertThat(error.get("message").asText()).isEqualTo("request: expected a body of at most " + bound + " bytes, got "
+        + (streamed ? "more" : size + " bytes"));
+    assertThat(seenBodies).isEmpty();
+    assertThat(r.headers().firstValue("RateLimit")).isEmpty(); // refused before any decision
+  }
+
+  @Test
+  void aStreamedCallWithinTheBoundIsCollectedAndForwarded() throws Exception {
+    String body = callOfSize("req_fits", 256);
+    HttpResponse<String> r = postStreamed("/tight", body.getBytes(StandardCharsets.UTF_8));
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(data(r).get("scope").asText()).isEqualTo("service");
+    assertThat(seenBodies).containsExactly(body);
   }
 }

@@ -2,6 +2,7 @@ package dev.headroom.vend;
 
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * A request that is not a valid vend call: {@link VendError#PARSE_ERROR} when the body is not
@@ -24,6 +25,23 @@ public final class VendRequestException extends RuntimeException {
     this.error = VendError.of(code, message, false);
     this.id = id;
     this.protocolVersion = Objects.requireNonNull(protocolVersion);
+  }
+
+  /**
+   * A request body over the bound a server reads ({@code INVALID_REQUEST}, 400, id {@code null}:
+   * the envelope was not read), exactly as {@link VendRequestReader} refuses one. For transports
+   * that meet the bound before a reader does, such as a proxy counting a body as it arrives, so
+   * that they answer the same envelope.
+   *
+   * @param maxBytes the bound, in bytes
+   * @param length the body's length when known (declared, or read whole); empty when only known
+   *     to be longer than the bound
+   */
+  public static VendRequestException bodyTooLarge(long maxBytes, OptionalLong length) {
+    Objects.requireNonNull(length, "length");
+    return new VendRequestException(VendError.INVALID_REQUEST, "request: expected a body of at most " + maxBytes
+        + " bytes, got " + (length.isPresent() ? length.getAsLong() + " bytes" : "more"), null,
+        RateLimitExtension.DEFAULT_PROTOCOL_VERSION);
   }
 
   /** The error: code {@code PARSE_ERROR} or {@code INVALID_REQUEST}, not retryable. */

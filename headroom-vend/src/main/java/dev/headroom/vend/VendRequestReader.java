@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 /**
@@ -118,8 +119,7 @@ public final class VendRequestReader {
    */
   public VendRequest parse(byte[] body, int offset, int length) {
     if (length > maxBytes) {
-      throw invalid("request: expected a body of at most " + maxBytes + " bytes, got " + length + " bytes",
-          null, null);
+      throw VendRequestException.bodyTooLarge(maxBytes, OptionalLong.of(length));
     }
     JsonNode root;
     try {
@@ -166,8 +166,7 @@ public final class VendRequestReader {
       return parse(body.array(), body.arrayOffset() + body.position(), body.remaining());
     }
     if (body.remaining() > maxBytes) {
-      throw invalid("request: expected a body of at most " + maxBytes + " bytes, got " + body.remaining()
-          + " bytes", null, null);
+      throw VendRequestException.bodyTooLarge(maxBytes, OptionalLong.of(body.remaining()));
     }
     byte[] copy = new byte[body.remaining()];
     body.duplicate().get(copy);
@@ -184,7 +183,7 @@ public final class VendRequestReader {
   public VendRequest read(InputStream in) throws IOException {
     byte[] bytes = in.readNBytes(maxBytes + 1);
     if (bytes.length > maxBytes) {
-      throw invalid("request: expected a body of at most " + maxBytes + " bytes, got more", null, null);
+      throw VendRequestException.bodyTooLarge(maxBytes, OptionalLong.empty());
     }
     return parse(bytes);
   }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayInputStream;
 import java.nio.ByteBuffer;
+import java.util.OptionalLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -146,6 +147,20 @@ class VendRequestReaderTest {
     assertThatThrownBy(() -> small.parse(ByteBuffer.allocateDirect(300).put(utf8(body), 0, 300).flip()))
         .isInstanceOf(VendRequestException.class)
         .hasMessageStartingWith("request: expected a body of at most 100 bytes");
+  }
+
+  // A transport that meets the bound first (a proxy counting a body) answers the reader's envelope.
+  @Test
+  void bodyTooLarge_isTheReadersAnswerForATransportThatCountsTheBody() throws Exception {
+    VendRequestException counted = VendRequestException.bodyTooLarge(100, OptionalLong.empty());
+    assertThat(counted.getMessage()).isEqualTo("request: expected a body of at most 100 bytes, got more");
+    assertThat(counted.httpStatus()).isEqualTo(400);
+    assertThat(counted.id()).isEmpty();
+    assertThat(Fixtures.MAPPER.readTree(counted.responseBody())).isEqualTo(Fixtures.MAPPER.readTree(
+        "{" + PROTOCOL + ",\"id\":null,\"result\":null,\"errors\":[{\"code\":\"INVALID_REQUEST\","
+            + "\"message\":\"request: expected a body of at most 100 bytes, got more\",\"retryable\":false}]}"));
+    assertThat(VendRequestException.bodyTooLarge(100, OptionalLong.of(300)).getMessage())
+        .isEqualTo(refuse(VendRequestReader.builder().maxBytes(100).build(), new byte[300]).getMessage());
   }
 
   @Test

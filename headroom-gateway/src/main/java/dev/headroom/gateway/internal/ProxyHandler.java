@@ -23,7 +23,6 @@ import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRequest;
 import dev.headroom.vend.VendRequestException;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -64,6 +63,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -574,20 +574,24 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       route = ((RouteTable.Found) m).route();
+      vend = snap.vend().get(route.route());
       long declared = HttpUtil.getContentLength(request, -1L);
+      if (vend != null && declared > vendMaxBytes()) {
+        vendTooLarge(OptionalLong.of(declared));
+        return;
+      }
       if (declared > maxBody) {
         keepAlive = false; // the body is not read: the connection cannot be reused
         requestComplete = true;
         local(tooLarge());
         return;
       }
-      vend = snap.vend().get(route.route());
       if (vend != null) {
         if (HttpUtil.is100ContinueExpected(request)) {
           ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
         }
         vendCollecting = true;
-        vendBody = ctx.alloc().heapBuffer((int) Math.min(Math.max(declared, 256), vend.reader().maxBytes() + 1L));
+        vendBody = ctx.alloc().heapBuffer((int) Math.min(Math.max(declared, 256), vendMaxBytes()));
         if (requestComplete) {
           vendRequestComplete();
         }
@@ -926,6 +930,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         }
         return;
       }
+      if (vendCollecting && requestBytes > vendMaxBytes()) {
+        c.release();
+        vendTooLarge(OptionalLong.empty());
+        return;
+      }
       if (requestBytes > maxBody) {
         c.release();
         upstreamReusable = false;
@@ -940,9 +949,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       if (vendCollecting) {
-        // kept up to one byte over the bound, so the reader can say the body is too large
-        int room = vend.reader().maxBytes() + 1 - vendBody.readableBytes();
-        vendBody.writeBytes(c.content(), Math.min(room, n));
+        vendBody.writeBytes(c.content()); // within vendMaxBytes(): checked above
         c.release();
         if (last) {
           vendRequestComplete();
@@ -1336,14 +1343,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private void vendRequestComplete() {
       vendCollecting = false;
       try {
-        vendCall = vendBody.readableBytes() > vend.reader().maxBytes()
-            ? vend.reader().read(new ByteBufInputStream(vendBody)) // throws: more than the bound
-            : vend.reader().parse(ByteBufUtil.getBytes(vendBody));
+        vendCall = vend.reader().parse(ByteBufUtil.getBytes(vendBody));
       } catch (VendRequestException e) {
         vendError(e);
         return;
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(e); // reading memory does not fail
       }
       String user = vend.settings().userHeader().map(h -> request.headers().get(h)).orElse(null);
       CallIdentity identity;
@@ -1402,6 +1405,27 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       connect();
+    }
+
+    /**
+     * The most a vend call's body may be: the route's {@code maxRequestBytes}, or
+     * {@code limits.maxBodyBytes} when that is smaller.
+     */
+    private long vendMaxBytes() {
+      return Math.min(maxBody, vend.reader().maxBytes());
+    }
+
+    /**
+     * A vend call's body over {@link #vendMaxBytes()}, declared by Content-Length or found while
+     * collecting it: answered as headroom-vend's reader answers an oversized envelope
+     * ({@code INVALID_REQUEST}, 400, id {@code null}; the vend transport maps no code to 413), not
+     * with the gateway's 413 problem, which a vend client cannot read. The rest of the body is not
+     * read, so the connection closes after the answer.
+     */
+    private void vendTooLarge(OptionalLong length) {
+      keepAlive = false;
+      requestComplete = true;
+      vendError(VendRequestException.bodyTooLarge(vendMaxBytes(), length));
     }
 
     private void vendError(VendRequestException e) {
