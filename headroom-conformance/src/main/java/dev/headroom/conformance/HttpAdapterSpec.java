@@ -249,6 +249,89 @@ public abstract class HttpAdapterSpec {
     assertThat(header(r, "RateLimit")).isEqualTo("\"items\";r=2;t=60");
   }
 
+  /**
+   * A refused request's unread body does not cost its connection silently: the next request on
+   * the same connection is answered (RFC 9112 section 9.6: a server that will close says so).
+   */
+  @Test
+  void aRefusedRequestWithABodyLeavesItsConnectionUsable_rfc9112_section9_6() throws Exception {
+    assertThat(send("POST", "/spec/multi").statusCode()).isEqualTo(200);
+    assertThat(send("POST", "/spec/multi").statusCode()).isEqualTo(200);
+    try (java.net.Socket s = new java.net.Socket(base.getHost(), base.getPort())) {
+      s.setSoTimeout((int) TIMEOUT.toMillis());
+      java.io.OutputStream out = s.getOutputStream();
+      java.io.InputStream in = new java.io.BufferedInputStream(s.getInputStream());
+      String body = "{\"pad\":\"" + "x".repeat(2000) + "\"}";
+      String head = "POST " + base.getPath() + "/spec/multi HTTP/1.1\r\nHost: " + base.getHost() + "\r\nX-Api-Key: " + key
+          + "\r\nContent-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n";
+      String post = head + body;
+      // the body follows the head a moment later, as clients that write them apart send it: a
+      // server that answers before it arrives must still read it, or say it will close
+      out.write(head.getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      TimeUnit.MILLISECONDS.sleep(150);
+      out.write(body.getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      RawResponse first = RawResponse.read(in);
+      assertThat(first.status()).isEqualTo(429);
+      if (first.closes()) {
+        assertThat(in.read()).as("a connection announced as closing is closed").isEqualTo(-1);
+        return;
+      }
+      out.write(post.getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      assertThat(RawResponse.read(in).status()).as("the next request on the same connection").isEqualTo(429);
+    }
+  }
+
+  /** A response read off a raw connection: the status, whether it closes, its body skipped. */
+  private record RawResponse(int status, boolean closes) {
+    static RawResponse read(java.io.InputStream in) throws IOException {
+      String statusLine = line(in);
+      if (statusLine == null) {
+        throw new IOException("the connection closed before a response");
+      }
+      int status = Integer.parseInt(statusLine.split(" ")[1]);
+      long length = 0;
+      boolean chunked = false;
+      boolean closes = false;
+      String field;
+      while ((field = line(in)) != null && !field.isEmpty()) {
+        String name = field.substring(0, field.indexOf(':')).trim().toLowerCase(java.util.Locale.ROOT);
+        String value = field.substring(field.indexOf(':') + 1).trim();
+        switch (name) {
+          case "content-length" -> length = Long.parseLong(value);
+          case "transfer-encoding" -> chunked = value.toLowerCase(java.util.Locale.ROOT).endsWith("chunked");
+          case "connection" -> closes = value.toLowerCase(java.util.Locale.ROOT).contains("close");
+          default -> { }
+        }
+      }
+      if (chunked) {
+        long size;
+        while ((size = Long.parseLong(line(in).split(";")[0].trim(), 16)) > 0) {
+          in.readNBytes((int) size + 2);
+        }
+        while (!line(in).isEmpty()) {
+          // trailer fields
+        }
+      } else {
+        in.readNBytes((int) length);
+      }
+      return new RawResponse(status, closes);
+    }
+
+    private static String line(java.io.InputStream in) throws IOException {
+      StringBuilder sb = new StringBuilder();
+      int c;
+      while ((c = in.read()) >= 0 && c != '\n') {
+        if (c != '\r') {
+          sb.append((char) c);
+        }
+      }
+      return c < 0 && sb.length() == 0 ? null : sb.toString();
+    }
+  }
+
   @Test
   void allOrNothingARefusalConsumesNoOtherPolicy_draft09_section5() throws Exception {
     assertThat(send("POST", "/spec/multi").statusCode()).isEqualTo(200);

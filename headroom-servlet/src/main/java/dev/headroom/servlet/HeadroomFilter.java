@@ -323,8 +323,45 @@ public final class HeadroomFilter implements Filter {
     writeBody(request, response, format, format.body(refusal, null));
   }
 
+  /** Bytes of a refused request's body read and dropped so that its connection can stay open. */
+  static final int SWALLOW_BYTES = 64 * 1024;
+
+  /**
+   * A refused request's body is not for the application: up to {@link #SWALLOW_BYTES} of it are
+   * read and dropped so that the connection can carry the next request, and a larger or
+   * unreadable one ends the connection ({@code Connection: close}, RFC 9112 section 9.6). A
+   * container that finds content unread after a committed response closes the connection without
+   * being able to say so, and a client that reuses it meanwhile finds it gone.
+   */
+  static void settleUnreadBody(HttpServletRequest request, HttpServletResponse response) {
+    long declared = request.getContentLengthLong();
+    if (declared == 0 || declared < 0 && request.getHeader("Transfer-Encoding") == null) {
+      return;
+    }
+    if (declared > SWALLOW_BYTES) {
+      response.setHeader("Connection", "close");
+      return;
+    }
+    try {
+      java.io.InputStream in = request.getInputStream();
+      byte[] buf = new byte[8192];
+      long n = 0;
+      int r;
+      while ((r = in.read(buf)) >= 0) {
+        n += r;
+        if (n > SWALLOW_BYTES) {
+          response.setHeader("Connection", "close");
+          return;
+        }
+      }
+    } catch (IOException | IllegalStateException e) {
+      response.setHeader("Connection", "close");
+    }
+  }
+
   private static void writeBody(HttpServletRequest request, HttpServletResponse response, RefusalFormat format, byte[] body)
       throws IOException {
+    settleUnreadBody(request, response);
     response.setContentType(format.mediaType());
     response.setHeader("Cache-Control", "no-store");
     response.addHeader("Vary", "Accept");
