@@ -68,6 +68,7 @@ class ProxyFramingTest {
         listen: {host: 127.0.0.1, port: 0}
         admin: {enabled: false}
         timeouts: {connect: 10s, response: 10s}
+        limits: {maxBodyBytes: 1048576}
         upstreams:
           up: {url: "http://127.0.0.1:%d"}
         policies:
@@ -224,6 +225,36 @@ class ProxyFramingTest {
     assertThat(seen.head().has("expect")).isFalse();
     assertThat(seen.head().get("content-length")).isEqualTo("5");
     assertThat(seen.body()).isEqualTo("hello");
+  }
+
+  @Test
+  void aFinalAnswerToAnExpect100ContinueRequestClosesTheConnection_rfc9110_10_1_1() throws Exception {
+    try (RawClient c = new RawClient()) {
+      // DELETE is not a method of the route: answered 405 without reading the body
+      c.send("DELETE /x HTTP/1.1\r\nHost: test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n");
+      Message r = c.read();
+      assertThat(r.status()).isEqualTo(405);
+      assertThat(r.head().get("connection")).isEqualTo("close");
+      c.assertClosed(); // no wait for a body the client was told not to send
+    }
+    assertThat(upstream.requests).isEmpty();
+  }
+
+  @Test
+  void aBodyAnsweredLocallyIsDroppedOnlyUpToTheBodyBound() throws Exception {
+    try (RawClient c = new RawClient()) {
+      c.send("DELETE /x HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n");
+      assertThat(c.read().status()).isEqualTo(405);
+      String chunk = Integer.toHexString(65536) + "\r\n" + "x".repeat(65536) + "\r\n";
+      try {
+        for (int i = 0; i < 24; i++) { // 1.5 MiB, past limits.maxBodyBytes (1 MiB)
+          c.send(chunk);
+        }
+      } catch (java.io.IOException e) {
+        // the gateway may already have closed: what is asserted is that it does
+      }
+      c.assertClosed();
+    }
   }
 
   @Test

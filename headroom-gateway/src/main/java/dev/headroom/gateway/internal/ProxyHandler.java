@@ -925,6 +925,14 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
       if (discarding) {
         c.release();
+        if (!last && requestBytes > maxBody) {
+          // a body answered already is read and dropped only up to the body bound; past it the
+          // connection ends instead of carrying an unbounded upload nobody wants
+          keepAlive = false;
+          requestComplete = true;
+          maybeEnd();
+          return;
+        }
         if (last) {
           maybeEnd();
         }
@@ -1524,8 +1532,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private void writeLocal(LocalResponse r) {
       state.metrics.localResponse(r.status().code());
       boolean head = request.method().equals(HttpMethod.HEAD);
-      if (!requestComplete && !discarding) {
+      if (!requestComplete && (!discarding || HttpUtil.is100ContinueExpected(request))) {
+        // a client that expected 100-continue and got a final answer may never send its body
+        // (RFC 9110 section 10.1.1): the connection ends rather than wait for it
         keepAlive = false;
+        requestComplete = true; // what still comes of the body is dropped by the lingering close
       }
       byte[] body = r.body();
       ByteBuf b = ctx.alloc().buffer(384 + (head ? 0 : body.length));
