@@ -10,6 +10,8 @@
 # -y wrk nginx), Java 17 and Maven.
 #
 # Usage: headroom-benchmarks/load/gateway-load.sh [seconds per run, default 10] [connections, default 32]
+# Environment: HEADROOM_BENCH_JAVA (the java binary, default java on the PATH),
+# HEADROOM_BENCH_JAVA_FLAGS (default -Xms256m -Xmx256m -XX:+UseParallelGC), HEADROOM_BENCH_WARMUP (s).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 secs="${1:-10}"
@@ -102,7 +104,8 @@ routes:
   - {method: GET, path: /spent, upstream: origin, policies: [spent]}
 CONF
 JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
-java $JAVA_FLAGS -jar "$jar" serve --config "$work/headroom.yaml" --port 0 --threads 1 --no-watch \
+JAVA_BIN="${HEADROOM_BENCH_JAVA:-java}"
+"$JAVA_BIN" $JAVA_FLAGS -jar "$jar" serve --config "$work/headroom.yaml" --port 0 --threads 1 --no-watch \
   > "$work/headroom.out" 2> "$work/headroom.err" &
 pids+=($!)
 for _ in $(seq 1 100); do grep -q "listening on" "$work/headroom.out" 2>/dev/null && break; sleep 0.1; done
@@ -169,7 +172,7 @@ results+=("$(run nginx-limit_req-open "http://127.0.0.1:$PEER/ok" - "$PEERW")")
 results+=("$(run headroom-half-refused "http://127.0.0.1:$HR/" "$work/half.lua" "$HRPID")")
 results+=("$(run nginx-limit_req-half-refused "http://127.0.0.1:$PEER/" "$work/half.lua" "$PEERW")")
 
-echo "# $(date -u +%FT%TZ) $(nproc) cores; wrk -t2 -c$conns -d${secs}s; headroom --threads 1, JVM $JAVA_FLAGS; nginx worker_processes 1"
+echo "# $(date -u +%FT%TZ) $(nproc) cores; wrk -t2 -c$conns -d${secs}s; headroom --threads 1, $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS; nginx worker_processes 1"
 printf "| run | req/s | p50 ms | p99 ms | non-2xx | proxy CPU us/req | upstream CPU us/req |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 declare -A RPS P99
 for r in "${results[@]}"; do
