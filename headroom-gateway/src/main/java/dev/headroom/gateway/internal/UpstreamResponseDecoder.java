@@ -196,6 +196,11 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
     if (status < 100 || status > 599) {
       return ResponseHead.failed("the status code " + status + " is not from 100 to 599");
     }
+    if (status == 101) {
+      // the gateway removes Upgrade from every request, so no switch was asked for (RFC 9110
+      // section 15.2.2); what would follow is not HTTP/1.1
+      return ResponseHead.failed("the upstream switched protocols (101), which the gateway never asks for");
+    }
     int reasonStart = Math.min(13, lineEnd);
     for (int i = reasonStart; i < lineEnd; i++) {
       if (ctl(raw[i])) {

@@ -367,6 +367,8 @@ class UpstreamResponseDecoderTest {
     void statusOutside100To599() {
       assertRefused("HTTP/1.1 099 Low\r\n\r\n", "the status code 99 is not from 100 to 599");
       assertRefused("HTTP/1.1 600 High\r\n\r\n", "the status code 600 is not from 100 to 599");
+      assertRefused("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n",
+          "the upstream switched protocols (101), which the gateway never asks for");
     }
 
     @Test
