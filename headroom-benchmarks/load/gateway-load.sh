@@ -11,7 +11,8 @@
 #
 # Usage: headroom-benchmarks/load/gateway-load.sh [seconds per run, default 10] [connections, default 32]
 # Environment: HEADROOM_BENCH_JAVA (the java binary, default java on the PATH),
-# HEADROOM_BENCH_JAVA_FLAGS (default -Xms256m -Xmx256m -XX:+UseParallelGC), HEADROOM_BENCH_WARMUP (s).
+# HEADROOM_BENCH_JAVA_FLAGS (default -Xms256m -Xmx256m -XX:+UseParallelGC), HEADROOM_BENCH_WARMUP (s),
+# HEADROOM_BENCH_WORKERS (Headroom's event loops and the peer's worker processes, default 1).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 secs="${1:-10}"
@@ -36,10 +37,11 @@ UP=$(free_port); PEER=$(free_port)
 # Two nginx instances, each one master and one worker: the upstream, and the peer proxy. The peer
 # must not share a worker with the upstream: one worker doing both the proxying and the serving
 # would leave nginx one core for work Headroom and the upstream do on two processes.
-nginx_conf() { # name listen-block
+workers="${HEADROOM_BENCH_WORKERS:-1}"
+nginx_conf() { # name listen-block [worker processes]
   mkdir -p "$work/$1"
   cat > "$work/$1.conf" <<CONF
-worker_processes 1;
+worker_processes ${3:-1};
 pid $work/$1.pid;
 error_log $work/$1/error.log warn;
 daemon on;
@@ -78,7 +80,7 @@ nginx_conf peer "  upstream origin { server 127.0.0.1:$UP; keepalive 64; }
     listen 127.0.0.1:$PEER;
     location /ok { limit_req zone=open burst=1000000 nodelay; proxy_pass http://origin; }
     location /spent { limit_req zone=spent; proxy_pass http://origin; }
-  }"
+  }" "$workers"
 
 jar="$root/headroom-gateway/target/headroom-gateway-0.1.0-SNAPSHOT-all.jar"
 if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-gateway -am package -DskipTests); fi
@@ -105,7 +107,7 @@ routes:
 CONF
 JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
 JAVA_BIN="${HEADROOM_BENCH_JAVA:-java}"
-"$JAVA_BIN" $JAVA_FLAGS -jar "$jar" serve --config "$work/headroom.yaml" --port 0 --threads 1 --no-watch \
+"$JAVA_BIN" $JAVA_FLAGS -jar "$jar" serve --config "$work/headroom.yaml" --port 0 --threads "$workers" --no-watch \
   > "$work/headroom.out" 2> "$work/headroom.err" &
 pids+=($!)
 for _ in $(seq 1 100); do grep -q "listening on" "$work/headroom.out" 2>/dev/null && break; sleep 0.1; done
@@ -172,7 +174,7 @@ results+=("$(run nginx-limit_req-open "http://127.0.0.1:$PEER/ok" - "$PEERW")")
 results+=("$(run headroom-half-refused "http://127.0.0.1:$HR/" "$work/half.lua" "$HRPID")")
 results+=("$(run nginx-limit_req-half-refused "http://127.0.0.1:$PEER/" "$work/half.lua" "$PEERW")")
 
-echo "# $(date -u +%FT%TZ) $(nproc) cores; wrk -t2 -c$conns -d${secs}s; headroom --threads 1, $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS; nginx worker_processes 1"
+echo "# $(date -u +%FT%TZ) $(nproc) cores; wrk -t2 -c$conns -d${secs}s; headroom --threads $workers, $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS; peer nginx worker_processes $workers, upstream 1"
 printf "| run | req/s | p50 ms | p99 ms | non-2xx | proxy CPU us/req | upstream CPU us/req |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 declare -A RPS P99
 for r in "${results[@]}"; do

@@ -1133,7 +1133,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         responseComplete = true;
         awaitingResponse = false;
         clientUnflushed = false;
-        rawOut.writeAndFlush(piece.bytes()).addListener(x -> responseWritten(x.isSuccess()));
+        whenWritten(rawOut.writeAndFlush(piece.bytes()));
       } else {
         rawOut.write(piece.bytes(), rawOut.voidPromise());
         clientUnflushed = true;
@@ -1161,7 +1161,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         responseComplete = true;
         awaitingResponse = false;
         clientUnflushed = false;
-        ctx.writeAndFlush(c).addListener(x -> responseWritten(x.isSuccess()));
+        whenWritten(ctx.writeAndFlush(c));
       } else {
         ctx.write(c);
         clientUnflushed = true;
@@ -1565,7 +1565,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       if (!head) {
         b.writeBytes(body);
       }
-      rawOut.writeAndFlush(b).addListener(x -> responseWritten(x.isSuccess()));
+      whenWritten(rawOut.writeAndFlush(b));
       maybeRead();
     }
 
@@ -1581,6 +1581,18 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       local(new LocalResponse(HttpResponseStatus.OK, "application/json", doc.json(), h));
+    }
+
+    /**
+     * Ends the response when its last write is done: at once when the flush wrote it all (the
+     * usual case, so no listener is allocated or notified), else when the socket takes the rest.
+     */
+    private void whenWritten(io.netty.channel.ChannelFuture f) {
+      if (f.isDone()) {
+        responseWritten(f.isSuccess());
+      } else {
+        f.addListener(x -> responseWritten(x.isSuccess()));
+      }
     }
 
     private void responseWritten(boolean ok) {
