@@ -73,7 +73,18 @@ public final class HeadroomClient {
   private final Map<String, Discovery> discoveries = new LinkedHashMap<>();
 
   /** One origin's discovery: the fetch and when it started, by the ticker. */
-  private record Discovery(CompletableFuture<Optional<LimitsDocument>> result, long fetchedAt) {}
+  private record Discovery(CompletableFuture<Reading> reading, CompletableFuture<Optional<LimitsDocument>> result,
+      long fetchedAt) {}
+
+  /**
+   * What a discovery read found, and whether that is the origin's own answer (a document, or
+   * "none here": 404 and the like) or the read failed (no answer, 5xx, 408, 429, a cut body), in
+   * which case it is tried again after {@link #FAILED_DISCOVERY_RETRY} rather than the full TTL.
+   */
+  private record Reading(Optional<LimitsDocument> document, boolean definitive) {}
+
+  /** How long a discovery read that failed is trusted before it is tried again. */
+  static final Duration FAILED_DISCOVERY_RETRY = Duration.ofMinutes(1);
 
   private HeadroomClient(Builder b) {
     this.http = b.http;
@@ -172,43 +183,61 @@ public final class HeadroomClient {
     long now = ticker.read();
     synchronized (discoveries) {
       Discovery known = discoveries.get(origin);
-      if (known != null && (!known.result().isDone() || now - known.fetchedAt() < discoveryTtl.toNanos())) {
+      if (known != null && (!known.reading().isDone() || now - known.fetchedAt() < trusted(known))) {
         return known.result();
       }
       discoveries.remove(origin);
       if (discoveries.size() >= maxDiscoveries) {
         discoveries.remove(discoveries.keySet().iterator().next());
       }
-      CompletableFuture<Optional<LimitsDocument>> f = fetchDiscovery(uri, 0).thenApply(d -> {
-        d.ifPresent(doc -> budgets.plan(origin, doc));
-        return d;
+      CompletableFuture<Reading> reading = fetchDiscovery(uri, 0, false);
+      CompletableFuture<Optional<LimitsDocument>> f = reading.thenApply(r -> {
+        r.document().ifPresent(doc -> budgets.plan(origin, doc));
+        return r.document();
       });
-      discoveries.put(origin, new Discovery(f, now));
+      discoveries.put(origin, new Discovery(reading, f, now));
       return f;
     }
   }
 
-  private CompletableFuture<Optional<LimitsDocument>> fetchDiscovery(URI uri, int index) {
+  /** How long a finished reading is used, in nanoseconds. */
+  private long trusted(Discovery d) {
+    Reading r = d.reading().getNow(null);
+    return r != null && r.definitive() ? discoveryTtl.toNanos()
+        : Math.min(discoveryTtl.toNanos(), FAILED_DISCOVERY_RETRY.toNanos());
+  }
+
+  private CompletableFuture<Reading> fetchDiscovery(URI uri, int index, boolean failedSoFar) {
     if (index >= DISCOVERY_PATHS.size()) {
-      return CompletableFuture.completedFuture(Optional.empty());
+      return CompletableFuture.completedFuture(new Reading(Optional.empty(), !failedSoFar));
     }
     URI target = uri.resolve(DISCOVERY_PATHS.get(index));
     HttpRequest request = HttpRequest.newBuilder(target).GET().header("Accept", "application/json").build();
     List<Interceptor> chain = List.of(new PacingInterceptor(budgets),
         NetworkInterceptor.bounded(http, LimitsDocument.MAX_BYTES, ticker));
+    // per path: a document (done), the origin's "none here" (next path), or a failed read (next
+    // path, and the result is retried sooner)
     return new RealChain(chain, 0, request, this).proceed(request).handle((ex, error) -> {
-      if (error == null && ex.status() == 200 && ex.response().body() instanceof RefusalBody) {
+      if (error != null) {
+        return Boolean.FALSE;
+      }
+      int status = ex.status();
+      if (status == 200 && ex.response().body() instanceof RefusalBody) {
         RefusalBody body = (RefusalBody) ex.response().body();
-        if (!body.truncated()) {
-          try {
-            return Optional.of(LimitsDocument.parse(body.bytes()));
-          } catch (IllegalArgumentException notADocument) {
-            return Optional.<LimitsDocument>empty();
-          }
+        if (body.truncated()) {
+          return Boolean.FALSE;
+        }
+        try {
+          return (Object) LimitsDocument.parse(body.bytes());
+        } catch (IllegalArgumentException notADocument) {
+          return Boolean.TRUE;
         }
       }
-      return null;
-    }).thenCompose(d -> d != null ? CompletableFuture.completedFuture(d) : fetchDiscovery(uri, index + 1));
+      boolean failed = status >= 500 || status == 408 || status == 425 || status == 429;
+      return (Object) Boolean.valueOf(!failed);
+    }).thenCompose(o -> o instanceof LimitsDocument doc
+        ? CompletableFuture.completedFuture(new Reading(Optional.of(doc), true))
+        : fetchDiscovery(uri, index + 1, failedSoFar || !((Boolean) o)));
   }
 
   /** The budgets the client tracks. */
@@ -326,7 +355,12 @@ public final class HeadroomClient {
       return this;
     }
 
-    /** How long a discovery reading is used before it is read again: 1 minute to 1 day; 1 hour by default. */
+    /**
+     * How long a discovery reading is used before it is read again: 1 minute to 1 day; 1 hour by
+     * default. A read that failed (no answer, 5xx, 408, 425, 429, a body cut at the size bound) is
+     * tried again after a minute instead, so that one outage does not leave the client without
+     * the document for the whole TTL.
+     */
     public Builder discoveryTtl(Duration ttl) {
       Objects.requireNonNull(ttl, "discoveryTtl");
       if (ttl.compareTo(Duration.ofMinutes(1)) < 0 || ttl.compareTo(Duration.ofDays(1)) > 0) {

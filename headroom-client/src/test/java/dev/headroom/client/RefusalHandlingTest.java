@@ -188,6 +188,45 @@ class RefusalHandlingTest {
   }
 
   @Test
+  void aFailedDiscoveryReadIsTriedAgainAfterAMinuteNotAfterTheTtl() throws Exception {
+    String doc = "{\"service\":\"Example\",\"description\":\"Items.\",\"limits\":{}}";
+    java.util.concurrent.atomic.AtomicInteger wellKnown = new java.util.concurrent.atomic.AtomicInteger();
+    try (TestServer server = new TestServer(ticker, req -> switch (req.path()) {
+      case "/.well-known/limits" -> wellKnown.incrementAndGet() == 1
+          ? TestServer.Reply.of(503).body("text/plain", "down") : TestServer.Reply.of(200).json(doc);
+      case "/api/limits" -> TestServer.Reply.of(404).body("text/plain", "no");
+      default -> ok();
+    })) {
+      HeadroomClient client = client(ticker).build();
+      assertThat(client.discover(server.uri("/"))).isEmpty();
+      ticker.advance(Duration.ofSeconds(59));
+      assertThat(client.discover(server.uri("/"))).isEmpty();
+      assertThat(wellKnown).hasValue(1); // within the minute: the failed reading stands
+      ticker.advance(Duration.ofSeconds(2));
+      assertThat(client.discover(server.uri("/"))).hasValueSatisfying(d -> assertThat(d.service()).contains("Example"));
+      assertThat(wellKnown).hasValue(2);
+    }
+  }
+
+  @Test
+  void anOriginThatSaysItHasNoDocumentIsAskedAgainOnlyAfterTheTtl() throws Exception {
+    try (TestServer server = new TestServer(ticker, req -> switch (req.path()) {
+      case "/.well-known/limits", "/api/limits" -> TestServer.Reply.of(404).body("text/plain", "no");
+      default -> ok();
+    })) {
+      HeadroomClient client = client(ticker).build();
+      assertThat(client.discover(server.uri("/"))).isEmpty();
+      assertThat(server.log()).hasSize(2);
+      ticker.advance(Duration.ofMinutes(59));
+      assertThat(client.discover(server.uri("/"))).isEmpty();
+      assertThat(server.log()).hasSize(2);
+      ticker.advance(Duration.ofMinutes(1));
+      assertThat(client.discover(server.uri("/"))).isEmpty();
+      assertThat(server.log()).hasSize(4);
+    }
+  }
+
+  @Test
   void theAsynchronousApiWaitsWithoutBlockingAThread() throws Exception {
     List<Duration> asked = new ArrayList<>();
     List<CompletableFuture<Void>> parked = new ArrayList<>();
