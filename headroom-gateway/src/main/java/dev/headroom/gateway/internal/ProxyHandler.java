@@ -85,10 +85,6 @@ import org.slf4j.LoggerFactory;
 final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(ProxyHandler.class);
 
-  /** Hop-by-hop fields (RFC 9110 section 7.6.1), removed in both directions. */
-  private static final List<CharSequence> HOP_BY_HOP = List.of(HttpHeaderNames.CONNECTION,
-      "proxy-connection", HttpHeaderNames.KEEP_ALIVE, HttpHeaderNames.TE, HttpHeaderNames.TRANSFER_ENCODING,
-      HttpHeaderNames.UPGRADE, HttpHeaderNames.PROXY_AUTHORIZATION, HttpHeaderNames.PROXY_AUTHENTICATE);
 
   private static final String DISCOVERY_WELL_KNOWN = "/.well-known/limits";
 
@@ -250,31 +246,24 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   /** How a client request field is treated on its way upstream, by name (any case). */
   static RequestField requestField(CharSequence name) {
+    for (String hop : ResponseHead.HOP_BY_HOP_NAMES) {
+      if (hop.length() == name.length() && is(name, hop)) {
+        return RequestField.SKIP;
+      }
+    }
     switch (name.length()) {
-      case 2:
-        return is(name, "te") ? RequestField.SKIP : RequestField.KEEP;
       case 6:
         return is(name, "expect") ? RequestField.SKIP : RequestField.KEEP;
-      case 7:
-        return is(name, "upgrade") ? RequestField.SKIP : RequestField.KEEP;
       case 9:
         return is(name, "forwarded") ? RequestField.FORWARDED : RequestField.KEEP;
-      case 10:
-        return is(name, "connection") || is(name, "keep-alive") ? RequestField.SKIP : RequestField.KEEP;
       case 14:
         return is(name, "content-length") ? RequestField.CONTENT_LENGTH : RequestField.KEEP;
       case 15:
         return is(name, "x-forwarded-for") ? RequestField.XFF : RequestField.KEEP;
       case 16:
-        return is(name, "proxy-connection") ? RequestField.SKIP
-            : is(name, "x-forwarded-host") ? RequestField.X_HOST : RequestField.KEEP;
+        return is(name, "x-forwarded-host") ? RequestField.X_HOST : RequestField.KEEP;
       case 17:
-        return is(name, "transfer-encoding") ? RequestField.SKIP
-            : is(name, "x-forwarded-proto") ? RequestField.X_PROTO : RequestField.KEEP;
-      case 18:
-        return is(name, "proxy-authenticate") ? RequestField.SKIP : RequestField.KEEP;
-      case 19:
-        return is(name, "proxy-authorization") ? RequestField.SKIP : RequestField.KEEP;
+        return is(name, "x-forwarded-proto") ? RequestField.X_PROTO : RequestField.KEEP;
       default:
         return RequestField.KEEP;
     }
@@ -1689,7 +1678,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         }
       }
     }
-    for (CharSequence name : HOP_BY_HOP) {
+    for (String name : ResponseHead.HOP_BY_HOP_NAMES) {
       h.remove(name);
     }
   }

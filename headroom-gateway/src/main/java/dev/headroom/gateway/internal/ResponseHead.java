@@ -31,9 +31,13 @@ final class ResponseHead {
     UNTIL_CLOSE
   }
 
-  /** Hop-by-hop fields (RFC 9110 section 7.6.1), lower case, as bytes. */
-  private static final byte[][] HOP_BY_HOP = bytes("connection", "proxy-connection", "keep-alive", "te",
-      "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate");
+  /**
+   * Hop-by-hop fields (RFC 9110 section 7.6.1), lower case: removed in both directions, with
+   * whatever Connection names. The one list the gateway keeps of them.
+   */
+  static final java.util.List<String> HOP_BY_HOP_NAMES = java.util.List.of("connection", "proxy-connection",
+      "keep-alive", "te", "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate");
+  private static final byte[][] HOP_BY_HOP = bytes(HOP_BY_HOP_NAMES.toArray(new String[0]));
   static final byte[] CONTENT_LENGTH = bytes("content-length")[0];
   static final byte[] TRANSFER_ENCODING = bytes("transfer-encoding")[0];
 
@@ -206,16 +210,29 @@ final class ResponseHead {
     return false;
   }
 
+  /** Whether two ranges of {@code raw} hold the same ASCII text, ignoring case. */
+  static boolean equalsIgnoreCase(byte[] raw, int s1, int e1, int s2, int e2) {
+    if (e1 - s1 != e2 - s2) {
+      return false;
+    }
+    for (int i = 0; i < e1 - s1; i++) {
+      if (lower(raw[s1 + i]) != lower(raw[s2 + i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static int lower(byte b) {
+    return b >= 'A' && b <= 'Z' ? b + ('a' - 'A') : b;
+  }
+
   static boolean equalsLower(byte[] raw, int start, int end, byte[] lower) {
     if (end - start != lower.length) {
       return false;
     }
     for (int i = 0; i < lower.length; i++) {
-      int c = raw[start + i];
-      if (c >= 'A' && c <= 'Z') {
-        c += 'a' - 'A';
-      }
-      if (c != lower[i]) {
+      if (lower(raw[start + i]) != lower[i]) {
         return false;
       }
     }

@@ -186,6 +186,7 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
     int n = raw.length;
     int eol = indexOf(raw, 0, (byte) '\n');
     int lineEnd = eol > 0 && raw[eol - 1] == '\r' ? eol - 1 : eol;
+    int statusEnd = lineEnd;
     // status-line = HTTP-version SP status-code SP [ reason-phrase ] (RFC 9112 section 4)
     if (lineEnd < 12 || !startsWith(raw, "HTTP/1.") || (raw[7] != '0' && raw[7] != '1') || raw[8] != ' '
         || !digit(raw[9]) || !digit(raw[10]) || !digit(raw[11]) || (lineEnd > 12 && raw[12] != ' ')) {
@@ -290,13 +291,13 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       } else if (ResponseHead.equalsLower(raw, pos, colon, CONNECTION)) {
         connections++;
         // the usual values need no list parsing
-        if (equalsIgnoreCase(raw, vs, ve, "keep-alive")) {
+        if (ResponseHead.equalsLower(raw, vs, ve, KEEP_ALIVE)) {
           keepAliveToken = true;
           count++;
           pos = eol + 1;
           continue;
         }
-        if (equalsIgnoreCase(raw, vs, ve, "close")) {
+        if (ResponseHead.equalsLower(raw, vs, ve, CLOSE)) {
           close = true;
           count++;
           pos = eol + 1;
@@ -304,9 +305,9 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
         }
         int[] tokens = tokens(raw, vs, ve);
         for (int t = 0; t < tokens.length; t += 2) {
-          if (equalsIgnoreCase(raw, tokens[t], tokens[t + 1], "close")) {
+          if (ResponseHead.equalsLower(raw, tokens[t], tokens[t + 1], CLOSE)) {
             close = true;
-          } else if (equalsIgnoreCase(raw, tokens[t], tokens[t + 1], "keep-alive")) {
+          } else if (ResponseHead.equalsLower(raw, tokens[t], tokens[t + 1], KEEP_ALIVE)) {
             keepAliveToken = true;
           } else {
             namesListed = true;
@@ -333,7 +334,7 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
         int[] tokens = tokens(raw, fields[i * 4 + 2], fields[i * 4 + 3]);
         for (int t = 0; t < tokens.length; t += 2) {
           for (int j = 0; j < count; j++) {
-            if (equalsIgnoreCaseRange(raw, fields[j * 4], fields[j * 4 + 1], tokens[t], tokens[t + 1])) {
+            if (ResponseHead.equalsIgnoreCase(raw, fields[j * 4], fields[j * 4 + 1], tokens[t], tokens[t + 1])) {
               hop[j] = true;
             }
           }
@@ -361,14 +362,16 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       keepAlive = false;
     }
     return new ResponseHead(status, http10, keepAlive, framing, framing == Framing.FIXED ? contentLength : -1,
-        raw, reasonStart, Math.max(reasonStart, lineEndOfStatus(raw)), fields, count, hop);
+        raw, reasonStart, Math.max(reasonStart, statusEnd), fields, count, hop);
   }
 
-  private static final byte[] CONNECTION = {'c', 'o', 'n', 'n', 'e', 'c', 't', 'i', 'o', 'n'};
+  private static final byte[] CONNECTION = ascii("connection");
+  private static final byte[] KEEP_ALIVE = ascii("keep-alive");
+  private static final byte[] CLOSE = ascii("close");
+  private static final byte[] CHUNKED = ascii("chunked");
 
-  private static int lineEndOfStatus(byte[] raw) {
-    int eol = indexOf(raw, 0, (byte) '\n');
-    return eol > 0 && raw[eol - 1] == '\r' ? eol - 1 : eol;
+  private static byte[] ascii(String s) {
+    return s.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
   }
 
   // ---- bodies ----
@@ -579,7 +582,7 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
     int s = t[t.length - 2];
     int e = t[t.length - 1];
     // a coding may carry parameters; chunked has none
-    return equalsIgnoreCase(raw, s, e, "chunked");
+    return ResponseHead.equalsLower(raw, s, e, CHUNKED);
   }
 
   /** Comma-separated list elements, trimmed, as start/end pairs; empty elements skipped. */
@@ -609,42 +612,6 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       i++;
     }
     return java.util.Arrays.copyOf(out, n);
-  }
-
-  private static boolean equalsIgnoreCase(byte[] raw, int s, int e, String word) {
-    if (e - s != word.length()) {
-      return false;
-    }
-    for (int i = 0; i < word.length(); i++) {
-      int c = raw[s + i];
-      if (c >= 'A' && c <= 'Z') {
-        c += 'a' - 'A';
-      }
-      if (c != word.charAt(i)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static boolean equalsIgnoreCaseRange(byte[] raw, int s1, int e1, int s2, int e2) {
-    if (e1 - s1 != e2 - s2) {
-      return false;
-    }
-    for (int i = 0; i < e1 - s1; i++) {
-      int a = raw[s1 + i];
-      int b = raw[s2 + i];
-      if (a >= 'A' && a <= 'Z') {
-        a += 'a' - 'A';
-      }
-      if (b >= 'A' && b <= 'Z') {
-        b += 'a' - 'A';
-      }
-      if (a != b) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static int indexOf(byte[] raw, int from, byte b) {
