@@ -17,8 +17,18 @@ public interface PartitionKeyExposure {
   /** The bytes to send as {@code pk}, or empty to send no {@code pk}. */
   Optional<byte[]> pk(QuotaPolicy policy, PartitionKey key);
 
+  /**
+   * Whether this exposure may ever send a {@code pk}. When it cannot, the fields written for a
+   * decision do not depend on who was limited, only on the numbers, and an emitter may reuse them
+   * ({@link dev.headroom.http.headers.RateLimitHeaders#numbersOnly()}). Implementations that can
+   * send one keep the default, true.
+   */
+  default boolean mayExpose() {
+    return true;
+  }
+
   /** Sends no {@code pk}: the default. */
   static PartitionKeyExposure off() {
-    return (policy, key) -> Optional.empty();
+    return NoPartitionKeyExposure.INSTANCE;
   }
 }

@@ -31,7 +31,7 @@ final class Capacity {
 
   /** The policy to enforce: the reduced one if the operator reduced it, else the configured one. */
   QuotaPolicy effective(QuotaPolicy configured) {
-    Reduced r = reduced.get(configured.name());
+    Reduced r = reduced.isEmpty() ? null : reduced.get(configured.name());
     if (r == null) {
       return configured;
     }
@@ -44,7 +44,7 @@ final class Capacity {
   }
 
   boolean isReduced(String policy) {
-    return reduced.containsKey(policy);
+    return !reduced.isEmpty() && reduced.containsKey(policy);
   }
 
   Optional<Double> factor(String policy) {

@@ -19,7 +19,11 @@ final class GatewayMetrics {
   private final Timer storeLatency;
   private final Map<String, Map<String, Counter>> decisions = new ConcurrentHashMap<>();
   private final Map<String, Timer> upstreamLatency = new ConcurrentHashMap<>();
-  private final Map<Integer, Counter> local = new ConcurrentHashMap<>();
+  /**
+   * By status code. A plain array: two threads racing on a new status both register, and
+   * Micrometer hands both the same meter.
+   */
+  private final Counter[] local = new Counter[600];
 
   GatewayMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -35,10 +39,17 @@ final class GatewayMetrics {
 
   /** outcome: allowed, refused, blocked (escalated) or reduced (refused under reduced capacity). */
   void decision(String policy, String outcome) {
-    // two lookups without building a key: this runs once per policy per request
-    decisions.computeIfAbsent(policy, k -> new ConcurrentHashMap<>()).computeIfAbsent(outcome, k -> Counter.builder("headroom.decisions")
-        .description("Policy decisions by policy and outcome")
-        .tag("policy", policy).tag("outcome", outcome).register(registry)).increment();
+    // two lookups without building a key, and no lambda capturing the policy unless the meter
+    // is new: this runs once per policy per request
+    Map<String, Counter> byOutcome = decisions.get(policy);
+    Counter c = byOutcome == null ? null : byOutcome.get(outcome);
+    if (c == null) {
+      c = decisions.computeIfAbsent(policy, k -> new ConcurrentHashMap<>()).computeIfAbsent(outcome,
+          k -> Counter.builder("headroom.decisions")
+              .description("Policy decisions by policy and outcome")
+              .tag("policy", policy).tag("outcome", outcome).register(registry));
+    }
+    c.increment();
   }
 
   void storeLatency(long nanos) {
@@ -55,8 +66,14 @@ final class GatewayMetrics {
   }
 
   void localResponse(int status) {
-    local.computeIfAbsent(status, s -> Counter.builder("headroom.local.responses")
-        .description("Responses the gateway produced itself, by status")
-        .tag("status", Integer.toString(s)).register(registry)).increment();
+    Counter c = local[status];
+    if (c == null) {
+      c = Counter.builder("headroom.local.responses")
+          .description("Responses the gateway produced itself, by status")
+          .tag("status", Integer.toString(status)).register(registry);
+      local[status] = c;
+    }
+    c.increment();
   }
+
 }

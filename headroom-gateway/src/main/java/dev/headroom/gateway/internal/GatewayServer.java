@@ -54,6 +54,7 @@ public final class GatewayServer implements AutoCloseable {
   private final Class<? extends io.netty.channel.Channel> clientChannel;
   private final GatewayState state;
   private final PrometheusMeterRegistry registry;
+  private final MeterClock meterClock;
   private final Map<String, DemoUpstream> demos = new HashMap<>();
   private final Optional<Path> file;
   private Channel listener;
@@ -66,7 +67,10 @@ public final class GatewayServer implements AutoCloseable {
     this.workers = epoll ? new EpollEventLoopGroup(threads) : new NioEventLoopGroup(threads);
     this.serverChannel = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     this.clientChannel = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
-    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    this.meterClock = new MeterClock();
+    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
+        new io.prometheus.metrics.model.registry.PrometheusRegistry(), meterClock);
+    meterClock.start(boss.next());
     new JvmMemoryMetrics().bindTo(registry);
     this.file = file;
     this.state = new GatewayState(store, ticker, new GatewayMetrics(registry), null);
@@ -257,6 +261,7 @@ public final class GatewayServer implements AutoCloseable {
       s.pools().values().forEach(UpstreamPool::close);
     }
     demos.values().forEach(DemoUpstream::close);
+    meterClock.stop();
     boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     registry.close();

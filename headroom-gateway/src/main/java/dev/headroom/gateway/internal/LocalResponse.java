@@ -2,12 +2,95 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.Map;
 
-/** A response the gateway produces itself (refusals, errors, discovery). Small, fully in memory. */
-record LocalResponse(HttpResponseStatus status, String contentType, byte[] body, HttpHeaders headers) {
+/**
+ * A response the gateway produces itself (refusals, errors, discovery). Small, fully in memory.
+ *
+ * <p>Its head (status line, fields, {@code Content-Type}, {@code Content-Length}; not the fields
+ * about the connection, which depend on the exchange) is serialised once, when first written, and
+ * kept: a refusal shared by every caller refused in the same second
+ * ({@link Speech}) is serialised once for all of them. So the fields must not change once the
+ * response has been written; the code that adds a field (405's {@code Allow}, a 503's
+ * {@code Retry-After}) does so on a response just built, before writing it.
+ */
+final class LocalResponse {
+  private static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
+
+  private final HttpResponseStatus status;
+  private final String contentType;
+  private final byte[] body;
+  private final HttpHeaders headers;
+  /** The serialised head, once written; racing writers build equal copies. */
+  private volatile byte[] head;
+
+  LocalResponse(HttpResponseStatus status, String contentType, byte[] body, HttpHeaders headers) {
+    this.status = status;
+    this.contentType = contentType;
+    this.body = body;
+    this.headers = headers;
+  }
+
+  LocalResponse(HttpResponseStatus status, String contentType, byte[] body) {
+    this(status, contentType, body, ownHeaders());
+  }
+
+  HttpResponseStatus status() {
+    return status;
+  }
+
+  /** The media type, or null for none (a 304). */
+  String contentType() {
+    return contentType;
+  }
+
+  /** The body; shared, never written to. */
+  byte[] body() {
+    return body;
+  }
+
+  /** The fields set for this response, besides Content-Type, Content-Length and the connection's. */
+  HttpHeaders headers() {
+    return headers;
+  }
+
+  /**
+   * The status line and fields as sent, each line ending in CRLF, without the connection's fields
+   * and without the empty line that ends the head.
+   */
+  byte[] head() {
+    byte[] h = head;
+    if (h == null) {
+      ByteBuf b = Unpooled.buffer(256);
+      b.writeBytes(HTTP_1_1_SP);
+      b.writeCharSequence(status.codeAsText(), StandardCharsets.US_ASCII);
+      b.writeByte(' ');
+      ProxyHandler.latin1(b, status.reasonPhrase());
+      b.writeBytes(ProxyHandler.CRLF_BYTES);
+      for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence(); it.hasNext(); ) {
+        Map.Entry<CharSequence, CharSequence> e = it.next();
+        ProxyHandler.field(b, e.getKey(), e.getValue());
+      }
+      if (contentType != null && !headers.contains(HttpHeaderNames.CONTENT_TYPE)) {
+        ProxyHandler.field(b, "content-type", contentType);
+      }
+      if (status.code() != 304 && !headers.contains(HttpHeaderNames.CONTENT_LENGTH)) {
+        ProxyHandler.field(b, "content-length", Integer.toString(body.length));
+      }
+      h = new byte[b.readableBytes()];
+      b.readBytes(h);
+      head = h;
+    }
+    return h;
+  }
 
   /**
    * Header fields the gateway writes itself, without Netty's per-character validation: every
@@ -18,10 +101,6 @@ record LocalResponse(HttpResponseStatus status, String contentType, byte[] body,
    */
   static HttpHeaders ownHeaders() {
     return DefaultHttpHeadersFactory.headersFactory().withValidation(false).newHeaders();
-  }
-
-  LocalResponse(HttpResponseStatus status, String contentType, byte[] body) {
-    this(status, contentType, body, ownHeaders());
   }
 
   /** Collects header lines, then renders a refusal in the negotiated format. Not thread-safe. */

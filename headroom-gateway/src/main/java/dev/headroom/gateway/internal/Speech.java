@@ -63,6 +63,9 @@ final class Speech implements HttpSpeech {
   private final java.util.concurrent.ConcurrentHashMap<String, CachedBody> bodies =
       new java.util.concurrent.ConcurrentHashMap<>();
 
+  /** Per route (identity), the last whole refusal per policy: see {@link #cachedRefusal}. */
+  private final Map<Route, Map<String, CachedResponse>> responses = new IdentityHashMap<>();
+
   private Speech(GatewayConfig config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
     this.config = config;
     this.ticker = ticker;
@@ -84,6 +87,7 @@ final class Speech implements HttpSpeech {
           .omitOnRedirect(r.omitOnRedirect())
           .policies(r.policies().stream().map(n -> config.policies().get(n).quota()).toList())
           .build());
+      responses.put(r, new java.util.concurrent.ConcurrentHashMap<>());
     }
   }
 
@@ -127,7 +131,7 @@ final class Speech implements HttpSpeech {
         default -> ProblemType.QUOTA_EXCEEDED;
       };
       if (r.kind() != RefusalKind.ABNORMAL_USAGE_DETECTED && !exceedsQuota(r.decision())) {
-        return cachedRefusal(r, type, format, out);
+        return cachedRefusal(r, type, format);
       }
       Refusal made = refusals.refusal(r.decision(), type);
       // Retry-After and the fields come from the dialect writer so that t and Retry-After agree
@@ -158,11 +162,32 @@ final class Speech implements HttpSpeech {
    * enforced, the names refused, the wait, the second it is sent in and the format, never on who
    * is refused; so a refusal storm against one policy builds and checks one body per second (the
    * headroom-http checks on every text run once) and sends the same bytes to everyone in it.
+   *
+   * <p>When the route's fields depend on the numbers alone ({@link RateLimitHeaders#numbersOnly()}:
+   * no {@code pk}, no jitter) and the route has one policy, the whole response is a function of
+   * that policy's remaining units, the wait, the status, the second and the format: it is kept
+   * whole, fields and serialised head included, and handed to every caller refused with the same
+   * numbers in that second.
    */
-  private LocalResponse cachedRefusal(LimitRefusal r, ProblemType type, RefusalFormat format,
-      LocalResponse.Builder out) {
+  private LocalResponse cachedRefusal(LimitRefusal r, ProblemType type, RefusalFormat format) {
     Decision d = r.decision();
-    long written = headers.get(r.route()).write(d, type.status(), out::header)
+    RateLimitHeaders fields = headers.get(r.route());
+    long second = ticker.read() / 1_000_000_000L;
+    String htmlPath = format == RefusalFormat.HTML ? r.path() : null;
+    QuotaPolicy worst = d.mostConstraining().policy();
+    ResponseKey whole = null;
+    Map<String, CachedResponse> kept = null;
+    if (d.outcomes().size() == 1 && fields.numbersOnly()) {
+      whole = new ResponseKey(worst, d.outcomes().get(0).remaining(), d.retryAfterSeconds(), r.retryAfterSeconds(),
+          type, second, format, htmlPath);
+      kept = responses.get(r.route());
+      CachedResponse c = kept.get(worst.name());
+      if (c != null && c.key().equals(whole)) {
+        return c.response();
+      }
+    }
+    LocalResponse.Builder out = new LocalResponse.Builder();
+    long written = fields.write(d, type.status(), out::header)
         .map(Duration::getSeconds).orElse(d.retryAfterSeconds());
     long wait = Math.max(written, r.retryAfterSeconds());
     if (wait != written) {
@@ -173,9 +198,7 @@ final class Speech implements HttpSpeech {
     for (int i = 0; i < names.length; i++) {
       names[i] = violated.get(i).policy().name();
     }
-    QuotaPolicy worst = d.mostConstraining().policy();
-    BodyKey key = new BodyKey(worst, List.of(names), type, wait, ticker.read() / 1_000_000_000L, format,
-        format == RefusalFormat.HTML ? r.path() : null);
+    BodyKey key = new BodyKey(worst, List.of(names), type, wait, second, format, htmlPath);
     CachedBody cached = bodies.get(worst.name());
     if (cached == null || !cached.key().equals(key)) {
       Refusal made = refusals.refusal(d, type);
@@ -190,7 +213,11 @@ final class Speech implements HttpSpeech {
       }
     }
     LocalResponse body = cached.response();
-    return new LocalResponse(body.status(), body.contentType(), body.body(), out.headers());
+    LocalResponse response = new LocalResponse(body.status(), body.contentType(), body.body(), out.headers());
+    if (whole != null && (kept.size() < MAX_CACHED_BODIES || kept.containsKey(worst.name()))) {
+      kept.put(worst.name(), new CachedResponse(whole, response));
+    }
+    return response;
   }
 
   private static boolean exceedsQuota(Decision d) {
@@ -208,6 +235,17 @@ final class Speech implements HttpSpeech {
 
   /** The last body built for a policy; its bytes are shared, never written to. */
   private record CachedBody(BodyKey key, LocalResponse response) {}
+
+  /**
+   * What a whole refusal depends on when its route has one policy and its fields carry numbers
+   * only: the policy as enforced, its remaining units, the decision's and the refusal's waits,
+   * the problem type (and so the status), the second, the format and, for HTML, the path.
+   */
+  private record ResponseKey(QuotaPolicy policy, long remaining, long decisionWait, long refusalWait,
+      ProblemType type, long second, RefusalFormat format, String htmlPath) {}
+
+  /** The last whole refusal of a route for a policy; shared, never changed once built. */
+  private record CachedResponse(ResponseKey key, LocalResponse response) {}
 
   /** A 429 abnormal-usage-detected for an escalated or blocked partition (draft-09 section 5.3). */
   private Refusal abnormal(Policy policy, QuotaPolicy enforced, long wait, List<String> violated) {

@@ -113,6 +113,17 @@ public final class RateLimitHeaders {
     return new Builder();
   }
 
+  /**
+   * Whether the fields written for a decision depend on nothing but each policy's remaining
+   * units and reset, the decision's Retry-After, the status and the second they are written in:
+   * no {@code pk} can be sent ({@link PartitionKeyExposure#mayExpose()}) and no jitter is drawn.
+   * A server may then reuse what it wrote for one decision for another with the same numbers in
+   * the same second (the gateway does, for refusals).
+   */
+  public boolean numbersOnly() {
+    return maxJitterSeconds == 0 && !exposure.mayExpose();
+  }
+
   /** The dialects written, in {@link HeaderDialect} order. */
   public Set<HeaderDialect> dialects() {
     return dialects;
@@ -296,6 +307,17 @@ public final class RateLimitHeaders {
 
   private void writeIetf(List<PolicyOutcome> outcomes, long[] r, long[] t, BiConsumer<String, String> sink) {
     int n = outcomes.size();
+    if (n == 1) {
+      // one policy, the usual case: its policy item is a cached string when there is no pk
+      PolicyOutcome o = outcomes.get(0);
+      PolicyFormat f = format(o.policy());
+      byte[] pk = exposure.pk(o.policy(), o.key()).orElse(null);
+      if (pk == null) {
+        sink.accept(HeaderNames.RATELIMIT_POLICY, f.ietfPolicy);
+        sink.accept(HeaderNames.RATELIMIT, f.ietfLimitPrefix + r[0] + ";t=" + t[0]);
+        return;
+      }
+    }
     StringBuilder pol = new StringBuilder(48 * n);
     StringBuilder lim = new StringBuilder(40 * n);
     for (int i = 0; i < n; i++) {
