@@ -22,7 +22,6 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpRequestDecoder;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpServerCodec;
 import java.net.InetSocketAddress;
@@ -107,7 +106,7 @@ public final class GatewayServer implements AutoCloseable {
             // a decoder and an encoder, not HttpServerCodec: that codec's encoder pairs each
             // response with a request method from a queue, and proxied responses bypass the
             // encoder (they are written through its context as bytes), which would unpair them
-            ch.pipeline().addLast("decoder", new HttpRequestDecoder(limits.maxRequestLineBytes(),
+            ch.pipeline().addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(),
                 limits.maxHeaderBytes(), 65536));
             ch.pipeline().addLast(CODEC, new HttpResponseEncoder());
             ch.pipeline().addLast("proxy", new ProxyHandler(state));
