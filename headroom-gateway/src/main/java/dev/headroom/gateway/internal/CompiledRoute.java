@@ -2,10 +2,15 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.http.headers.RateLimitHeaders;
 import java.util.List;
 
-/** A route ready to match: its template parsed and its policies resolved. Immutable. */
-record CompiledRoute(Route route, PathTemplate template, List<Policy> policies) {
+/**
+ * A route ready to match: its template parsed, its policies resolved, and the writer of its
+ * RateLimit fields (the snapshot's {@link HttpSpeech#headers}, held here so that a response finds
+ * it without a lookup). Immutable.
+ */
+record CompiledRoute(Route route, PathTemplate template, List<Policy> policies, RateLimitHeaders headers) {
   CompiledRoute {
     policies = List.copyOf(policies);
   }

@@ -154,7 +154,8 @@ public final class GatewayServer implements AutoCloseable {
     for (GatewayConfig.Route r : config.routes()) {
       r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), state.limiter)));
     }
-    return new Snapshot(config, new RouteTable(config), pools, Speech.of(config, state.ticker), vend);
+    Speech speech = Speech.of(config, state.ticker);
+    return new Snapshot(config, new RouteTable(config, speech), pools, speech, vend);
   }
 
   /** The proxy listener's address. */

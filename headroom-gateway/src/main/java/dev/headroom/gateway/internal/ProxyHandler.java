@@ -1132,7 +1132,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         b.writeShort(CRLF);
       }
       if (decision != null) {
-        snap.speech().headers(route.route()).write(decision, h.status(), (name, value) -> field(b, name, value));
+        route.headers().write(decision, h.status(), (name, value) -> field(b, name, value));
       }
       if (!keepAlive) {
         field(b, "connection", "close");

@@ -91,6 +91,16 @@ public final class RateLimitHeaders {
   private final boolean writeRetryAfter;
   private final Map<QuotaPolicy, PolicyFormat> formats = new ConcurrentHashMap<>();
 
+  /** Most of the configured policies found by identity before the map is asked. */
+  private static final int KNOWN_BY_IDENTITY = 8;
+
+  /**
+   * The first configured policies and their formats: a decision's outcomes usually carry these
+   * very instances, found by comparing references, where the map hashes and compares fields.
+   */
+  private final QuotaPolicy[] known;
+  private final PolicyFormat[] knownFormats;
+
   private RateLimitHeaders(Builder b) {
     this.dialects = b.dialects;
     this.exposure = b.exposure;
@@ -106,6 +116,13 @@ public final class RateLimitHeaders {
     for (QuotaPolicy p : b.policies) {
       format(p);
     }
+    QuotaPolicy[] first = b.policies.stream().distinct().limit(KNOWN_BY_IDENTITY).toArray(QuotaPolicy[]::new);
+    PolicyFormat[] firstFormats = new PolicyFormat[first.length];
+    for (int i = 0; i < first.length; i++) {
+      firstFormats[i] = format(first[i]); // from the map: `known` is still null here
+    }
+    this.knownFormats = firstFormats;
+    this.known = first;
   }
 
   /** Starts a configuration: {@link HeaderDialect#IETF} only, no pk, no jitter, no cap, every status. */
@@ -338,6 +355,14 @@ public final class RateLimitHeaders {
   }
 
   private PolicyFormat format(QuotaPolicy p) {
+    QuotaPolicy[] k = known;
+    if (k != null) { // null while the constructor fills the map
+      for (int i = 0; i < k.length; i++) {
+        if (k[i] == p) {
+          return knownFormats[i];
+        }
+      }
+    }
     PolicyFormat f = formats.get(p);
     if (f != null) {
       return f;
