@@ -119,6 +119,37 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private Policy[] peerKeyPolicies = new Policy[0];
   private PartitionKey[] peerKeys = new PartitionKey[0];
 
+  /** The peer's address as text (the node of Forwarded's "for", and X-Forwarded-For's entry); per connection. */
+  private String peerText;
+  /** The Forwarded element last sent for this connection, and the Host it was made with. */
+  private String forwardedHost;
+  private String forwardedElement;
+
+  private String peerText() {
+    String t = peerText;
+    if (t == null) {
+      InetAddress peer = ctx.channel().remoteAddress() instanceof InetSocketAddress isa ? isa.getAddress() : null;
+      t = peer == null ? "unknown" : peer.getHostAddress();
+      peerText = t;
+    }
+    return t;
+  }
+
+  /**
+   * This hop's Forwarded element (RFC 7239 section 4): for, proto and host. Requests on one
+   * connection nearly always carry the same Host, so the element is kept per connection with it.
+   */
+  private String forwardedElement(String forFor, String host) {
+    if (forwardedElement != null && java.util.Objects.equals(host, forwardedHost)) {
+      return forwardedElement;
+    }
+    String fwd = "for=" + (forFor.indexOf(':') >= 0 ? "\"[" + forFor + "]\"" : forFor) + ";proto=http"
+        + (host == null ? "" : ";host=\"" + host.replace("\"", "") + "\"");
+    forwardedHost = host;
+    forwardedElement = fwd;
+    return fwd;
+  }
+
   private PartitionKey peerKey(Snapshot snap, Policy p, RequestFacts facts) {
     if (peerKeySnapshot != snap) {
       peerKeySnapshot = snap;
@@ -226,6 +257,25 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
    * One field line of a head the gateway writes. Characters go out as ISO-8859-1 bytes: the
    * request decoder read each byte as one such character, so forwarded values keep their bytes.
    */
+  /** Field lines and name prefixes the gateway writes on every exchange, encoded once. */
+  private static final byte[] FORWARDED_ = ascii("forwarded: ");
+  private static final byte[] X_FORWARDED_FOR_ = ascii("x-forwarded-for: ");
+  private static final byte[] X_FORWARDED_HOST_ = ascii("x-forwarded-host: ");
+  private static final byte[] X_FORWARDED_PROTO_HTTP = ascii("x-forwarded-proto: http\r\n");
+  private static final byte[] CONNECTION_CLOSE = ascii("connection: close\r\n");
+  private static final byte[] CONNECTION_KEEP_ALIVE = ascii("connection: keep-alive\r\n");
+
+  private static byte[] ascii(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** A field line whose name (with its colon and space) is encoded already. */
+  static void field(ByteBuf b, byte[] nameColonSp, CharSequence value) {
+    b.writeBytes(nameColonSp);
+    latin1(b, value);
+    b.writeShort(CRLF);
+  }
+
   static void field(ByteBuf b, CharSequence name, CharSequence value) {
     latin1(b, name);
     b.writeShort(COLON_SP);
@@ -275,6 +325,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   /** Field names listed in Connection (lower case), which are hop-by-hop too; null when none. */
   private static java.util.Set<String> connectionListed(HttpHeaders h) {
+    if (!h.contains(HttpHeaderNames.CONNECTION)) {
+      return null;
+    }
     List<String> values = h.getAll(HttpHeaderNames.CONNECTION);
     if (values.isEmpty()) {
       return null;
@@ -862,11 +915,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       HttpHeaders h = request.headers();
       chunkedUp = vendBody == null && HttpUtil.isTransferEncodingChunked(request);
       java.util.Set<String> listed = connectionListed(h);
-      InetAddress peer = peer();
-      String forFor = peer == null ? "unknown" : peer.getHostAddress();
+      String forFor = peerText();
       String host = h.get(HttpHeaderNames.HOST);
-      String fwd = "for=" + (forFor.indexOf(':') >= 0 ? "\"[" + forFor + "]\"" : forFor) + ";proto=http"
-          + (host == null ? "" : ";host=\"" + host.replace("\"", "") + "\"");
+      String fwd = forwardedElement(forFor, host);
       String prior = null;
       String xff = null;
       boolean xProto = false;
@@ -914,13 +965,13 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       if (chunkedUp) {
         field(b, "transfer-encoding", "chunked");
       }
-      field(b, "forwarded", prior == null ? fwd : prior + ", " + fwd);
-      field(b, "x-forwarded-for", xff == null ? forFor : xff + ", " + forFor);
+      field(b, FORWARDED_, prior == null ? fwd : prior + ", " + fwd);
+      field(b, X_FORWARDED_FOR_, xff == null ? forFor : xff + ", " + forFor);
       if (!xProto) {
-        field(b, "x-forwarded-proto", "http");
+        b.writeBytes(X_FORWARDED_PROTO_HTTP);
       }
       if (host != null && !xHost) {
-        field(b, "x-forwarded-host", host);
+        field(b, X_FORWARDED_HOST_, host);
       }
       b.writeShort(CRLF);
       return b;
@@ -1135,9 +1186,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         route.headers().write(decision, h.status(), (name, value) -> field(b, name, value));
       }
       if (!keepAlive) {
-        field(b, "connection", "close");
+        b.writeBytes(CONNECTION_CLOSE);
       } else if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
-        field(b, "connection", "keep-alive");
+        b.writeBytes(CONNECTION_KEEP_ALIVE);
       }
       b.writeShort(CRLF);
       return b;
@@ -1581,9 +1632,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       ByteBuf b = ctx.alloc().buffer(fields.length + 48 + (head ? 0 : body.length));
       b.writeBytes(fields);
       if (!keepAlive) {
-        field(b, "connection", "close");
+        b.writeBytes(CONNECTION_CLOSE);
       } else if (request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
-        field(b, "connection", "keep-alive");
+        b.writeBytes(CONNECTION_KEEP_ALIVE);
       }
       b.writeShort(CRLF);
       if (!head) {
