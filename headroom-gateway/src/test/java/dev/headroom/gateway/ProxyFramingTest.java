@@ -347,6 +347,27 @@ class ProxyFramingTest {
   }
 
   @Test
+  void theResponseHeadKeepsItsLinesInOrderWithoutHopByHopOnesEachEndedByCrlf_rfc9112_2_2() throws Exception {
+    // kept lines are copied in runs; a hop-by-hop line ends a run, and a line ended by a bare LF
+    // (which a recipient may accept, RFC 9112 section 2.2) or with trailing whitespace is
+    // written alone, ended by CRLF
+    upstream.answer("/lines", "HTTP/1.1 200 Fine\r\nX-A: 1\r\nX-B: 2\r\nKeep-Alive: timeout=5\r\nX-C: 3\r\n"
+        + "X-D: 4\nX-E: 5  \r\nX-F: 6\r\nContent-Length: 2\r\n\r\nok");
+    upstream.answer("/old", "HTTP/1.0 201 Made\nX-A: 1\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok");
+    try (RawClient c = new RawClient()) {
+      c.send("GET /lines HTTP/1.1\r\nHost: test\r\n\r\n");
+      Message r = c.read();
+      assertThat(r.data()).isEqualTo("ok");
+      assertThat(r.head().raw()).startsWith("HTTP/1.1 200 Fine\r\nX-A: 1\r\nX-B: 2\r\nX-C: 3\r\nX-D: 4\r\nX-E: 5\r\n"
+          + "X-F: 6\r\nContent-Length: 2\r\n");
+      c.send("GET /old HTTP/1.1\r\nHost: test\r\n\r\n");
+      Message old = c.read();
+      assertThat(old.data()).isEqualTo("ok");
+      assertThat(old.head().raw()).startsWith("HTTP/1.1 201 Made\r\nX-A: 1\r\nContent-Length: 2\r\n");
+    }
+  }
+
+  @Test
   void fieldValuesWithObsTextKeepTheirBytes_rfc9110_5_5() throws Exception {
     upstream.answer("/text", "HTTP/1.1 200 OK\r\nX-Reply: na\u00efve \u00ff\r\nContent-Length: 2\r\n\r\nok");
     try (RawClient c = new RawClient()) {

@@ -1168,19 +1168,53 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     private ByteBuf rawHead(ResponseHead h) {
       byte[] raw = h.raw();
       ByteBuf b = ctx.alloc().buffer(raw.length + 256);
-      b.writeBytes(HTTP_1_1_SP);
-      b.writeBytes(raw, 9, 3); // the status code, validated by the decoder
-      b.writeByte(' ');
-      b.writeBytes(raw, h.reasonStart(), h.reasonEnd() - h.reasonStart());
-      b.writeShort(CRLF);
+      // Lines that go out exactly as they came (an HTTP/1.1 status line with its reason, field
+      // lines ending in CRLF) are copied in runs, one copy per run of kept lines, rather than
+      // one per line; a hop-by-hop line ends a run.
+      int runStart = -1;
+      int runEnd = -1;
+      int re = h.reasonEnd();
+      if (raw[7] == '1' && h.reasonStart() == 13 && re + 1 < raw.length && raw[re] == '\r' && raw[re + 1] == '\n') {
+        runStart = 0;
+        runEnd = re + 2;
+      } else {
+        b.writeBytes(HTTP_1_1_SP);
+        b.writeBytes(raw, 9, 3); // the status code, validated by the decoder
+        b.writeByte(' ');
+        b.writeBytes(raw, h.reasonStart(), re - h.reasonStart());
+        b.writeShort(CRLF);
+      }
       boolean chunked = h.framing() == ResponseHead.Framing.CHUNKED;
       for (int i = 0; i < h.size(); i++) {
         // Transfer-Encoding stays when the chunked framing is forwarded as it is
         if (h.hopByHop(i) && !(chunked && h.nameIs(i, ResponseHead.TRANSFER_ENCODING))) {
+          if (runStart >= 0) {
+            b.writeBytes(raw, runStart, runEnd - runStart);
+            runStart = -1;
+          }
           continue;
         }
-        b.writeBytes(raw, h.lineStart(i), h.lineEnd(i) - h.lineStart(i));
+        int ls = h.lineStart(i);
+        int le = h.lineEnd(i);
+        if (le + 1 < raw.length && raw[le] == '\r' && raw[le + 1] == '\n') {
+          if (runStart < 0) {
+            runStart = ls;
+          } else if (ls != runEnd) {
+            b.writeBytes(raw, runStart, runEnd - runStart);
+            runStart = ls;
+          }
+          runEnd = le + 2;
+          continue;
+        }
+        if (runStart >= 0) {
+          b.writeBytes(raw, runStart, runEnd - runStart);
+          runStart = -1;
+        }
+        b.writeBytes(raw, ls, le - ls); // a line ended by a bare LF goes out ended by CRLF
         b.writeShort(CRLF);
+      }
+      if (runStart >= 0) {
+        b.writeBytes(raw, runStart, runEnd - runStart);
       }
       if (decision != null) {
         route.headers().write(decision, h.status(), (name, value) -> field(b, name, value));
