@@ -270,6 +270,20 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   }
 
   /** A field line whose name (with its colon and space) is encoded already. */
+  static void field(HeadBytes b, byte[] nameColonSp, CharSequence value) {
+    b.writeBytes(nameColonSp);
+    b.latin1(value);
+    b.writeShort(CRLF);
+  }
+
+  static void field(HeadBytes b, CharSequence name, CharSequence value) {
+    b.latin1(name);
+    b.writeShort(COLON_SP);
+    b.latin1(value);
+    b.writeShort(CRLF);
+  }
+
+  /** A field line whose name (with its colon and space) is encoded already. */
   static void field(ByteBuf b, byte[] nameColonSp, CharSequence value) {
     b.writeBytes(nameColonSp);
     latin1(b, value);
@@ -922,10 +936,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       String xff = null;
       boolean xProto = false;
       boolean xHost = false;
-      ByteBuf b = ctx.alloc().buffer(512);
-      latin1(b, request.method().name());
+      HeadBytes b = HeadBytes.begin();
+      b.latin1(request.method().name());
       b.writeByte(' ');
-      latin1(b, request.uri());
+      b.latin1(request.uri());
       b.writeBytes(SP_HTTP_1_1);
       b.writeShort(CRLF);
       for (java.util.Iterator<Map.Entry<CharSequence, CharSequence>> it = h.iteratorCharSequence(); it.hasNext(); ) {
@@ -974,7 +988,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         field(b, X_FORWARDED_HOST_, host);
       }
       b.writeShort(CRLF);
-      return b;
+      return b.toBuffer(ctx.alloc(), 0);
     }
 
     /** A piece of the request body as it goes upstream: in a chunk when chunked, else as it is. */
@@ -1167,7 +1181,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     /** The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours. */
     private ByteBuf rawHead(ResponseHead h) {
       byte[] raw = h.raw();
-      ByteBuf b = ctx.alloc().buffer(raw.length + 256);
+      HeadBytes b = HeadBytes.begin();
       // Lines that go out exactly as they came (an HTTP/1.1 status line with its reason, field
       // lines ending in CRLF) are copied in runs, one copy per run of kept lines, rather than
       // one per line; a hop-by-hop line ends a run.
@@ -1225,7 +1239,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         b.writeBytes(CONNECTION_KEEP_ALIVE);
       }
       b.writeShort(CRLF);
-      return b;
+      return b.toBuffer(ctx.alloc(), 256);
     }
 
     /** The raw head not yet written, waiting for the first body piece (or the read's end). */
