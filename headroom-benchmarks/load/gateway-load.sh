@@ -10,7 +10,8 @@
 # -y wrk nginx), Java 17 and Maven.
 #
 # Usage: headroom-benchmarks/load/gateway-load.sh [seconds per run, default 10] [connections, default 32]
-# Environment: HEADROOM_BENCH_JAVA (the java binary, default java on the PATH),
+# Environment: HEADROOM_BENCH_ROUNDS (rounds of the five runs, default 3; the proxies swap order
+# each round), HEADROOM_BENCH_JAVA (the java binary, default java on the PATH),
 # HEADROOM_BENCH_JAVA_FLAGS (default -Xms256m -Xmx256m -XX:+UseParallelGC), HEADROOM_BENCH_WARMUP (s),
 # HEADROOM_BENCH_WORKERS (Headroom's event loops and the peer's worker processes, default 1).
 set -euo pipefail
@@ -150,45 +151,71 @@ ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/pr
 workers_of() { pgrep -P "$(cat "$work/$1.pid")" | tr '\n' ' '; }
 HZ=$(getconf CLK_TCK)
 
-run() { # name url script proxy-pids
+run() { # name url script proxy-pids: one measured wrk run; prints requests|seconds|p50|p99|non2xx|proxy ticks|upstream ticks
   local name="$1" url="$2" script="${3:-}" proxy="${4:-}"
   local out up0 up1 px0=0 px1=0
   up0=$(ticks $(workers_of upstream)); [[ -n "$proxy" ]] && px0=$(ticks $proxy)
   if [[ -n "$script" && "$script" != - ]]; then out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$script" "$url"); else out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency "$url"); fi
-  local rps p50 p99 non2xx
-  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
-  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
-  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
-  non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
   up1=$(ticks $(workers_of upstream)); [[ -n "$proxy" ]] && px1=$(ticks $proxy)
-  local reqs cpu_px cpu_up
+  local reqs took p50 p99 non2xx
   reqs=$(awk '/requests in/ {print $1}' <<<"$out")
-  cpu_px=$(awk -v a="$px0" -v b="$px1" -v n="$reqs" -v hz="$HZ" 'BEGIN { printf "%.1f", (b-a)*1e6/hz/n }')
-  cpu_up=$(awk -v a="$up0" -v b="$up1" -v n="$reqs" -v hz="$HZ" 'BEGIN { printf "%.1f", (b-a)*1e6/hz/n }')
-  [[ -n "$proxy" ]] || cpu_px="-"
-  echo "$name|$rps|$p50|$p99|${non2xx:-0}|$cpu_px|$cpu_up"
+  took=$(awk '/requests in/ {gsub(/s,?$/, "", $4); print $4}' <<<"$out")
+  p50=$(to_ms "$(awk '$1=="50%" {print $2}' <<<"$out")")
+  p99=$(to_ms "$(awk '$1=="99%" {print $2}' <<<"$out")")
+  non2xx=$(awk '/Non-2xx/ {print $5}' <<<"$out")
+  echo "$reqs|$took|$p50|$p99|${non2xx:-0}|$((px1 - px0))|$((up1 - up0))"
 }
 to_ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub(/us/,"",v); print v/1000 } else if (v ~ /ms$/) { sub(/ms/,"",v); print v } else if (v ~ /s$/) { sub(/s/,"",v); print v*1000 } else print v }'; }
 
-results=()
+# Rounds: every configuration runs once per round, and the two proxies swap places from one round
+# to the next, so that a host getting faster or slower during the run (these machines drift by
+# several percent within minutes) does not favour whichever proxy runs first. Throughput and CPU
+# per request are over all rounds; latency percentiles are the median round's, and the worst.
+rounds="${HEADROOM_BENCH_ROUNDS:-3}"
 HRPID=${pids[0]}
 PEERW=$(workers_of peer)
-results+=("$(run upstream-direct "http://127.0.0.1:$UP/ok" -)")
-results+=("$(run headroom-open "http://127.0.0.1:$HR/ok" - "$HRPID")")
-results+=("$(run nginx-limit_req-open "http://127.0.0.1:$PEER/ok" - "$PEERW")")
-results+=("$(run headroom-half-refused "http://127.0.0.1:$HR/" "$work/half.lua" "$HRPID")")
-results+=("$(run nginx-limit_req-half-refused "http://127.0.0.1:$PEER/" "$work/half.lua" "$PEERW")")
+names=(upstream-direct headroom-open nginx-limit_req-open headroom-half-refused nginx-limit_req-half-refused)
+declare -A REQS TOOK NON PXT UPT P50S P99S ROUNDRPS
+measure() { # name url script proxy
+  local r; r=$(run "$@")
+  IFS='|' read -r n t p50 p99 non pxt upt <<<"$r"
+  REQS[$1]=$(( ${REQS[$1]:-0} + n )); TOOK[$1]=$(awk -v a="${TOOK[$1]:-0}" -v b="$t" 'BEGIN { print a + b }')
+  NON[$1]=$(( ${NON[$1]:-0} + non )); PXT[$1]=$(( ${PXT[$1]:-0} + pxt )); UPT[$1]=$(( ${UPT[$1]:-0} + upt ))
+  P50S[$1]="${P50S[$1]:-} $p50"; P99S[$1]="${P99S[$1]:-} $p99"
+  ROUNDRPS[$1]="${ROUNDRPS[$1]:-} $(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.0f", n / t }')"
+}
+for round in $(seq 1 "$rounds"); do
+  measure upstream-direct "http://127.0.0.1:$UP/ok" -
+  if (( round % 2 == 1 )); then
+    measure headroom-open "http://127.0.0.1:$HR/ok" - "$HRPID"
+    measure nginx-limit_req-open "http://127.0.0.1:$PEER/ok" - "$PEERW"
+    measure headroom-half-refused "http://127.0.0.1:$HR/" "$work/half.lua" "$HRPID"
+    measure nginx-limit_req-half-refused "http://127.0.0.1:$PEER/" "$work/half.lua" "$PEERW"
+  else
+    measure nginx-limit_req-open "http://127.0.0.1:$PEER/ok" - "$PEERW"
+    measure headroom-open "http://127.0.0.1:$HR/ok" - "$HRPID"
+    measure nginx-limit_req-half-refused "http://127.0.0.1:$PEER/" "$work/half.lua" "$PEERW"
+    measure headroom-half-refused "http://127.0.0.1:$HR/" "$work/half.lua" "$HRPID"
+  fi
+done
 
-echo "# $(date -u +%FT%TZ) $(nproc) cores; wrk -t2 -c$conns -d${secs}s; headroom --threads $workers, $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS; peer nginx worker_processes $workers, upstream 1"
-printf "| run | req/s | p50 ms | p99 ms | non-2xx | proxy CPU us/req | upstream CPU us/req |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+worst() { tr ' ' '\n' | grep -v '^$' | sort -g | tail -1; }
+echo "# $(date -u +%FT%TZ) $(nproc) cores; wrk -t2 -c$conns -d${secs}s x $rounds rounds; headroom --threads $workers, $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS; peer nginx worker_processes $workers, upstream 1"
+printf "| run | req/s | p50 ms | p99 ms (worst) | non-2xx | proxy CPU us/req | upstream CPU us/req |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 declare -A RPS P99
-for r in "${results[@]}"; do
-  IFS='|' read -r name rps p50 p99 non cpx cup <<<"$r"
-  RPS[$name]=$rps; P99[$name]=$(to_ms "$p99")
-  printf "| %s | %s | %s | %s | %s | %s | %s |\n" "$name" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" "$non" "$cpx" "$cup"
+for name in "${names[@]}"; do
+  RPS[$name]=$(awk -v n="${REQS[$name]}" -v t="${TOOK[$name]}" 'BEGIN { printf "%.0f", n / t }')
+  P99[$name]=$(median <<<"${P99S[$name]}")
+  cpx=$(awk -v t="${PXT[$name]}" -v n="${REQS[$name]}" -v hz="$HZ" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }')
+  cup=$(awk -v t="${UPT[$name]}" -v n="${REQS[$name]}" -v hz="$HZ" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }')
+  [[ "$name" == upstream-direct ]] && cpx="-"
+  printf "| %s | %s | %s | %s (%s) | %s | %s | %s |\n" "$name" "${RPS[$name]}" "$(median <<<"${P50S[$name]}")" \
+    "${P99[$name]}" "$(worst <<<"${P99S[$name]}")" "${NON[$name]}" "$cpx" "$cup"
 done
 echo
-awk -v a="${RPS[headroom-open]}" -v b="${RPS[nginx-limit_req-open]}" 'BEGIN { printf "throughput headroom/nginx (open): %.2f\n", a/b }'
-awk -v a="${RPS[headroom-half-refused]}" -v b="${RPS[nginx-limit_req-half-refused]}" 'BEGIN { printf "throughput headroom/nginx (half refused): %.2f\n", a/b }'
-awk -v a="${P99[headroom-open]}" -v b="${P99[upstream-direct]}" 'BEGIN { printf "p99 added by headroom over direct (open): %.3f ms\n", a-b }'
-awk -v a="${P99[nginx-limit_req-open]}" -v b="${P99[upstream-direct]}" 'BEGIN { printf "p99 added by nginx over direct (open): %.3f ms\n", a-b }'
+ratios() { paste -d' ' <(tr ' ' '\n' <<<"${ROUNDRPS[$1]}" | grep -v '^$') <(tr ' ' '\n' <<<"${ROUNDRPS[$2]}" | grep -v '^$') | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 / $2 }'; }
+awk -v a="${RPS[headroom-open]}" -v b="${RPS[nginx-limit_req-open]}" -v r="$(ratios headroom-open nginx-limit_req-open)" 'BEGIN { printf "throughput headroom/nginx (open): %.2f (rounds: %s)\n", a/b, r }'
+awk -v a="${RPS[headroom-half-refused]}" -v b="${RPS[nginx-limit_req-half-refused]}" -v r="$(ratios headroom-half-refused nginx-limit_req-half-refused)" 'BEGIN { printf "throughput headroom/nginx (half refused): %.2f (rounds: %s)\n", a/b, r }'
+awk -v a="${P99[headroom-open]}" -v b="${P99[upstream-direct]}" 'BEGIN { printf "p99 added by headroom over direct (open, median round): %.3f ms\n", a-b }'
+awk -v a="${P99[nginx-limit_req-open]}" -v b="${P99[upstream-direct]}" 'BEGIN { printf "p99 added by nginx over direct (open, median round): %.3f ms\n", a-b }'
