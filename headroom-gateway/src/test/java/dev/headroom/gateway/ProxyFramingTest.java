@@ -283,6 +283,37 @@ class ProxyFramingTest {
   }
 
   @Test
+  void aTransferCodedResponseCannotReachAnHttp10ClientAndIs502_rfc9112_6_1() throws Exception {
+    // HTTP/1.0 has no Transfer-Encoding: the data re-framed without it would reach the client
+    // still gzip-coded and unlabelled, so the gateway answers 502 and drops the upstream connection
+    upstream.answer("/gzip", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+        + "6\r\n\u001f\u008b\u0008\u0000zz\r\n0\r\n\r\n");
+    upstream.answerThenClose("/gzip-close", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nConnection: close\r\n\r\n"
+        + "\u001f\u008b\u0008\u0000zz");
+    upstream.answer("/x", CHUNKED);
+    for (String path : List.of("/gzip", "/gzip-close")) {
+      try (RawClient c = new RawClient()) {
+        c.send("GET " + path + " HTTP/1.0\r\n\r\n");
+        Message r = c.read();
+        assertThat(r.status()).as(path).isEqualTo(502);
+        assertThat(r.head().has("transfer-encoding")).isFalse();
+        JsonNode body = JSON.readTree(r.data());
+        assertThat(body.path("error").asText()).isEqualTo("upstream_response_undeliverable");
+        assertThat(body.path("detail").asText()).contains("gzip").contains("HTTP/1.0");
+        assertThat(body.path("why").asText()).isNotBlank();
+      }
+    }
+    try (RawClient c = new RawClient()) { // the same answer still reaches an HTTP/1.1 client whole
+      c.send("GET /gzip HTTP/1.1\r\nHost: test\r\n\r\n");
+      assertThat(c.read().head().all("transfer-encoding")).containsExactly("gzip, chunked");
+      c.send("GET /x HTTP/1.0\r\n\r\n"); // and a plain chunked one an HTTP/1.0 client
+      Message plain = c.read();
+      assertThat(plain.status()).isEqualTo(200);
+      assertThat(plain.body()).isEqualTo("hello, world");
+    }
+  }
+
+  @Test
   void contentLengthBesideTransferEncodingIsNotForwarded_rfc9112_6_3_item3() throws Exception {
     // the Content-Length disagrees with the chunked body, as in a request-smuggling attempt
     upstream.answer("/both", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"

@@ -1170,8 +1170,14 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         pendingHead = rawHead(h);
       } else {
         // until-close bodies, and chunked ones for an HTTP/1.0 client, are re-framed by the encoder
+        HttpResponse response = h.toHttpResponse();
+        String codings = codingsBeforeChunked(response.headers());
+        if (codings != null && request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+          untransferable(codings);
+          return;
+        }
         decoder.dechunk(true);
-        ctx.write(clientResponse(h.toHttpResponse()));
+        ctx.write(clientResponse(response));
       }
       // not flushed alone: the head leaves with the body in one write (see upstreamReadComplete)
       clientUnflushed = true;
@@ -1447,6 +1453,24 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         discardBody();
       }
       badGateway("The upstream service could not be reached (" + cause.getClass().getSimpleName() + ").");
+    }
+
+    /**
+     * 502 for an HTTP/1.0 client whose response carries a transfer coding such as gzip: HTTP/1.0
+     * has no Transfer-Encoding (RFC 9112 section 6.1), and the data re-framed without it would
+     * reach the client still coded and unlabelled. The upstream connection is dropped unread.
+     */
+    private void untransferable(String codings) {
+      upstreamReusable = false;
+      closeUpstream();
+      if (!requestComplete) {
+        discardBody();
+      }
+      local(snap.speech().error(new GatewayError(502, "upstream_response_undeliverable",
+          "The upstream answered with the transfer coding " + codings + ", which an HTTP/1.0 request cannot receive.",
+          "An HTTP/1.0 request cannot receive an answer sent with a transfer coding, so this answer cannot reach"
+              + " this client unchanged; the same request in HTTP/1.1 receives it.",
+          Map.of()), format, path()));
     }
 
     private void badGateway(String detail) {

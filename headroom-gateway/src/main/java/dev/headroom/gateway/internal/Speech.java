@@ -57,6 +57,9 @@ final class Speech implements HttpSpeech {
   private final Map<String, PartitionKeyDerivation> derivations = new HashMap<>();
   private final LimitRefusals refusals;
 
+  /** The why of an error whose own texts headroom-http refused (see {@link #error}). */
+  static final String FALLBACK_WHY = "The gateway answers every request it cannot complete, so that no caller waits in vain.";
+
   /** Most policies whose last refusal body is kept (one entry each). */
   private static final int MAX_CACHED_BODIES = 1024;
 
@@ -297,7 +300,14 @@ final class Speech implements HttpSpeech {
     } catch (IllegalArgumentException bad) {
       // the detail quoted something from the request or the upstream that is not sendable
       LOG.debug("error body for {} refused by headroom-http, sent without the quoted detail", e.status(), bad);
-      body = errorBody(e, "The request could not be completed (" + e.status() + ").");
+      String plain = "The request could not be completed (" + e.status() + ").";
+      try {
+        body = errorBody(e, plain);
+      } catch (IllegalArgumentException worse) {
+        // one of the gateway's own texts is refused: a defect, yet the caller still gets its answer
+        LOG.warn("error body for {} refused by headroom-http, sent with plain texts: {}", e.status(), worse.getMessage());
+        body = errorBody(new GatewayError(e.status(), e.error(), plain, FALLBACK_WHY, Map.of()), plain);
+      }
     }
     return new LocalResponse.Builder().build(HttpResponseStatus.valueOf(e.status()), format, body, path);
   }
