@@ -122,6 +122,25 @@ class FaultsTest {
     }
   }
 
+  /**
+   * Returns once Redis stops answering: a PING on a connection opened before the sleep goes
+   * unanswered for 100 ms (a sleeping Redis answers nothing), where a fixed head start for the
+   * sleep command could be too short on a loaded machine.
+   */
+  private static void awaitBlocked(StatefulRedisConnection<String, String> probe) throws Exception {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (System.nanoTime() < until) {
+      CompletableFuture<String> pong = probe.async().ping().toCompletableFuture();
+      try {
+        pong.get(100, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.TimeoutException blocked) {
+        return;
+      }
+      Thread.sleep(5);
+    }
+    throw new AssertionError("Redis kept answering PING for 5 s after DEBUG SLEEP was sent");
+  }
+
   @Test
   void redisSlowed_decisionsMeetTheDeadlineAndLateAdmissionsAreGivenBack() throws Exception {
     try (RedisServer server = RedisServer.launch("--enable-debug-command", "local");
@@ -130,13 +149,14 @@ class FaultsTest {
         RedisStore open = store(server, FailurePolicy.FAIL_OPEN)) {
       assertThat(fallback.acquire(List.of(Acquisition.of(FIXED, K, 2))).allowed()).isTrue();
       RedisClient client = RedisClient.create(server.uri());
-      try (StatefulRedisConnection<String, String> admin = client.connect()) {
+      try (StatefulRedisConnection<String, String> admin = client.connect();
+          StatefulRedisConnection<String, String> probe = client.connect()) {
         admin.setTimeout(Duration.ofSeconds(10));
         CompletableFuture<String> sleeping = admin.async().dispatch(io.lettuce.core.protocol.CommandType.DEBUG,
             new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
             new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8).add("SLEEP").add("1.5"))
             .toCompletableFuture();
-        Thread.sleep(50); // let DEBUG SLEEP reach Redis first (it then blocks every client)
+        awaitBlocked(probe); // DEBUG SLEEP has reached Redis: it blocks every client from here on
         long t0 = System.nanoTime();
         CompletableFuture<Decision> pending = fallback.acquireAsync(List.of(Acquisition.of(FIXED, K))).toCompletableFuture();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("acquireAsync returns at once").isLessThan(50);
