@@ -12,7 +12,8 @@ import io.netty.util.concurrent.FastThreadLocal;
  * buffer, each piece of a {@code String} cost an array copy of its characters and a checked
  * {@code Unsafe.copyMemory} into native memory; copy-memory checks alone were 7% of the event
  * loop's user time on forwarded requests (async-profiler). Here each piece is an array copy within
- * the heap, and the head crosses to native memory in one copy.
+ * the heap, and the head crosses to native memory in one copy. The gateway's own responses
+ * ({@link LocalResponse#head()}) are serialised with it too, into an array they keep.
  *
  * <p>One per event-loop thread, used within one call and never across one: a head is begun,
  * written and turned into a buffer before anything else can run on the thread. Text is written
@@ -88,6 +89,15 @@ final class HeadBytes {
 
   int length() {
     return len;
+  }
+
+  /** The head as a new array; the writer may be reused after. */
+  byte[] toArray() {
+    byte[] a = java.util.Arrays.copyOf(buf, len);
+    if (buf.length > KEEP_BYTES) {
+      buf = new byte[1024];
+    }
+    return a;
   }
 
   /** The head in a new buffer with room for {@code extra} more bytes; the writer may be reused after. */

@@ -2,13 +2,10 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
 import java.util.Map;
 
@@ -23,8 +20,6 @@ import java.util.Map;
  * {@code Retry-After}) does so on a response just built, before writing it.
  */
 final class LocalResponse {
-  private static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
-
   private final HttpResponseStatus status;
   private final String contentType;
   private final byte[] body;
@@ -69,11 +64,11 @@ final class LocalResponse {
   byte[] head() {
     byte[] h = head;
     if (h == null) {
-      ByteBuf b = Unpooled.buffer(256);
-      b.writeBytes(HTTP_1_1_SP);
-      b.writeCharSequence(status.codeAsText(), StandardCharsets.US_ASCII);
+      HeadBytes b = HeadBytes.begin();
+      b.writeBytes(ProxyHandler.HTTP_1_1_SP);
+      b.latin1(status.codeAsText());
       b.writeByte(' ');
-      ProxyHandler.latin1(b, status.reasonPhrase());
+      b.latin1(status.reasonPhrase());
       b.writeBytes(ProxyHandler.CRLF_BYTES);
       for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence(); it.hasNext(); ) {
         Map.Entry<CharSequence, CharSequence> e = it.next();
@@ -85,8 +80,7 @@ final class LocalResponse {
       if (status.code() != 304 && !headers.contains(HttpHeaderNames.CONTENT_LENGTH)) {
         ProxyHandler.field(b, "content-length", Integer.toString(body.length));
       }
-      h = new byte[b.readableBytes()];
-      b.readBytes(h);
+      h = b.toArray();
       head = h;
     }
     return h;

@@ -92,7 +92,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   static final long STORE_RETRY_AFTER_SECONDS = 2;
   private static final String DISCOVERY_API = "/api/limits";
 
-  private static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] SP_HTTP_1_1 = " HTTP/1.1".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] LAST_CHUNK = "0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] CRLF_LAST_CHUNK = "\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
@@ -125,10 +125,14 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private String forwardedHost;
   private String forwardedElement;
 
+  private InetAddress peerAddress() {
+    return ctx.channel().remoteAddress() instanceof InetSocketAddress isa ? isa.getAddress() : null;
+  }
+
   private String peerText() {
     String t = peerText;
     if (t == null) {
-      InetAddress peer = ctx.channel().remoteAddress() instanceof InetSocketAddress isa ? isa.getAddress() : null;
+      InetAddress peer = peerAddress();
       t = peer == null ? "unknown" : peer.getHostAddress();
       peerText = t;
     }
@@ -281,29 +285,6 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     b.writeShort(COLON_SP);
     b.latin1(value);
     b.writeShort(CRLF);
-  }
-
-  /** A field line whose name (with its colon and space) is encoded already. */
-  static void field(ByteBuf b, byte[] nameColonSp, CharSequence value) {
-    b.writeBytes(nameColonSp);
-    latin1(b, value);
-    b.writeShort(CRLF);
-  }
-
-  static void field(ByteBuf b, CharSequence name, CharSequence value) {
-    latin1(b, name);
-    b.writeShort(COLON_SP);
-    latin1(b, value);
-    b.writeShort(CRLF);
-  }
-
-  /** Characters as ISO-8859-1 bytes; a string's bytes are copied at once, not char by char. */
-  static void latin1(ByteBuf b, CharSequence s) {
-    if (s instanceof String str) {
-      b.writeBytes(str.getBytes(StandardCharsets.ISO_8859_1));
-    } else {
-      b.writeCharSequence(s, StandardCharsets.ISO_8859_1);
-    }
   }
 
   private enum RequestField { KEEP, SKIP, FORWARDED, XFF, CONTENT_LENGTH, X_PROTO, X_HOST }
@@ -708,7 +689,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return;
       }
       long now = Long.MIN_VALUE; // read once, and only for a policy that escalates
-      RequestFacts facts = new RequestFacts(peer(), request.method().name(), path(), request.headers(),
+      RequestFacts facts = new RequestFacts(peerAddress(), request.method().name(), path(), request.headers(),
           route.route().path());
       List<Acquisition> acquisitions = new ArrayList<>(policies.size());
       List<PartitionKey> keys = new ArrayList<>(policies.size());
@@ -1825,10 +1806,6 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       String uri = request.uri();
       int q = uri.indexOf('?');
       return q < 0 ? uri : uri.substring(0, q);
-    }
-
-    private InetAddress peer() {
-      return ctx.channel().remoteAddress() instanceof InetSocketAddress isa ? isa.getAddress() : null;
     }
   }
 
