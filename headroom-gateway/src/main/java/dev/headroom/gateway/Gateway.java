@@ -63,7 +63,11 @@ public final class Gateway implements AutoCloseable {
     server.reload(next);
   }
 
-  /** Reads the configuration file again (what SIGHUP and file changes do). */
+  /**
+   * Reads the configuration file again (what SIGHUP, file changes and {@code POST /reload} do),
+   * within the builder's {@link Builder#maxConfigBytes size bound}.
+   * @throws ConfigException when the file is not a valid configuration; the one in force stays
+   */
   public void reloadFromFile() throws ConfigException {
     server.reloadFromFile();
   }
@@ -95,6 +99,7 @@ public final class Gateway implements AutoCloseable {
     private Store store;
     private Path file;
     private boolean watch = true;
+    private long maxConfigBytes = GatewayConfig.DEFAULT_MAX_BYTES;
     private int threads = Runtime.getRuntime().availableProcessors();
 
     private Builder(GatewayConfig config) {
@@ -122,6 +127,20 @@ public final class Gateway implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The size bound reloads read the configuration file with ({@link GatewayConfig#load(Path, long)});
+     * {@link GatewayConfig#DEFAULT_MAX_BYTES} by default. A reload of a larger file is refused and
+     * the configuration in force stays.
+     */
+    public Builder maxConfigBytes(long maxBytes) {
+      if (maxBytes < 1 || maxBytes > GatewayConfig.MAX_BYTES_CEILING) {
+        throw new IllegalArgumentException("maxConfigBytes: " + maxBytes + " is not valid; expected 1 to "
+            + GatewayConfig.MAX_BYTES_CEILING);
+      }
+      this.maxConfigBytes = maxBytes;
+      return this;
+    }
+
     /** Whether changes to the configuration file reload it; on by default when there is a file. */
     public Builder watchFile(boolean watch) {
       this.watch = watch;
@@ -144,7 +163,8 @@ public final class Gateway implements AutoCloseable {
     public Gateway start() throws ConfigException, InterruptedException {
       Store s = store != null ? store : storeFor(config);
       try {
-        return new Gateway(GatewayServer.start(config, s, ticker, Optional.ofNullable(file), watch, threads),
+        return new Gateway(GatewayServer.start(config, s, ticker, Optional.ofNullable(file),
+            maxConfigBytes, watch, threads),
             store == null ? s : null);
       } catch (RuntimeException | InterruptedException e) {
         if (store == null) {

@@ -2,11 +2,11 @@ package dev.headroom.gateway;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.gateway.internal.ConfigReader;
+import dev.headroom.gateway.internal.ConfigSource;
 import dev.headroom.http.body.PolicyTexts;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -57,6 +57,16 @@ public record GatewayConfig(
   /** The name of the JSON Schema resource describing the file. */
   public static final String SCHEMA_RESOURCE = "/headroom-config.schema.json";
 
+  /**
+   * The size in bytes a configuration file may have unless told otherwise: hundreds of times the
+   * sample's 2 KB, and small enough that SnakeYAML, whose time grows with the square of a line's
+   * length, parses the worst such file (one 1 MiB line) in about a second.
+   */
+  public static final long DEFAULT_MAX_BYTES = 1 << 20;
+
+  /** The largest bound {@link #load(Path, long)} accepts: the file is held in memory whole. */
+  public static final int MAX_BYTES_CEILING = 64 << 20;
+
   public GatewayConfig {
     trustedProxies = List.copyOf(trustedProxies);
     upstreams = Map.copyOf(upstreams);
@@ -64,19 +74,38 @@ public record GatewayConfig(
     routes = List.copyOf(routes);
   }
 
-  /** Reads and validates a YAML file. */
+  /**
+   * Reads and validates a YAML file of at most {@link #DEFAULT_MAX_BYTES}.
+   *
+   * @see #load(Path, long)
+   */
   public static GatewayConfig load(Path file) throws ConfigException {
-    String text;
-    try {
-      text = Files.readString(file, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new ConfigException(file.toString(), List.of("cannot read the file: " + e));
-    }
-    return parse(text, file.toString());
+    return load(file, DEFAULT_MAX_BYTES);
   }
 
-  /** Validates YAML text; {@code source} names it in messages. */
+  /**
+   * Reads and validates a YAML file of at most {@code maxBytes} bytes. The bound is checked from
+   * the file's size and a read that stops one byte past it, before any parsing, so an oversized
+   * file is refused without being parsed. Duplicate keys, aliases and nesting deeper than 20
+   * levels are refused too.
+   *
+   * @param maxBytes from 1 to {@link #MAX_BYTES_CEILING}
+   * @throws ConfigException listing every problem, each naming the file or the YAML path
+   */
+  public static GatewayConfig load(Path file, long maxBytes) throws ConfigException {
+    if (maxBytes < 1 || maxBytes > MAX_BYTES_CEILING) {
+      throw new IllegalArgumentException("maxBytes: " + maxBytes + " is not valid; expected 1 to "
+          + MAX_BYTES_CEILING);
+    }
+    return ConfigReader.read(ConfigSource.read(file, maxBytes), file.toString());
+  }
+
+  /**
+   * Validates YAML text of at most {@link #DEFAULT_MAX_BYTES} (in UTF-8), the bound a file has by
+   * default; {@code source} names it in messages.
+   */
   public static GatewayConfig parse(String yaml, String source) throws ConfigException {
+    ConfigSource.checkLength(yaml, source, DEFAULT_MAX_BYTES);
     return ConfigReader.read(yaml, source);
   }
 

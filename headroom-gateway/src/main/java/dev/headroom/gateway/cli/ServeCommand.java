@@ -51,6 +51,11 @@ final class ServeCommand implements Callable<Integer> {
       description = "Event-loop threads. Default: the number of processors.")
   Integer threads;
 
+  @Option(names = "--max-config-bytes", paramLabel = "SIZE", converter = ByteSize.class,
+      description = "The largest configuration file read, at start and on every reload, in bytes, KiB or MiB "
+          + "(such as 2MiB); a larger one is refused before it is parsed. Default: 1MiB; at most 64MiB.")
+  long maxConfigBytes = GatewayConfig.DEFAULT_MAX_BYTES;
+
   @Option(names = "--no-watch", description = "Do not reload when the configuration file changes (SIGHUP still does).")
   boolean noWatch;
 
@@ -78,7 +83,7 @@ final class ServeCommand implements Callable<Integer> {
     }
     GatewayConfig cfg;
     try {
-      cfg = config == null ? GatewayConfig.sample() : GatewayConfig.load(config);
+      cfg = config == null ? GatewayConfig.sample() : GatewayConfig.load(config, maxConfigBytes);
     } catch (ConfigException e) {
       err.println(e.getMessage());
       err.flush();
@@ -90,7 +95,7 @@ final class ServeCommand implements Callable<Integer> {
     if (adminPort != null) {
       cfg = cfg.withAdminPort(adminPort);
     }
-    Gateway.Builder b = Gateway.builder(cfg).watchFile(!noWatch);
+    Gateway.Builder b = Gateway.builder(cfg).watchFile(!noWatch).maxConfigBytes(maxConfigBytes);
     if (config != null) {
       b.configFile(config);
     }

@@ -1,10 +1,7 @@
 package dev.headroom.gateway.internal;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
@@ -63,7 +60,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Reads the YAML configuration as a tree and validates all of it before building anything, so that
+ * Reads the YAML configuration as a tree ({@link ConfigSource}: bounded, no duplicate keys, no
+ * aliases) and validates all of it before building anything, so that
  * a bad file is reported with every problem at once, each naming its YAML path, the value found and
  * what is expected. Jackson data binding stops at the first problem, which is why the tree is
  * walked by hand.
@@ -104,15 +102,8 @@ public final class ConfigReader {
   /** As {@link #read(String, String)}, with the environment variables {@code pk.keyEnv} may name. */
   public static GatewayConfig read(String yaml, String source, Function<String, String> env) throws ConfigException {
     ConfigReader reader = new ConfigReader(env);
-    JsonNode root;
-    try {
-      root = new ObjectMapper(new YAMLFactory()).readTree(yaml);
-    } catch (JsonProcessingException e) {
-      String where = e.getLocation() == null ? ""
-          : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
-      throw new ConfigException(source, List.of("not valid YAML" + where + ": " + e.getOriginalMessage()));
-    }
-    if (root == null || root.isMissingNode() || root.isNull()) {
+    JsonNode root = ConfigSource.tree(yaml, source);
+    if (root.isMissingNode() || root.isNull()) {
       throw new ConfigException(source, List.of("(root): the file is empty; expected a mapping with "
           + "service, upstreams, policies and routes"));
     }

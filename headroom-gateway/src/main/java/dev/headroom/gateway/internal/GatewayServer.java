@@ -56,11 +56,14 @@ public final class GatewayServer implements AutoCloseable {
   private final MeterClock meterClock;
   private final Map<String, DemoUpstream> demos = new HashMap<>();
   private final Optional<Path> file;
+  /** The size bound reloads read {@link #file} with. */
+  private final long maxConfigBytes;
   private Channel listener;
   private Channel admin;
   private ConfigWatcher watcher;
 
-  private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file, int threads) {
+  private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file, long maxConfigBytes,
+      int threads) {
     boolean epoll = Epoll.isAvailable();
     this.boss = epoll ? new EpollEventLoopGroup(1) : new NioEventLoopGroup(1);
     this.workers = epoll ? new EpollEventLoopGroup(threads) : new NioEventLoopGroup(threads);
@@ -72,13 +75,14 @@ public final class GatewayServer implements AutoCloseable {
     meterClock.start(boss.next());
     new JvmMemoryMetrics().bindTo(registry);
     this.file = file;
+    this.maxConfigBytes = maxConfigBytes;
     this.state = new GatewayState(store, ticker, new GatewayMetrics(registry), null);
   }
 
   /** Starts listening; returns once both listeners accept connections. */
   public static GatewayServer start(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file,
-      boolean watchFile, int threads) throws InterruptedException {
-    GatewayServer s = new GatewayServer(config, store, ticker, file, threads);
+      long maxConfigBytes, boolean watchFile, int threads) throws InterruptedException {
+    GatewayServer s = new GatewayServer(config, store, ticker, file, maxConfigBytes, threads);
     try {
       s.state.swap(s.snapshot(config, Map.of()));
       s.bind(config);
@@ -225,7 +229,7 @@ public final class GatewayServer implements AutoCloseable {
       throw new ConfigException("<sample>", List.of("no configuration file to reload: the gateway runs the "
           + "sample configuration (start it with --config FILE)"));
     }
-    GatewayConfig next = GatewayConfig.load(file.get());
+    GatewayConfig next = GatewayConfig.load(file.get(), maxConfigBytes);
     GatewayConfig current = state.snapshot().config();
     next = next.withListenPort(current.listen().port()).withAdminPort(current.admin().port());
     try {
