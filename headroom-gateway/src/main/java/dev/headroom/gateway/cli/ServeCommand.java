@@ -74,13 +74,6 @@ final class ServeCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--admin-port: " + adminPort + " is not valid; expected a port from 0 to 65535");
     }
-    if (System.getProperty("io.netty.leakDetection.level") == null
-        && System.getProperty("io.netty.leakDetectionLevel") == null) {
-      // The gateway releases every buffer it is handed (the end-to-end tests run with leak
-      // detection on); in production the sampled stack traces and wrapped buffers cost CPU on
-      // every request. -Dio.netty.leakDetection.level=simple (or paranoid) turns it back on.
-      io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
-    }
     GatewayConfig cfg;
     try {
       cfg = config == null ? GatewayConfig.sample() : GatewayConfig.load(config, maxConfigBytes);
@@ -88,6 +81,13 @@ final class ServeCommand implements Callable<Integer> {
       err.println(e.getMessage());
       err.flush();
       return 3;
+    }
+    if (System.getProperty("io.netty.leakDetection.level") == null
+        && System.getProperty("io.netty.leakDetectionLevel") == null) {
+      // The gateway releases every buffer it is handed (the end-to-end tests run with leak
+      // detection on); in production the sampled stack traces and wrapped buffers cost CPU on
+      // every request. -Dio.netty.leakDetection.level=simple (or paranoid) turns it back on.
+      io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
     }
     if (port != null) {
       cfg = cfg.withListenPort(port);
