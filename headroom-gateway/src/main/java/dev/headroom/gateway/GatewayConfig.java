@@ -60,7 +60,7 @@ public record GatewayConfig(
   /**
    * The size in bytes a configuration file may have unless told otherwise: hundreds of times the
    * sample's 2 KB, and small enough that SnakeYAML, whose time grows with the square of a line's
-   * length, parses the worst such file (one 1 MiB line) in about a second.
+   * length, parses the worst such file (one 1 MiB line) in under a second of CPU (BENCHMARKS.md).
    */
   public static final long DEFAULT_MAX_BYTES = 1 << 20;
 
