@@ -225,10 +225,10 @@ public final class ClientBudget {
     /** Sends the request once (again for a retry). */
     R send() throws IOException;
 
-    int status(R response);
+    int status(R response) throws IOException;
 
     /** The response's header fields, names in any case. */
-    Map<String, ? extends Collection<String>> headers(R response);
+    Map<String, ? extends Collection<String>> headers(R response) throws IOException;
 
     /**
      * Reads at most {@code maxBytes} of a refusal's body and closes the response: a refusal is
