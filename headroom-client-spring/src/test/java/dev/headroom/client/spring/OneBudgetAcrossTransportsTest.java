@@ -7,6 +7,7 @@ import dev.headroom.client.ClientBudget;
 import dev.headroom.client.RetryPolicy;
 import dev.headroom.client.Scheduler;
 import dev.headroom.client.TestServer;
+import dev.headroom.client.httpclient5.BudgetAsyncExecChainHandler;
 import dev.headroom.client.httpclient5.BudgetExecChainHandler;
 import dev.headroom.client.okhttp.BudgetInterceptor;
 import java.net.URI;
@@ -24,7 +25,10 @@ import java.util.concurrent.TimeUnit;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
+import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
@@ -35,12 +39,13 @@ import org.springframework.web.client.RestClient;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
- * One {@link ClientBudget} behind four transports (OkHttp, RestClient, WebClient, HttpClient 5),
+ * One {@link ClientBudget} behind five transports (OkHttp, RestClient, WebClient, HttpClient 5
+ * classic and async),
  * each driven by its own thread at once, against a real loopback server that allows 5 requests per
- * 60 s fixed window and refuses the rest with 429. The threads together send four windows' worth;
+ * 60 s fixed window and refuses the rest with 429. The threads together send five windows' worth;
  * because the transports share one budget (draft-ietf-httpapi-ratelimit-headers-09 section 7: "A
  * client SHOULD NOT exceed the quota units conveyed by the remaining parameter"), none is refused.
- * Four separate budgets would each believe the server's {@code r} was theirs to spend. Virtual time.
+ * Five separate budgets would each believe the server's {@code r} was theirs to spend. Virtual time.
  */
 class OneBudgetAcrossTransportsTest {
 
@@ -74,7 +79,7 @@ class OneBudgetAcrossTransportsTest {
   }
 
   @Test
-  void fourTransportsOnOneEngineSpendOneBudgetAndAreNeverRefused() throws Exception {
+  void fiveTransportsOnOneEngineSpendOneBudgetAndAreNeverRefused() throws Exception {
     ClientBudget budget = ClientBudget.builder().ticker(ticker).scheduler(Scheduler.advancing(ticker))
         .retry(RetryPolicy.none()).build();
     OkHttpClient okhttp = new OkHttpClient.Builder().addInterceptor(BudgetInterceptor.of(budget)).build();
@@ -82,9 +87,12 @@ class OneBudgetAcrossTransportsTest {
         .requestInterceptor(BudgetRequestInterceptor.of(budget)).build();
     WebClient web = WebClient.builder().clientConnector(new JdkClientHttpConnector(HttpClient.newHttpClient()))
         .filter(BudgetExchangeFilter.of(budget)).build();
-    ExecutorService pool = Executors.newFixedThreadPool(4);
+    ExecutorService pool = Executors.newFixedThreadPool(5);
     try (TestServer server = new TestServer(ticker, this::limit);
-        CloseableHttpClient apache = BudgetExecChainHandler.install(HttpClients.custom(), budget).build()) {
+        CloseableHttpClient apache = BudgetExecChainHandler.install(HttpClients.custom(), budget).build();
+        CloseableHttpAsyncClient apacheAsync = BudgetAsyncExecChainHandler.install(HttpAsyncClients.custom(), budget)
+            .build()) {
+      apacheAsync.start();
       URI uri = server.uri("/items");
       CountDownLatch start = new CountDownLatch(1);
       List<Callable<String>> transports = List.of(
@@ -96,7 +104,11 @@ class OneBudgetAcrossTransportsTest {
           () -> rest.get().uri(uri).retrieve().toEntity(String.class).getStatusCode().value() + " ok",
           () -> web.get().uri(uri).retrieve().toEntity(String.class).block(Duration.ofSeconds(30))
               .getStatusCode().value() + " ok",
-          () -> apache.execute(new HttpGet(uri), r -> r.getCode() + " " + EntityUtils.toString(r.getEntity())));
+          () -> apache.execute(new HttpGet(uri), r -> r.getCode() + " " + EntityUtils.toString(r.getEntity())),
+          () -> {
+            var r = apacheAsync.execute(SimpleRequestBuilder.get(uri).build(), null).get(30, TimeUnit.SECONDS);
+            return r.getCode() + " " + r.getBodyText();
+          });
       List<Future<List<String>>> runs = new ArrayList<>();
       for (Callable<String> transport : transports) {
         runs.add(pool.submit(() -> {
@@ -113,11 +125,11 @@ class OneBudgetAcrossTransportsTest {
       for (Future<List<String>> run : runs) {
         answers.addAll(run.get(60, TimeUnit.SECONDS));
       }
-      assertThat(answers).hasSize(4 * PER_TRANSPORT).containsOnly("200 ok");
+      assertThat(answers).hasSize(5 * PER_TRANSPORT).containsOnly("200 ok");
       assertThat(server.count(429)).isZero();
-      assertThat(server.log()).hasSize(4 * PER_TRANSPORT);
-      // Twenty requests at five a window took at least three window changes.
-      assertThat(ticker.read() - origin).isGreaterThanOrEqualTo(3 * WINDOW);
+      assertThat(server.log()).hasSize(5 * PER_TRANSPORT);
+      // Twenty-five requests at five a window took at least four window changes.
+      assertThat(ticker.read() - origin).isGreaterThanOrEqualTo(4 * WINDOW);
       assertThat(budget.budgets().snapshot(ClientBudget.requestView("GET", uri, Map.of())))
           .singleElement().satisfies(b -> assertThat(b.policy()).isEqualTo("w"));
     } finally {
