@@ -1,7 +1,6 @@
 package dev.headroom.client;
 
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * What to do after a refusal (429, or 503 with Retry-After): wait {@link #delay()} and send the
@@ -82,15 +81,5 @@ public final class RetryDecision {
   @Override
   public String toString() {
     return failure == null ? "retry after " + delay : "give up: " + failure.getMessage();
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof RetryDecision d && Objects.equals(delay, d.delay) && failure == d.failure;
-  }
-
-  @Override
-  public int hashCode() {
-    return Objects.hash(delay, failure);
   }
 }

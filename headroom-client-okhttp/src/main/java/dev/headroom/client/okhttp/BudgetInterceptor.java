@@ -5,7 +5,6 @@ import dev.headroom.client.ClientBudget;
 import dev.headroom.client.RateLimitedException;
 import java.io.IOException;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import okhttp3.Interceptor;
@@ -68,8 +67,7 @@ public final class BudgetInterceptor implements Interceptor {
 
           @Override
           public Map<String, ? extends Collection<String>> headers(Response response) {
-            Map<String, List<String>> fields = response.headers().toMultimap();
-            return fields;
+            return response.headers().toMultimap();
           }
 
           @Override
