@@ -13,8 +13,12 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import okhttp3.Call;
+import okhttp3.Callback;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -109,6 +113,34 @@ class BudgetInterceptorTest {
     assertThat(get(client(engine().build()), "/a")).isEqualTo("200 done");
     assertThat(server.getRequestCount()).isEqualTo(2);
     assertThat(gaps()).containsExactly(2.0);
+  }
+
+  @Test
+  void enqueuedCallsArePacedOnTheDispatchersThreads() throws Exception {
+    script(List.of(() -> new MockResponse().setBody("one").addHeader("RateLimit", "\"default\";r=0;t=4"),
+        () -> new MockResponse().setBody("two")));
+    OkHttpClient http = client(engine().build());
+    assertThat(enqueue(http).get(30, TimeUnit.SECONDS)).isEqualTo("200 one");
+    assertThat(enqueue(http).get(30, TimeUnit.SECONDS)).isEqualTo("200 two");
+    assertThat(gaps()).containsExactly(4.0);
+  }
+
+  private CompletableFuture<String> enqueue(OkHttpClient http) {
+    CompletableFuture<String> out = new CompletableFuture<>();
+    http.newCall(new Request.Builder().url(server.url("/a")).build()).enqueue(new Callback() {
+      @Override
+      public void onFailure(Call call, IOException e) {
+        out.completeExceptionally(e);
+      }
+
+      @Override
+      public void onResponse(Call call, Response response) throws IOException {
+        try (response) {
+          out.complete(response.code() + " " + response.body().string());
+        }
+      }
+    });
+    return out;
   }
 
   @Test
