@@ -87,18 +87,21 @@ public final class HeadroomClient {
   static final Duration FAILED_DISCOVERY_RETRY = Duration.ofMinutes(1);
 
   private HeadroomClient(Builder b) {
+    ClientBudget engine = b.engine != null ? b.engine
+        : ClientBudget.builder().ticker(b.ticker).scheduler(b.scheduler).pacing(b.pacing).ceilings(b.ceilings)
+            .retry(b.retry).scope(b.scope).vend(b.vend).build();
     this.http = b.http;
-    this.ticker = b.ticker;
-    this.scheduler = b.scheduler;
-    this.budgets = new BudgetTracker(b.ticker, b.scheduler, b.pacing, b.ceilings, b.scope, b.vend);
+    this.ticker = engine.ticker();
+    this.scheduler = engine.scheduler();
+    this.budgets = engine.tracker();
     this.vend = b.vend;
     this.applicationInterceptors = List.copyOf(b.interceptors);
     this.networkInterceptors = List.copyOf(b.networkInterceptors);
-    this.retry = new RetryInterceptor(b.retry, b.ceilings);
+    this.retry = new RetryInterceptor(engine.retryPolicy(), engine.ceilings());
     this.followGuidance = b.followGuidance;
     this.discoverLimits = b.discoverLimits;
     this.maxRefusalBytes = b.maxRefusalBytes;
-    this.maxDiscoveries = b.ceilings.maxTrackedScopes();
+    this.maxDiscoveries = engine.ceilings().maxTrackedScopes();
     this.discoveryTtl = b.discoveryTtl;
   }
 
@@ -289,6 +292,7 @@ public final class HeadroomClient {
     private int maxRefusalBytes = RefusalReader.DEFAULT_MAX_BYTES;
     private Duration discoveryTtl = Duration.ofHours(1);
     private VendClientOptions vend;
+    private ClientBudget engine;
 
     private Builder(HttpClient http) {
       this.http = Objects.requireNonNull(http, "http");
@@ -389,7 +393,22 @@ public final class HeadroomClient {
       return this;
     }
 
+    /**
+     * Shares a budget engine with other front ends (OkHttp, Spring, HttpClient 5 adapters, other
+     * clients), so that all of them see one budget. Its ticker, scheduler, pacing, ceilings, scope
+     * and retry policy are used instead of this builder's. Not combinable with {@link #vend}.
+     */
+    public Builder budget(ClientBudget engine) {
+      this.engine = Objects.requireNonNull(engine, "budget");
+      return this;
+    }
+
+    /** @throws IllegalStateException when both {@link #budget} and {@link #vend} were given */
     public HeadroomClient build() {
+      if (engine != null && vend != null) {
+        throw new IllegalStateException(
+            "budget: a shared ClientBudget cannot read the vend extension; build the client without budget(...) to use vend(...)");
+      }
       return new HeadroomClient(this);
     }
   }

@@ -26,6 +26,16 @@ public class RateLimitedException extends IOException {
     this.attempts = attempts;
   }
 
+  /**
+   * For {@link BudgetWaitException}: the client gave up before sending, so there is no refusal;
+   * that subclass answers every accessor without one.
+   */
+  RateLimitedException(String message) {
+    super(message);
+    this.exchange = null;
+    this.attempts = 0;
+  }
+
   /** Public so that interceptors outside this package can give up the same way. */
   public static RateLimitedException of(Exchange exchange, int attempts, String reason) {
     return new RateLimitedException(exchange, attempts, reason);

@@ -1,7 +1,6 @@
 package dev.headroom.client;
 
 import java.net.http.HttpRequest;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -30,19 +29,11 @@ final class RetryInterceptor implements Interceptor {
       if (!ex.isRefused()) {
         return CompletableFuture.completedFuture(ex);
       }
-      int tries = retry + 1;
-      if (!policy.mayRetry(request.method())) {
-        return CompletableFuture.failedFuture(new RateLimitedException(ex, tries,
-            request.method() + " is not idempotent and retryNonIdempotent is off"));
+      RetryDecision decision = RetryDecision.decide(policy, ceilings, request.method(), ex, retry + 1);
+      if (!decision.retry()) {
+        return CompletableFuture.failedFuture(decision.failure());
       }
-      if (tries >= policy.maxAttempts()) {
-        return CompletableFuture.failedFuture(new RateLimitedException(ex, tries, "maxAttempts " + policy.maxAttempts() + " reached"));
-      }
-      Duration base = ex.retryAfter()
-          .map(ra -> ra.compareTo(ceilings.maxRetryAfter()) > 0 ? ceilings.maxRetryAfter() : ra)
-          .orElse(policy.baseDelay());
-      Duration delay = policy.delay(retry, base);
-      return chain.scheduler().delay(delay).thenCompose(v -> attempt(chain, request, retry + 1));
+      return chain.scheduler().delay(decision.delay()).thenCompose(v -> attempt(chain, request, retry + 1));
     });
   }
 }
