@@ -69,7 +69,10 @@ class HostileRequestTest {
             algorithm: fixed-window
             partition: global
             why: A quota that never runs out, so that every request is forwarded.
+          svc: {quota: 1000, window: 1m, algorithm: fixed-window, why: Limits keep the service available for everyone.}
         routes:
+          - {name: norm, method: GET, path: "/norm/**", upstream: up, normaliseErrors: true}
+          - {name: vend, type: vend, path: /vend, upstream: up, vend: {limits: {service: svc}}}
           - {name: all, methods: [GET, POST], path: "/**", upstream: up, policies: [plenty]}
         """.formatted(idle, upstream.port()));
     gateway = Gateway.builder(GatewayConfig.load(config)).ticker(ManualTicker.atFixedInstant()).threads(1).start();
@@ -120,6 +123,20 @@ class HostileRequestTest {
     }
     upstream.takeCut();
     assertThat(upstream.received()).isEmpty();
+  }
+
+  @Test
+  void aVendCallWhoseChunkedBodyBreaksIsNotDecidedOrForwarded_rfc9112_7_1() throws Exception {
+    startGateway("10s");
+    String envelope = vendCall(false);
+    try (Client c = new Client()) {
+      // a whole envelope in the first chunk, then a broken line: what was read is no complete body
+      c.send("POST /vend HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+          + Integer.toHexString(envelope.length()) + "\r\n" + envelope + "\r\nZZ\r\n\r\n");
+      assertRefused(c.read(), 400, "malformed_request");
+      c.assertClosed();
+    }
+    assertThat(upstream.connections()).as("nothing went upstream").isZero();
   }
 
   // ---- Content-Length and Transfer-Encoding (RFC 9112 sections 6.1 and 6.3) ----
@@ -266,7 +283,44 @@ class HostileRequestTest {
         + "/bad-first-chunk").contains("chunk-size");
   }
 
+  /**
+   * Every relay path holds back what it would send until the body's first piece arrives: the
+   * re-encoded one (an HTTP/1.0 client of a chunked response), the one that replaces a bare error
+   * with the gateway's body (normaliseErrors), the one that rewrites a vend response. A body broken
+   * from its first chunk-size line gets the client a 502 on each.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(delimiter = '|', value = {
+      "re-encoded for HTTP/1.0 | GET /bad HTTP/1.0\\r\\n\\r\\n | 200 OK",
+      "normalised error | GET /norm/bad HTTP/1.1\\r\\nHost: test\\r\\n\\r\\n | 500 Internal Server Error",
+      "vend response | VEND | 200 OK"})
+  void anUpstreamBodyBrokenFromItsFirstChunkIs502OnEveryRelayPath_rfc9112_7_1(String what, String request,
+      String status) throws Exception {
+    startGateway("10s");
+    String broken = "HTTP/1.1 " + status + "\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + "zz\r\nhello\r\n0\r\n\r\n";
+    upstream.answer("/bad", broken);
+    upstream.answer("/norm/bad", broken);
+    upstream.answer("/vend", broken.replace("text/plain", "application/json"));
+    String envelope = vendCall(true);
+    try (Client c = new Client()) {
+      c.send(request.equals("VEND")
+          ? "POST /vend HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: "
+              + envelope.length() + "\r\n\r\n" + envelope
+          : crlf(request));
+      JsonNode body = assertRefused(c.read(), 502, "upstream_unavailable");
+      assertThat(body.get("detail").asText()).contains("not valid HTTP/1.1");
+    }
+  }
+
   // ---- helpers ----
+
+  /** A vend call (seed 003), declaring the rate-limit extension when asked, so its answer is rewritten. */
+  static String vendCall(boolean extension) {
+    return "{\"protocol\":{\"name\":\"vend\",\"version\":\"0.1.0\"},\"id\":\"1\",\"call\":{\"function\":"
+        + "\"orders.create\",\"version\":\"1\",\"arguments\":{}}"
+        + (extension ? ",\"extensions\":[{\"urn\":\"urn:vnd:ext:rate-limit\",\"options\":{}}]" : "") + "}";
+  }
 
   static String crlf(String s) {
     return s.replace("\\r\\n", "\r\n").replace("\\t", "\t");

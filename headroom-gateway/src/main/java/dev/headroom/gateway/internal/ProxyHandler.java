@@ -1172,6 +1172,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
             pendingHead.release();
             pendingHead = null;
           }
+          pendingResponse = null;
           vendHead = null;
           normalising = false;
           clientUnflushed = false;
@@ -1225,7 +1226,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           return;
         }
         decoder.dechunk(true);
-        ctx.write(clientResponse(response));
+        // kept back until the body's first piece, like the raw head, so that a body broken from
+        // its start can still be answered with 502
+        pendingResponse = clientResponse(response);
       }
       // not flushed alone: the head leaves with the body in one write (see upstreamReadComplete)
       clientUnflushed = true;
@@ -1238,7 +1241,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
      * (a vend response, a normalised error).
      */
     private boolean nothingSentYet() {
-      return (rawResponse && pendingHead != null && responseBytes == 0) || vendHead != null || normalising;
+      return pendingHead != null || pendingResponse != null || vendHead != null || normalising;
     }
 
     /** The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours. */
@@ -1310,11 +1313,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     /** Body pieces up to this size are copied into the head's buffer rather than written apart. */
     private static final int JOIN_BYTES = 4096;
 
+    /** The re-encoded response head not yet written, waiting as {@link #pendingHead} does. */
+    private HttpResponse pendingResponse;
+
     private void writePendingHead() {
       if (pendingHead != null) {
         ByteBuf head = pendingHead;
         pendingHead = null;
         rawOut.write(head, rawOut.voidPromise());
+      }
+      if (pendingResponse != null) {
+        HttpResponse r = pendingResponse;
+        pendingResponse = null;
+        ctx.write(r);
       }
     }
 
@@ -1356,6 +1367,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         }
         return;
       }
+      writePendingHead();
       responseBytes += c.content().readableBytes();
       if (last) {
         responseComplete = true;
@@ -1838,6 +1850,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         pendingHead.release(); // the exchange died between the head and its body
         pendingHead = null;
       }
+      pendingResponse = null;
       awaitingResponse = false;
       if (decision != null) {
         state.limiter.release(decision);
