@@ -117,10 +117,10 @@ final class RequestDecoder extends HttpRequestDecoder {
 
   /** Why the request's framing is refused (RFC 9112 sections 6.1 and 6.3), or null when it is sound. */
   static GatewayError framingRefusal(HttpRequest r, boolean contentLengthBesideTransferEncoding) {
-    List<String> lines = r.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING);
-    if (lines.isEmpty()) {
-      return null;
+    if (!r.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+      return null; // most requests: one lookup, no list
     }
+    List<String> lines = r.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING);
     String joined = String.join(", ", lines);
     // quoted in the answer, bounded: the field may be as long as the head
     String value = joined.length() <= 80 ? joined : joined.substring(0, 80) + "...";
