@@ -58,7 +58,7 @@ class HostileRequestTest {
     Files.writeString(config, """
         service: {name: Hostile}
         listen: {host: 127.0.0.1, port: 0}
-        admin: {enabled: false}
+        admin: {host: 127.0.0.1, port: 0}
         timeouts: {connect: 10s, response: 10s, idle: %s}
         upstreams:
           up: {url: "http://127.0.0.1:%d"}
@@ -137,6 +137,26 @@ class HostileRequestTest {
       c.assertClosed();
     }
     assertThat(upstream.connections()).as("nothing went upstream").isZero();
+  }
+
+  @Test
+  void theAdminListenerDoesNotActOnARequestWhoseBodyBreaks_rfc9112_7_1() throws Exception {
+    startGateway("10s");
+    int admin = gateway.adminAddress().orElseThrow().getPort();
+    try (Client c = new Client(admin)) {
+      c.send("POST /capacity?policy=plenty&factor=0.5 HTTP/1.1\r\nHost: admin\r\nTransfer-Encoding: chunked\r\n\r\n"
+          + "3\r\nabc\r\nZZ\r\n\r\n");
+      Message r = c.read();
+      assertThat(r.status()).isEqualTo(400);
+      assertThat(JSON.readTree(r.data()).get("error").asText()).isEqualTo("malformed_request");
+      assertThat(r.head().get("connection")).isEqualTo("close");
+      c.assertClosed();
+    }
+    try (Client c = new Client(admin)) {
+      c.send("GET /capacity HTTP/1.1\r\nHost: admin\r\n\r\n");
+      assertThat(JSON.readTree(c.read().data()).at("/policies/plenty/factor").asDouble())
+          .as("the capacity was left alone").isEqualTo(1.0);
+    }
   }
 
   // ---- Content-Length and Transfer-Encoding (RFC 9112 sections 6.1 and 6.3) ----
@@ -348,8 +368,11 @@ class HostileRequestTest {
     private final OutputStream out;
 
     Client() throws IOException {
-      socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.address().getPort()),
-          TIMEOUT_MILLIS);
+      this(gateway.address().getPort());
+    }
+
+    Client(int port) throws IOException {
+      socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), TIMEOUT_MILLIS);
       socket.setSoTimeout(TIMEOUT_MILLIS);
       in = new BufferedInputStream(socket.getInputStream());
       out = socket.getOutputStream();
