@@ -26,7 +26,7 @@ import java.util.Set;
  * @param admin where health, metrics and the current configuration are served
  * @param store where counters live
  * @param trustedProxies addresses or CIDR blocks whose {@code Forwarded} / {@code X-Forwarded-For}
- *     the gateway believes when it derives a client's address
+ *     the gateway believes when it derives a client's address ({@code Forwarded} when both came)
  * @param limits size limits on requests
  * @param timeouts upstream and client timeouts
  * @param upstreams the origin servers, by name

@@ -737,6 +737,10 @@ class ProxyFramingTest {
 
     private final ServerSocket server;
     private final BlockingQueue<Seen> requests = new LinkedBlockingQueue<>();
+    /** Connections (numbered from 1) that ended in the middle of a request: head or body incomplete. */
+    private final BlockingQueue<Integer> cut = new LinkedBlockingQueue<>();
+    /** Request heads as read, before their bodies. */
+    private final BlockingQueue<Head> heads = new LinkedBlockingQueue<>();
     private final Map<String, Answer> answers = new ConcurrentHashMap<>();
     private final Map<String, String> interims = new ConcurrentHashMap<>();
     private final List<Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -785,6 +789,32 @@ class ProxyFramingTest {
       return s;
     }
 
+    /** The next connection the gateway closed in the middle of a request, waiting for it. */
+    int takeCut() throws InterruptedException {
+      Integer id = cut.poll(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+      assertThat(id).as("a connection closed by the gateway mid-request").isNotNull();
+      return id;
+    }
+
+    /** The next request head read (its body may still be arriving), waiting for it. */
+    Head takeHead() throws InterruptedException {
+      Head h = heads.poll(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+      assertThat(h).as("a request head reached the upstream").isNotNull();
+      return h;
+    }
+
+    /** How many connections the gateway opened to this upstream so far. */
+    int connections() {
+      return connections.get();
+    }
+
+    /** The requests received whole so far, without waiting. */
+    List<Seen> received() {
+      List<Seen> all = new ArrayList<>();
+      requests.drainTo(all);
+      return all;
+    }
+
     private void accept() {
       while (!server.isClosed()) {
         try {
@@ -810,6 +840,7 @@ class ProxyFramingTest {
           if (h == null) {
             return; // the gateway closed the connection
           }
+          heads.add(h);
           String target = h.startLine().split(" ")[1];
           String interim = interims.get(target);
           if (interim != null) {
@@ -826,6 +857,8 @@ class ProxyFramingTest {
             return;
           }
         }
+      } catch (EOFException e) {
+        cut.add(id); // the gateway closed the connection mid-request
       } catch (IOException | InterruptedException e) {
         // the gateway went away mid-exchange (the tests that cut connections expect it)
       }

@@ -56,6 +56,17 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
   @Override
   protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) throws Exception {
+    if (req.decoderResult().isFailure()) {
+      // a head or body the decoder could not read (a broken chunk-size line, say): the request is
+      // not acted on, since it is not the request the client sent, and the decoder reads nothing
+      // more of this connection (RFC 9112 section 7.1)
+      FullHttpResponse bad = json(HttpResponseStatus.BAD_REQUEST, JSON.createObjectNode().put("error", "malformed_request")
+          .put("detail", "The request could not be read as HTTP/1.1: " + req.decoderResult().cause().getClass().getSimpleName()
+              + "; expected a well-formed request (RFC 9112)."));
+      HttpUtil.setKeepAlive(bad, false);
+      ctx.writeAndFlush(bad).addListener(ChannelFutureListener.CLOSE);
+      return;
+    }
     QueryStringDecoder q = new QueryStringDecoder(req.uri());
     String path = q.path();
     HttpMethod m = req.method();

@@ -242,6 +242,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
     long idleDeadline = lastActivity + t.idle().toNanos();
     if (now - idleDeadline >= 0) {
+      RequestDecoder decoder = ctx.pipeline().get(RequestDecoder.class);
+      if (decoder != null && decoder.holdsPartialRequest()) {
+        headTimedOut(t.idle()); // a head trickling in (slowloris) is bounded by timeouts.idle too
+        return;
+      }
       ctx.close(); // idle keep-alive connection (timeouts.idle)
       return;
     }
@@ -249,6 +254,23 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     // when exactly one of them has wrapped past Long.MAX_VALUE
     long nextCheck = now + step;
     ensureTimer(idleDeadline - nextCheck < 0 ? idleDeadline : nextCheck);
+  }
+
+  /**
+   * The connection's next request head was not complete within {@code timeouts.idle} of the
+   * connection's opening or its last exchange: 408 and the connection closes (RFC 9110 section
+   * 15.5.9), answered as an exchange of a request that failed to decode, so it is written, counted
+   * and closed as every other refused request is.
+   */
+  private void headTimedOut(java.time.Duration idle) {
+    io.netty.handler.codec.http.DefaultFullHttpRequest r = new io.netty.handler.codec.http.DefaultFullHttpRequest(
+        HttpVersion.HTTP_1_1, HttpMethod.GET, "/", Unpooled.EMPTY_BUFFER);
+    r.setDecoderResult(DecoderResult.failure(new RequestDecoder.Refusal(new GatewayError(408, "request_timeout",
+        "The request head was not complete within " + spoken(idle) + ". Send the request again.",
+        "A connection is held open only while its request makes progress, so that slow senders cannot tie up the"
+            + " gateway.",
+        Map.of("timeoutSeconds", seconds(idle))))));
+    start(r);
   }
 
   @Override
@@ -601,6 +623,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
               "The request line is bounded so that every connection costs the gateway a bounded amount of memory.",
               Map.of("maxRequestLineBytes", snap.config().limits().maxRequestLineBytes(), "field", "request-line",
                   "expected", "A request line of at most " + snap.config().limits().maxRequestLineBytes() + " bytes.")), format, path()));
+        } else if (cause instanceof RequestDecoder.Refusal refusal) {
+          local(snap.speech().error(refusal.error(), format, path()));
         } else {
           local(snap.speech().error(new GatewayError(400, "malformed_request",
               "The request could not be parsed as HTTP/1.1: " + cause.getMessage(),
@@ -991,6 +1015,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     void requestContent(HttpContent c) {
+      if (c.decoderResult().isFailure()) {
+        c.release();
+        requestBodyMalformed(c.decoderResult().cause());
+        return;
+      }
       boolean last = c instanceof LastHttpContent;
       int n = c.content().readableBytes();
       requestBytes += n;
@@ -1052,6 +1081,34 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       }
     }
 
+    /**
+     * The request body's framing broke (an invalid chunk-size line, say): the decoder ends the
+     * body there and drops the rest of the connection, so the part read is no complete request
+     * (RFC 9112 section 7.1) and must never reach the upstream as one. The upstream connection is
+     * closed mid-body, the client gets 400 if nothing was answered yet, and the connection ends.
+     */
+    private void requestBodyMalformed(Throwable cause) {
+      keepAlive = false;
+      requestComplete = true;
+      upstreamReusable = false;
+      if (discarding) {
+        maybeEnd(); // answered already: nothing more can be read on this connection
+        return;
+      }
+      closeUpstream();
+      if (responseStarted) {
+        abort("request body malformed after the response started: " + cause.getMessage());
+        return;
+      }
+      LOG.debug("request body framing invalid", cause);
+      local(snap.speech().error(new GatewayError(400, "malformed_request",
+          "The request body's chunked framing is invalid: a chunk-size line, chunk or trailer could not be read.",
+          "Only complete, well-formed request bodies are forwarded, so that the service never takes part of a body"
+              + " for all of it.",
+          Map.of("field", "body", "expected", "A chunked body of hexadecimal chunk sizes, each chunk followed by CRLF,"
+              + " ended by a zero-size chunk (RFC 9112 section 7.1).")), format, path()));
+    }
+
     void upstreamWritable() {
       maybeRead();
     }
@@ -1104,10 +1161,21 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void upstreamHead(ResponseHead h) {
       if (h.failure() != null) {
-        LOG.debug("upstream {} sent an invalid response: {}", pool.name(), h.failure());
+        LOG.warn("upstream {} sent an invalid response to {} {}: {}", pool.name(), request.method(), path(),
+            h.failure());
         upstreamReusable = false;
         closeUpstream();
-        if (!responseStarted) {
+        if (!responseStarted || nothingSentYet()) {
+          // the head was valid but its body broke before any of it reached the client (an
+          // invalid first chunk-size line): what was kept back is dropped and 502 said instead
+          if (pendingHead != null) {
+            pendingHead.release();
+            pendingHead = null;
+          }
+          pendingResponse = null;
+          vendHead = null;
+          normalising = false;
+          clientUnflushed = false;
           badGateway("The upstream sent a response that is not valid HTTP/1.1.");
         } else {
           abort("upstream response malformed: " + h.failure());
@@ -1158,11 +1226,22 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
           return;
         }
         decoder.dechunk(true);
-        ctx.write(clientResponse(response));
+        // kept back until the body's first piece, like the raw head, so that a body broken from
+        // its start can still be answered with 502
+        pendingResponse = clientResponse(response);
       }
       // not flushed alone: the head leaves with the body in one write (see upstreamReadComplete)
       clientUnflushed = true;
       pullUpstream();
+    }
+
+    /**
+     * Whether a started response has put nothing on the client connection: its raw head still
+     * waits for the body (see {@link #pendingHead}), or the body is being read to be rewritten
+     * (a vend response, a normalised error).
+     */
+    private boolean nothingSentYet() {
+      return pendingHead != null || pendingResponse != null || vendHead != null || normalising;
     }
 
     /** The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours. */
@@ -1234,11 +1313,19 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     /** Body pieces up to this size are copied into the head's buffer rather than written apart. */
     private static final int JOIN_BYTES = 4096;
 
+    /** The re-encoded response head not yet written, waiting as {@link #pendingHead} does. */
+    private HttpResponse pendingResponse;
+
     private void writePendingHead() {
       if (pendingHead != null) {
         ByteBuf head = pendingHead;
         pendingHead = null;
         rawOut.write(head, rawOut.voidPromise());
+      }
+      if (pendingResponse != null) {
+        HttpResponse r = pendingResponse;
+        pendingResponse = null;
+        ctx.write(r);
       }
     }
 
@@ -1280,6 +1367,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         }
         return;
       }
+      writePendingHead();
       responseBytes += c.content().readableBytes();
       if (last) {
         responseComplete = true;
@@ -1762,6 +1850,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         pendingHead.release(); // the exchange died between the head and its body
         pendingHead = null;
       }
+      pendingResponse = null;
       awaitingResponse = false;
       if (decision != null) {
         state.limiter.release(decision);

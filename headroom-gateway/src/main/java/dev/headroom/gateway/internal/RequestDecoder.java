@@ -1,34 +1,107 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.HttpSpeech.GatewayError;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpRequestDecoder;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 /**
- * Netty's request decoder, handing on a request without a body as one message. For such a
- * request (most GETs) the decoder emits the head and then an empty last content; each message
- * costs a pass through the pipeline and the proxy's queue. Here the two become one
- * {@link FullHttpRequest} with no content, sharing the decoded head's fields, so the proxy sees a
- * request that is complete when it starts (it already treats a {@link LastHttpContent} request so).
- * A request with a body, or one the decoder failed, passes as decoded.
+ * Netty's request decoder, with two additions.
+ *
+ * <p>A request without a body is handed on as one message. For such a request (most GETs) the
+ * decoder emits the head and then an empty last content; each message costs a pass through the
+ * pipeline and the proxy's queue. Here the two become one {@link FullHttpRequest} with no content,
+ * sharing the decoded head's fields, so the proxy sees a request that is complete when it starts
+ * (it already treats a {@link LastHttpContent} request so).
+ *
+ * <p>A request whose body length the gateway and an upstream could read differently is failed
+ * (its decoder result carries a {@link Refusal}), so the proxy answers it and closes the
+ * connection instead of forwarding it (RFC 9112 sections 6.1 and 6.3). Netty reads a
+ * {@code Transfer-Encoding} as chunked when any of its list members is {@code chunked}, and drops a
+ * {@code Content-Length} beside it; what it would let through and the RFC does not:
+ * <ul>
+ *   <li>a final coding that is not {@code chunked} ({@code xchunked}, {@code chunked, identity}):
+ *       the body length cannot be determined, 400 (section 6.3, item 4);
+ *   <li>{@code chunked} more than once, across lines too: 400 (section 6.1 forbids it);
+ *   <li>a {@code Content-Length} beside {@code Transfer-Encoding}: a smuggling attempt, refused
+ *       with 400 as section 6.1 allows (it requires the connection to close either way);
+ *   <li>{@code Transfer-Encoding} in an HTTP/1.0 request: faulty framing (section 6.1), 400;
+ *   <li>codings before {@code chunked} ({@code gzip, chunked}): the gateway re-frames request
+ *       bodies and would drop the label, so they are not understood: 501 (section 6.1).
+ * </ul>
+ * Field values reach this check with their surrounding whitespace trimmed by Netty, and list
+ * members are split on commas with optional whitespace (RFC 9110 section 5.6.1), so
+ * {@code " chunked"} and {@code "\tchunked"} are {@code chunked}. A request that passes has exactly
+ * one body boundary, which the gateway re-frames for the upstream itself.
  */
 final class RequestDecoder extends HttpRequestDecoder {
+
+  /** A request refused before it becomes an exchange: what the proxy answers, then it closes. */
+  static final class Refusal extends Exception {
+    private static final long serialVersionUID = 1L;
+    private final transient GatewayError error;
+
+    Refusal(GatewayError error) {
+      super(error.detail(), null, false, false);
+      this.error = error;
+    }
+
+    GatewayError error() {
+      return error;
+    }
+  }
+
+  private static final String FRAMING_WHY =
+      "Only requests with one unambiguous body length are forwarded, so that the service behind the gateway never"
+          + " reads a body boundary other than the gateway's.";
+
+  /** Set when Netty dropped a Content-Length beside Transfer-Encoding in the head being decoded. */
+  private boolean contentLengthBesideTransferEncoding;
 
   RequestDecoder(int maxInitialLineLength, int maxHeaderSize, int maxChunkSize) {
     super(maxInitialLineLength, maxHeaderSize, maxChunkSize);
   }
 
   @Override
+  protected void handleTransferEncodingChunkedWithContentLength(HttpMessage message) {
+    contentLengthBesideTransferEncoding = true;
+    super.handleTransferEncodingChunkedWithContentLength(message);
+  }
+
+  /** Whether bytes of a request not yet decoded whole wait here (a head still arriving, say). */
+  boolean holdsPartialRequest() {
+    return actualReadableBytes() > 0;
+  }
+
+  @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf buffer, List<Object> out) throws Exception {
     int before = out.size();
     super.decode(ctx, buffer, out);
+    for (int i = before; i < out.size(); i++) {
+      if (out.get(i) instanceof HttpRequest r) {
+        boolean clBesideTe = contentLengthBesideTransferEncoding;
+        contentLengthBesideTransferEncoding = false;
+        GatewayError refused = r.decoderResult().isSuccess() ? framingRefusal(r, clBesideTe) : null;
+        if (refused != null) {
+          r.setDecoderResult(DecoderResult.failure(new Refusal(refused)));
+          return;
+        }
+      }
+    }
     if (out.size() == before + 2
         && out.get(before + 1) == LastHttpContent.EMPTY_LAST_CONTENT
         && out.get(before) instanceof HttpRequest r
@@ -40,5 +113,55 @@ final class RequestDecoder extends HttpRequestDecoder {
       out.set(before, full);
       out.remove(before + 1);
     }
+  }
+
+  /** Why the request's framing is refused (RFC 9112 sections 6.1 and 6.3), or null when it is sound. */
+  static GatewayError framingRefusal(HttpRequest r, boolean contentLengthBesideTransferEncoding) {
+    if (!r.headers().contains(HttpHeaderNames.TRANSFER_ENCODING)) {
+      return null; // most requests: one lookup, no list
+    }
+    List<String> lines = r.headers().getAll(HttpHeaderNames.TRANSFER_ENCODING);
+    String joined = String.join(", ", lines);
+    // quoted in the answer, bounded: the field may be as long as the head
+    String value = joined.length() <= 80 ? joined : joined.substring(0, 80) + "...";
+    if (r.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
+      return malformed("Transfer-Encoding \"" + value + "\" in an HTTP/1.0 request, which has no transfer codings.",
+          "An HTTP/1.0 request framed by Content-Length alone (RFC 9112 section 6.1).");
+    }
+    if (contentLengthBesideTransferEncoding) {
+      return malformed("Content-Length beside Transfer-Encoding \"" + value + "\": the body length is ambiguous.",
+          "Either Content-Length or Transfer-Encoding: chunked, never both (RFC 9112 section 6.1).");
+    }
+    List<String> codings = new ArrayList<>();
+    for (String line : lines) {
+      for (String member : line.split(",")) {
+        String c = member.strip();
+        if (!c.isEmpty()) {
+          codings.add(c.toLowerCase(Locale.ROOT));
+        }
+      }
+    }
+    if (codings.isEmpty() || !codings.get(codings.size() - 1).equals("chunked")) {
+      return malformed("Transfer-Encoding \"" + value + "\" does not end in chunked, so the body length cannot be"
+          + " determined.", "Transfer-Encoding: chunked (RFC 9112 section 6.3).");
+    }
+    if (codings.indexOf("chunked") != codings.size() - 1) {
+      return malformed("Transfer-Encoding \"" + value + "\" applies chunked more than once.",
+          "Transfer-Encoding: chunked, once (RFC 9112 section 6.1).");
+    }
+    if (codings.size() > 1) {
+      return new GatewayError(501, "transfer_coding_not_implemented",
+          "Transfer-Encoding \"" + value + "\" has codings before chunked, which the gateway does not forward.",
+          "The gateway re-frames request bodies for the service behind it and forwards them only chunked, so that no"
+              + " coding is lost on the way.",
+          Map.of("field", "Transfer-Encoding",
+              "expected", "Transfer-Encoding: chunked alone; a content coding belongs in Content-Encoding."));
+    }
+    return null;
+  }
+
+  private static GatewayError malformed(String detail, String expected) {
+    return new GatewayError(400, "malformed_request", detail, FRAMING_WHY,
+        Map.of("field", "Transfer-Encoding", "expected", expected));
   }
 }

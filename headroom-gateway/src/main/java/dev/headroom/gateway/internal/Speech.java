@@ -20,6 +20,7 @@ import dev.headroom.http.discovery.LimitsDocument;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.ClientAddressResolver;
+import dev.headroom.http.partition.ForwardedHeader;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.partition.RequestView;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -72,8 +73,11 @@ final class Speech implements HttpSpeech {
   private Speech(GatewayConfig config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
     this.config = config;
     this.ticker = ticker;
+    // trustedProxies believes Forwarded and X-Forwarded-For (README): Forwarded wins when a
+    // request carries both (RFC 7239 section 7.4), and the two are never mixed into one chain
     ClientAddressResolver resolver = ClientAddressResolver.builder()
-        .trustedProxies(config.trustedProxies()).build();
+        .trustedProxies(config.trustedProxies())
+        .headers(List.of(ForwardedHeader.FORWARDED, ForwardedHeader.X_FORWARDED_FOR)).build();
     LimitRefusals.Builder rb = LimitRefusals.builder().ticker(ticker)
         .defaults(PolicyTexts.builder(ConfigReader.DEFAULT_WHY).build());
     config.service().origin().ifPresent(rb::origin);

@@ -9,6 +9,13 @@ import java.util.Optional;
  * Finds the address of the client behind a request, honouring {@code Forwarded} (RFC 7239) or
  * {@code X-Forwarded-For} only when the direct peer is a trusted proxy.
  *
+ * <p>Which header is read: one ({@link Builder#header}, {@code X-Forwarded-For} unless told), or
+ * several in order of preference ({@link Builder#headers}): the first of them the request
+ * carries is walked and the others are ignored, hop for hop, so two headers are never mixed into
+ * one chain. Preferring {@code Forwarded} to {@code X-Forwarded-For} follows RFC 7239 section 7.4
+ * and common proxy practice; the first preferred header present wins even when none of its hops
+ * can be read ({@code for=unknown}), since a proxy that wrote it meant it.
+ *
  * <h2>How the client is found</h2>
  *
  * <ol>
@@ -46,14 +53,14 @@ public final class ClientAddressResolver {
   private static final ClientAddressResolver DIRECT = builder().build();
 
   private final List<CidrRange> trusted;
-  private final ForwardedHeader header;
+  private final List<ForwardedHeader> headers;
   private final int maxHops;
   private final int maxHeaderLength;
   private final int ipv6PrefixLength;
 
   private ClientAddressResolver(Builder b) {
     this.trusted = List.copyOf(b.trusted);
-    this.header = b.header;
+    this.headers = List.copyOf(b.headers);
     this.maxHops = b.maxHops;
     this.maxHeaderLength = b.maxHeaderLength;
     this.ipv6PrefixLength = b.ipv6PrefixLength;
@@ -103,7 +110,12 @@ public final class ClientAddressResolver {
       return peer;
     }
     byte[] client = peer.get();
+    ForwardedHeader header = headers.get(0);
     List<String> lines = request.headers(header.fieldName());
+    for (int i = 1; i < headers.size() && !present(lines); i++) {
+      header = headers.get(i);
+      lines = request.headers(header.fieldName());
+    }
     for (Optional<byte[]> hop : ForwardedChain.hops(header, lines, maxHops, maxHeaderLength)) {
       if (hop.isEmpty()) {
         return Optional.of(client);
@@ -114,6 +126,16 @@ public final class ClientAddressResolver {
       }
     }
     return Optional.of(client);
+  }
+
+  /** Whether a header's field lines say anything: one that is absent or blank is no hop at all. */
+  private static boolean present(List<String> lines) {
+    for (String line : lines) {
+      if (line != null && !line.isBlank()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private boolean isTrusted(byte[] address) {
@@ -130,9 +152,14 @@ public final class ClientAddressResolver {
     return trusted;
   }
 
-  /** The header read from trusted proxies. */
+  /** The header read from trusted proxies: the preferred one when several are read. */
   public ForwardedHeader header() {
-    return header;
+    return headers.get(0);
+  }
+
+  /** The headers read from trusted proxies, in order of preference (see {@link Builder#headers}). */
+  public List<ForwardedHeader> headers() {
+    return headers;
   }
 
   /** The prefix length IPv6 clients are partitioned by. */
@@ -142,13 +169,14 @@ public final class ClientAddressResolver {
 
   @Override
   public String toString() {
-    return "ClientAddressResolver{trusted=" + trusted + ", header=" + header.fieldName() + "}";
+    return "ClientAddressResolver{trusted=" + trusted + ", headers="
+        + headers.stream().map(ForwardedHeader::fieldName).toList() + "}";
   }
 
   /** Builds a {@link ClientAddressResolver}. */
   public static final class Builder {
     private final List<CidrRange> trusted = new ArrayList<>();
-    private ForwardedHeader header = ForwardedHeader.X_FORWARDED_FOR;
+    private List<ForwardedHeader> headers = List.of(ForwardedHeader.X_FORWARDED_FOR);
     private int maxHops = DEFAULT_MAX_HOPS;
     private int maxHeaderLength = DEFAULT_MAX_HEADER_LENGTH;
     private int ipv6PrefixLength = DEFAULT_IPV6_PREFIX_LENGTH;
@@ -174,9 +202,31 @@ public final class ClientAddressResolver {
       return this;
     }
 
-    /** The header trusted proxies write; defaults to {@link ForwardedHeader#X_FORWARDED_FOR}. */
+    /**
+     * The header trusted proxies write, the other being ignored; defaults to
+     * {@link ForwardedHeader#X_FORWARDED_FOR}.
+     */
     public Builder header(ForwardedHeader header) {
-      this.header = Objects.requireNonNull(header, "header");
+      this.headers = List.of(Objects.requireNonNull(header, "header"));
+      return this;
+    }
+
+    /**
+     * Headers trusted proxies may write, in order of preference: a request's client is read from
+     * the first of them it carries (with a non-blank field line), the rest being ignored.
+     * {@code headers(List.of(FORWARDED, X_FORWARDED_FOR))} believes either, {@code Forwarded}
+     * winning when both came (RFC 7239 section 7.4). Believing more than one header assumes that
+     * the trusted proxies write, or strip, each of them: a client's own {@code Forwarded} passed
+     * through untouched by a proxy that writes only {@code X-Forwarded-For} would be believed.
+     *
+     * @throws IllegalArgumentException when the list is empty or names a header twice
+     */
+    public Builder headers(List<ForwardedHeader> inOrderOfPreference) {
+      List<ForwardedHeader> h = List.copyOf(inOrderOfPreference);
+      if (h.isEmpty() || new java.util.HashSet<>(h).size() != h.size()) {
+        throw new IllegalArgumentException("headers: expected one or more distinct forwarding headers, got " + h);
+      }
+      this.headers = h;
       return this;
     }
 

@@ -2,7 +2,9 @@ package dev.headroom.http.partition;
 
 /**
  * The header that trusted proxies write the client address into. Choose the one your proxies
- * write: the other is then ignored, since a client can send it too and nothing strips it.
+ * write: the other is then ignored, since a client can send it too and nothing strips it. When
+ * proxies of both kinds stand in front, {@link ClientAddressResolver.Builder#headers} reads
+ * either, in an order of preference.
  */
 public enum ForwardedHeader {
   /** {@code Forwarded} (RFC 7239), its {@code for} parameter. */

@@ -13,6 +13,11 @@ class ClientAddressResolverTest {
   private static final ClientAddressResolver FORWARDED = ClientAddressResolver.builder()
       .trustedProxy("10.0.0.0/8").trustedProxy("fd00::/8").header(ForwardedHeader.FORWARDED).build();
 
+  /** Believes either header, Forwarded first: what the gateway's trustedProxies does. */
+  private static final ClientAddressResolver BOTH = ClientAddressResolver.builder()
+      .trustedProxy("10.0.0.0/8").trustedProxy("fd00::/8")
+      .headers(java.util.List.of(ForwardedHeader.FORWARDED, ForwardedHeader.X_FORWARDED_FOR)).build();
+
   private static RequestView.Builder from(String peer) {
     return RequestView.builder().remoteAddress(peer);
   }
@@ -120,5 +125,70 @@ class ClientAddressResolverTest {
     assertThatThrownBy(() -> ClientAddressResolver.builder().ipv6PrefixLength(16))
         .hasMessage("ipv6PrefixLength: expected 32 to 128, got 16");
     assertThatThrownBy(() -> ClientAddressResolver.builder().trustedProxy("10.0.0.0/8x")).hasMessageContaining("10.0.0.0/8x");
+  }
+
+  // ---- both headers, Forwarded preferred (RFC 7239 section 7.4) ----
+
+  @Test
+  void eitherHeaderAloneIsBelievedFromATrustedPeer() {
+    assertThat(BOTH.resolve(from("10.0.0.1").header("Forwarded", "for=198.51.100.7").build())).contains("198.51.100.7");
+    assertThat(BOTH.resolve(from("10.0.0.1").header("X-Forwarded-For", "198.51.100.8").build())).contains("198.51.100.8");
+    assertThat(BOTH.headers()).containsExactly(ForwardedHeader.FORWARDED, ForwardedHeader.X_FORWARDED_FOR);
+    assertThat(BOTH.header()).isEqualTo(ForwardedHeader.FORWARDED);
+  }
+
+  @Test
+  void neitherHeaderIsBelievedFromAnUntrustedPeer() {
+    RequestView r = from("203.0.113.5").header("Forwarded", "for=198.51.100.7")
+        .header("X-Forwarded-For", "198.51.100.8").build();
+    assertThat(BOTH.resolve(r)).contains("203.0.113.5");
+  }
+
+  @Test
+  void forwardedWinsWhenBothCameAndTheTwoAreNeverMixed() {
+    RequestView r = from("10.0.0.1").header("X-Forwarded-For", "198.51.100.8")
+        .header("Forwarded", "for=198.51.100.7").build();
+    assertThat(BOTH.resolve(r)).contains("198.51.100.7");
+    // every Forwarded hop trusted: the leftmost of Forwarded, not a hop taken from X-Forwarded-For
+    RequestView trustedOnly = from("10.0.0.1").header("X-Forwarded-For", "198.51.100.8")
+        .header("Forwarded", "for=10.4.4.4").build();
+    assertThat(BOTH.resolve(trustedOnly)).contains("10.4.4.4");
+  }
+
+  @Test
+  void anUnreadableForwardedStillWinsAndStopsTheWalkAtTheProxy() {
+    for (String unreadable : new String[] {"for=unknown", "for=_hidden", "for=\"_x:_y\"", "proto=https", "for="}) {
+      RequestView r = from("10.0.0.1").header("Forwarded", unreadable).header("X-Forwarded-For", "198.51.100.8").build();
+      assertThat(BOTH.resolve(r)).as(unreadable).contains("10.0.0.1");
+    }
+    // behind a readable hop written by our own proxy, the unreadable one ends the walk there
+    RequestView r = from("10.0.0.1").header("Forwarded", "for=_hidden, for=10.5.5.5").build();
+    assertThat(BOTH.resolve(r)).contains("10.5.5.5");
+  }
+
+  @Test
+  void aBlankForwardedLineCountsAsAbsent() {
+    RequestView r = from("10.0.0.1").header("Forwarded", " ").header("X-Forwarded-For", "198.51.100.8").build();
+    assertThat(BOTH.resolve(r)).contains("198.51.100.8");
+  }
+
+  @Test
+  void forwardedElementsAndLinesAreWalkedRightToLeftThroughTrustedHops() {
+    RequestView r = from("10.0.0.1")
+        .header("Forwarded", "for=6.6.6.6, for=\"[2001:db8::1]:4711\"")
+        .header("Forwarded", "for=10.7.7.7;proto=https, for=\"[fd00::9]\"").build();
+    assertThat(BOTH.resolve(r)).contains("2001:db8::1");
+    assertThat(BOTH.partition(r)).contains("2001:db8::/64");
+    RequestView quotedV4 = from("fd00::2").header("Forwarded", "For=\"198.51.100.9:8080\"").build();
+    assertThat(BOTH.resolve(quotedV4)).contains("198.51.100.9");
+  }
+
+  @Test
+  void theHeaderListIsChecked() {
+    assertThatThrownBy(() -> ClientAddressResolver.builder().headers(java.util.List.of()))
+        .hasMessage("headers: expected one or more distinct forwarding headers, got []");
+    assertThatThrownBy(() -> ClientAddressResolver.builder()
+        .headers(java.util.List.of(ForwardedHeader.FORWARDED, ForwardedHeader.FORWARDED)))
+        .hasMessageContaining("distinct").hasMessageContaining("FORWARDED");
   }
 }
