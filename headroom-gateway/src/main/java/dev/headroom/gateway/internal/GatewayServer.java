@@ -62,8 +62,8 @@ public final class GatewayServer implements AutoCloseable {
   private Channel admin;
   private ConfigWatcher watcher;
 
-  private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file, long maxConfigBytes,
-      int threads) {
+  private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Timers timers, Optional<Path> file,
+      long maxConfigBytes, int threads) {
     boolean epoll = Epoll.isAvailable();
     this.boss = epoll ? new EpollEventLoopGroup(1) : new NioEventLoopGroup(1);
     this.workers = epoll ? new EpollEventLoopGroup(threads) : new NioEventLoopGroup(threads);
@@ -76,13 +76,22 @@ public final class GatewayServer implements AutoCloseable {
     new JvmMemoryMetrics().bindTo(registry);
     this.file = file;
     this.maxConfigBytes = maxConfigBytes;
-    this.state = new GatewayState(store, ticker, new GatewayMetrics(registry), null);
+    this.state = new GatewayState(store, ticker, timers, new GatewayMetrics(registry), null);
   }
 
   /** Starts listening; returns once both listeners accept connections. */
   public static GatewayServer start(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file,
       long maxConfigBytes, boolean watchFile, int threads) throws InterruptedException {
-    GatewayServer s = new GatewayServer(config, store, ticker, file, maxConfigBytes, threads);
+    return start(config, store, ticker, Timers.on(Ticker.system()), file, maxConfigBytes, watchFile, threads);
+  }
+
+  /**
+   * Starts listening with the given connection timers (a test's, to drive timeouts in virtual
+   * time); returns once both listeners accept connections.
+   */
+  public static GatewayServer start(GatewayConfig config, Store store, Ticker ticker, Timers timers,
+      Optional<Path> file, long maxConfigBytes, boolean watchFile, int threads) throws InterruptedException {
+    GatewayServer s = new GatewayServer(config, store, ticker, timers, file, maxConfigBytes, threads);
     try {
       s.state.swap(s.snapshot(config, Map.of()));
       s.bind(config);

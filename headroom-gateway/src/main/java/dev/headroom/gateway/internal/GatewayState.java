@@ -18,6 +18,8 @@ final class GatewayState {
   final Store store;
   final RateLimiter limiter;
   final Ticker ticker;
+  /** The client connections' timers; their time is the ticker's in production (see {@link Timers}). */
+  final Timers timers;
   final Escalations escalations = new Escalations();
   final Capacity capacity = new Capacity();
   final GatewayMetrics metrics;
@@ -26,10 +28,11 @@ final class GatewayState {
 
   private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpSpeech.Discovery doc) {}
 
-  GatewayState(Store store, Ticker ticker, GatewayMetrics metrics, Snapshot initial) {
+  GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Snapshot initial) {
     this.store = store;
     this.limiter = RateLimiter.of(store);
     this.ticker = ticker;
+    this.timers = timers;
     this.metrics = metrics;
     this.snapshot = initial;
   }
