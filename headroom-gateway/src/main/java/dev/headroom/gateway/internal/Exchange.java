@@ -1,21 +1,10 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.Acquisition;
 import dev.headroom.Decision;
-import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
-import dev.headroom.QuotaPolicy;
-import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
-import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.internal.HttpSpeech.LimitRefusal;
-import dev.headroom.gateway.internal.HttpSpeech.RefusalKind;
-import dev.headroom.gateway.internal.HttpSpeech.RequestFacts;
 import dev.headroom.http.body.RefusalFormat;
-import dev.headroom.http.headers.RateLimitHeaders;
-import dev.headroom.vend.CallIdentity;
 import dev.headroom.vend.VendDecision;
-import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRequest;
 import dev.headroom.vend.VendRequestException;
 import io.netty.buffer.ByteBuf;
@@ -40,9 +29,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -328,6 +328,49 @@ final class Speech implements HttpSpeech {
         Map.of("expected", "A well-formed HTTP/1.1 request (RFC 9112)."));
   }
 
+  private static final String FRAMING_WHY =
+      "Only requests with one unambiguous body length are forwarded, so that the service behind the gateway never"
+          + " reads a body boundary other than the gateway's.";
+
+  /** 400: Transfer-Encoding in an HTTP/1.0 request (RFC 9112 section 6.1); {@code value} quoted, bounded. */
+  static GatewayError transferEncodingInHttp10(String value) {
+    return malformedFraming("Transfer-Encoding \"" + value + "\" in an HTTP/1.0 request, which has no transfer codings.",
+        "An HTTP/1.0 request framed by Content-Length alone (RFC 9112 section 6.1).");
+  }
+
+  /** 400: Content-Length beside Transfer-Encoding (RFC 9112 section 6.1). */
+  static GatewayError contentLengthBesideTransferEncoding(String value) {
+    return malformedFraming("Content-Length beside Transfer-Encoding \"" + value + "\": the body length is ambiguous.",
+        "Either Content-Length or Transfer-Encoding: chunked, never both (RFC 9112 section 6.1).");
+  }
+
+  /** 400: a Transfer-Encoding whose final coding is not chunked (RFC 9112 section 6.3). */
+  static GatewayError transferEncodingNotChunked(String value) {
+    return malformedFraming("Transfer-Encoding \"" + value + "\" does not end in chunked, so the body length cannot be"
+        + " determined.", "Transfer-Encoding: chunked (RFC 9112 section 6.3).");
+  }
+
+  /** 400: chunked applied more than once (RFC 9112 section 6.1). */
+  static GatewayError chunkedTwice(String value) {
+    return malformedFraming("Transfer-Encoding \"" + value + "\" applies chunked more than once.",
+        "Transfer-Encoding: chunked, once (RFC 9112 section 6.1).");
+  }
+
+  /** 501: codings before chunked in a request, which the gateway does not forward. */
+  static GatewayError codingsBeforeChunked(String value) {
+    return new GatewayError(501, "transfer_coding_not_implemented",
+        "Transfer-Encoding \"" + value + "\" has codings before chunked, which the gateway does not forward.",
+        "The gateway re-frames request bodies for the service behind it and forwards them only chunked, so that no"
+            + " coding is lost on the way.",
+        Map.of("field", "Transfer-Encoding",
+            "expected", "Transfer-Encoding: chunked alone; a content coding belongs in Content-Encoding."));
+  }
+
+  private static GatewayError malformedFraming(String detail, String expected) {
+    return new GatewayError(400, "malformed_request", detail, FRAMING_WHY,
+        Map.of("field", "Transfer-Encoding", "expected", expected));
+  }
+
   /** 400: the request body's chunked framing broke (RFC 9112 section 7.1). */
   static GatewayError malformedRequestBody() {
     return new GatewayError(400, "malformed_request",
