@@ -126,7 +126,7 @@ final class Exchange {
 
   void begin() {
     requestComplete = request.decoderResult().isFailure() || request instanceof LastHttpContent;
-    Admission a = Admission.of(snap, request, format, state::discovery);
+    Admission a = Admission.of(snap, request, format, state.discoveryDocument);
     if (a instanceof Admission.Local l) {
       if (l.body() == Admission.Body.UNREAD) {
         keepAlive = false; // the body is not read: the connection cannot be reused
@@ -210,10 +210,11 @@ final class Exchange {
     decoder.dechunk(false);
     forwarding = true;
     String forFor = conn.peerText();
-    String forwarded = conn.forwardedElement(forFor, request.headers().get(HttpHeaderNames.HOST));
+    String host = request.headers().get(HttpHeaderNames.HOST);
+    String forwarded = conn.forwardedElement(forFor, host);
     if (vendBody != null) {
       // a vend call: its body was read whole to be decided; it goes up in one piece
-      upstream.write(UpstreamRequestWriter.head(request, forFor, forwarded, false, vendBody.readableBytes(),
+      upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, false, vendBody.readableBytes(),
           conn.ctx.alloc()), upstream.voidPromise());
       ByteBuf body = vendBody;
       vendBody = null;
@@ -225,7 +226,7 @@ final class Exchange {
       return;
     }
     chunkedUp = HttpUtil.isTransferEncodingChunked(request);
-    upstream.write(UpstreamRequestWriter.head(request, forFor, forwarded, chunkedUp, -1, conn.ctx.alloc()),
+    upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, chunkedUp, -1, conn.ctx.alloc()),
         upstream.voidPromise());
     upstreamSentNanos = conn.now();
     awaitResponse();

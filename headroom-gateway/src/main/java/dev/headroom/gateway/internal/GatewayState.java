@@ -25,6 +25,8 @@ final class GatewayState {
   final GatewayMetrics metrics;
   private volatile Snapshot snapshot;
   private volatile CachedDiscovery discovery;
+  /** {@link #discovery()} as a supplier, made once: admission reads it only for the discovery paths. */
+  final java.util.function.Supplier<HttpSpeech.Discovery> discoveryDocument = this::discovery;
 
   private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpSpeech.Discovery doc) {}
 

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.util.AsciiString;
@@ -70,16 +69,16 @@ final class UpstreamRequestWriter {
   /**
    * The upstream request's head.
    *
+   * @param host the request's Host, or null
    * @param forFor this hop's client address as text (X-Forwarded-For's entry)
    * @param forwarded this hop's Forwarded element
    * @param chunked whether the body goes up chunked (it came chunked)
    * @param bodyLength the length of a body sent whole (a vend call's), or -1 to keep the client's framing
    */
-  static ByteBuf head(HttpRequest request, String forFor, String forwarded, boolean chunked, int bodyLength,
-      ByteBufAllocator alloc) {
+  static ByteBuf head(HttpRequest request, String host, String forFor, String forwarded, boolean chunked,
+      int bodyLength, ByteBufAllocator alloc) {
     HttpHeaders h = request.headers();
     Set<String> listed = HopByHop.connectionListed(h);
-    String host = h.get(HttpHeaderNames.HOST);
     String prior = null;
     String xff = null;
     boolean xProto = false;
