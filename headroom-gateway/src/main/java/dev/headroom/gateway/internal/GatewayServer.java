@@ -79,15 +79,9 @@ public final class GatewayServer implements AutoCloseable {
     this.state = new GatewayState(store, ticker, timers, new GatewayMetrics(registry), null);
   }
 
-  /** Starts listening; returns once both listeners accept connections. */
-  public static GatewayServer start(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file,
-      long maxConfigBytes, boolean watchFile, int threads) throws InterruptedException {
-    return start(config, store, ticker, Timers.on(Ticker.system()), file, maxConfigBytes, watchFile, threads);
-  }
-
   /**
-   * Starts listening with the given connection timers (a test's, to drive timeouts in virtual
-   * time); returns once both listeners accept connections.
+   * Starts listening; returns once both listeners accept connections. {@code ticker} decides
+   * quotas, {@code timers} run the connections' timeouts (see {@link Timers}).
    */
   public static GatewayServer start(GatewayConfig config, Store store, Ticker ticker, Timers timers,
       Optional<Path> file, long maxConfigBytes, boolean watchFile, int threads) throws InterruptedException {
