@@ -94,8 +94,8 @@ public final class RetryPolicy {
     if (retry < 0) {
       throw new IllegalArgumentException("retry: expected 0 or more, got " + retry);
     }
-    long nanos = base.toNanos();
-    long max = maxWait.toNanos();
+    long nanos = Ceilings.nanos(base);
+    long max = Ceilings.nanos(maxWait);
     for (int i = 0; i < retry && nanos < max; i++) {
       nanos = nanos > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : nanos * 2;
     }
