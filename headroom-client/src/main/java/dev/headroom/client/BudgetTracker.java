@@ -2,14 +2,12 @@ package dev.headroom.client;
 
 import dev.headroom.Ticker;
 import dev.headroom.http.RetryAfter;
-import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.QuotaPolicyItem;
 import dev.headroom.http.headers.RateLimitFields;
 import dev.headroom.http.headers.ServiceLimitItem;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -388,7 +386,7 @@ final class BudgetTracker implements Budgets {
       }
       String policy = limit.name().orElse(limit.dialect().token());
       byte[] pk = limit.partitionKey().orElse(null);
-      QuotaPolicyItem p = matchingPolicy(fields, limit);
+      QuotaPolicyItem p = fields.policyOf(limit).orElse(null);
       long quota = p != null ? p.quota() : limit.limit().orElse(-1);
       // Saturated, not clamped: a window longer than maxReset is never waited for whole (tryAdmit
       // probes instead), but q / w still credits EVEN with the refill it implies.
@@ -484,28 +482,6 @@ final class BudgetTracker implements Budgets {
     e.source = source;
     s.current.put(policy, key);
     return e;
-  }
-
-  /** The policy a limit reports on: same name and pk (-08+), or the legacy policy of its quota. */
-  private static QuotaPolicyItem matchingPolicy(RateLimitFields fields, ServiceLimitItem limit) {
-    QuotaPolicyItem byName = null;
-    for (QuotaPolicyItem p : fields.policies()) {
-      if (limit.name().isPresent()) {
-        if (p.name().equals(limit.name())) {
-          if (Arrays.equals(p.partitionKey().orElse(null), limit.partitionKey().orElse(null))) {
-            return p;
-          }
-          if (byName == null && p.partitionKey().isEmpty()) {
-            byName = p;
-          }
-        }
-      } else if (p.name().isEmpty() && p.dialect() != HeaderDialect.IETF) {
-        if (limit.limit().isEmpty() || limit.limit().getAsLong() == p.quota()) {
-          return p;
-        }
-      }
-    }
-    return byName;
   }
 
   // ---- discovery
