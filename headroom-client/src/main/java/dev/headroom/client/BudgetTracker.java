@@ -102,6 +102,8 @@ final class BudgetTracker implements Budgets {
   private final LinkedHashMap<String, Scope> scopes;
   private final LinkedHashMap<String, List<Entry>> planned;
   private final VendClientOptions vend;
+  /** Backs off a scope after a refusal without a usable wait (see {@link #report}). */
+  private final RetryPolicy retry;
 
   BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf) {
     this(ticker, scheduler, pacing, ceilings, scopeOf, null);
@@ -109,7 +111,13 @@ final class BudgetTracker implements Budgets {
 
   BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf,
       VendClientOptions vend) {
+    this(ticker, scheduler, pacing, ceilings, scopeOf, vend, RetryPolicy.defaults());
+  }
+
+  BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf,
+      VendClientOptions vend, RetryPolicy retry) {
     this.vend = vend;
+    this.retry = retry;
     this.ticker = ticker;
     this.scheduler = scheduler;
     this.pacing = pacing;
@@ -326,6 +334,16 @@ final class BudgetTracker implements Budgets {
         && exchange.retryAfter().isPresent()) {
       // A wait said elsewhere (an HTML refusal's meta, an extension's refusal) holds the scope too.
       block(s, exchange.retryAfter().get(), ceilings.maxRetryAfter(), now);
+    }
+    if (exchange.isRefused() && exchange.retryAfter().orElse(Duration.ZERO).compareTo(retry.baseDelay()) < 0) {
+      // A refusal without a usable wait (no Retry-After, an unparseable one, or 0) holds the whole
+      // scope, not only the refused request, for the back-off the refused request waits:
+      // RetryPolicy.backoff(n, baseDelay), n counting the scope's consecutive such refusals. Without
+      // this every other caller would spend a refusal of its own to learn the same thing.
+      block(s, retry.backoff(s.unpacedRefusals, retry.baseDelay()), ceilings.maxRetryAfter(), now);
+      s.unpacedRefusals = Math.min(s.unpacedRefusals + 1, 64);
+    } else {
+      s.unpacedRefusals = 0;
     }
   }
 
@@ -621,6 +639,8 @@ final class BudgetTracker implements Budgets {
     final List<CompletableFuture<Void>> waiters = new ArrayList<>();
     long blockedUntil = Long.MIN_VALUE;
     boolean probeAfterBlock;
+    /** Consecutive refusals without a usable Retry-After (see {@link BudgetTracker#report}). */
+    int unpacedRefusals;
     boolean answered;
     /** Admission numbers of the requests in flight. */
     final java.util.TreeSet<Long> inFlight = new java.util.TreeSet<>();

@@ -90,7 +90,7 @@ public final class HeadroomClient {
     this.http = b.http;
     this.ticker = b.ticker;
     this.scheduler = b.scheduler;
-    this.budgets = new BudgetTracker(b.ticker, b.scheduler, b.pacing, b.ceilings, b.scope, b.vend);
+    this.budgets = new BudgetTracker(b.ticker, b.scheduler, b.pacing, b.ceilings, b.scope, b.vend, b.retry);
     this.vend = b.vend;
     this.applicationInterceptors = List.copyOf(b.interceptors);
     this.networkInterceptors = List.copyOf(b.networkInterceptors);
