@@ -73,6 +73,12 @@ import java.util.function.Function;
  * <p>Budgets from a Graceful Boundaries discovery document are a plan: they pace requests to the
  * endpoints they describe while the scope has no budget from RateLimit fields, which are current.
  *
+ * <p>Every number from the wire is clamped before it is converted ({@link Ceilings#clampedNanos}):
+ * a 15-digit {@code t} is valid and longer than a {@code long} of nanoseconds. A refusal without a
+ * usable Retry-After (absent, unparseable, below {@link RetryPolicy#baseDelay()}) holds the whole
+ * scope for the back-off its request waits. {@link #record} never throws and always wakes the
+ * scope's waiters.
+ *
  * <p>Memory is bounded: at most {@link Ceilings#maxTrackedScopes()} scopes (least recently used
  * evicted) and {@value #MAX_ENTRIES_PER_SCOPE} budgets per scope.
  *

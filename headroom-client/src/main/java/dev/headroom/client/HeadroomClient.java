@@ -37,13 +37,19 @@ import java.util.function.Function;
  *       request until the budgets allow it, spreading requests over the window or spending them at
  *       once ({@link Pacing}); waits never block a thread (they run on the {@link Scheduler}).
  *   <li>Follows draft-09 sections 7, 7.3 and 8.5.1: malformed fields ignored, Retry-After over
- *       {@code t}, cached responses ignored, absurd values clamped by {@link Ceilings}.
- *   <li>Retries refusals with back-off ({@link RetryPolicy}), then gives up with
+ *       {@code t}, cached responses ignored, absurd values clamped by {@link Ceilings} (every
+ *       number a server sends, however large, is clamped before use, so no answer can make the
+ *       client throw or strand a waiting caller), instants the server states read against its
+ *       {@code Date}.
+ *   <li>Retries refusals with back-off ({@link RetryPolicy}; never shorter than
+ *       {@link RetryPolicy#baseDelay()}, even after {@code Retry-After: 0}, and a refusal without a
+ *       usable Retry-After pauses every request of its scope), then gives up with
  *       {@link RateLimitedException}, which carries the refusal.
  *   <li>Opt-in: paces vend calls by the vend rate-limit extension's data and backs off its
  *       {@code RATE_LIMITED} errors ({@link Builder#vend(VendClientOptions)}).
  *   <li>Can read the Graceful Boundaries discovery document once per origin to plan before the
- *       first request, and follow a refusal's same-origin guidance.
+ *       first request (again after a refusal of a limit it does not describe, at most once per
+ *       {@link #UNFAMILIAR_LIMIT_REFETCH_INTERVAL}), and follow a refusal's same-origin guidance.
  * </ul>
  *
  * <pre>{@code
