@@ -12,7 +12,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -46,7 +45,8 @@ class BudgetTrackerFuzzTest {
     for (int i = 0; i < Math.min(answers.length, 8); i++) {
       String[] lines = answers[i].split("\n", 33);
       int status = status(lines[0]);
-      Map<String, List<String>> headers = new LinkedHashMap<>();
+      // One entry per name whatever its case, as the JDK client hands fields over.
+      Map<String, List<String>> headers = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
       for (int j = 1; j < Math.min(lines.length, 33); j++) {
         int colon = lines[j].indexOf(':');
         String name = colon > 0 ? lines[j].substring(0, colon).strip() : "";
