@@ -206,4 +206,23 @@ class CheckerTest {
     assertThat(Stream.of(Level.values()).map(Level::label)).containsExactly("N/A", "0", "1", "2", "3", "4");
     assertThat(EnumSet.allOf(HeaderDialect.class)).hasSize(5);
   }
+
+  // express-rate-limit's draft-8 mode puts pk on the policy only (draft-09 sections 4.1.4, 5.1.3 make it optional on both).
+  @Test
+  void aPolicyWithPkAndALimitWithoutOneIsNoUnknownPolicy() throws Exception {
+    Report r = check(new Service().success(reply -> {
+      reply.headers.remove("RateLimit");
+      reply.headers.remove("RateLimit-Policy");
+      return reply.header("RateLimit-Policy", "\"3-in-60sec\"; q=3; w=60; pk=:1pc3Rm3mFm7G9qRk:")
+          .header("RateLimit", "\"3-in-60sec\"; r=2; t=60");
+    }), 0);
+    assertThat(r.findings()).as(r.toText()).noneMatch(f -> f.rule().equals("IETF-UNKNOWN_POLICY"));
+    Report other = check(new Service().success(reply -> {
+      reply.headers.remove("RateLimit");
+      reply.headers.remove("RateLimit-Policy");
+      return reply.header("RateLimit-Policy", "\"3-in-60sec\"; q=3; w=60; pk=:AQ==:")
+          .header("RateLimit", "\"3-in-60sec\"; r=2; t=60; pk=:Ag==:");
+    }), 0);
+    assertThat(other.findings()).as(other.toText()).anyMatch(f -> f.rule().equals("IETF-UNKNOWN_POLICY"));
+  }
 }

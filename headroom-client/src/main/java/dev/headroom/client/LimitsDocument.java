@@ -98,7 +98,8 @@ public final class LimitsDocument {
             issues.add("limits." + key + ".limits[" + i + "]: expected maxRequests >= 0 and windowSeconds > 0; not used for pacing");
           }
           entryLimits.add(new Limit(type, max, w > 0 ? Duration.ofMillis((long) Math.ceil(w * 1000)) : null,
-              l.path("description").isTextual() ? l.get("description").asText() : null));
+              l.path("description").isTextual() ? l.get("description").asText() : null,
+              l.path("limitId").isTextual() ? l.get("limitId").asText() : null));
         }
       } else {
         issues.add("limits." + key + ".limits: expected an array; skipped");
@@ -125,6 +126,36 @@ public final class LimitsDocument {
   /** What was skipped. */
   public List<String> issues() {
     return issues;
+  }
+
+  /**
+   * Whether a refusal's limit is one this document describes (Graceful Boundaries section 1: "an
+   * agent that receives a 429 with an unfamiliar {@code limit} value SHOULD re-fetch the discovery
+   * endpoint"): its {@code limitId} is a limit's {@code limitId}, or its {@code limit} text is a
+   * limit's {@code description}, compared without case, runs of spaces or a final full stop. A
+   * refusal that names its limit neither way is not unfamiliar.
+   */
+  public boolean describes(Optional<String> limitId, Optional<String> limit) {
+    if (limitId.isEmpty() && limit.isEmpty()) {
+      return true;
+    }
+    String text = limit.map(LimitsDocument::normalised).orElse(null);
+    for (Endpoint e : endpoints) {
+      for (Limit l : e.limits()) {
+        if (limitId.isPresent() && limitId.get().equals(l.limitId())) {
+          return true;
+        }
+        if (text != null && l.description() != null && text.equals(normalised(l.description()))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static String normalised(String text) {
+    String t = text.strip().replaceAll("\\s+", " ").toLowerCase(java.util.Locale.ROOT);
+    return t.endsWith(".") ? t.substring(0, t.length() - 1) : t;
   }
 
   /** One endpoint entry. */
@@ -179,8 +210,9 @@ public final class LimitsDocument {
    * @param maxRequests the maximum requests in the window; negative when absent
    * @param window the window; null when absent
    * @param description the human-readable explanation, if any
+   * @param limitId the stable identifier of the limit, if any (Graceful Boundaries section 1)
    */
-  public record Limit(String type, long maxRequests, Duration window, String description) {
+  public record Limit(String type, long maxRequests, Duration window, String description, String limitId) {
     /** Whether the limit says enough to pace by: a count and a window, and a windowed type. */
     public boolean isWindowed() {
       return maxRequests >= 0 && window != null && !type.equals("concurrency") && !type.equals("resource-dedup");
