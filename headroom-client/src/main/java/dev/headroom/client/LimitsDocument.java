@@ -95,6 +95,9 @@ public final class LimitsDocument {
         continue;
       }
       String method = entry.path("method").isTextual() ? entry.get("method").asText().toUpperCase(java.util.Locale.ROOT) : null;
+      if (method != null && (method.equals("ANY") || method.equals("*"))) {
+        method = null; // Headroom's servlet filter publishes a route of every method as ANY
+      }
       List<Limit> entryLimits = new ArrayList<>();
       JsonNode ls = entry.path("limits");
       if (ls.isArray()) {
@@ -170,7 +173,7 @@ public final class LimitsDocument {
       return template;
     }
 
-    /** The method, upper case; empty when the entry names none (then any method matches). */
+    /** The method, upper case; empty when the entry names none, {@code ANY} or {@code *} (then any method matches). */
     public Optional<String> method() {
       return Optional.ofNullable(method);
     }

@@ -595,7 +595,7 @@ public final class ConfigReader {
         try {
           parsed = PathTemplate.parse(template);
         } catch (IllegalArgumentException e) {
-          problems.add(path + ".path: " + e.getMessage());
+          problem(path + ".path", r.path("path"), "a path template of the one grammar (" + e.getMessage() + ")");
         }
         if (parsed != null && RESERVED_PATHS.contains(parsed.toString())) {
           problem(path + ".path", r.path("path"), "a path other than " + RESERVED_PATHS
