@@ -321,6 +321,25 @@ public final class PathTemplate {
     }
   }
 
+  /**
+   * The template text of one literal segment matching exactly the given decoded text, in canonical
+   * form: for adapters that translate another framework's patterns (Spring MVC's literals are
+   * decoded text). {@code literal("café")} is {@code caf%C3%A9}, {@code literal(":batch")} is
+   * {@code %3Abatch}.
+   *
+   * @throws IllegalArgumentException when the text is empty, {@code .}, {@code ..} or contains {@code /}
+   */
+  public static String literal(String decodedSegment) {
+    if (decodedSegment == null || decodedSegment.isEmpty() || decodedSegment.equals(".") || decodedSegment.equals("..")
+        || decodedSegment.indexOf('/') >= 0) {
+      throw new IllegalArgumentException("literal path segment: expected non-empty text without / that is not . or .., got "
+          + (decodedSegment == null ? "null" : "'" + decodedSegment + "'"));
+    }
+    StringBuilder b = new StringBuilder();
+    encode(decodedSegment, b);
+    return b.toString();
+  }
+
   /** Whether the template has no variable and no wildcard, so that it names exactly one path. */
   public boolean isLiteral() {
     return !rest && java.util.Arrays.stream(segments).allMatch(s -> s.kind == Kind.LITERAL);

@@ -138,6 +138,16 @@ class PathTemplateTableTest {
   }
 
   @Test
+  void literalsTranslatedFromDecodedTextMatchThatTextExactly() {
+    assertThat(PathTemplate.literal("caf\u00e9")).isEqualTo("caf%C3%A9");
+    assertThat(PathTemplate.literal(":batch")).isEqualTo("%3Abatch");
+    assertThat(PathTemplate.literal("a*b{c}")).isEqualTo("a%2Ab%7Bc%7D");
+    assertThat(PathTemplate.parse("/x/" + PathTemplate.literal("a b*")).matches("/x/a%20b*")).isTrue();
+    assertThatThrownBy(() -> PathTemplate.literal("a/b")).hasMessageContaining("'a/b'");
+    assertThatThrownBy(() -> PathTemplate.literal("..")).hasMessageContaining("not . or ..");
+  }
+
+  @Test
   void literalsAndWildcards() {
     assertThat(PathTemplate.parse("/a/b").isLiteral()).isTrue();
     assertThat(PathTemplate.parse("/").isLiteral()).isTrue();
