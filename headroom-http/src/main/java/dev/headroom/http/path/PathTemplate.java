@@ -303,7 +303,7 @@ public final class PathTemplate {
     if (s.kind == Kind.ANY || (s.kind == Kind.VARIABLE && s.regex == null)) {
       return to > from; // a percent escape never decodes to nothing, so raw emptiness is decoded emptiness
     }
-    boolean encoded = raw && path.indexOf('%', from) >= 0 && path.indexOf('%', from) < to;
+    boolean encoded = raw && hasPercent(path, from, to);
     if (s.kind == Kind.LITERAL) {
       if (!encoded) {
         return to - from == s.text.length() && path.regionMatches(from, s.text, 0, s.text.length());
@@ -365,7 +365,7 @@ public final class PathTemplate {
 
   /** Percent-decodes {@code s[from, to)} as UTF-8; a malformed escape stays as written. */
   static String decode(String s, int from, int to) {
-    if (s.indexOf('%', from) < 0 || s.indexOf('%', from) >= to) {
+    if (!hasPercent(s, from, to)) {
       return s.substring(from, to);
     }
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(to - from);
@@ -397,6 +397,15 @@ public final class PathTemplate {
         out.append('%').append(HEX.charAt(b >> 4)).append(HEX.charAt(b & 15));
       }
     }
+  }
+
+  private static boolean hasPercent(String s, int from, int to) {
+    for (int i = from; i < to; i++) {
+      if (s.charAt(i) == '%') {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static int hex(char c) {
