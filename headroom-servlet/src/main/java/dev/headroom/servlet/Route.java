@@ -24,8 +24,9 @@ import java.util.function.Predicate;
  * {@link PathTemplate}: literal segments, {@code {name}} for one segment, {@code {name:regex}} for
  * one segment the regex matches, {@code *} for one segment and a final {@code **} for any rest,
  * including nothing. They are matched against the path inside the application as the container
- * decoded and normalised it (servlet path plus path info, {@link PathTemplate#matchesDecoded}). One
- * trailing slash is ignored, so that {@code /a/} cannot escape the limits of {@code /a}.
+ * decoded and normalised it (servlet path plus path info, {@link PathTemplate#matchesDecoded}). Empty
+ * segments are ignored, so that {@code /a/} cannot escape the limits of {@code /a}, nor
+ * {@code /a//b} those of {@code /a/b} on a container that merges slashes.
  *
  * <p>Immutable.
  */

@@ -44,7 +44,7 @@ import java.util.regex.PatternSyntaxException;
  *       {@link #REGEX_STEPS} characters per segment; a regex that needs more does not match, so a
  *       pathological regex costs bounded time and answers the same everywhere;
  *   <li>{@code *}: exactly one non-empty segment, anonymous;
- *   <li>{@code **}: zero or more segments, empty ones included, only as the last segment.
+ *   <li>{@code **}: zero or more segments, only as the last segment.
  * </ul>
  *
  * A segment that mixes text with a variable or a wildcard ({@code *.json}, {@code x{id}}) and an
@@ -53,10 +53,12 @@ import java.util.regex.PatternSyntaxException;
  *
  * <h2>Matching a path</h2>
  *
- * The path is the request's path without query. One trailing {@code /} is dropped first (so
- * {@code /a/} cannot escape the limits of {@code /a}); the rest is split on {@code /} into
- * segments, each percent-decoded as UTF-8 (a malformed escape stays as it is written; malformed
- * UTF-8 decodes to U+FFFD). Splitting comes before decoding, so {@code %2F} never separates
+ * The path is the request's path without query. It is split on {@code /} into segments and its
+ * empty segments are ignored: {@code /a/} and {@code /a//} are {@code /a}, {@code /a//b} is
+ * {@code /a/b}. Tomcat and nginx merge slashes by default and Jetty refuses them, so an
+ * application or upstream serves {@code /a//b} as {@code /a/b}; a limiter that did not merge them
+ * would let {@code /a//b} escape the limits of {@code /a/b}. Each segment is percent-decoded as
+ * UTF-8 (a malformed escape stays as it is written; malformed UTF-8 decodes to U+FFFD). Splitting comes before decoding, so {@code %2F} never separates
  * segments: {@code /a%2Fb} is one segment {@code a/b}, which only {@code {name}}, {@code *} or
  * {@code **} can match. Dot segments are not resolved here: front ends give normalised paths.
  *
@@ -278,25 +280,30 @@ public final class PathTemplate {
     if (path == null || path.isEmpty() || path.charAt(0) != '/') {
       return false;
     }
-    int end = path.length();
-    if (end > 1 && path.charAt(end - 1) == '/') {
-      end--; // one trailing slash is dropped
-    }
-    int pos = 1;
+    int length = path.length();
+    int pos = 0;
     for (Segment s : segments) {
-      if (pos > end) {
+      pos = skipSlashes(path, pos); // empty segments are ignored
+      if (pos == length) {
         return false; // the path has fewer segments
       }
       int next = path.indexOf('/', pos);
-      if (next < 0 || next > end) {
-        next = end;
+      if (next < 0) {
+        next = length;
       }
       if (!segmentMatches(s, path, pos, next, raw)) {
         return false;
       }
-      pos = next + 1;
+      pos = next;
     }
-    return rest || pos > end || (segments.length == 0 && end == 1);
+    return rest || skipSlashes(path, pos) == length;
+  }
+
+  private static int skipSlashes(String path, int pos) {
+    while (pos < path.length() && path.charAt(pos) == '/') {
+      pos++;
+    }
+    return pos;
   }
 
   private static boolean segmentMatches(Segment s, String path, int from, int to, boolean raw) {
