@@ -51,6 +51,17 @@ class CheckerTest {
     assertThat(r.toText()).contains("Graceful Boundaries level: 4 (declared: level-4)", "RateLimit dialects: " + dialect.token());
   }
 
+  /** Section 1 "endpoint: path pattern": a pattern outside the one grammar is reported, not fatal. */
+  @Test
+  void anEndpointPatternNoClientCanReadIsAWarning() throws Exception {
+    String doc = Service.DOCUMENT.replace("\"endpoint\":\"/api/orders\"", "\"endpoint\":\"/api/**/orders\"");
+    Report r = check(new Service().document(doc), 10);
+    assertThat(matching(r, Finding.Severity.WARNING, "GB-1",
+        m -> m.startsWith("limits.orders.endpoint: path template '/api/**/orders': at position 5: expected ** only")))
+        .as(r.toText()).hasSize(1);
+    assertThat(r.level()).as(r.toText()).isEqualTo(Level.LEVEL_4);
+  }
+
   @Test
   void withoutAProbeRefusalsAreUnverifiedAndTheLevelStopsAt2() throws Exception {
     Report r = check(new Service(), 0);
@@ -205,5 +216,24 @@ class CheckerTest {
     assertThat(json.get("requirements")).hasSize(5);
     assertThat(Stream.of(Level.values()).map(Level::label)).containsExactly("N/A", "0", "1", "2", "3", "4");
     assertThat(EnumSet.allOf(HeaderDialect.class)).hasSize(5);
+  }
+
+  // express-rate-limit's draft-8 mode puts pk on the policy only (draft-09 sections 4.1.4, 5.1.3 make it optional on both).
+  @Test
+  void aPolicyWithPkAndALimitWithoutOneIsNoUnknownPolicy() throws Exception {
+    Report r = check(new Service().success(reply -> {
+      reply.headers.remove("RateLimit");
+      reply.headers.remove("RateLimit-Policy");
+      return reply.header("RateLimit-Policy", "\"3-in-60sec\"; q=3; w=60; pk=:1pc3Rm3mFm7G9qRk:")
+          .header("RateLimit", "\"3-in-60sec\"; r=2; t=60");
+    }), 0);
+    assertThat(r.findings()).as(r.toText()).noneMatch(f -> f.rule().equals("IETF-UNKNOWN_POLICY"));
+    Report other = check(new Service().success(reply -> {
+      reply.headers.remove("RateLimit");
+      reply.headers.remove("RateLimit-Policy");
+      return reply.header("RateLimit-Policy", "\"3-in-60sec\"; q=3; w=60; pk=:AQ==:")
+          .header("RateLimit", "\"3-in-60sec\"; r=2; t=60; pk=:Ag==:");
+    }), 0);
+    assertThat(other.findings()).as(other.toText()).anyMatch(f -> f.rule().equals("IETF-UNKNOWN_POLICY"));
   }
 }

@@ -2,14 +2,12 @@ package dev.headroom.client;
 
 import dev.headroom.Ticker;
 import dev.headroom.http.RetryAfter;
-import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.QuotaPolicyItem;
 import dev.headroom.http.headers.RateLimitFields;
 import dev.headroom.http.headers.ServiceLimitItem;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -75,6 +73,12 @@ import java.util.function.Function;
  * <p>Budgets from a Graceful Boundaries discovery document are a plan: they pace requests to the
  * endpoints they describe while the scope has no budget from RateLimit fields, which are current.
  *
+ * <p>Every number from the wire is clamped before it is converted ({@link Ceilings#clampedNanos}):
+ * a 15-digit {@code t} is valid and longer than a {@code long} of nanoseconds. A refusal without a
+ * usable Retry-After (absent, unparseable, below {@link RetryPolicy#baseDelay()}) holds the whole
+ * scope for the back-off its request waits. {@link #record} never throws and always wakes the
+ * scope's waiters.
+ *
  * <p>Memory is bounded: at most {@link Ceilings#maxTrackedScopes()} scopes (least recently used
  * evicted) and {@value #MAX_ENTRIES_PER_SCOPE} budgets per scope.
  *
@@ -91,6 +95,8 @@ final class BudgetTracker implements Budgets {
    */
   static final long EVEN_RESERVE = 2;
 
+  private static final System.Logger LOG = System.getLogger(BudgetTracker.class.getName());
+
   /** Resets closer than this may describe one instant (t is rounded to whole seconds). */
   static final long SAME_WINDOW_NANOS = 1_500_000_000L;
 
@@ -102,6 +108,8 @@ final class BudgetTracker implements Budgets {
   private final LinkedHashMap<String, Scope> scopes;
   private final LinkedHashMap<String, List<Entry>> planned;
   private final VendClientOptions vend;
+  /** Backs off a scope after a refusal without a usable wait (see {@link #report}). */
+  private final RetryPolicy retry;
 
   BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf) {
     this(ticker, scheduler, pacing, ceilings, scopeOf, null);
@@ -109,7 +117,13 @@ final class BudgetTracker implements Budgets {
 
   BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf,
       VendClientOptions vend) {
+    this(ticker, scheduler, pacing, ceilings, scopeOf, vend, RetryPolicy.defaults());
+  }
+
+  BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf,
+      VendClientOptions vend, RetryPolicy retry) {
     this.vend = vend;
+    this.retry = retry;
     this.ticker = ticker;
     this.scheduler = scheduler;
     this.pacing = pacing;
@@ -186,8 +200,9 @@ final class BudgetTracker implements Budgets {
     List<Entry> active = active(s, origin, method, path, labels);
     for (Entry e : active) {
       if (now >= e.resetAt) {
-        if (e.probeAtReset || e.quota < 0 || e.window <= 0) {
-          // Nothing says what the next window holds or how long it lasts: one request finds out.
+        if (e.probeAtReset || e.quota < 0 || e.window <= 0 || e.window > Ceilings.nanos(ceilings.maxReset())) {
+          // Nothing says what the next window holds or how long it lasts, or it lasts longer than
+          // the client waits (Ceilings#maxReset): one request finds out.
           probe = true;
           continue;
         }
@@ -273,53 +288,98 @@ final class BudgetTracker implements Budgets {
 
   // ---- outcomes
 
-  /** Reports the exchange a permit's request got. */
+  /**
+   * Reports the exchange a permit's request got. Total: it never throws, and the scope's waiters
+   * are woken whatever happens, so that a response the client cannot make sense of neither reaches
+   * its caller as an exception nor strands the callers waiting behind it (see {@link #unreadable}).
+   */
   void record(Permit permit, Exchange exchange) {
-    List<CompletableFuture<Void>> wake;
+    List<CompletableFuture<Void>> wake = List.of();
     synchronized (this) {
       Scope s = permit.scope;
-      s.inFlight.remove(permit.seq);
-      long now = ticker.read();
-      s.answered = true;
-      if (!exchange.fromCache()) {
-        // Sent but possibly not counted in this answer's r: whatever is still on the wire, and
-        // whatever was answered while this request was (the server may have served it later).
-        long uncounted = s.inFlight.size() + (s.answeredCount - permit.answeredAtAdmit);
-        boolean ordered = permit.alone && permit.seq == s.lastSeq;
-        Optional<VendReading> vendData = exchange.vend().filter(v -> !v.limits().isEmpty());
-        if (vendData.isPresent()) {
-          // The extension data takes precedence over the response's RateLimit fields and
-          // Retry-After: they restate one of its scopes, and the data says which calls it paces.
-          applyVend(s, vendData.get(), now, uncounted, ordered);
-        } else {
-          apply(s, exchange.fields(), now, uncounted, ordered);
+      try {
+        s.inFlight.remove(permit.seq);
+        long now = ticker.read();
+        s.answered = true;
+        try {
+          report(s, permit, exchange, now);
+        } catch (RuntimeException e) {
+          unreadable(s, exchange, e);
         }
-        if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
-            && exchange.retryAfter().isPresent()) {
-          // A wait said elsewhere (an HTML refusal's meta, an extension's refusal) holds the scope too.
-          long max = ceilings.maxRetryAfter().toNanos();
-          long d = exchange.retryAfter().get().toNanos();
-          s.blockedUntil = Math.max(s.blockedUntil, now + Math.min(d, max));
-          s.probeAfterBlock |= d > max;
+        s.answeredCount++;
+        if (permit.probe) {
+          s.probeAfterBlock = false;
+          s.entries.values().removeIf(e -> e.resetAt <= now);
+          s.current.values().removeIf(k -> !s.entries.containsKey(k));
         }
+      } finally {
+        wake = s.drainWaiters();
       }
-      s.answeredCount++;
-      if (permit.probe) {
-        s.probeAfterBlock = false;
-        s.entries.values().removeIf(e -> e.resetAt <= now);
-        s.current.values().removeIf(k -> !s.entries.containsKey(k));
-      }
-      wake = s.drainWaiters();
     }
     wake.forEach(f -> f.complete(null));
   }
 
+  /** Applies what one answer says to its scope (see {@link #apply} and {@link #applyVend}). */
+  private void report(Scope s, Permit permit, Exchange exchange, long now) {
+    if (exchange.fromCache()) {
+      return;
+    }
+    // Sent but possibly not counted in this answer's r: whatever is still on the wire, and
+    // whatever was answered while this request was (the server may have served it later).
+    long uncounted = s.inFlight.size() + (s.answeredCount - permit.answeredAtAdmit);
+    boolean ordered = permit.alone && permit.seq == s.lastSeq;
+    Optional<VendReading> vendData = exchange.vend().filter(v -> !v.limits().isEmpty());
+    if (vendData.isPresent()) {
+      // The extension data takes precedence over the response's RateLimit fields and
+      // Retry-After: they restate one of its scopes, and the data says which calls it paces.
+      applyVend(s, vendData.get(), now, uncounted, ordered);
+    } else {
+      apply(s, exchange.fields(), now, uncounted, ordered);
+    }
+    if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
+        && exchange.retryAfter().isPresent()) {
+      // A wait said elsewhere (an HTML refusal's meta, an extension's refusal) holds the scope too.
+      block(s, exchange.retryAfter().get(), ceilings.maxRetryAfter(), now);
+    }
+    if (exchange.isRefused() && exchange.retryAfter().orElse(Duration.ZERO).compareTo(retry.baseDelay()) < 0) {
+      // A refusal without a usable wait (no Retry-After, an unparseable one, or 0) holds the whole
+      // scope, not only the refused request, for the back-off the refused request waits:
+      // RetryPolicy.backoff(n, baseDelay), n counting the scope's consecutive such refusals. Without
+      // this every other caller would spend a refusal of its own to learn the same thing.
+      block(s, retry.backoff(s.unpacedRefusals, retry.baseDelay()), ceilings.maxRetryAfter(), now);
+      s.unpacedRefusals = Math.min(s.unpacedRefusals + 1, 64);
+    } else {
+      s.unpacedRefusals = 0;
+    }
+  }
+
+  /**
+   * A report the bookkeeping could not apply. Every number from the wire is clamped before use
+   * ({@link Ceilings#clampedNanos}), so this is a defect rather than an input: it is logged, the
+   * scope's budgets stay as they were, and its next request goes alone as a probe, so that the
+   * client learns where it stands from one response instead of guessing.
+   */
+  private void unreadable(Scope s, Exchange exchange, RuntimeException e) {
+    s.probeAfterBlock = true;
+    LOG.log(System.Logger.Level.WARNING, () -> "could not apply the limits of " + exchange
+        + "; the next request of its scope goes alone", e);
+  }
+
+  /** Holds a scope for {@code delay} from {@code now}, clamped by {@code max} (then probed). */
+  private static void block(Scope s, Duration delay, Duration max, long now) {
+    s.blockedUntil = Math.max(s.blockedUntil, Ceilings.saturatingAdd(now, Ceilings.clampedNanos(delay, max)));
+    s.probeAfterBlock |= delay.compareTo(max) > 0;
+  }
+
   /** Reports that a permit's request failed without a response. */
   void release(Permit permit) {
-    List<CompletableFuture<Void>> wake;
+    List<CompletableFuture<Void>> wake = List.of();
     synchronized (this) {
-      permit.scope.inFlight.remove(permit.seq);
-      wake = permit.scope.drainWaiters();
+      try {
+        permit.scope.inFlight.remove(permit.seq);
+      } finally {
+        wake = permit.scope.drainWaiters();
+      }
     }
     wake.forEach(f -> f.complete(null));
   }
@@ -339,12 +399,10 @@ final class BudgetTracker implements Budgets {
     boolean raClamped = false;
     Optional<RetryAfter> ra = fields.retryAfter();
     if (ra.isPresent()) {
-      long max = ceilings.maxRetryAfter().toNanos();
-      long d = ra.get().delay().toNanos();
-      raClamped = d > max;
-      raNanos = Math.min(d, max);
-      s.blockedUntil = Math.max(s.blockedUntil, now + raNanos);
-      s.probeAfterBlock |= raClamped;
+      Duration d = ra.get().delay();
+      raClamped = d.compareTo(ceilings.maxRetryAfter()) > 0;
+      raNanos = Ceilings.clampedNanos(d, ceilings.maxRetryAfter());
+      block(s, d, ceilings.maxRetryAfter(), now);
     }
     for (ServiceLimitItem limit : fields.limits()) {
       if (limit.remaining().isEmpty()) {
@@ -352,23 +410,24 @@ final class BudgetTracker implements Budgets {
       }
       String policy = limit.name().orElse(limit.dialect().token());
       byte[] pk = limit.partitionKey().orElse(null);
-      QuotaPolicyItem p = matchingPolicy(fields, limit);
+      QuotaPolicyItem p = fields.policyOf(limit).orElse(null);
       long quota = p != null ? p.quota() : limit.limit().orElse(-1);
-      long window = p != null && p.window().isPresent() ? p.window().get().toNanos() : -1;
+      // Saturated, not clamped: a window longer than maxReset is never waited for whole (tryAdmit
+      // probes instead), but q / w still credits EVEN with the refill it implies.
+      long window = p != null && p.window().isPresent() ? Ceilings.nanos(p.window().get()) : -1;
       long tNanos;
       boolean probeAtReset = false;
       if (raNanos >= 0) {
         tNanos = raNanos;
         probeAtReset = raClamped;
       } else if (limit.reset().isPresent()) {
-        long t = limit.reset().get().toNanos();
-        long max = ceilings.maxReset().toNanos();
-        probeAtReset = t > max;
-        tNanos = Math.min(t, max);
-      } else if (window > 0 && window <= ceilings.maxReset().toNanos()) {
+        Duration t = limit.reset().get();
+        probeAtReset = t.compareTo(ceilings.maxReset()) > 0;
+        tNanos = Ceilings.clampedNanos(t, ceilings.maxReset());
+      } else if (window > 0 && window <= Ceilings.nanos(ceilings.maxReset())) {
         tNanos = window;
       } else {
-        tNanos = ceilings.maxReset().toNanos();
+        tNanos = Ceilings.nanos(ceilings.maxReset());
         probeAtReset = true;
       }
       merge(s, policy, pk, limit.remaining().getAsLong(), quota, window, tNanos, probeAtReset, now, uncounted, ordered,
@@ -405,12 +464,12 @@ final class BudgetTracker implements Budgets {
    * {@link Ceilings#maxReset()}), {@code window} the window.
    */
   private void applyVend(Scope s, VendReading reading, long now, long uncounted, boolean ordered) {
-    long maxReset = ceilings.maxReset().toNanos();
+    Duration maxReset = ceilings.maxReset();
     for (VendReading.Limit l : reading.limits()) {
-      long t = l.resetsIn().toNanos();
-      long window = l.window().map(Duration::toNanos).orElse(-1L);
-      merge(s, l.policy(), null, l.remaining(), l.limit(), window, Math.min(t, maxReset), t > maxReset, now, uncounted,
-          ordered, "vend", l.selector());
+      Duration t = l.resetsIn();
+      long window = l.window().map(Ceilings::nanos).orElse(-1L);
+      merge(s, l.policy(), null, l.remaining(), l.limit(), window, Ceilings.clampedNanos(t, maxReset),
+          t.compareTo(maxReset) > 0, now, uncounted, ordered, "vend", l.selector());
     }
   }
 
@@ -449,28 +508,6 @@ final class BudgetTracker implements Budgets {
     return e;
   }
 
-  /** The policy a limit reports on: same name and pk (-08+), or the legacy policy of its quota. */
-  private static QuotaPolicyItem matchingPolicy(RateLimitFields fields, ServiceLimitItem limit) {
-    QuotaPolicyItem byName = null;
-    for (QuotaPolicyItem p : fields.policies()) {
-      if (limit.name().isPresent()) {
-        if (p.name().equals(limit.name())) {
-          if (Arrays.equals(p.partitionKey().orElse(null), limit.partitionKey().orElse(null))) {
-            return p;
-          }
-          if (byName == null && p.partitionKey().isEmpty()) {
-            byName = p;
-          }
-        }
-      } else if (p.name().isEmpty() && p.dialect() != HeaderDialect.IETF) {
-        if (limit.limit().isEmpty() || limit.limit().getAsLong() == p.quota()) {
-          return p;
-        }
-      }
-    }
-    return byName;
-  }
-
   // ---- discovery
 
   /** Installs the plan of a discovery document for an origin. */
@@ -486,8 +523,8 @@ final class BudgetTracker implements Budgets {
         Entry e = new Entry(ep.key() + "#" + i, null, ep);
         e.remaining = l.maxRequests();
         e.quota = l.maxRequests();
-        e.window = l.window().toNanos();
-        e.resetAt = now + e.window;
+        e.window = Ceilings.nanos(l.window());
+        e.resetAt = Ceilings.saturatingAdd(now, Math.min(e.window, Ceilings.nanos(ceilings.maxReset())));
         e.lastAdmit = now;
         e.source = "discovery";
         entries.add(e);
@@ -535,14 +572,16 @@ final class BudgetTracker implements Budgets {
     if (reset.isNegative()) {
       throw new IllegalArgumentException("reset: expected zero or more, got " + reset);
     }
-    List<CompletableFuture<Void>> wake;
+    List<CompletableFuture<Void>> wake = List.of();
     synchronized (this) {
       Scope s = scope(scopeId(request));
-      long now = ticker.read();
-      long max = ceilings.maxReset().toNanos();
-      long t = reset.toNanos();
-      put(s, policy, null, remaining, now + Math.min(t, max), -1, -1, t > max, now, "observed");
-      wake = s.drainWaiters();
+      try {
+        long now = ticker.read();
+        put(s, policy, null, remaining, Ceilings.saturatingAdd(now, Ceilings.clampedNanos(reset, ceilings.maxReset())),
+            -1, -1, reset.compareTo(ceilings.maxReset()) > 0, now, "observed");
+      } finally {
+        wake = s.drainWaiters();
+      }
     }
     wake.forEach(f -> f.complete(null));
   }
@@ -554,11 +593,7 @@ final class BudgetTracker implements Budgets {
       throw new IllegalArgumentException("delay: expected zero or more, got " + delay);
     }
     synchronized (this) {
-      Scope s = scope(scopeId(request));
-      long max = ceilings.maxRetryAfter().toNanos();
-      long d = delay.toNanos();
-      s.blockedUntil = Math.max(s.blockedUntil, ticker.read() + Math.min(d, max));
-      s.probeAfterBlock |= d > max;
+      block(scope(scopeId(request)), delay, ceilings.maxRetryAfter(), ticker.read());
     }
   }
 
@@ -583,8 +618,7 @@ final class BudgetTracker implements Budgets {
   }
 
   private static long saturatingAdd(long a, long b) {
-    long r = a + b;
-    return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+    return Ceilings.saturatingAdd(a, b);
   }
 
   /** The right to send one request, reported back with {@link #record} or {@link #release}. */
@@ -611,6 +645,8 @@ final class BudgetTracker implements Budgets {
     final List<CompletableFuture<Void>> waiters = new ArrayList<>();
     long blockedUntil = Long.MIN_VALUE;
     boolean probeAfterBlock;
+    /** Consecutive refusals without a usable Retry-After (see {@link BudgetTracker#report}). */
+    int unpacedRefusals;
     boolean answered;
     /** Admission numbers of the requests in flight. */
     final java.util.TreeSet<Long> inFlight = new java.util.TreeSet<>();

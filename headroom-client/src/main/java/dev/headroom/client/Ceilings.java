@@ -13,6 +13,12 @@ import java.util.OptionalDouble;
  * <p>A reset or Retry-After beyond its ceiling is waited for only up to the ceiling; then the
  * client sends a single probe request and goes by what that response says.
  *
+ * <p>Every number a server sent is clamped here <em>before</em> it is converted or added to: a
+ * valid Structured Field Integer has up to 15 digits (RFC 9651 section 3.3.1), so
+ * {@code t=99999999999999} seconds is well-formed, yet more nanoseconds than a {@code long} holds.
+ * {@link #nanos(Duration)} and {@link #clampedNanos(Duration, Duration)} saturate instead of
+ * throwing, so no reported value can make the client's bookkeeping fail.
+ *
  * <p>Immutable.
  */
 public final class Ceilings {
@@ -67,6 +73,34 @@ public final class Ceilings {
   /** Most scopes (origins, by default) whose budgets are remembered; the least recently used go first. */
   public int maxTrackedScopes() {
     return maxTrackedScopes;
+  }
+
+  /** The longest duration whose nanoseconds fit a {@code long} (about 292 years). */
+  private static final Duration MAX_NANOS = Duration.ofNanos(Long.MAX_VALUE);
+
+  /**
+   * {@code d} in nanoseconds, saturating: {@link Long#MAX_VALUE} for anything longer than about
+   * 292 years (where {@link Duration#toNanos()} would throw), 0 for a negative duration.
+   */
+  static long nanos(Duration d) {
+    if (d.isNegative()) {
+      return 0;
+    }
+    return d.compareTo(MAX_NANOS) >= 0 ? Long.MAX_VALUE : d.toNanos();
+  }
+
+  /** {@code min(d, max)} in nanoseconds, saturating (see {@link #nanos(Duration)}). */
+  static long clampedNanos(Duration d, Duration max) {
+    return Math.min(nanos(d), nanos(max));
+  }
+
+  /** {@code a + b}, saturating at {@link Long#MAX_VALUE} and {@link Long#MIN_VALUE}. */
+  static long saturatingAdd(long a, long b) {
+    long r = a + b;
+    if (((a ^ r) & (b ^ r)) < 0) {
+      return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+    return r;
   }
 
   /** Builds {@link Ceilings}; every setter validates its argument. */

@@ -75,7 +75,7 @@ public final class ClientBudget {
     this.retry = b.retry;
     this.maxWait = b.maxWait;
     this.maxRefusalBytes = b.maxRefusalBytes;
-    this.tracker = new BudgetTracker(b.ticker, b.scheduler, b.pacing, b.ceilings, b.scope, b.vend);
+    this.tracker = new BudgetTracker(b.ticker, b.scheduler, b.pacing, b.ceilings, b.scope, b.vend, b.retry);
   }
 
   public static Builder builder() {

@@ -10,6 +10,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -26,6 +27,18 @@ import java.util.Optional;
  * describe someone else's past. A refusal is a 429, or a 503 with Retry-After; its body was read
  * (at most {@link RefusalReader#DEFAULT_MAX_BYTES} bytes) instead of being handed to the caller's
  * body handler.
+ *
+ * <p>Times a server states as instants (a Retry-After HTTP-date, an {@code X-RateLimit-Reset} in
+ * epoch seconds, milliseconds or as an HTTP-date) are read against the response's own {@code Date}
+ * field when it has a valid one, not against the client's clock: both are the server's clock, so
+ * their difference is the wait the server meant whatever the two clocks disagree by
+ * (draft-ietf-httpapi-ratelimit-headers-09 section 7: a client "MAY ... use other information
+ * (e.g. the "Date" response header field ...) to better estimate the reset parameter moment
+ * intended by the server"). The wait then runs from the receipt: {@code Date} is truncated to the
+ * second and precedes the receipt, so {@code receipt + (instant - Date)} is never earlier than the
+ * server's instant, just as {@code receipt + t} is never earlier than a relative reset, which
+ * {@code Date} leaves alone. Without a valid {@code Date}, the client's clock is the reference.
+ * Either way the wait is bounded by {@link Ceilings}.
  *
  * <p>Immutable and thread-safe.
  */
@@ -67,7 +80,7 @@ public final class Exchange {
     Objects.requireNonNull(response, "response");
     Objects.requireNonNull(receivedAt, "receivedAt");
     boolean cached = isFromCache(response);
-    RateLimitFields fields = cached ? NONE : RateLimitFields.parse(response.headers(), receivedAt);
+    RateLimitFields fields = cached ? NONE : RateLimitFields.parse(response.headers(), serverNow(response, receivedAt));
     Duration retryAfter = fields.retryAfter().map(RetryAfter::delay).orElse(null);
     int status = response.statusCode();
     boolean refused = status == 429
@@ -155,6 +168,18 @@ public final class Exchange {
   /** What a vend body said, when this is a vend call whose body was read. */
   Optional<VendReading> vend() {
     return Optional.ofNullable(vend);
+  }
+
+  /**
+   * The instant the server's stated instants are read against: its {@code Date} (RFC 9110 section
+   * 6.6.1), when the field is one valid HTTP-date; otherwise the receipt, by the client's clock.
+   */
+  static Instant serverNow(HttpResponse<?> response, Instant receivedAt) {
+    List<String> dates = response.headers().allValues("Date");
+    if (dates.size() != 1) {
+      return receivedAt;
+    }
+    return RetryAfter.parseHttpDate(dates.get(0).strip(), receivedAt).orElse(receivedAt);
   }
 
   private static boolean isFromCache(HttpResponse<?> response) {

@@ -1,6 +1,7 @@
 package dev.headroom.client;
 
 import dev.headroom.Ticker;
+import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalReader;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -15,9 +16,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Function;
 
@@ -34,13 +37,19 @@ import java.util.function.Function;
  *       request until the budgets allow it, spreading requests over the window or spending them at
  *       once ({@link Pacing}); waits never block a thread (they run on the {@link Scheduler}).
  *   <li>Follows draft-09 sections 7, 7.3 and 8.5.1: malformed fields ignored, Retry-After over
- *       {@code t}, cached responses ignored, absurd values clamped by {@link Ceilings}.
- *   <li>Retries refusals with back-off ({@link RetryPolicy}), then gives up with
+ *       {@code t}, cached responses ignored, absurd values clamped by {@link Ceilings} (every
+ *       number a server sends, however large, is clamped before use, so no answer can make the
+ *       client throw or strand a waiting caller), instants the server states read against its
+ *       {@code Date}.
+ *   <li>Retries refusals with back-off ({@link RetryPolicy}; never shorter than
+ *       {@link RetryPolicy#baseDelay()}, even after {@code Retry-After: 0}, and a refusal without a
+ *       usable Retry-After pauses every request of its scope), then gives up with
  *       {@link RateLimitedException}, which carries the refusal.
  *   <li>Opt-in: paces vend calls by the vend rate-limit extension's data and backs off its
  *       {@code RATE_LIMITED} errors ({@link Builder#vend(VendClientOptions)}).
  *   <li>Can read the Graceful Boundaries discovery document once per origin to plan before the
- *       first request, and follow a refusal's same-origin guidance.
+ *       first request (again after a refusal of a limit it does not describe, at most once per
+ *       {@link #UNFAMILIAR_LIMIT_REFETCH_INTERVAL}), and follow a refusal's same-origin guidance.
  * </ul>
  *
  * <pre>{@code
@@ -72,9 +81,13 @@ public final class HeadroomClient {
   private final Duration discoveryTtl;
   private final Map<String, Discovery> discoveries = new LinkedHashMap<>();
 
-  /** One origin's discovery: the fetch and when it started, by the ticker. */
+  /**
+   * One origin's discovery: the fetch, when it started (by the ticker), and the refused limits the
+   * origin's documents did not describe (each forces at most one read; bounded by
+   * {@link #MAX_UNFAMILIAR_LIMITS}).
+   */
   private record Discovery(CompletableFuture<Reading> reading, CompletableFuture<Optional<LimitsDocument>> result,
-      long fetchedAt) {}
+      long fetchedAt, Set<String> unfamiliar) {}
 
   /**
    * What a discovery read found, and whether that is the origin's own answer (a document, or
@@ -85,6 +98,16 @@ public final class HeadroomClient {
 
   /** How long a discovery read that failed is trusted before it is tried again. */
   static final Duration FAILED_DISCOVERY_RETRY = Duration.ofMinutes(1);
+
+  /**
+   * Shortest time between an origin's discovery read and one forced by a refusal of a limit its
+   * document does not describe: a server that names a new limit in every refusal gets at most one
+   * extra read per interval.
+   */
+  public static final Duration UNFAMILIAR_LIMIT_REFETCH_INTERVAL = Duration.ofMinutes(1);
+
+  /** Most unfamiliar limits remembered per origin; past this, refusals force no more reads. */
+  static final int MAX_UNFAMILIAR_LIMITS = 64;
 
   private HeadroomClient(Builder b) {
     ClientBudget engine = b.engine != null ? b.engine
@@ -145,6 +168,7 @@ public final class HeadroomClient {
     if (followGuidance) {
       chain.add(new GuidanceInterceptor());
     }
+    chain.add(this::noticeUnfamiliarLimits);
     chain.add(new PacingInterceptor(budgets));
     chain.addAll(networkInterceptors);
     if (vend != null) {
@@ -189,17 +213,61 @@ public final class HeadroomClient {
       if (known != null && (!known.reading().isDone() || now - known.fetchedAt() < trusted(known))) {
         return known.result();
       }
-      discoveries.remove(origin);
-      if (discoveries.size() >= maxDiscoveries) {
-        discoveries.remove(discoveries.keySet().iterator().next());
+      return refetch(uri, origin, now, known == null ? ConcurrentHashMap.newKeySet() : known.unfamiliar());
+    }
+  }
+
+  /** Starts a read of an origin's document; the caller holds the lock on {@link #discoveries}. */
+  private CompletableFuture<Optional<LimitsDocument>> refetch(URI uri, String origin, long now, Set<String> unfamiliar) {
+    discoveries.remove(origin);
+    if (discoveries.size() >= maxDiscoveries) {
+      discoveries.remove(discoveries.keySet().iterator().next());
+    }
+    CompletableFuture<Reading> reading = fetchDiscovery(uri, 0, false);
+    CompletableFuture<Optional<LimitsDocument>> f = reading.thenApply(r -> {
+      r.document().ifPresent(doc -> budgets.plan(origin, doc));
+      return r.document();
+    });
+    discoveries.put(origin, new Discovery(reading, f, now, unfamiliar));
+    return f;
+  }
+
+  /**
+   * Watches each attempt's answer for a refusal of a limit the origin's discovery document does not
+   * describe ({@link LimitsDocument#describes}), and then reads the document again (Graceful
+   * Boundaries section 1: "an agent that receives a 429 with an unfamiliar limit value SHOULD
+   * re-fetch the discovery endpoint, as limits may have changed"). Only for origins whose document
+   * the client has read; at most once per unfamiliar limit, and never sooner than
+   * {@link #UNFAMILIAR_LIMIT_REFETCH_INTERVAL} after the last read, so a hostile server cannot make
+   * the client read it on every request. The read goes on in the background through pacing.
+   */
+  private CompletableFuture<Exchange> noticeUnfamiliarLimits(Interceptor.Chain chain) {
+    return chain.proceed(chain.request()).thenApply(ex -> {
+      if (ex.isRefused() && ex.refusal().isPresent()) {
+        refetchIfUnfamiliar(chain.request().uri(), ex.refusal().get());
       }
-      CompletableFuture<Reading> reading = fetchDiscovery(uri, 0, false);
-      CompletableFuture<Optional<LimitsDocument>> f = reading.thenApply(r -> {
-        r.document().ifPresent(doc -> budgets.plan(origin, doc));
-        return r.document();
-      });
-      discoveries.put(origin, new Discovery(reading, f, now));
-      return f;
+      return ex;
+    });
+  }
+
+  private void refetchIfUnfamiliar(URI uri, Refusal refusal) {
+    String origin = Origins.of(uri);
+    long now = ticker.read();
+    synchronized (discoveries) {
+      Discovery known = discoveries.get(origin);
+      Reading reading = known == null ? null : known.reading().getNow(null);
+      if (reading == null || reading.document().isEmpty()
+          || reading.document().get().describes(refusal.limitId(), refusal.limit())) {
+        return;
+      }
+      if (now - known.fetchedAt() < UNFAMILIAR_LIMIT_REFETCH_INTERVAL.toNanos()
+          || known.unfamiliar().size() >= MAX_UNFAMILIAR_LIMITS) {
+        return;
+      }
+      String name = refusal.limitId().map(id -> "limitId " + id).orElseGet(() -> "limit " + refusal.limit().orElse(""));
+      if (known.unfamiliar().add(name)) {
+        refetch(uri, origin, now, known.unfamiliar());
+      }
     }
   }
 

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.headroom.http.path.PathTemplate;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,8 +18,9 @@ import java.util.OptionalLong;
 
 /**
  * A Graceful Boundaries limits discovery document (spec section 1: {@code GET /api/limits} or
- * {@code GET /.well-known/limits}), read leniently: entries that lack what pacing needs are
- * skipped and listed in {@link #issues()}. The conformance checker validates documents strictly
+ * {@code GET /.well-known/limits}), read leniently: entries that lack what pacing needs, and entries
+ * whose {@code endpoint} is not a path pattern of the one grammar ({@link PathTemplate}; the spec
+ * leaves the pattern undefined), are skipped and listed in {@link #issues()}, never thrown. The conformance checker validates documents strictly
  * against the published schema; the client only needs to plan.
  *
  * <p>Immutable.
@@ -85,7 +87,17 @@ public final class LimitsDocument {
         continue;
       }
       String path = entry.get("endpoint").asText();
+      PathTemplate template;
+      try {
+        template = PathTemplate.parsePublished(path);
+      } catch (IllegalArgumentException ex) {
+        issues.add("limits." + key + ".endpoint: " + ex.getMessage() + "; skipped");
+        continue;
+      }
       String method = entry.path("method").isTextual() ? entry.get("method").asText().toUpperCase(java.util.Locale.ROOT) : null;
+      if (method != null && (method.equals("ANY") || method.equals("*"))) {
+        method = null; // Headroom's servlet filter publishes a route of every method as ANY
+      }
       List<Limit> entryLimits = new ArrayList<>();
       JsonNode ls = entry.path("limits");
       if (ls.isArray()) {
@@ -98,12 +110,13 @@ public final class LimitsDocument {
             issues.add("limits." + key + ".limits[" + i + "]: expected maxRequests >= 0 and windowSeconds > 0; not used for pacing");
           }
           entryLimits.add(new Limit(type, max, w > 0 ? Duration.ofMillis((long) Math.ceil(w * 1000)) : null,
-              l.path("description").isTextual() ? l.get("description").asText() : null));
+              l.path("description").isTextual() ? l.get("description").asText() : null,
+              l.path("limitId").isTextual() ? l.get("limitId").asText() : null));
         }
       } else {
         issues.add("limits." + key + ".limits: expected an array; skipped");
       }
-      endpoints.add(new Endpoint(key, path, method, entryLimits));
+      endpoints.add(new Endpoint(key, path, template, method, entryLimits));
     }
     return new LimitsDocument(root.path("service").isTextual() ? root.get("service").asText() : null,
         root.path("conformance").isTextual() ? root.get("conformance").asText() : null, endpoints, issues);
@@ -127,6 +140,36 @@ public final class LimitsDocument {
     return issues;
   }
 
+  /**
+   * Whether a refusal's limit is one this document describes (Graceful Boundaries section 1: "an
+   * agent that receives a 429 with an unfamiliar {@code limit} value SHOULD re-fetch the discovery
+   * endpoint"): its {@code limitId} is a limit's {@code limitId}, or its {@code limit} text is a
+   * limit's {@code description}, compared without case, runs of spaces or a final full stop. A
+   * refusal that names its limit neither way is not unfamiliar.
+   */
+  public boolean describes(Optional<String> limitId, Optional<String> limit) {
+    if (limitId.isEmpty() && limit.isEmpty()) {
+      return true;
+    }
+    String text = limit.map(LimitsDocument::normalised).orElse(null);
+    for (Endpoint e : endpoints) {
+      for (Limit l : e.limits()) {
+        if (limitId.isPresent() && limitId.get().equals(l.limitId())) {
+          return true;
+        }
+        if (text != null && l.description() != null && text.equals(normalised(l.description()))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static String normalised(String text) {
+    String t = text.strip().replaceAll("\\s+", " ").toLowerCase(java.util.Locale.ROOT);
+    return t.endsWith(".") ? t.substring(0, t.length() - 1) : t;
+  }
+
   /** One endpoint entry. */
   public static final class Endpoint {
     private final String key;
@@ -135,12 +178,12 @@ public final class LimitsDocument {
     private final List<Limit> limits;
     private final PathTemplate template;
 
-    Endpoint(String key, String path, String method, List<Limit> limits) {
+    Endpoint(String key, String path, PathTemplate template, String method, List<Limit> limits) {
       this.key = key;
       this.path = path;
       this.method = method;
       this.limits = List.copyOf(limits);
-      this.template = PathTemplate.of(path);
+      this.template = template;
     }
 
     public String key() {
@@ -152,7 +195,16 @@ public final class LimitsDocument {
       return path;
     }
 
-    /** The method, upper case; empty when the entry names none (then any method matches). */
+    /**
+     * The path pattern as read, in the one grammar every Headroom front end writes
+     * ({@link PathTemplate#parsePublished}): {@code :id} and a trailing {@code *} are one segment
+     * each, {@code **} the rest of the path.
+     */
+    public PathTemplate template() {
+      return template;
+    }
+
+    /** The method, upper case; empty when the entry names none, {@code ANY} or {@code *} (then any method matches). */
     public Optional<String> method() {
       return Optional.ofNullable(method);
     }
@@ -163,10 +215,10 @@ public final class LimitsDocument {
 
     /** Whether the path pattern has variables or wildcards (so it cannot be requested as it is). */
     public boolean isTemplate() {
-      return template.hasVariables();
+      return !template.isLiteral();
     }
 
-    /** Whether a request with this method and path falls under the entry. */
+    /** Whether a request with this method and raw path (percent-encoded, no query; {@link java.net.URI#getRawPath()}) falls under the entry. */
     public boolean matches(String requestMethod, String requestPath) {
       return (method == null || method.equals(requestMethod)) && template.matches(requestPath);
     }
@@ -179,8 +231,9 @@ public final class LimitsDocument {
    * @param maxRequests the maximum requests in the window; negative when absent
    * @param window the window; null when absent
    * @param description the human-readable explanation, if any
+   * @param limitId the stable identifier of the limit, if any (Graceful Boundaries section 1)
    */
-  public record Limit(String type, long maxRequests, Duration window, String description) {
+  public record Limit(String type, long maxRequests, Duration window, String description, String limitId) {
     /** Whether the limit says enough to pace by: a count and a window, and a windowed type. */
     public boolean isWindowed() {
       return maxRequests >= 0 && window != null && !type.equals("concurrency") && !type.equals("resource-dedup");

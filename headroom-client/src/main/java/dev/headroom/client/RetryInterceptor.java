@@ -6,7 +6,9 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Retries refusals (429, or 503 with Retry-After) as {@link RetryPolicy} says, and gives up with
  * {@link RateLimitedException}. The wait honours Retry-After (clamped by
- * {@link Ceilings#maxRetryAfter()}); pacing then holds the request further if the budgets say so.
+ * {@link Ceilings#maxRetryAfter()}) but is never shorter than {@link RetryPolicy#baseDelay()}, so
+ * {@code Retry-After: 0} does not remove the back-off; pacing then holds the request further if
+ * the budgets say so (a refusal without a usable Retry-After holds its whole scope there too).
  * Thread-safe (stateless).
  */
 final class RetryInterceptor implements Interceptor {

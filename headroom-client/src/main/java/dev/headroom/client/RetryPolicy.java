@@ -9,11 +9,19 @@ import java.util.random.RandomGenerator;
  * When and how the client retries a refused request (429, or 503 with Retry-After).
  *
  * <p>The wait before retry number {@code n} (counted from 0) is
- * {@code min(base * 2^n, maxWait)}, where {@code base} is the response's Retry-After (RFC 9110
- * section 10.2.3; clamped by {@link Ceilings#maxRetryAfter()}) or, when it has none,
- * {@link Builder#baseDelay(Duration)}; then up to {@code jitter * wait} is added at random, so
- * that Retry-After stays a minimum (Graceful Boundaries section 2: "treat retryAfterSeconds as a
- * minimum wait time ... adding small random jitter prevents synchronized retry storms").
+ * {@code min(max(retryAfter, baseDelay) * 2^n, maxWait)}, where {@code retryAfter} is the
+ * response's Retry-After (RFC 9110 section 10.2.3; clamped by {@link Ceilings#maxRetryAfter()})
+ * and {@link Builder#baseDelay(Duration) baseDelay} ({@link #DEFAULT_BASE_DELAY}) is both the wait
+ * when the refusal says none and the floor of every wait: a server answering every 429 with
+ * {@code Retry-After: 0} still gets a doubling back-off (1 s, 2 s, 4 s) rather than four immediate
+ * attempts. Then up to {@code jitter * wait} is added at random, so that Retry-After stays a
+ * minimum (Graceful Boundaries section 2: "treat retryAfterSeconds as a minimum wait time ...
+ * adding small random jitter prevents synchronized retry storms").
+ *
+ * <p>A refusal without a usable Retry-After (absent, unparseable, or below {@code baseDelay})
+ * holds every request of its scope, not only the refused one: the client's budgets pause the
+ * scope for {@code backoff(n, baseDelay)}, {@code n} counting the scope's consecutive such
+ * refusals (see {@link HeadroomClient}).
  *
  * <p>Only idempotent methods (RFC 9110 section 9.2.2) are retried unless
  * {@link Builder#retryNonIdempotent(boolean)} says otherwise. After {@link #maxAttempts()} tries
@@ -25,6 +33,12 @@ public final class RetryPolicy {
 
   /** RFC 9110 section 9.2.2. */
   public static final Set<String> IDEMPOTENT_METHODS = Set.of("GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE");
+
+  /**
+   * Default {@link Builder#baseDelay(Duration)}: one second, the wait when a refusal says none and
+   * the floor of every wait (seed 003 floors the vend extension's {@code retry_after} the same way).
+   */
+  public static final Duration DEFAULT_BASE_DELAY = Duration.ofSeconds(1);
 
   private static final RetryPolicy DEFAULTS = builder().build();
   private static final RetryPolicy NONE = builder().maxAttempts(1).build();
@@ -64,6 +78,7 @@ public final class RetryPolicy {
     return maxAttempts;
   }
 
+  /** The wait when a refusal says none, and the floor of every wait. */
   public Duration baseDelay() {
     return baseDelay;
   }
@@ -87,15 +102,15 @@ public final class RetryPolicy {
 
   /**
    * The wait before retry {@code retry} (0 for the first retry), before jitter:
-   * {@code min(base * 2^retry, maxWait)}, saturating.
+   * {@code min(max(base, baseDelay) * 2^retry, maxWait)}, saturating.
    */
   public Duration backoff(int retry, Duration base) {
     Objects.requireNonNull(base, "base");
     if (retry < 0) {
       throw new IllegalArgumentException("retry: expected 0 or more, got " + retry);
     }
-    long nanos = base.toNanos();
-    long max = maxWait.toNanos();
+    long nanos = Math.max(Ceilings.nanos(base), Ceilings.nanos(baseDelay));
+    long max = Ceilings.nanos(maxWait);
     for (int i = 0; i < retry && nanos < max; i++) {
       nanos = nanos > Long.MAX_VALUE / 2 ? Long.MAX_VALUE : nanos * 2;
     }
@@ -115,7 +130,7 @@ public final class RetryPolicy {
   /** Builds a {@link RetryPolicy}; every setter validates its argument. */
   public static final class Builder {
     private int maxAttempts = 4;
-    private Duration baseDelay = Duration.ofSeconds(1);
+    private Duration baseDelay = DEFAULT_BASE_DELAY;
     private Duration maxWait = Duration.ofMinutes(2);
     private double jitter = 0.1;
     private boolean retryNonIdempotent;
@@ -132,7 +147,10 @@ public final class RetryPolicy {
       return this;
     }
 
-    /** The wait before the first retry when the refusal has no Retry-After; positive. */
+    /**
+     * The wait before the first retry when the refusal has no usable Retry-After, and the floor of
+     * every wait (a {@code Retry-After: 0} is raised to it); positive. {@link #DEFAULT_BASE_DELAY}.
+     */
     public Builder baseDelay(Duration d) {
       Objects.requireNonNull(d, "baseDelay");
       if (d.isNegative() || d.isZero()) {

@@ -26,7 +26,7 @@ public interface Scheduler {
         return CompletableFuture.completedFuture(null);
       }
       return CompletableFuture.runAsync(() -> { },
-          CompletableFuture.delayedExecutor(delay.toNanos(), TimeUnit.NANOSECONDS));
+          CompletableFuture.delayedExecutor(Ceilings.nanos(delay), TimeUnit.NANOSECONDS));
     };
   }
 
@@ -38,7 +38,7 @@ public interface Scheduler {
         return CompletableFuture.completedFuture(null);
       }
       CompletableFuture<Void> f = new CompletableFuture<>();
-      executor.schedule(() -> f.complete(null), delay.toNanos(), TimeUnit.NANOSECONDS);
+      executor.schedule(() -> f.complete(null), Ceilings.nanos(delay), TimeUnit.NANOSECONDS);
       return f;
     };
   }
@@ -53,7 +53,7 @@ public interface Scheduler {
     return delay -> {
       if (!delay.isZero() && !delay.isNegative()) {
         synchronized (ticker) {
-          long target = ticker.read() + delay.toNanos();
+          long target = Ceilings.saturatingAdd(ticker.read(), Ceilings.nanos(delay));
           long now = ticker.read();
           if (target > now) {
             ticker.advanceNanos(target - now);

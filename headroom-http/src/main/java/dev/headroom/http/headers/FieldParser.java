@@ -511,23 +511,13 @@ final class FieldParser {
   // ---- consistency between fields
 
   private void checkConsistency() {
-    List<QuotaPolicyItem> ietfPolicies = new ArrayList<>();
-    for (QuotaPolicyItem p : policies) {
-      if (p.dialect() == HeaderDialect.IETF) {
-        ietfPolicies.add(p);
-      }
-    }
+    boolean ietfPolicies = policies.stream().anyMatch(p -> p.dialect() == HeaderDialect.IETF);
     for (ServiceLimitItem l : limits) {
       long r = l.remainingOrMinus1();
       if (l.dialect() == HeaderDialect.IETF) {
-        QuotaPolicyItem match = null;
+        QuotaPolicyItem match = RateLimitFields.match(policies, l);
         String name = l.name().orElse(null);
-        for (QuotaPolicyItem p : ietfPolicies) {
-          if (p.sameIdentity(name, l.pkUnsafe()) || (match == null && p.sameIdentity(name, null))) {
-            match = p;
-          }
-        }
-        if (match == null && !ietfPolicies.isEmpty()) {
+        if (match == null && ietfPolicies) {
           note(Kind.UNKNOWN_POLICY, RATELIMIT, "'" + name + "' is not in " + RATELIMIT_POLICY);
         }
         if (match != null && r > match.quota()) {

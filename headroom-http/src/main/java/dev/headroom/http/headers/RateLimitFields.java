@@ -116,6 +116,48 @@ public final class RateLimitFields {
     return Optional.empty();
   }
 
+  /**
+   * The advertised policy a service limit reports on, if any: the one matcher the client's budgets
+   * and {@code headroom check}'s {@code UNKNOWN_POLICY} note share.
+   *
+   * <p>A named limit (draft-09 sections 4 and 5) is matched by its identifier: a policy of the same
+   * name and the same {@code pk} (both absent, or equal bytes) first; otherwise the first policy of
+   * the same name where <em>either</em> side has no {@code pk}. {@code pk} is optional on both
+   * fields (sections 4.1.4 and 5.1.3), and servers do send it on one only: express-rate-limit's
+   * draft-8 mode sends {@code RateLimit-Policy: "10-in-5sec"; q=10; w=5; pk=:...:} with
+   * {@code RateLimit: "10-in-5sec"; r=9; t=5}. Two different keys are two partitions and never
+   * match. An unnamed limit of an older dialect is matched to the first unnamed policy whose
+   * quota it does not contradict ({@code RateLimit-Policy: 10;w=5} with {@code limit=10}).
+   */
+  public Optional<QuotaPolicyItem> policyOf(ServiceLimitItem limit) {
+    Objects.requireNonNull(limit, "limit");
+    return Optional.ofNullable(match(policies, limit));
+  }
+
+  /** {@link #policyOf}, over the policies parsed so far (the parser's consistency check uses it too). */
+  static QuotaPolicyItem match(List<QuotaPolicyItem> policies, ServiceLimitItem limit) {
+    String name = limit.name().orElse(null);
+    byte[] pk = limit.pkUnsafe();
+    QuotaPolicyItem byName = null;
+    for (QuotaPolicyItem p : policies) {
+      if (name != null) {
+        if (p.dialect() != HeaderDialect.IETF || !p.name().filter(name::equals).isPresent()) {
+          continue;
+        }
+        if (p.sameIdentity(name, pk)) {
+          return p;
+        }
+        if (byName == null && (pk == null || p.pkUnsafe() == null)) {
+          byName = p;
+        }
+      } else if (p.name().isEmpty() && p.dialect() != HeaderDialect.IETF
+          && (limit.limitOrMinus1() < 0 || limit.limitOrMinus1() == p.quota())) {
+        return p;
+      }
+    }
+    return byName;
+  }
+
   /** Whether no policy, limit or Retry-After was found. */
   public boolean isEmpty() {
     return policies.isEmpty() && limits.isEmpty() && retryAfter == null;
