@@ -94,6 +94,9 @@ final class BudgetTracker implements Budgets {
   /** Resets closer than this may describe one instant (t is rounded to whole seconds). */
   static final long SAME_WINDOW_NANOS = 1_500_000_000L;
 
+  /** Answers per budget remembered with their r, to tell which were decided before a later report. */
+  static final int RECENT = 32;
+
   private final Ticker ticker;
   private final Scheduler scheduler;
   private final Pacing pacing;
@@ -184,7 +187,12 @@ final class BudgetTracker implements Budgets {
       wait = Math.max(wait, next - now);
     }
     List<Entry> active = active(s, origin, method, path, labels);
+    boolean waitForAnswer = false;
     for (Entry e : active) {
+      ObservedAlgorithm.Kind kind = e.seen.kind();
+      if (kind == ObservedAlgorithm.Kind.TOKEN_BUCKET) {
+        e.creditRefill(now, s.inFlight());
+      }
       if (now >= e.resetAt) {
         if (e.probeAtReset || e.quota < 0 || e.window <= 0) {
           // Nothing says what the next window holds or how long it lasts: one request finds out.
@@ -201,12 +209,19 @@ final class BudgetTracker implements Budgets {
         long periods = (now - e.resetAt) / e.window + 1;
         e.resetAt = saturatingAdd(e.resetAt, saturatingMultiply(periods, e.window));
         e.lastAdmit = now;
+        // A reset learnt from the reports (or, adaptively, any reset of an algorithm not yet
+        // recognised) is confirmed by one request before the rest of the window goes.
+        e.confirm = kind == ObservedAlgorithm.Kind.FIXED_WINDOW
+            || (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.UNKNOWN);
+      }
+      if (e.confirm && s.inFlight() > 0) {
+        waitForAnswer = true;
       }
       if (e.remaining <= 0) {
-        wait = Math.max(wait, e.resetAt - now);
+        wait = Math.max(wait, e.nextUnit(now) - now);
         continue;
       }
-      if (pacing == Pacing.EVEN) {
+      if (spacesEvenly(kind)) {
         long next = saturatingAdd(e.lastAdmit, evenInterval(e));
         wait = Math.max(wait, next - now);
       }
@@ -214,7 +229,7 @@ final class BudgetTracker implements Budgets {
     if (wait > 0) {
       return Wait.nanos(wait);
     }
-    if (probe && s.inFlight() > 0) {
+    if ((probe || waitForAnswer) && s.inFlight() > 0) {
       return Wait.FOR_RESPONSE;
     }
     for (Entry e : active) {
@@ -227,7 +242,7 @@ final class BudgetTracker implements Budgets {
     boolean alone = s.inFlight.isEmpty();
     s.inFlight.add(seq);
     s.lastAdmit = now;
-    return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount));
+    return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount, now));
   }
 
   /**
@@ -240,8 +255,20 @@ final class BudgetTracker implements Budgets {
    * bucket that says {@code r=0} says {@code t} until it is full, which is a whole window. Neither
    * term ever lets more than {@code r} units go: that is counted in {@link #tryAdmit}.
    */
+  /** Whether admissions against a budget of this kind are spaced ({@link #evenInterval}) or go at once. */
+  private boolean spacesEvenly(ObservedAlgorithm.Kind kind) {
+    switch (pacing) {
+      case EVEN:
+        return true;
+      case BURST:
+        return false;
+      default:
+        return kind == ObservedAlgorithm.Kind.UNKNOWN || kind == ObservedAlgorithm.Kind.REFILLING;
+    }
+  }
+
   static long evenInterval(Entry e) {
-    double horizon = Math.max(1, e.resetAt - e.lastAdmit);
+    double horizon = Math.max(1, e.lastInWindow() - e.lastAdmit);
     double rate = e.remaining / horizon;
     if (e.quota > 0 && e.window > 0) {
       rate = Math.max(rate, (e.remaining - EVEN_RESERVE) / horizon + (double) e.quota / e.window);
@@ -290,9 +317,9 @@ final class BudgetTracker implements Budgets {
         if (vendData.isPresent()) {
           // The extension data takes precedence over the response's RateLimit fields and
           // Retry-After: they restate one of its scopes, and the data says which calls it paces.
-          applyVend(s, vendData.get(), now, uncounted, ordered);
+          applyVend(s, vendData.get(), now, uncounted, ordered, permit);
         } else {
-          apply(s, exchange.fields(), now, uncounted, ordered);
+          apply(s, exchange.fields(), now, uncounted, ordered, permit);
         }
         if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
             && exchange.retryAfter().isPresent()) {
@@ -304,6 +331,9 @@ final class BudgetTracker implements Budgets {
         }
       }
       s.answeredCount++;
+      for (Entry e : s.entries.values()) {
+        e.confirm = false;
+      }
       if (permit.probe) {
         s.probeAfterBlock = false;
         s.entries.values().removeIf(e -> e.resetAt <= now);
@@ -334,7 +364,7 @@ final class BudgetTracker implements Budgets {
    * the budget's (a token bucket's reset grows with every request served after the reported one),
    * and a report whose reset is well before the budget's describes an earlier window and is dropped.
    */
-  private void apply(Scope s, RateLimitFields fields, long now, long uncounted, boolean ordered) {
+  private void apply(Scope s, RateLimitFields fields, long now, long uncounted, boolean ordered, Permit permit) {
     long raNanos = -1;
     boolean raClamped = false;
     Optional<RetryAfter> ra = fields.retryAfter();
@@ -372,22 +402,27 @@ final class BudgetTracker implements Budgets {
         probeAtReset = true;
       }
       merge(s, policy, pk, limit.remaining().getAsLong(), quota, window, tNanos, probeAtReset, now, uncounted, ordered,
-          "headers", null);
+          "headers", null, permit);
     }
   }
 
   /** Records one report of a budget, as {@link #apply} explains (shared by headers and the vend extension). */
   private void merge(Scope s, String policy, byte[] pk, long reported, long quota, long window, long tNanos,
-      boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector) {
+      boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit) {
     long r = reported;
     if (quota >= 0) {
       r = Math.min(r, quota);
     }
+    long said = r;
+    Entry e = s.entries.get(key(policy, pk));
+    if (e != null && !ordered) {
+      uncounted -= e.servedBefore(said, permit.answeredAtAdmit, s.answeredCount, now - permit.admittedAt);
+    }
     r = Math.max(0, r - uncounted);
     long resetAt = saturatingAdd(now, tNanos);
-    Entry e = s.entries.get(key(policy, pk));
     if (e == null || ordered || e.resetAt <= now || e.probeAtReset) {
-      put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, source).selector = selector;
+      e = put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, source);
+      e.selector = selector;
     } else if (resetAt >= e.resetAt - SAME_WINDOW_NANOS) {
       e.remaining = r;
       e.resetAt = Math.max(e.resetAt, resetAt);
@@ -396,7 +431,10 @@ final class BudgetTracker implements Budgets {
       e.probeAtReset |= probeAtReset;
       e.selector = selector;
       s.current.put(policy, key(policy, pk));
+    } else {
+      return;
     }
+    e.learn(said, permit.admittedAt, now, tNanos, s.answeredCount);
   }
 
   /**
@@ -404,13 +442,13 @@ final class BudgetTracker implements Budgets {
    * {@code limit} is the quota, {@code remaining} is r, {@code resets_in} is t (clamped by
    * {@link Ceilings#maxReset()}), {@code window} the window.
    */
-  private void applyVend(Scope s, VendReading reading, long now, long uncounted, boolean ordered) {
+  private void applyVend(Scope s, VendReading reading, long now, long uncounted, boolean ordered, Permit permit) {
     long maxReset = ceilings.maxReset().toNanos();
     for (VendReading.Limit l : reading.limits()) {
       long t = l.resetsIn().toNanos();
       long window = l.window().map(Duration::toNanos).orElse(-1L);
       merge(s, l.policy(), null, l.remaining(), l.limit(), window, Math.min(t, maxReset), t > maxReset, now, uncounted,
-          ordered, "vend", l.selector());
+          ordered, "vend", l.selector(), permit);
     }
   }
 
@@ -595,13 +633,15 @@ final class BudgetTracker implements Budgets {
     final long seq;
     final boolean alone;
     final long answeredAtAdmit;
+    final long admittedAt;
 
-    Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit) {
+    Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit, long admittedAt) {
       this.scope = scope;
       this.probe = probe;
       this.seq = seq;
       this.alone = alone;
       this.answeredAtAdmit = answeredAtAdmit;
+      this.admittedAt = admittedAt;
     }
   }
 
@@ -646,11 +686,96 @@ final class BudgetTracker implements Budgets {
     String source;
     /** The vend calls this budget paces ({@link VendCall#labels()}); null for every request of the scope. */
     String selector;
+    /** What the reports say about the server's algorithm. */
+    final ObservedAlgorithm seen = new ObservedAlgorithm();
+    /** Since when a recognised token bucket's refill is credited. */
+    long refillFrom;
+    /** The window was restarted locally: one request goes and its answer confirms it. */
+    boolean confirm;
+    /** The last {@value #RECENT} answers' reported r, by answer number (ring). */
+    private final long[] recentAnswer = new long[RECENT];
+    private final long[] recentR = new long[RECENT];
+    private int recentCount;
 
     Entry(String policy, String pk, LimitsDocument.Endpoint endpoint) {
       this.policy = policy;
       this.pk = pk;
       this.endpoint = endpoint;
+    }
+
+    /** Notes a report of this budget: what it says about the algorithm, and its r for later answers. */
+    void learn(long said, long admittedAt, long receivedAt, long tNanos, long answerNumber) {
+      seen.report(said, quota, window, admittedAt, receivedAt, tNanos);
+      if (seen.kind() == ObservedAlgorithm.Kind.FIXED_WINDOW && seen.bounded()) {
+        // Every report of a fixed window bounds one instant: the tightest upper bound is as safe.
+        resetAt = Math.min(resetAt, seen.high());
+      }
+      refillFrom = receivedAt;
+      int i = recentCount++ % RECENT;
+      recentAnswer[i] = answerNumber;
+      recentR[i] = said;
+    }
+
+    /**
+     * Of the requests answered while a report's request was on the wire (answer numbers from
+     * {@code from} up to {@code to}), how many the server certainly decided before it: those whose
+     * own report said more than {@code said}. Without a refill, {@code r} only falls as the server
+     * decides, so they came first and are counted in {@code said}. Known only without a refill:
+     * for a fixed window, or a budget not yet recognised whose policy refills less than one unit
+     * over the request's time on the wire; else 0.
+     */
+    long servedBefore(long said, long from, long to, long flight) {
+      ObservedAlgorithm.Kind kind = seen.kind();
+      boolean noRefill = kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (kind == ObservedAlgorithm.Kind.UNKNOWN
+          && quota > 0 && window > 0 && (double) flight * quota < window);
+      if (!noRefill) {
+        return 0;
+      }
+      long n = 0;
+      for (int i = 0; i < Math.min(recentCount, RECENT); i++) {
+        if (recentAnswer[i] >= from && recentAnswer[i] < to && recentR[i] > said) {
+          n++;
+        }
+      }
+      return n;
+    }
+
+    /**
+     * Credits a recognised token bucket's refill since {@link #refillFrom}: one unit per {@code w / q},
+     * counted from the receipt of the last report (the server decided before, so the bucket holds at
+     * least this), up to the quota less the requests in flight.
+     */
+    void creditRefill(long now, int inFlight) {
+      if (quota <= 0 || window <= 0 || now >= resetAt) {
+        return;
+      }
+      double perUnit = (double) window / quota;
+      long gained = (long) ((now - refillFrom) / perUnit);
+      if (gained <= 0) {
+        return;
+      }
+      long cap = quota - inFlight;
+      remaining = Math.max(remaining, Math.min(cap, remaining + gained));
+      refillFrom = remaining >= cap ? now : refillFrom + (long) Math.ceil(gained * perUnit);
+    }
+
+    /** When this budget, spent, has its next unit: the reset, or a token bucket's next refill. */
+    long nextUnit(long now) {
+      if (seen.kind() == ObservedAlgorithm.Kind.TOKEN_BUCKET && quota > 0 && window > 0) {
+        return Math.min(resetAt, refillFrom + (long) Math.ceil((double) window / quota));
+      }
+      return resetAt;
+    }
+
+    /**
+     * The last instant a unit is sure to count in the current window: the lower bound of a fixed
+     * window's reset as learnt, else {@code t} less the second it may have been rounded up by.
+     */
+    long lastInWindow() {
+      if (seen.kind() == ObservedAlgorithm.Kind.FIXED_WINDOW && seen.bounded() && seen.high() == resetAt) {
+        return seen.low();
+      }
+      return resetAt - ObservedAlgorithm.SECOND;
     }
   }
 
