@@ -214,16 +214,29 @@ final class BudgetTracker implements Budgets {
         e.confirm = kind == ObservedAlgorithm.Kind.FIXED_WINDOW
             || (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.UNKNOWN);
       }
-      if (e.confirm && s.inFlight() > 0) {
-        waitForAnswer = true;
-      }
       if (e.remaining <= 0) {
-        wait = Math.max(wait, e.nextUnit(now) - now);
+        if (s.inFlight() > 0 && kind != ObservedAlgorithm.Kind.UNKNOWN) {
+          // Requests on the wire were taken off the last report; their answers may give units back.
+          waitForAnswer = true;
+        } else {
+          wait = Math.max(wait, e.nextUnit(now) - now);
+        }
+        continue;
+      }
+      if (e.confirm) {
+        // The request that confirms a restarted window goes at once, the others after its answer.
+        waitForAnswer |= s.inFlight() > 0;
         continue;
       }
       if (spacesEvenly(kind)) {
         long next = saturatingAdd(e.lastAdmit, evenInterval(e));
         wait = Math.max(wait, next - now);
+      } else if (pacing == Pacing.ADAPTIVE && e.remaining == 1 && kind == ObservedAlgorithm.Kind.FIXED_WINDOW) {
+        // The window's last unit, held back until it tells whether the windows are aligned.
+        OptionalLong probeAt = e.seen.alignmentProbe();
+        if (probeAt.isPresent() && probeAt.getAsLong() > now && probeAt.getAsLong() < e.seen.low()) {
+          wait = Math.max(wait, probeAt.getAsLong() - now);
+        }
       }
     }
     if (wait > 0) {
@@ -434,7 +447,7 @@ final class BudgetTracker implements Budgets {
     } else {
       return;
     }
-    e.learn(said, permit.admittedAt, now, tNanos, s.answeredCount);
+    e.learn(said, permit.admittedAt, now, tNanos, permit.answeredAtAdmit, s.answeredCount);
   }
 
   /**
@@ -704,10 +717,12 @@ final class BudgetTracker implements Budgets {
     }
 
     /** Notes a report of this budget: what it says about the algorithm, and its r for later answers. */
-    void learn(long said, long admittedAt, long receivedAt, long tNanos, long answerNumber) {
-      seen.report(said, quota, window, admittedAt, receivedAt, tNanos);
-      if (seen.kind() == ObservedAlgorithm.Kind.FIXED_WINDOW && seen.bounded()) {
-        // Every report of a fixed window bounds one instant: the tightest upper bound is as safe.
+    void learn(long said, long admittedAt, long receivedAt, long tNanos, long answersAtAdmit, long answerNumber) {
+      seen.report(said, quota, window, admittedAt, receivedAt, tNanos, answersAtAdmit, answerNumber);
+      ObservedAlgorithm.Kind kind = seen.kind();
+      if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || kind == ObservedAlgorithm.Kind.UNKNOWN) && seen.bounded()) {
+        // Reports of one fixed window bound one instant: the tightest upper bound is as safe. Until
+        // the algorithm is recognised, a reset reached this way is confirmed by one request alone.
         resetAt = Math.min(resetAt, seen.high());
       }
       refillFrom = receivedAt;

@@ -1,5 +1,7 @@
 package dev.headroom.client;
 
+import java.util.OptionalLong;
+
 /**
  * What the client has learnt about the algorithm behind one budget, from the reports it has seen.
  *
@@ -67,6 +69,12 @@ final class ObservedAlgorithm {
   /** Whole seconds: the resolution of {@code t}. */
   static final long SECOND = 1_000_000_000L;
 
+  /** How much earlier than its window's first request a fixed window's reset must be found to be aligned. */
+  static final long ALIGNMENT_PROBE_MARGIN = 50_000_000L;
+
+  /** Windows in which a unit is held back to learn whether the windows are aligned. */
+  static final int MAX_ALIGNMENT_PROBES = 2;
+
   private boolean bounded;
   private long low;
   private long high;
@@ -79,20 +87,32 @@ final class ObservedAlgorithm {
   private int bucketFits;
   private boolean beyondWindow;
   private boolean policyKnown;
+  private long prevAnswer = -1;
+  private long window = -1;
+  private boolean seenStarting;
+  private long windowFirstAdmit;
+  private boolean aligned;
+  private int unverifiedWindows;
 
   /**
    * Notes one report: {@code r} as the server said it (clamped to the quota), the quota and window
    * ({@code -1} when unknown), when its request was admitted and its answer received, and
    * {@code t} in nanoseconds.
    */
-  void report(long r, long quota, long window, long admittedAt, long receivedAt, long t) {
+  void report(long r, long quota, long window, long admittedAt, long receivedAt, long t, long answersAtAdmit,
+      long answerNumber) {
     long a = saturatingAdd(admittedAt, t - SECOND);
     long b = saturatingAdd(receivedAt, t);
-    if (prevR >= 0 && admittedAt >= prevReceipt && receivedAt <= prevLow && r > prevR) {
-      // Decided after the previous report was received and before its reset could have passed.
+    if (prevR >= 0 && answersAtAdmit > prevAnswer && receivedAt <= prevLow && r > prevR) {
+      // Admitted after the previous report was recorded (so decided after it), and decided before
+      // that report's reset could have passed.
       refilled = true;
     }
     policyKnown = quota > 0 && window > 0;
+    if (window != this.window) {
+      aligned = false;
+      this.window = window;
+    }
     if (policyKnown) {
       beyondWindow |= t > window + SECOND;
       double perUnit = (double) window / quota;
@@ -105,19 +125,53 @@ final class ObservedAlgorithm {
       low = Math.max(low, a);
       high = Math.min(high, b);
       windowMinR = Math.min(windowMinR, r);
+      windowFirstAdmit = Math.min(windowFirstAdmit, admittedAt);
     } else if (a >= high) {
       if (r > windowMinR) {
         jumped = true;
       } else {
         // The reset moved later and nothing came back: not a fixed window.
         refilled = true;
+        aligned = false;
       }
+      long carriedLow = low;
+      long carriedHigh = high;
       startWindow(a, b, r);
+      seenStarting = true;
+      windowFirstAdmit = admittedAt;
+      if (aligned) {
+        carry(carriedLow, carriedHigh);
+      } else {
+        unverifiedWindows++;
+      }
     }
     // else: the report of a window already over, answered late: it says nothing new.
+    if (!aligned && seenStarting && policyKnown && !refilled && high < saturatingAdd(windowFirstAdmit, window)) {
+      // A window anchored at its first request (express-rate-limit, Redis EXPIRE at the first hit)
+      // resets w after that request was decided, never before: this one resets at a fixed phase.
+      aligned = true;
+    }
     prevR = r;
     prevReceipt = receivedAt;
     prevLow = a;
+    prevAnswer = answerNumber;
+  }
+
+  /**
+   * Narrows a new window of an aligned fixed window by the last one's bounds, moved on by whole
+   * windows: its reset is exactly {@code k * w} after the last. Bounds that do not meet prove the
+   * windows are not aligned after all.
+   */
+  private void carry(long lastLow, long lastHigh) {
+    long k = Math.max(1, Math.round(((double) (low - lastLow) + (high - lastHigh)) / 2 / window));
+    long cl = saturatingAdd(lastLow, k * window);
+    long ch = saturatingAdd(lastHigh, k * window);
+    if (low < ch && high > cl) {
+      low = Math.max(low, cl);
+      high = Math.min(high, ch);
+    } else {
+      aligned = false;
+    }
   }
 
   private void startWindow(long a, long b, long r) {
@@ -125,6 +179,25 @@ final class ObservedAlgorithm {
     low = a;
     high = b;
     windowMinR = r;
+  }
+
+  /**
+   * When a unit held back in a window of a recognised fixed window, not yet known to be aligned,
+   * would tell whether it is: decided just before {@code windowFirstAdmit + w - 1 s}, its {@code t}
+   * is 1 (and its upper bound is before {@code windowFirstAdmit + w}, which a window anchored at its
+   * first request never is) exactly when the reset is earlier. Empty when there is nothing to learn:
+   * aligned already, the window's start not seen, no policy, or two windows tried.
+   */
+  OptionalLong alignmentProbe() {
+    if (aligned || !seenStarting || !policyKnown || refilled || !jumped || unverifiedWindows > MAX_ALIGNMENT_PROBES) {
+      return OptionalLong.empty();
+    }
+    return OptionalLong.of(windowFirstAdmit + window - SECOND - ALIGNMENT_PROBE_MARGIN);
+  }
+
+  /** Whether the windows are known to reset at a fixed phase, so that each one's bounds carry to the next. */
+  boolean aligned() {
+    return aligned;
   }
 
   /** What the reports so far say. */

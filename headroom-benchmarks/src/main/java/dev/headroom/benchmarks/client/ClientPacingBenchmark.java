@@ -83,7 +83,7 @@ import java.util.function.BiConsumer;
  * <pre>
  * mvn -B -pl headroom-benchmarks -am package -DskipTests
  * java -Xms256m -Xmx256m -Dsun.net.httpserver.nodelay=true -cp headroom-benchmarks/target/benchmarks.jar \
- *     dev.headroom.benchmarks.client.ClientPacingBenchmark [q=10] [w-seconds=5] [n=50] [callers=4] [pacing=ALL]
+ *     dev.headroom.benchmarks.client.ClientPacingBenchmark [q=10] [w-seconds=5] [n=50] [callers=4] [pacing=ALL] [algorithm] [dialect]
  * </pre>
  * The runs of one pacing go at the same time (one server and one client each; at a few requests
  * per second each they are light); the pacings one after another.
@@ -91,6 +91,9 @@ import java.util.function.BiConsumer;
 public final class ClientPacingBenchmark {
 
   private ClientPacingBenchmark() {}
+
+  /** {@code -Dheadroom.trace=true}: every decision of the servers, for reading a run. */
+  private static final boolean TRACE = Boolean.getBoolean("headroom.trace");
 
   /** The dialects, as the deployed peers write them. */
   enum Dialect {
@@ -145,14 +148,16 @@ public final class ClientPacingBenchmark {
     int callers = args.length > 3 ? Integer.parseInt(args[3]) : 4;
     List<Pacing> pacings = args.length > 4 && !args[4].equals("ALL") ? List.of(Pacing.valueOf(args[4]))
         : List.of(Pacing.ADAPTIVE, Pacing.BURST, Pacing.EVEN);
-    List<Algorithm> algorithms = List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW, Algorithm.TOKEN_BUCKET);
+    List<Algorithm> algorithms = args.length > 5 ? List.of(Algorithm.valueOf(args[5]))
+        : List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW, Algorithm.TOKEN_BUCKET);
+    List<Dialect> dialects = args.length > 6 ? List.of(Dialect.valueOf(args[6])) : List.of(Dialect.values());
     System.out.printf(Locale.ROOT, "q=%d w=%ds, %d requests from %d callers%n", q, w, n, callers);
     System.out.println("| pacing | algorithm | dialect | wall s | server span s | ideal span s | actual / ideal | 429s | requests sent |");
     System.out.println("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (Pacing pacing : pacings) {
       List<CompletableFuture<String>> rows = new ArrayList<>();
       for (Algorithm algorithm : algorithms) {
-        for (Dialect dialect : Dialect.values()) {
+        for (Dialect dialect : dialects) {
           rows.add(CompletableFuture.supplyAsync(() -> {
             try {
               Result r = run(algorithm, dialect, pacing, q, w, n, callers);
@@ -195,6 +200,12 @@ public final class ClientPacingBenchmark {
           }
         }
         sent.incrementAndGet();
+        if (TRACE) {
+          PolicyOutcome o = d.outcomes().get(0);
+          System.out.printf(Locale.ROOT, "%s %s %8.3f %s r=%d t=%d (window phase %.3f)%n", algorithm, dialect.label,
+              (now - first.get()) / 1e9, d.allowed() ? "allowed" : "REFUSED", o.remaining(), o.resetSeconds(),
+              (now % (w * 1_000_000_000L)) / 1e9);
+        }
         if (!d.allowed()) {
           refusals.incrementAndGet();
         }
