@@ -91,6 +91,14 @@ final class BudgetTracker implements Budgets {
    */
   static final long EVEN_RESERVE = 2;
 
+  /**
+   * The reserve against a budget that refills but is not a recognised token bucket (a sliding
+   * window: its units come back as the last window's weight decays, at {@code q / w} only when the
+   * last window was full, and at {@code r=0} its {@code t} is the time until it is empty, up to two
+   * windows): one more unit in hand keeps {@code r} off zero when the decay is slower.
+   */
+  static final long REFILLING_RESERVE = 3;
+
   /** Resets closer than this may describe one instant (t is rounded to whole seconds). */
   static final long SAME_WINDOW_NANOS = 1_500_000_000L;
 
@@ -284,7 +292,16 @@ final class BudgetTracker implements Budgets {
     double horizon = Math.max(1, e.lastInWindow() - e.lastAdmit);
     double rate = e.remaining / horizon;
     if (e.quota > 0 && e.window > 0) {
-      rate = Math.max(rate, (e.remaining - EVEN_RESERVE) / horizon + (double) e.quota / e.window);
+      double refill = (double) e.quota / e.window;
+      if (e.seen.kind() == ObservedAlgorithm.Kind.REFILLING) {
+        // How fast it refills is not known: below the reserve, the spending slows in proportion, so
+        // that r settles where the refill matches it instead of reaching zero.
+        long reserve = REFILLING_RESERVE;
+        rate = Math.max(rate, Math.max(0, e.remaining - reserve) / horizon
+            + refill * Math.min(1.0, (double) e.remaining / reserve));
+      } else {
+        rate = Math.max(rate, (e.remaining - EVEN_RESERVE) / horizon + refill);
+      }
     }
     double interval = Math.ceil(1 / rate);
     return interval >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) interval;
