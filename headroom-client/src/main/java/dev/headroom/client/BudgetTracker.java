@@ -57,7 +57,12 @@ import java.util.function.Function;
  *       {@link Ceilings ceiling} is waited for only up to the ceiling, then one probe request goes
  *       alone and its response decides.
  *   <li>{@code receipt + t} is an upper bound of the reset (the server rounds up, the answer took
- *       time to arrive): waiting for it is never early.
+ *       time to arrive): waiting for it is never early. Reports of one fixed window bound one
+ *       instant, so the least of their upper bounds is as safe ({@link ObservedAlgorithm}).
+ *   <li>What the reports show of the server's algorithm decides how the units are spent with
+ *       {@link Pacing#ADAPTIVE}: at once against a fixed window, at once with the refill credited
+ *       against a token bucket ({@link TrackedBudget#creditRefill}), as {@link Pacing#EVEN}
+ *       otherwise. A window restarted locally at a reset is confirmed by one request alone.
  *   <li>Requests that may not be counted in a report's {@code r} (still in flight, or answered
  *       while it was) are subtracted, so that concurrent answers, which arrive in any order, never
  *       overstate the budget (see {@link #apply}).
@@ -102,16 +107,13 @@ final class BudgetTracker implements Budgets {
   /** Resets closer than this may describe one instant (t is rounded to whole seconds). */
   static final long SAME_WINDOW_NANOS = 1_500_000_000L;
 
-  /** Answers per budget remembered with their r, to tell which were decided before a later report. */
-  static final int RECENT = 32;
-
   private final Ticker ticker;
   private final Scheduler scheduler;
   private final Pacing pacing;
   private final Ceilings ceilings;
   private final Function<HttpRequest, String> scopeOf;
   private final LinkedHashMap<String, Scope> scopes;
-  private final LinkedHashMap<String, List<Entry>> planned;
+  private final LinkedHashMap<String, List<TrackedBudget>> planned;
   private final VendClientOptions vend;
 
   BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf) {
@@ -139,7 +141,7 @@ final class BudgetTracker implements Budgets {
       private static final long serialVersionUID = 1L;
 
       @Override
-      protected boolean removeEldestEntry(Map.Entry<String, List<Entry>> eldest) {
+      protected boolean removeEldestEntry(Map.Entry<String, List<TrackedBudget>> eldest) {
         return size() > max;
       }
     };
@@ -194,9 +196,9 @@ final class BudgetTracker implements Budgets {
       long next = s.lastAdmit + (long) Math.ceil(1e9 / rate.getAsDouble());
       wait = Math.max(wait, next - now);
     }
-    List<Entry> active = active(s, origin, method, path, labels);
+    List<TrackedBudget> active = active(s, origin, method, path, labels);
     boolean waitForAnswer = false;
-    for (Entry e : active) {
+    for (TrackedBudget e : active) {
       ObservedAlgorithm.Kind kind = e.seen.kind();
       if (kind == ObservedAlgorithm.Kind.TOKEN_BUCKET) {
         e.creditRefill(now, s.inFlight());
@@ -223,7 +225,7 @@ final class BudgetTracker implements Budgets {
             || (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.UNKNOWN);
       }
       if (e.remaining <= 0) {
-        if (s.inFlight() > 0 && kind != ObservedAlgorithm.Kind.UNKNOWN) {
+        if (s.inFlight() > 0) {
           // Requests on the wire were taken off the last report; their answers may give units back.
           waitForAnswer = true;
         } else {
@@ -253,7 +255,7 @@ final class BudgetTracker implements Budgets {
     if ((probe || waitForAnswer) && s.inFlight() > 0) {
       return Wait.FOR_RESPONSE;
     }
-    for (Entry e : active) {
+    for (TrackedBudget e : active) {
       if (now < e.resetAt) {
         e.remaining--;
       }
@@ -288,7 +290,7 @@ final class BudgetTracker implements Budgets {
     }
   }
 
-  static long evenInterval(Entry e) {
+  static long evenInterval(TrackedBudget e) {
     double horizon = Math.max(1, e.lastInWindow() - e.lastAdmit);
     double rate = e.remaining / horizon;
     if (e.quota > 0 && e.window > 0) {
@@ -307,18 +309,18 @@ final class BudgetTracker implements Budgets {
     return interval >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) interval;
   }
 
-  private List<Entry> active(Scope s, String origin, String method, String path, Set<String> labels) {
-    List<Entry> out = new ArrayList<>();
+  private List<TrackedBudget> active(Scope s, String origin, String method, String path, Set<String> labels) {
+    List<TrackedBudget> out = new ArrayList<>();
     for (String key : s.current.values()) {
-      Entry e = s.entries.get(key);
+      TrackedBudget e = s.entries.get(key);
       if (e != null && (e.selector == null || labels.contains(e.selector))) {
         out.add(e);
       }
     }
     if (out.isEmpty()) {
-      List<Entry> plan = planned.get(origin);
+      List<TrackedBudget> plan = planned.get(origin);
       if (plan != null) {
-        for (Entry e : plan) {
+        for (TrackedBudget e : plan) {
           if (e.endpoint.matches(method, path)) {
             out.add(e);
           }
@@ -361,7 +363,7 @@ final class BudgetTracker implements Budgets {
         }
       }
       s.answeredCount++;
-      for (Entry e : s.entries.values()) {
+      for (TrackedBudget e : s.entries.values()) {
         e.confirm = false;
       }
       if (permit.probe) {
@@ -444,7 +446,7 @@ final class BudgetTracker implements Budgets {
       r = Math.min(r, quota);
     }
     long said = r;
-    Entry e = s.entries.get(key(policy, pk));
+    TrackedBudget e = s.entries.get(key(policy, pk));
     if (e != null && !ordered) {
       uncounted -= e.servedBefore(said, permit.answeredAtAdmit, s.answeredCount, now - permit.admittedAt);
     }
@@ -486,11 +488,11 @@ final class BudgetTracker implements Budgets {
     return policy + "|" + (pk == null ? "" : Base64.getEncoder().encodeToString(pk));
   }
 
-  private Entry put(Scope s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
+  private TrackedBudget put(Scope s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
       boolean probeAtReset, long now, String source) {
     String pkText = pk == null ? null : Base64.getEncoder().encodeToString(pk);
     String key = key(policy, pk);
-    Entry e = s.entries.get(key);
+    TrackedBudget e = s.entries.get(key);
     boolean fresh = e == null;
     if (e == null) {
       if (s.entries.size() >= MAX_ENTRIES_PER_SCOPE) {
@@ -499,7 +501,7 @@ final class BudgetTracker implements Budgets {
         it.remove();
         s.current.values().remove(eldest);
       }
-      e = new Entry(policy, pkText, null);
+      e = new TrackedBudget(policy, pkText, null);
       s.entries.put(key, e);
     }
     e.remaining = remaining;
@@ -544,14 +546,14 @@ final class BudgetTracker implements Budgets {
   /** Installs the plan of a discovery document for an origin. */
   synchronized void plan(String origin, LimitsDocument document) {
     long now = ticker.read();
-    List<Entry> entries = new ArrayList<>();
+    List<TrackedBudget> entries = new ArrayList<>();
     for (LimitsDocument.Endpoint ep : document.endpoints()) {
       for (int i = 0; i < ep.limits().size(); i++) {
         LimitsDocument.Limit l = ep.limits().get(i);
         if (!l.isWindowed()) {
           continue;
         }
-        Entry e = new Entry(ep.key() + "#" + i, null, ep);
+        TrackedBudget e = new TrackedBudget(ep.key() + "#" + i, null, ep);
         e.remaining = l.maxRequests();
         e.quota = l.maxRequests();
         e.window = l.window().toNanos();
@@ -575,17 +577,17 @@ final class BudgetTracker implements Budgets {
       // The body (and so the function) of the request is not read here: every vend budget is listed,
       // each named by the scope or function it paces.
       labels = new java.util.HashSet<>();
-      for (Entry e : s.entries.values()) {
+      for (TrackedBudget e : s.entries.values()) {
         if (e.selector != null) {
           labels.add(e.selector);
         }
       }
     }
-    List<Entry> active = active(s == null ? new Scope() : s, Origins.of(request.uri()), request.method(),
+    List<TrackedBudget> active = active(s == null ? new Scope() : s, Origins.of(request.uri()), request.method(),
         path == null || path.isEmpty() ? "/" : path, labels);
     long now = ticker.read();
     List<Budget> out = new ArrayList<>();
-    for (Entry e : active) {
+    for (TrackedBudget e : active) {
       out.add(new Budget(e.policy, Optional.ofNullable(e.pk), e.remaining, Duration.ofNanos(Math.max(0, e.resetAt - now)),
           e.quota < 0 ? OptionalLong.empty() : OptionalLong.of(e.quota),
           e.window < 0 ? Optional.empty() : Optional.of(Duration.ofNanos(e.window)), e.source));
@@ -676,7 +678,7 @@ final class BudgetTracker implements Budgets {
   }
 
   static final class Scope {
-    final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
+    final LinkedHashMap<String, TrackedBudget> entries = new LinkedHashMap<>();
     final Map<String, String> current = new HashMap<>();
     final List<CompletableFuture<Void>> waiters = new ArrayList<>();
     long blockedUntil = Long.MIN_VALUE;
@@ -700,114 +702,6 @@ final class BudgetTracker implements Budgets {
       List<CompletableFuture<Void>> out = new ArrayList<>(waiters);
       waiters.clear();
       return out;
-    }
-  }
-
-  static final class Entry {
-    final String policy;
-    final String pk;
-    final LimitsDocument.Endpoint endpoint;
-    long remaining;
-    long resetAt;
-    long quota = -1;
-    long window = -1;
-    long lastAdmit;
-    boolean probeAtReset;
-    String source;
-    /** The vend calls this budget paces ({@link VendCall#labels()}); null for every request of the scope. */
-    String selector;
-    /** What the reports say about the server's algorithm. */
-    final ObservedAlgorithm seen = new ObservedAlgorithm();
-    /** Since when a recognised token bucket's refill is credited. */
-    long refillFrom;
-    /** The window was restarted locally: one request goes and its answer confirms it. */
-    boolean confirm;
-    /** The last {@value #RECENT} answers' reported r, by answer number (ring). */
-    private final long[] recentAnswer = new long[RECENT];
-    private final long[] recentR = new long[RECENT];
-    private int recentCount;
-
-    Entry(String policy, String pk, LimitsDocument.Endpoint endpoint) {
-      this.policy = policy;
-      this.pk = pk;
-      this.endpoint = endpoint;
-    }
-
-    /** Notes a report of this budget: what it says about the algorithm, and its r for later answers. */
-    void learn(long said, long admittedAt, long receivedAt, long tNanos, long answersAtAdmit, long answerNumber) {
-      seen.report(said, quota, window, admittedAt, receivedAt, tNanos, answersAtAdmit, answerNumber);
-      ObservedAlgorithm.Kind kind = seen.kind();
-      if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || kind == ObservedAlgorithm.Kind.UNKNOWN) && seen.bounded()) {
-        // Reports of one fixed window bound one instant: the tightest upper bound is as safe. Until
-        // the algorithm is recognised, a reset reached this way is confirmed by one request alone.
-        resetAt = Math.min(resetAt, seen.high());
-      }
-      refillFrom = receivedAt;
-      int i = recentCount++ % RECENT;
-      recentAnswer[i] = answerNumber;
-      recentR[i] = said;
-    }
-
-    /**
-     * Of the requests answered while a report's request was on the wire (answer numbers from
-     * {@code from} up to {@code to}), how many the server certainly decided before it: those whose
-     * own report said more than {@code said}. Without a refill, {@code r} only falls as the server
-     * decides, so they came first and are counted in {@code said}. Known only without a refill:
-     * for a fixed window, or a budget not yet recognised whose policy refills less than one unit
-     * over the request's time on the wire; else 0.
-     */
-    long servedBefore(long said, long from, long to, long flight) {
-      ObservedAlgorithm.Kind kind = seen.kind();
-      boolean noRefill = kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (kind == ObservedAlgorithm.Kind.UNKNOWN
-          && quota > 0 && window > 0 && (double) flight * quota < window);
-      if (!noRefill) {
-        return 0;
-      }
-      long n = 0;
-      for (int i = 0; i < Math.min(recentCount, RECENT); i++) {
-        if (recentAnswer[i] >= from && recentAnswer[i] < to && recentR[i] > said) {
-          n++;
-        }
-      }
-      return n;
-    }
-
-    /**
-     * Credits a recognised token bucket's refill since {@link #refillFrom}: one unit per {@code w / q},
-     * counted from the receipt of the last report (the server decided before, so the bucket holds at
-     * least this), up to the quota less the requests in flight.
-     */
-    void creditRefill(long now, int inFlight) {
-      if (quota <= 0 || window <= 0 || now >= resetAt) {
-        return;
-      }
-      double perUnit = (double) window / quota;
-      long gained = (long) ((now - refillFrom) / perUnit);
-      if (gained <= 0) {
-        return;
-      }
-      long cap = quota - inFlight;
-      remaining = Math.max(remaining, Math.min(cap, remaining + gained));
-      refillFrom = remaining >= cap ? now : refillFrom + (long) Math.ceil(gained * perUnit);
-    }
-
-    /** When this budget, spent, has its next unit: the reset, or a token bucket's next refill. */
-    long nextUnit(long now) {
-      if (seen.kind() == ObservedAlgorithm.Kind.TOKEN_BUCKET && quota > 0 && window > 0) {
-        return Math.min(resetAt, refillFrom + (long) Math.ceil((double) window / quota));
-      }
-      return resetAt;
-    }
-
-    /**
-     * The last instant a unit is sure to count in the current window: the lower bound of a fixed
-     * window's reset as learnt, else {@code t} less the second it may have been rounded up by.
-     */
-    long lastInWindow() {
-      if (seen.kind() == ObservedAlgorithm.Kind.FIXED_WINDOW && seen.bounded() && seen.high() == resetAt) {
-        return seen.low();
-      }
-      return resetAt - ObservedAlgorithm.SECOND;
     }
   }
 
