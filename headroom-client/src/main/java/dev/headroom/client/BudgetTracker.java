@@ -268,16 +268,6 @@ final class BudgetTracker implements Budgets {
     return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount, now));
   }
 
-  /**
-   * The spacing {@link Pacing#EVEN} keeps after a budget's last admission, for {@code r > 0}: the
-   * interval of the rate {@code max(r / H, (r - RESERVE) / H + q / w)}, where {@code H} is the time
-   * from the last admission to the reset. {@code r / H} spends the remaining units by the reset;
-   * when the policy ({@code q}, {@code w}) is known, the second term also credits the refill it
-   * implies, so that against a token bucket the units above the reserve are spent by the reset while
-   * the bucket refills at {@code q / w}. The reserve keeps the reported {@code r} off zero: a token
-   * bucket that says {@code r=0} says {@code t} until it is full, which is a whole window. Neither
-   * term ever lets more than {@code r} units go: that is counted in {@link #tryAdmit}.
-   */
   /** Whether admissions against a budget of this kind are spaced ({@link #evenInterval}) or go at once. */
   private boolean spacesEvenly(ObservedAlgorithm.Kind kind) {
     switch (pacing) {
@@ -290,6 +280,20 @@ final class BudgetTracker implements Budgets {
     }
   }
 
+  /**
+   * The spacing {@link Pacing#EVEN} keeps after a budget's last admission, for {@code r > 0}: the
+   * interval of the rate {@code max(r / H, (r - RESERVE) / H + q / w)}, where {@code H} is the time
+   * from the last admission to the reset. {@code r / H} spends the remaining units by the reset;
+   * when the policy ({@code q}, {@code w}) is known, the second term also credits the refill it
+   * implies, so that against a token bucket the units above the reserve are spent by the reset while
+   * the bucket refills at {@code q / w}. The reserve keeps the reported {@code r} off zero: a token
+   * bucket that says {@code r=0} says {@code t} until it is full, which is a whole window. Neither
+   * term ever lets more than {@code r} units go: that is counted in {@link #tryAdmit}. {@code H}
+   * ends at {@link TrackedBudget#lastInWindow()}, the last instant a unit surely counts in the
+   * window, not at the reset: a unit aimed at the reset of a fixed window lands in the next one and
+   * is lost. Against a budget recognised as refilling but not as a token bucket, the refill term
+   * shrinks in proportion below {@link #REFILLING_RESERVE} (see there).
+   */
   static long evenInterval(TrackedBudget e) {
     double horizon = Math.max(1, e.lastInWindow() - e.lastAdmit);
     double rate = e.remaining / horizon;
@@ -466,7 +470,7 @@ final class BudgetTracker implements Budgets {
     } else {
       return;
     }
-    e.learn(said, permit.admittedAt, now, tNanos, permit.answeredAtAdmit, s.answeredCount);
+    e.learn(said, permit.admittedAt, now, tNanos, permit.answeredAtAdmit, s.answeredCount, pacing == Pacing.ADAPTIVE);
   }
 
   /**

@@ -39,11 +39,17 @@ final class TrackedBudget {
     this.endpoint = endpoint;
   }
 
-  /** Notes a report of this budget: what it says about the algorithm, and its r for later answers. */
-  void learn(long said, long admittedAt, long receivedAt, long tNanos, long answersAtAdmit, long answerNumber) {
+  /**
+   * Notes a report of this budget: what it says about the algorithm, and its r for later answers.
+   * {@code confirmed}: a window restarted at a reset not yet known to be a fixed window's is
+   * confirmed by one request alone ({@link Pacing#ADAPTIVE}), so such a reset may be narrowed too.
+   */
+  void learn(long said, long admittedAt, long receivedAt, long tNanos, long answersAtAdmit, long answerNumber,
+      boolean confirmed) {
     seen.report(said, quota, window, admittedAt, receivedAt, tNanos, answersAtAdmit, answerNumber);
     ObservedAlgorithm.Kind kind = seen.kind();
-    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || kind == ObservedAlgorithm.Kind.UNKNOWN) && seen.bounded()) {
+    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
+        && seen.bounded()) {
       // Reports of one fixed window bound one instant: the tightest upper bound is as safe. Until
       // the algorithm is recognised, a reset reached this way is confirmed by one request alone.
       resetAt = Math.min(resetAt, seen.high());
