@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One request and its response, on a {@link ProxyHandler client connection}. Its life, in calls:
  * {@link #begin()} asks {@link Admission} what becomes of the request; a local answer goes out
- * through {@link #local}; a forwarded request is decided against its policies ({@link #decide()},
- * the store), then written upstream by {@link UpstreamRequestWriter} ({@link #connected}); the
+ * through {@link #local}; a forwarded request is decided against its policies by {@link QuotaCheck}
+ * (a vend call by {@link VendCall}), then written upstream by {@link UpstreamRequestWriter}
+ * ({@link #connected}); the
  * response head picks the {@link ResponseRelay} that carries the body back ({@link #upstreamHead});
  * {@link #end} settles the accounting once, whichever way the exchange ends.
  *
