@@ -2,7 +2,6 @@ package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.ConfigException;
-import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.GatewayConfig.Admin;
 import dev.headroom.gateway.GatewayConfig.Limits;
 import dev.headroom.gateway.GatewayConfig.Listen;
@@ -43,6 +42,12 @@ import java.util.function.Function;
  * Once every section is valid, {@link #vocabulary} builds what requests will use to catch parts
  * that disagree with each other.
  *
+ * <p>Dependency direction: {@code GatewayConfig} calls {@link #read} and builds itself from the
+ * {@link ConfigSections} returned; no reader refers to {@code GatewayConfig} itself, only to the
+ * section records nested in it. (The vocabulary check builds the same {@link Speech} requests use,
+ * and {@code Speech} also offers a factory from a whole {@code GatewayConfig}; that path back goes
+ * through the request vocabulary, not through a reader.)
+ *
  * <p>Not thread-safe; one instance per read.
  */
 public final class ConfigReader {
@@ -57,27 +62,28 @@ public final class ConfigReader {
     this.env = env;
   }
 
-  /** Parses and validates; see {@link GatewayConfig#parse(String, String)}. */
-  public static GatewayConfig read(String yaml, String source) throws ConfigException {
-    return read(yaml, source, System::getenv);
-  }
-
-  /** As {@link #read(String, String)}, with the environment variables {@code pk.keyEnv} may name. */
-  public static GatewayConfig read(String yaml, String source, Function<String, String> env) throws ConfigException {
+  /**
+   * Parses and validates; see {@link dev.headroom.gateway.GatewayConfig#parse(String, String)}.
+   *
+   * @param env the environment variables {@code pk.keyEnv} may name
+   * @return every section, valid and with every reference resolved
+   * @throws ConfigException listing every problem found
+   */
+  public static ConfigSections read(String yaml, String source, Function<String, String> env) throws ConfigException {
     ConfigReader reader = new ConfigReader(env);
     JsonNode root = ConfigSource.tree(yaml, source);
     if (root.isMissingNode() || root.isNull()) {
       throw new ConfigException(source, List.of("(root): the file is empty; expected a mapping with "
           + "service, upstreams, policies and routes"));
     }
-    GatewayConfig config = reader.root(root, source, yaml);
+    ConfigSections config = reader.root(root);
     if (!reader.problems.isEmpty()) {
       throw new ConfigException(source, reader.problems);
     }
     return config;
   }
 
-  private GatewayConfig root(JsonNode root, String source, String text) {
+  private ConfigSections root(JsonNode root) {
     SectionReader top = new SectionReader(problems) {};
     if (!root.isObject()) {
       top.problem("(root)", root, "a mapping with service, upstreams, policies and routes");
@@ -104,8 +110,8 @@ public final class ConfigReader {
     if (!problems.isEmpty()) {
       return null;
     }
-    GatewayConfig config = new GatewayConfig(service, listen, admin, store, trusted, limits, timeouts,
-        upstreams, policies, routes, pk, source, text);
+    ConfigSections config = new ConfigSections(service, listen, admin, store, trusted, limits, timeouts,
+        upstreams, policies, routes, pk);
     vocabulary(config);
     return problems.isEmpty() ? config : null;
   }
@@ -115,7 +121,7 @@ public final class ConfigReader {
    * now, so that whatever headroom-http refuses in combination (a changelog on another origin, two
    * routes with one discovery key) is reported at load, never at the first request.
    */
-  private void vocabulary(GatewayConfig config) {
+  private void vocabulary(ConfigSections config) {
     try {
       Speech.of(config, dev.headroom.Ticker.system()).discovery(Map.of(), Set.of());
     } catch (IllegalArgumentException e) {
