@@ -1,6 +1,5 @@
 package dev.headroom.http.body;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -70,36 +69,35 @@ public final class Refusal {
   /** Most extension members a refusal carries. */
   public static final int MAX_EXTENSIONS = 32;
 
-  private static final JsonFactory JSON = new JsonFactory();
-
-  private final int status;
-  private final String type;
-  private final String title;
-  private final String detail;
-  private final String instance;
-  private final String error;
-  private final String why;
-  private final String limit;
-  private final Long retryAfterSeconds;
-  private final String limitId;
-  private final String limitType;
-  private final String scope;
-  private final Instant windowResetAt;
-  private final List<String> violatedPolicies;
-  private final Boolean cached;
-  private final String cachedResultUrl;
-  private final String alternativeEndpoint;
-  private final String upgradeUrl;
-  private final String humanUrl;
-  private final String field;
-  private final String expected;
-  private final List<String> allowedMethods;
-  private final String authUrl;
-  private final Boolean scanAvailable;
-  private final String scanUrl;
-  private final String statusUrl;
-  private final Map<String, Object> extensions;
-  private final List<String> issues;
+  // package-private for RefusalJson (the writer) and RefusalRules; final and never exposed mutable
+  final int status;
+  final String type;
+  final String title;
+  final String detail;
+  final String instance;
+  final String error;
+  final String why;
+  final String limit;
+  final Long retryAfterSeconds;
+  final String limitId;
+  final String limitType;
+  final String scope;
+  final Instant windowResetAt;
+  final List<String> violatedPolicies;
+  final Boolean cached;
+  final String cachedResultUrl;
+  final String alternativeEndpoint;
+  final String upgradeUrl;
+  final String humanUrl;
+  final String field;
+  final String expected;
+  final List<String> allowedMethods;
+  final String authUrl;
+  final Boolean scanAvailable;
+  final String scanUrl;
+  final String statusUrl;
+  final Map<String, Object> extensions;
+  final List<String> issues;
 
   private Refusal(Builder b, List<String> issues) {
     this.status = b.status;
@@ -331,8 +329,8 @@ public final class Refusal {
   /** The JSON text, UTF-8 encoded; to be sent as {@value #PROBLEM_JSON} or {@code application/json}. */
   public byte[] toJsonBytes() {
     ByteArrayOutputStream out = new ByteArrayOutputStream(512);
-    try (JsonGenerator g = JSON.createGenerator(out)) {
-      write(g);
+    try (JsonGenerator g = RefusalJson.JSON.createGenerator(out)) {
+      RefusalJson.write(g, this);
     } catch (IOException e) {
       throw new UncheckedIOException("writing to memory cannot fail", e);
     }
@@ -342,100 +340,6 @@ public final class Refusal {
   /** The JSON text. */
   public String toJson() {
     return new String(toJsonBytes(), StandardCharsets.UTF_8);
-  }
-
-  private void write(JsonGenerator g) throws IOException {
-    g.writeStartObject();
-    str(g, "type", type);
-    str(g, "title", title);
-    g.writeNumberField("status", status);
-    str(g, "detail", detail);
-    str(g, "instance", instance);
-    str(g, "error", error);
-    str(g, "why", why);
-    str(g, "limit", limit);
-    if (retryAfterSeconds != null) {
-      g.writeNumberField("retryAfterSeconds", retryAfterSeconds);
-    }
-    str(g, "limitId", limitId);
-    str(g, "limitType", limitType);
-    str(g, "scope", scope);
-    if (windowResetAt != null) {
-      g.writeStringField("windowResetAt", windowResetAt.toString());
-    }
-    if (!violatedPolicies.isEmpty()) {
-      array(g, "violated-policies", violatedPolicies);
-    }
-    if (cached != null) {
-      g.writeBooleanField("cached", cached);
-    }
-    str(g, "cachedResultUrl", cachedResultUrl);
-    str(g, "alternativeEndpoint", alternativeEndpoint);
-    str(g, "upgradeUrl", upgradeUrl);
-    str(g, "humanUrl", humanUrl);
-    str(g, "field", field);
-    str(g, "expected", expected);
-    if (allowedMethods != null) {
-      array(g, "allowedMethods", allowedMethods);
-    }
-    str(g, "authUrl", authUrl);
-    if (scanAvailable != null) {
-      g.writeBooleanField("scanAvailable", scanAvailable);
-    }
-    str(g, "scanUrl", scanUrl);
-    str(g, "statusUrl", statusUrl);
-    for (Map.Entry<String, Object> e : extensions.entrySet()) {
-      g.writeFieldName(e.getKey());
-      value(g, e.getValue());
-    }
-    g.writeEndObject();
-  }
-
-  private static void str(JsonGenerator g, String name, String value) throws IOException {
-    if (value != null) {
-      g.writeStringField(name, value);
-    }
-  }
-
-  private static void array(JsonGenerator g, String name, List<String> values) throws IOException {
-    g.writeArrayFieldStart(name);
-    for (String v : values) {
-      g.writeString(v);
-    }
-    g.writeEndArray();
-  }
-
-  static void value(JsonGenerator g, Object v) throws IOException {
-    if (v == null) {
-      g.writeNull();
-    } else if (v instanceof String) {
-      g.writeString((String) v);
-    } else if (v instanceof Boolean) {
-      g.writeBoolean((Boolean) v);
-    } else if (v instanceof Long || v instanceof Integer) {
-      g.writeNumber(((Number) v).longValue());
-    } else if (v instanceof BigInteger) {
-      g.writeNumber((BigInteger) v);
-    } else if (v instanceof Double) {
-      g.writeNumber((Double) v);
-    } else if (v instanceof BigDecimal) {
-      g.writeNumber((BigDecimal) v);
-    } else if (v instanceof List) {
-      g.writeStartArray();
-      for (Object o : (List<?>) v) {
-        value(g, o);
-      }
-      g.writeEndArray();
-    } else if (v instanceof Map) {
-      g.writeStartObject();
-      for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-        g.writeFieldName(String.valueOf(e.getKey()));
-        value(g, e.getValue());
-      }
-      g.writeEndObject();
-    } else {
-      throw new IllegalStateException("extension values are checked on the way in, got " + v.getClass());
-    }
   }
 
   @Override
