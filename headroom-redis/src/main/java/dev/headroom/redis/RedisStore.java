@@ -8,14 +8,13 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
+import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Endpoint;
-import dev.headroom.redis.internal.FcallArgs;
 import dev.headroom.redis.internal.KeyLayout;
-import dev.headroom.redis.internal.LongArrayOutput;
+import dev.headroom.redis.internal.WriteStamp;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
@@ -25,10 +24,8 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -45,7 +42,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -120,6 +117,15 @@ public final class RedisStore implements Store {
   /** The default decision deadline: how long a decision may wait for Redis. */
   public static final Duration DEFAULT_DECISION_DEADLINE = Duration.ofMillis(100);
 
+  /**
+   * The default write timeout: how long a decision may wait in this store's own queue, before its
+   * command is written to Redis, until it is refused as this process's overload.
+   */
+  public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(1);
+
+  /** The default bound on decisions awaiting Redis's reply at once (admission control). */
+  public static final int DEFAULT_MAX_OUTSTANDING = 10_000;
+
   /** The default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "headroom:";
 
@@ -136,35 +142,34 @@ public final class RedisStore implements Store {
 
   private final Endpoint endpoint;
   private final KeyLayout layout;
-  private final DecisionScript script;
-  private final byte[] functionName;
-  private final byte[] shaBytes;
+  private final DecisionCalls calls;
   private final FailurePolicy failurePolicy;
   private final Store fallback;
   private final boolean ownsFallback;
   private final long deadlineNanos;
+  private final long writeTimeoutNanos;
+  private final int maxOutstanding;
+  /** Decisions asked of Redis whose reply has not arrived yet. */
+  private final AtomicInteger outstanding = new AtomicInteger();
+  private final LongAdder deadlinesPassed = new LongAdder();
+  private final LongAdder shed = new LongAdder();
   private final Ticker ticker;
   private final long marginMillis;
   private final ScheduledThreadPoolExecutor timer;
   private final LongAdder failures = new LongAdder();
   private final LongAdder givenBackLate = new LongAdder();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
-  /** Whether Redis has functions (7 and later); cleared for good when it answers that it has no FCALL. */
-  private volatile boolean functions;
-  /** The library load under way, if any. */
-  private final AtomicReference<CompletableFuture<Void>> loading = new AtomicReference<>();
 
   private RedisStore(Builder b, Endpoint endpoint) {
     this.endpoint = endpoint;
     this.layout = new KeyLayout(b.keyPrefix);
-    this.script = DecisionScript.load();
-    this.functionName = script.function().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    this.shaBytes = script.sha().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    this.calls = new DecisionCalls(endpoint, DecisionScript.load(), b.scriptsOnly);
     this.failurePolicy = b.failurePolicy;
     this.deadlineNanos = b.decisionDeadline.toNanos();
+    this.writeTimeoutNanos = Math.max(deadlineNanos, b.writeTimeout.toNanos());
+    this.maxOutstanding = b.maxOutstanding;
     this.ticker = b.ticker;
     this.marginMillis = b.ticker == null ? 0 : TEST_TTL_MARGIN_MILLIS;
-    this.functions = !b.scriptsOnly;
     if (b.failurePolicy == FailurePolicy.FALLBACK && b.fallback == null) {
       InMemoryStore.Builder local = InMemoryStore.builder();
       if (b.ticker != null) {
@@ -209,6 +214,29 @@ public final class RedisStore implements Store {
     return givenBackLate.sum();
   }
 
+  /**
+   * Decisions that Redis did not answer within the decision deadline after their command was
+   * written to it (or, without a connection, after they were asked for), since creation: these
+   * followed the failure policy.
+   */
+  public long deadlinesPassed() {
+    return deadlinesPassed.sum();
+  }
+
+  /**
+   * Decisions refused with {@link StoreOverloadedException} since creation: the store's own queue
+   * was full, or its connection did not write the command within the write timeout. Redis was not
+   * asked, or not in time; these do not follow the failure policy.
+   */
+  public long shed() {
+    return shed.sum();
+  }
+
+  /** Decisions sent to Redis whose reply has not arrived yet. */
+  public int outstanding() {
+    return outstanding.get();
+  }
+
   /** Whether a connection to Redis is open now. */
   public boolean connected() {
     return endpoint.connected();
@@ -220,6 +248,9 @@ public final class RedisStore implements Store {
    * decision: Lettuce's I/O thread, which all callers share, only completes the command, with no
    * chain of stages behind it. The caller's thread also waits out the deadline itself: no timer
    * task per decision.
+   *
+   * @throws RedisUnavailableException when Redis cannot decide and the policy is to fail closed
+   * @throws StoreOverloadedException when this store's own queue to Redis is full (any policy)
    */
   @Override
   public Decision acquire(List<Acquisition> acquisitions) {
@@ -229,15 +260,17 @@ public final class RedisStore implements Store {
       return acquireOneSlot(request, groups);
     }
     Pending p = decide(request, groups);
-    try {
-      p.result.get(deadlineNanos, TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      p.expire();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      p.expire();
-    } catch (ExecutionException e) {
-      // reported by join below
+    while (!p.result.isDone()) {
+      try {
+        p.result.get(untilCheck(p.stamp()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        p.check();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        p.expire(deadlinePassed(p.stamp()));
+      } catch (ExecutionException e) {
+        break; // reported by join below
+      }
     }
     try {
       return p.result.join();
@@ -251,33 +284,39 @@ public final class RedisStore implements Store {
 
   /** {@link #acquire} of a request whose policies share one slot: one call, awaited here. */
   private Decision acquireOneSlot(List<Acquisition> request, List<Group> groups) {
-    long start = System.nanoTime();
     Group g = groups.get(0);
+    if (!admit(g)) {
+      return overloaded(request);
+    }
     RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
     DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions, null);
-    CompletableFuture<long[]> reply = c == null ? endpoint.commands().thenCompose(connected -> send(connected, call))
-        : sendOnce(c, call);
+    CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp) : calls.sendOnce(c, call, g.stamp);
+    track(reply);
     boolean recovering = c == null;
     while (true) {
       long[] answer;
       try {
-        answer = reply.get(deadlineNanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
+        answer = reply.get(untilCheck(g.stamp), TimeUnit.NANOSECONDS);
       } catch (ExecutionException e) {
         if (!recovering) {
           // Redis lacked the code (or FCALL): load it and call again, within the same deadline.
           recovering = true;
-          reply = recover(c, call, e.getCause());
+          reply = calls.recover(c, call, e.getCause(), g.stamp);
           continue;
         }
         return failed(request, e.getCause());
       } catch (TimeoutException | InterruptedException e) {
-        if (e instanceof InterruptedException) {
+        boolean interrupted = e instanceof InterruptedException;
+        if (interrupted) {
           Thread.currentThread().interrupt();
+        } else if (expiresAt(g.stamp) - System.nanoTime() > 0) {
+          continue; // written meanwhile: the deadline now counts from the write
         }
         // The failure policy decides; what Redis applies later is given back.
         g.reply = reply;
         giveBackWhenAllowed(groups, true);
-        return failed(request, deadlinePassed());
+        Throwable why = interrupted ? deadlinePassed(g.stamp) : expired(g.stamp);
+        return why instanceof StoreOverloadedException ? overloaded(request) : failed(request, why);
       }
       List<PolicyOutcome> outcomes;
       try {
@@ -290,13 +329,17 @@ public final class RedisStore implements Store {
     }
   }
 
+  /**
+   * Decides without blocking. The deadline is checked by the store's timer thread; the decision
+   * (reply parsing included) completes on Lettuce's I/O thread, or on the timer's when the
+   * deadline passes first.
+   */
   @Override
   public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
     List<Acquisition> request = checked(acquisitions);
     Pending p = decide(request, group(request));
     if (!p.result.isDone()) {
-      ScheduledFuture<?> deadline = timer.schedule(p::expire, deadlineNanos, TimeUnit.NANOSECONDS);
-      p.result.whenComplete((d, e) -> deadline.cancel(false));
+      p.schedule();
     }
     return p.result;
   }
@@ -305,7 +348,12 @@ public final class RedisStore implements Store {
   private static final class Group {
     final List<Acquisition> acquisitions = new ArrayList<>(2);
     final List<Integer> indexes = new ArrayList<>(2);
+    final WriteStamp stamp;
     CompletableFuture<long[]> reply;
+
+    Group(long requestedAt) {
+      this.stamp = new WriteStamp(requestedAt);
+    }
   }
 
   /** A decision under way: settled once, by Redis's answer or by the deadline. */
@@ -314,23 +362,131 @@ public final class RedisStore implements Store {
     final List<Group> groups;
     final CompletableFuture<Decision> result = new CompletableFuture<>();
     final AtomicBoolean settled = new AtomicBoolean();
+    volatile ScheduledFuture<?> timeout;
 
     Pending(List<Acquisition> request, List<Group> groups) {
       this.request = request;
       this.groups = groups;
     }
 
+    /** The stamp that decides when this decision expires: an unwritten group's, else the last written. */
+    WriteStamp stamp() {
+      WriteStamp latest = groups.get(0).stamp;
+      for (Group g : groups) {
+        if (!g.stamp.written()) {
+          return g.stamp;
+        }
+        if (latest.written() && g.stamp.writtenAt() - latest.writtenAt() > 0) {
+          latest = g.stamp;
+        }
+      }
+      return latest;
+    }
+
+    /** Checks again when the deadline, counted from the write once there is one, will have passed. */
+    void schedule() {
+      long wait = untilCheck(stamp());
+      if (wait <= 0) {
+        check();
+        return;
+      }
+      ScheduledFuture<?> t = timer.schedule(this::check, wait, TimeUnit.NANOSECONDS);
+      timeout = t;
+      if (result.isDone()) {
+        t.cancel(false);
+      }
+    }
+
+    /** On the timer: expire when the deadline has passed, else wait for it. */
+    void check() {
+      if (result.isDone()) {
+        return;
+      }
+      WriteStamp s = stamp();
+      if (RedisStore.this.expiresAt(s) - System.nanoTime() > 0) {
+        schedule(); // the command was written after the first check was set: count from the write
+      } else {
+        expire(expired(s));
+      }
+    }
+
     /** The deadline passed: the failure policy decides; what Redis applies later is given back. */
-    void expire() {
+    void expire(Throwable why) {
       if (settled.compareAndSet(false, true)) {
         giveBackWhenAllowed(groups, true);
-        fail(result, request, deadlinePassed());
+        if (why instanceof StoreOverloadedException) {
+          result.completeExceptionally(why);
+        } else {
+          fail(result, request, why);
+        }
       }
     }
   }
 
-  private TimeoutException deadlinePassed() {
-    return new TimeoutException("Redis did not decide within " + Duration.ofNanos(deadlineNanos).toMillis() + " ms");
+  /**
+   * When a decision stops waiting for Redis ({@link System#nanoTime()}): the decision deadline
+   * counted from the moment its command was written to the connection. A command not yet written
+   * is still in this store's own queue (Lettuce's I/O thread has not reached it): that is the
+   * client's backlog, not Redis's latency, and it may wait up to the write timeout. Without a
+   * connection nothing will write it, and the deadline counts from the request.
+   */
+  private long expiresAt(WriteStamp s) {
+    if (s.written()) {
+      return s.writtenAt() + deadlineNanos;
+    }
+    if (!endpoint.connected()) {
+      return s.requestedAt() + deadlineNanos;
+    }
+    return s.requestedAt() + writeTimeoutNanos;
+  }
+
+  /**
+   * How long to wait before looking at a decision again: until it expires when its command is
+   * written; otherwise at most one deadline, since a write meanwhile moves the expiry.
+   */
+  private long untilCheck(WriteStamp s) {
+    long now = System.nanoTime();
+    long left = expiresAt(s) - now;
+    return Math.max(0, s.written() ? left : Math.min(left, deadlineNanos));
+  }
+
+  /** Why a decision whose time ran out gets no answer from Redis: Redis was slow, or the queue. */
+  private Throwable expired(WriteStamp s) {
+    if (s.written() || !endpoint.connected()) {
+      return deadlinePassed(s);
+    }
+    shed.increment();
+    return new StoreOverloadedException("the Redis store's own queue did not write the decision within "
+        + Duration.ofNanos(writeTimeoutNanos).toMillis() + " ms: this process is overloaded, Redis may be healthy");
+  }
+
+  private TimeoutException deadlinePassed(WriteStamp s) {
+    deadlinesPassed.increment();
+    return new TimeoutException("Redis did not decide within " + Duration.ofNanos(deadlineNanos).toMillis()
+        + " ms of receiving the command");
+  }
+
+  /**
+   * Admission control: whether this store may send one more decision to Redis. More than
+   * {@code maxOutstanding} decisions awaiting their reply means this process asks faster than
+   * its connection writes and reads; the excess is refused at once instead of queueing without
+   * bound (see {@link StoreOverloadedException}).
+   */
+  private boolean admit(Group g) {
+    return outstanding.get() < maxOutstanding;
+  }
+
+  /** Counts a decision in flight until its reply (or failure) arrives. */
+  private void track(CompletableFuture<long[]> reply) {
+    outstanding.incrementAndGet();
+    reply.whenComplete((r, e) -> outstanding.decrementAndGet());
+  }
+
+  /** The store's own queue is full: refused whatever the failure policy (Redis is not at fault). */
+  private Decision overloaded(List<Acquisition> request) {
+    shed.increment();
+    throw new StoreOverloadedException("the Redis store already has " + maxOutstanding
+        + " decisions waiting for Redis: this process is overloaded, Redis may be healthy");
   }
 
   private static List<Acquisition> checked(List<Acquisition> acquisitions) {
@@ -343,16 +499,30 @@ public final class RedisStore implements Store {
   private Pending decide(List<Acquisition> request, List<Group> groups) {
     Long now = now();
     Pending p = new Pending(request, groups);
+    if (!admit(groups.get(0))) {
+      try {
+        overloaded(request);
+      } catch (StoreOverloadedException e) {
+        p.settled.set(true);
+        p.result.completeExceptionally(e);
+        return p;
+      }
+    }
     CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
       Group g = groups.get(i);
-      g.reply = call(DecisionScript.ACQUIRE, now, g.acquisitions, null);
+      g.reply = calls.call(encode(DecisionScript.ACQUIRE, now, g.acquisitions, null), g.stamp);
+      track(g.reply);
       replies[i] = g.reply;
     }
     CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply : CompletableFuture.allOf(replies);
     all.whenComplete((ignored, error) -> {
       if (!p.settled.compareAndSet(false, true)) {
         return; // decided by the deadline; that path gives back what Redis applies late
+      }
+      ScheduledFuture<?> t = p.timeout;
+      if (t != null) {
+        t.cancel(false);
       }
       if (error != null) {
         giveBackWhenAllowed(groups, false);
@@ -426,8 +596,9 @@ public final class RedisStore implements Store {
   }
 
   private List<Group> group(List<Acquisition> request) {
+    long requestedAt = System.nanoTime();
     if (!endpoint.cluster() || request.size() == 1) {
-      Group g = new Group();
+      Group g = new Group(requestedAt);
       for (int i = 0; i < request.size(); i++) {
         g.acquisitions.add(request.get(i));
         g.indexes.add(i);
@@ -438,7 +609,7 @@ public final class RedisStore implements Store {
     for (int i = 0; i < request.size(); i++) {
       Acquisition a = request.get(i);
       int slot = SlotHash.getSlot(layout.key(a.policy(), a.key()));
-      Group g = bySlot.computeIfAbsent(slot, s -> new Group());
+      Group g = bySlot.computeIfAbsent(slot, s -> new Group(requestedAt));
       g.acquisitions.add(a);
       g.indexes.add(i);
     }
@@ -556,11 +727,20 @@ public final class RedisStore implements Store {
   }
 
   private void update(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
-    CompletableFuture<long[]> f = call(mode, now(), List.of(a), leaseIds);
+    WriteStamp stamp = new WriteStamp(System.nanoTime());
+    CompletableFuture<long[]> f = calls.call(encode(mode, now(), List.of(a), leaseIds), stamp);
     try {
-      f.get(deadlineNanos, TimeUnit.NANOSECONDS);
-      succeeded();
-      return;
+      while (true) {
+        try {
+          f.get(untilCheck(stamp), TimeUnit.NANOSECONDS);
+          succeeded();
+          return;
+        } catch (TimeoutException e) {
+          if (expiresAt(stamp) - System.nanoTime() <= 0) {
+            throw e;
+          }
+        }
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {
@@ -572,118 +752,18 @@ public final class RedisStore implements Store {
     }
   }
 
-  private Long now() {
-    return ticker == null ? null : ticker.read();
-  }
-
-  /**
-   * One call of the decision code: {@code FCALL} of the library's function, loading the library
-   * first when Redis answers that it has no such function (a new or restarted Redis, or
-   * {@code FUNCTION FLUSH}); before Redis 7, which has no {@code FCALL}, {@code EVALSHA}, and
-   * {@code EVAL} when Redis answers {@code NOSCRIPT}. Either way one command in the steady state.
-   */
+  /** A call that no caller waits on past its reply (a give-back): its stamp only marks the write. */
   private CompletableFuture<long[]> call(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
-    DecisionScript.Call call = encode(mode, now, acquisitions, leaseIds);
-    RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
-    if (c == null) {
-      return endpoint.commands().thenCompose(connected -> send(connected, call));
-    }
-    return send(c, call);
+    return calls.call(encode(mode, now, acquisitions, leaseIds), new WriteStamp(System.nanoTime()));
   }
 
-  /** The keys and arguments of a call, encoded on the calling thread (see {@link FcallArgs}). */
+  /** The keys and arguments of a call, encoded on the calling thread (see {@link DecisionScript#encode}). */
   private DecisionScript.Call encode(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
     return DecisionScript.encode(layout, endpoint.cluster(), mode, now, marginMillis, acquisitions, leaseIds);
   }
 
-  /** The call, recovering when Redis lacks the code or {@code FCALL} (see {@link #recover}). */
-  private CompletableFuture<long[]> send(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call) {
-    return sendOnce(c, call).exceptionallyCompose(e -> recover(c, call, e));
-  }
-
-  /** One command, with nothing behind it: {@code FCALL}, or {@code EVALSHA} before Redis 7. */
-  private CompletableFuture<long[]> sendOnce(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call) {
-    if (functions) {
-      return dispatch(c, CommandType.FCALL, functionName, call);
-    }
-    return dispatch(c, CommandType.EVALSHA, shaBytes, call);
-  }
-
-  private static CompletableFuture<long[]> dispatch(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
-      byte[] head, DecisionScript.Call call) {
-    try {
-      return c.dispatch(type, new LongArrayOutput(), new FcallArgs(head, call)).toCompletableFuture();
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  /**
-   * After a call failed: when Redis has no such function, the library loaded and the call made
-   * again; when Redis has no {@code FCALL} (before 7), scripts from now on; when it has no such
-   * script ({@code NOSCRIPT}), {@code EVAL}; otherwise the same failure.
-   */
-  private CompletableFuture<long[]> recover(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call,
-      Throwable e) {
-    String message = message(e);
-    if (message.startsWith("ERR Function not found")) {
-      return loadLibrary(c).thenCompose(loaded -> dispatch(c, CommandType.FCALL, functionName, call));
-    }
-    if (message.toLowerCase(java.util.Locale.ROOT).contains("unknown command")
-        && message.toUpperCase(java.util.Locale.ROOT).contains("FCALL")) {
-      if (functions) {
-        functions = false;
-        LOG.info("Redis has no FCALL (before Redis 7): Headroom decides with EVALSHA");
-      }
-      return send(c, call);
-    }
-    if (isNoScript(e)) {
-      return dispatch(c, CommandType.EVAL, script.evalSource(), call);
-    }
-    return CompletableFuture.failedFuture(e);
-  }
-
-  /**
-   * Loads the library (once for all the calls that found it missing at the same time): on a
-   * standalone Redis, through the connection; on a Cluster, on every primary, since each node
-   * keeps its own functions (replicas receive them from their primary).
-   */
-  private CompletableFuture<Void> loadLibrary(RedisClusterAsyncCommands<byte[], byte[]> c) {
-    CompletableFuture<Void> mine = new CompletableFuture<>();
-    CompletableFuture<Void> running = loading.compareAndExchange(null, mine);
-    if (running != null) {
-      return running;
-    }
-    CompletionStage<?> load;
-    try {
-      if (c instanceof RedisAdvancedClusterAsyncCommands) {
-        load = ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) c).upstream().commands()
-            .functionLoad(script.functionSource(), true);
-      } else {
-        load = c.functionLoad(script.functionSource(), true);
-      }
-    } catch (RuntimeException e) {
-      load = CompletableFuture.failedFuture(e);
-    }
-    load.whenComplete((ok, error) -> {
-      loading.compareAndSet(mine, null);
-      if (error != null) {
-        mine.completeExceptionally(error);
-      } else {
-        mine.complete(null);
-      }
-    });
-    return mine;
-  }
-
-  private static String message(Throwable e) {
-    Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-    return t.getMessage() == null ? "" : t.getMessage();
-  }
-
-  private static boolean isNoScript(Throwable e) {
-    Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-    return t instanceof RedisNoScriptException || message(e).startsWith("NOSCRIPT");
+  private Long now() {
+    return ticker == null ? null : ticker.read();
   }
 
   @Override
@@ -711,6 +791,8 @@ public final class RedisStore implements Store {
     private FailurePolicy failurePolicy = FailurePolicy.FAIL_CLOSED;
     private Store fallback;
     private Duration decisionDeadline = DEFAULT_DECISION_DEADLINE;
+    private Duration writeTimeout = DEFAULT_WRITE_TIMEOUT;
+    private int maxOutstanding = DEFAULT_MAX_OUTSTANDING;
     private Ticker ticker;
     private boolean scriptsOnly;
 
@@ -809,14 +891,44 @@ public final class RedisStore implements Store {
     }
 
     /**
-     * How long a decision waits for Redis before the failure policy decides instead: the most
-     * latency Redis can add. From 1 ms to 1 minute; defaults to 100 ms.
+     * How long a decision waits for Redis's reply, counted from the moment its command is written
+     * to the connection, before the failure policy decides instead: the most latency Redis can add.
+     * The wait before the write is this process's own queue, bounded by {@link #writeTimeout}.
+     * From 1 ms to 1 minute; defaults to 100 ms.
      */
     public Builder decisionDeadline(Duration deadline) {
       if (deadline == null || deadline.compareTo(Duration.ofMillis(1)) < 0 || deadline.compareTo(Duration.ofMinutes(1)) > 0) {
         throw new IllegalArgumentException("decisionDeadline: expected from 1 ms to 1 minute, got " + deadline);
       }
       this.decisionDeadline = deadline;
+      return this;
+    }
+
+    /**
+     * How long a decision may wait in this store's own queue before Lettuce writes its command to
+     * Redis. The decision deadline counts from that write, so that this process's own backlog
+     * (its I/O thread behind on a busy machine) is never taken for a slow Redis; a decision still
+     * unwritten after this long is refused with {@link StoreOverloadedException}. From 1 ms to 1
+     * minute, at least the decision deadline (a shorter one is raised to it); defaults to 1 s.
+     */
+    public Builder writeTimeout(Duration timeout) {
+      if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new IllegalArgumentException("writeTimeout: expected from 1 ms to 1 minute, got " + timeout);
+      }
+      this.writeTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * The most decisions that may await Redis's reply at once; one more is refused at once with
+     * {@link StoreOverloadedException}, whatever the failure policy. Bounds the memory a flood
+     * can pin in the connection's queues. From 1 to 1,000,000; defaults to 10,000.
+     */
+    public Builder maxOutstanding(int max) {
+      if (max < 1 || max > 1_000_000) {
+        throw new IllegalArgumentException("maxOutstanding: expected from 1 to 1000000, got " + max);
+      }
+      this.maxOutstanding = max;
       return this;
     }
 
