@@ -10,17 +10,13 @@ import dev.headroom.StoreException;
 import dev.headroom.Ticker;
 import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
+import dev.headroom.redis.internal.Deadlines;
 import dev.headroom.redis.internal.Endpoint;
 import dev.headroom.redis.internal.KeyLayout;
 import dev.headroom.redis.internal.WriteStamp;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -42,7 +38,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,12 +85,15 @@ import org.slf4j.LoggerFactory;
  * where a single script would have admitted it; it is never admitted beyond a quota.
  *
  * <p><b>Failures</b> follow the {@link FailurePolicy}. A decision that Redis does not answer within
- * the decision deadline is decided by that policy; if Redis applies it later, the late reply is
+ * the decision deadline, counted from the moment its command is written to the connection, is
+ * decided by that policy; the wait before the write is this process's own backlog, bounded by the
+ * write timeout and by admission control, and refused as {@link StoreOverloadedException} whatever
+ * the policy ({@link Deadlines}). If Redis applies a decision after it was decided without it, the late reply is
  * seen and whatever it consumed is given back, so a slow Redis does not charge a request twice.
  * Only a reply lost with its connection (Redis applied the script, then the link broke before the
  * answer) can leave one request counted in Redis without being admitted by it. Lettuce exceptions
  * never escape: {@link #acquire} returns a decision or throws {@link RedisUnavailableException}
- * (fail closed only). {@link #charge}, {@link #refund} and {@link #release} are best effort: they
+ * (fail closed only) or {@link StoreOverloadedException}. {@link #charge}, {@link #refund} and {@link #release} are best effort: they
  * wait at most the deadline, never throw, and with {@link FailurePolicy#FALLBACK} apply to the
  * local store when Redis is away.
  *
@@ -147,12 +145,7 @@ public final class RedisStore implements Store {
   private final Store fallback;
   private final boolean ownsFallback;
   private final long deadlineNanos;
-  private final long writeTimeoutNanos;
-  private final int maxOutstanding;
-  /** Decisions asked of Redis whose reply has not arrived yet. */
-  private final AtomicInteger outstanding = new AtomicInteger();
-  private final LongAdder deadlinesPassed = new LongAdder();
-  private final LongAdder shed = new LongAdder();
+  private final Deadlines deadlines;
   private final Ticker ticker;
   private final long marginMillis;
   private final ScheduledThreadPoolExecutor timer;
@@ -166,8 +159,7 @@ public final class RedisStore implements Store {
     this.calls = new DecisionCalls(endpoint, DecisionScript.load(), b.scriptsOnly);
     this.failurePolicy = b.failurePolicy;
     this.deadlineNanos = b.decisionDeadline.toNanos();
-    this.writeTimeoutNanos = Math.max(deadlineNanos, b.writeTimeout.toNanos());
-    this.maxOutstanding = b.maxOutstanding;
+    this.deadlines = new Deadlines(endpoint, b.decisionDeadline, b.writeTimeout, b.maxOutstanding);
     this.ticker = b.ticker;
     this.marginMillis = b.ticker == null ? 0 : TEST_TTL_MARGIN_MILLIS;
     if (b.failurePolicy == FailurePolicy.FALLBACK && b.fallback == null) {
@@ -220,7 +212,7 @@ public final class RedisStore implements Store {
    * followed the failure policy.
    */
   public long deadlinesPassed() {
-    return deadlinesPassed.sum();
+    return deadlines.deadlinesPassed();
   }
 
   /**
@@ -229,12 +221,12 @@ public final class RedisStore implements Store {
    * asked, or not in time; these do not follow the failure policy.
    */
   public long shed() {
-    return shed.sum();
+    return deadlines.shed();
   }
 
   /** Decisions sent to Redis whose reply has not arrived yet. */
   public int outstanding() {
-    return outstanding.get();
+    return deadlines.outstanding();
   }
 
   /** Whether a connection to Redis is open now. */
@@ -262,12 +254,12 @@ public final class RedisStore implements Store {
     Pending p = decide(request, groups);
     while (!p.result.isDone()) {
       try {
-        p.result.get(untilCheck(p.stamp()), TimeUnit.NANOSECONDS);
+        p.result.get(deadlines.untilCheck(p.stamp()), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
         p.check();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        p.expire(deadlinePassed(p.stamp()));
+        p.expire(deadlines.passed());
       } catch (ExecutionException e) {
         break; // reported by join below
       }
@@ -285,18 +277,19 @@ public final class RedisStore implements Store {
   /** {@link #acquire} of a request whose policies share one slot: one call, awaited here. */
   private Decision acquireOneSlot(List<Acquisition> request, List<Group> groups) {
     Group g = groups.get(0);
-    if (!admit(g)) {
-      return overloaded(request);
+    StoreOverloadedException full = deadlines.refuseOverLimit();
+    if (full != null) {
+      throw full;
     }
     RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
     DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions, null);
     CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp) : calls.sendOnce(c, call, g.stamp);
-    track(reply);
+    deadlines.track(reply);
     boolean recovering = c == null;
     while (true) {
       long[] answer;
       try {
-        answer = reply.get(untilCheck(g.stamp), TimeUnit.NANOSECONDS);
+        answer = reply.get(deadlines.untilCheck(g.stamp), TimeUnit.NANOSECONDS);
       } catch (ExecutionException e) {
         if (!recovering) {
           // Redis lacked the code (or FCALL): load it and call again, within the same deadline.
@@ -309,14 +302,17 @@ public final class RedisStore implements Store {
         boolean interrupted = e instanceof InterruptedException;
         if (interrupted) {
           Thread.currentThread().interrupt();
-        } else if (expiresAt(g.stamp) - System.nanoTime() > 0) {
+        } else if (deadlines.waiting(g.stamp)) {
           continue; // written meanwhile: the deadline now counts from the write
         }
         // The failure policy decides; what Redis applies later is given back.
         g.reply = reply;
         giveBackWhenAllowed(groups, true);
-        Throwable why = interrupted ? deadlinePassed(g.stamp) : expired(g.stamp);
-        return why instanceof StoreOverloadedException ? overloaded(request) : failed(request, why);
+        Exception why = interrupted ? deadlines.passed() : deadlines.expired(g.stamp);
+        if (why instanceof StoreOverloadedException) {
+          throw (StoreOverloadedException) why;
+        }
+        return failed(request, why);
       }
       List<PolicyOutcome> outcomes;
       try {
@@ -385,7 +381,7 @@ public final class RedisStore implements Store {
 
     /** Checks again when the deadline, counted from the write once there is one, will have passed. */
     void schedule() {
-      long wait = untilCheck(stamp());
+      long wait = deadlines.untilCheck(stamp());
       if (wait <= 0) {
         check();
         return;
@@ -403,10 +399,10 @@ public final class RedisStore implements Store {
         return;
       }
       WriteStamp s = stamp();
-      if (RedisStore.this.expiresAt(s) - System.nanoTime() > 0) {
+      if (deadlines.waiting(s)) {
         schedule(); // the command was written after the first check was set: count from the write
       } else {
-        expire(expired(s));
+        expire(deadlines.expired(s));
       }
     }
 
@@ -423,72 +419,6 @@ public final class RedisStore implements Store {
     }
   }
 
-  /**
-   * When a decision stops waiting for Redis ({@link System#nanoTime()}): the decision deadline
-   * counted from the moment its command was written to the connection. A command not yet written
-   * is still in this store's own queue (Lettuce's I/O thread has not reached it): that is the
-   * client's backlog, not Redis's latency, and it may wait up to the write timeout. Without a
-   * connection nothing will write it, and the deadline counts from the request.
-   */
-  private long expiresAt(WriteStamp s) {
-    if (s.written()) {
-      return s.writtenAt() + deadlineNanos;
-    }
-    if (!endpoint.connected()) {
-      return s.requestedAt() + deadlineNanos;
-    }
-    return s.requestedAt() + writeTimeoutNanos;
-  }
-
-  /**
-   * How long to wait before looking at a decision again: until it expires when its command is
-   * written; otherwise at most one deadline, since a write meanwhile moves the expiry.
-   */
-  private long untilCheck(WriteStamp s) {
-    long now = System.nanoTime();
-    long left = expiresAt(s) - now;
-    return Math.max(0, s.written() ? left : Math.min(left, deadlineNanos));
-  }
-
-  /** Why a decision whose time ran out gets no answer from Redis: Redis was slow, or the queue. */
-  private Throwable expired(WriteStamp s) {
-    if (s.written() || !endpoint.connected()) {
-      return deadlinePassed(s);
-    }
-    shed.increment();
-    return new StoreOverloadedException("the Redis store's own queue did not write the decision within "
-        + Duration.ofNanos(writeTimeoutNanos).toMillis() + " ms: this process is overloaded, Redis may be healthy");
-  }
-
-  private TimeoutException deadlinePassed(WriteStamp s) {
-    deadlinesPassed.increment();
-    return new TimeoutException("Redis did not decide within " + Duration.ofNanos(deadlineNanos).toMillis()
-        + " ms of receiving the command");
-  }
-
-  /**
-   * Admission control: whether this store may send one more decision to Redis. More than
-   * {@code maxOutstanding} decisions awaiting their reply means this process asks faster than
-   * its connection writes and reads; the excess is refused at once instead of queueing without
-   * bound (see {@link StoreOverloadedException}).
-   */
-  private boolean admit(Group g) {
-    return outstanding.get() < maxOutstanding;
-  }
-
-  /** Counts a decision in flight until its reply (or failure) arrives. */
-  private void track(CompletableFuture<long[]> reply) {
-    outstanding.incrementAndGet();
-    reply.whenComplete((r, e) -> outstanding.decrementAndGet());
-  }
-
-  /** The store's own queue is full: refused whatever the failure policy (Redis is not at fault). */
-  private Decision overloaded(List<Acquisition> request) {
-    shed.increment();
-    throw new StoreOverloadedException("the Redis store already has " + maxOutstanding
-        + " decisions waiting for Redis: this process is overloaded, Redis may be healthy");
-  }
-
   private static List<Acquisition> checked(List<Acquisition> acquisitions) {
     if (acquisitions == null || acquisitions.isEmpty()) {
       throw new IllegalArgumentException("acquisitions: expected at least one, got none");
@@ -499,20 +429,17 @@ public final class RedisStore implements Store {
   private Pending decide(List<Acquisition> request, List<Group> groups) {
     Long now = now();
     Pending p = new Pending(request, groups);
-    if (!admit(groups.get(0))) {
-      try {
-        overloaded(request);
-      } catch (StoreOverloadedException e) {
-        p.settled.set(true);
-        p.result.completeExceptionally(e);
-        return p;
-      }
+    StoreOverloadedException full = deadlines.refuseOverLimit();
+    if (full != null) {
+      p.settled.set(true);
+      p.result.completeExceptionally(full);
+      return p;
     }
     CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
       Group g = groups.get(i);
       g.reply = calls.call(encode(DecisionScript.ACQUIRE, now, g.acquisitions, null), g.stamp);
-      track(g.reply);
+      deadlines.track(g.reply);
       replies[i] = g.reply;
     }
     CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply : CompletableFuture.allOf(replies);
@@ -732,11 +659,11 @@ public final class RedisStore implements Store {
     try {
       while (true) {
         try {
-          f.get(untilCheck(stamp), TimeUnit.NANOSECONDS);
+          f.get(deadlines.untilCheck(stamp), TimeUnit.NANOSECONDS);
           succeeded();
           return;
         } catch (TimeoutException e) {
-          if (expiresAt(stamp) - System.nanoTime() <= 0) {
+          if (!deadlines.waiting(stamp)) {
             throw e;
           }
         }
@@ -977,37 +904,12 @@ public final class RedisStore implements Store {
       }
       if (clusterClient != null) {
         RedisClusterClient c = clusterClient;
-        return Endpoint.opening(true, () -> connectCluster(c), () -> {});
+        return Endpoint.opening(true, () -> Endpoint.connectCluster(c), () -> {});
       }
       if (uri != null) {
-        RedisClient c = RedisClient.create(uri);
-        c.setOptions(ClientOptions.builder()
-            .autoReconnect(true)
-            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-            .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).build())
-            .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-            .build());
-        RedisURI u = uri;
-        return Endpoint.opening(false, () -> c.connectAsync(ByteArrayCodec.INSTANCE, u),
-            () -> c.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+        return Endpoint.owned(uri, COMMAND_TIMEOUT);
       }
-      RedisClusterClient c = RedisClusterClient.create(clusterUris);
-      c.setOptions(ClusterClientOptions.builder()
-          .autoReconnect(true)
-          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-          .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).build())
-          .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-          .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-              .enablePeriodicRefresh(Duration.ofSeconds(2))
-              .enableAllAdaptiveRefreshTriggers()
-              .build())
-          .build());
-      return Endpoint.opening(true, () -> connectCluster(c), () -> c.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
-    }
-
-    /** Lettuce connects to a Cluster asynchronously only once it has read the topology. */
-    private static CompletionStage<StatefulRedisClusterConnection<byte[], byte[]>> connectCluster(RedisClusterClient c) {
-      return c.refreshPartitionsAsync().thenCompose(ignored -> c.connectAsync(ByteArrayCodec.INSTANCE));
+      return Endpoint.ownedCluster(clusterUris, COMMAND_TIMEOUT);
     }
   }
 }
