@@ -21,9 +21,10 @@ final class ThrottledWarning {
   private final Consumer<String> sink;
   private final long intervalNanos;
   private final String intervalText;
-  /** When the next line may be written, by the ticker; meaningful once {@link #started}. */
-  private final AtomicLong nextAt = new AtomicLong();
-  private volatile boolean started;
+  /** When the next line may be written, by the ticker; {@link #NEVER} until the first line. */
+  private final AtomicLong nextAt = new AtomicLong(NEVER);
+  /** No line written yet (a time no ticker plus an interval reaches in practice). */
+  private static final long NEVER = Long.MIN_VALUE;
   private final LongAdder suppressed = new LongAdder();
 
   ThrottledWarning(Duration interval, Consumer<String> sink) {
@@ -39,19 +40,12 @@ final class ThrottledWarning {
   void warn(Ticker ticker, String message) {
     long now = ticker.read();
     long next = nextAt.get();
-    if (started && now - next < 0 || !claim(next, now)) {
+    // one compare-and-set decides which caller writes: a loser saw the line's time, or lost the race
+    if (next != NEVER && now - next < 0 || !nextAt.compareAndSet(next, now + intervalNanos)) {
       suppressed.increment();
       return;
     }
     long n = suppressed.sumThenReset();
     sink.accept(n == 0 ? message : message + " (and " + n + " more like it in the last " + intervalText + ")");
-  }
-
-  private boolean claim(long next, long now) {
-    if (!nextAt.compareAndSet(next, now + intervalNanos)) {
-      return false;
-    }
-    started = true;
-    return true;
   }
 }
