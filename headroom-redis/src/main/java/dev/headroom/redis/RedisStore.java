@@ -13,21 +13,18 @@ import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Deadlines;
 import dev.headroom.redis.internal.Endpoint;
 import dev.headroom.redis.internal.KeyLayout;
+import dev.headroom.redis.internal.SlotShare;
 import dev.headroom.redis.internal.WriteStamp;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -60,29 +57,17 @@ import org.slf4j.LoggerFactory;
  * disagree still agree on every window. Only when the builder is given a {@link Ticker} (a test
  * mode for {@link dev.headroom.ManualTicker}) does the script take the caller's time instead.
  *
- * <p><b>Exact integers in Lua.</b> Lua numbers are IEEE doubles, exact only below 2^53, while epoch
- * nanoseconds are near 1.8e18 and a 366-day window is 3.2e16 ns. The script therefore keeps every
- * time and duration as a pair (seconds, nanoseconds below 10^9): a sum or difference is a carry,
- * a product by a unit count is split into parts that stay below 2^53, and the window index
- * {@code floor(now / w)} is {@code floor(seconds / w_seconds)} because windows are whole seconds.
- * Constants that need division ({@code T = ceil(w / q)}, {@code tau = q T}) come from Java. The
- * token bucket's {@code floor(h / T)} is estimated in doubles and corrected with exact products.
- * The sliding window's weight is computed in doubles in the order the core states, and converting
- * (seconds, nanoseconds) to a double rounds once, exactly as Java's {@code (double)} cast does.
- * Times saturate at {@code Long.MAX_VALUE} as in the core; window counters saturate at 2^53 units
- * instead of 2^63 (a debt no real charge reaches), which is the one documented difference.
+ * <p><b>Exact integers in Lua</b> (doubles, exact below 2^53): times and durations travel as
+ * (seconds, nanoseconds) pairs; see {@link DecisionScript}.
  *
  * <p><b>Keys</b> ({@link KeyLayout}): {@code prefix + policy + ":" + algorithm + ":{partition}"}, the
  * partition being the Cluster hash tag. Each write sets the key to expire when its state becomes
  * equal to an absent key's (a full bucket, a past window, no live lease), so memory is bounded by
  * the partitions active within their windows.
  *
- * <p><b>Redis Cluster.</b> Policies of one partition share a slot and are decided by one script. A
- * request whose policies fall in several slots is decided by reservation and refund: one script
- * per slot, all at once; when any refuses, the slots that admitted are given back (a refund, or
- * the release of a lease) and report their state after that. Between the reservation and the
- * refund (one round trip) the reserved units are held, so a concurrent request may be refused
- * where a single script would have admitted it; it is never admitted beyond a quota.
+ * <p><b>Redis Cluster.</b> Policies of one partition share a slot and are decided by one script; a
+ * request whose policies fall in several slots is decided by reservation and refund
+ * ({@link SlotShare}): it is never admitted beyond a quota.
  *
  * <p><b>Failures</b> follow the {@link FailurePolicy}. A decision that Redis does not answer within
  * the decision deadline, counted from the moment its command is written to the connection, is
@@ -247,7 +232,7 @@ public final class RedisStore implements Store {
   @Override
   public Decision acquire(List<Acquisition> acquisitions) {
     List<Acquisition> request = checked(acquisitions);
-    List<Group> groups = group(request);
+    List<SlotShare> groups = SlotShare.of(layout, endpoint.cluster(), request);
     if (groups.size() == 1) {
       return acquireOneSlot(request, groups);
     }
@@ -275,26 +260,26 @@ public final class RedisStore implements Store {
   }
 
   /** {@link #acquire} of a request whose policies share one slot: one call, awaited here. */
-  private Decision acquireOneSlot(List<Acquisition> request, List<Group> groups) {
-    Group g = groups.get(0);
+  private Decision acquireOneSlot(List<Acquisition> request, List<SlotShare> groups) {
+    SlotShare g = groups.get(0);
     StoreOverloadedException full = deadlines.refuseOverLimit();
     if (full != null) {
       throw full;
     }
     RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
-    DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions, null);
-    CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp) : calls.sendOnce(c, call, g.stamp);
+    DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions(), null);
+    CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp()) : calls.sendOnce(c, call, g.stamp());
     deadlines.track(reply);
     boolean recovering = c == null;
     while (true) {
       long[] answer;
       try {
-        answer = reply.get(deadlines.untilCheck(g.stamp), TimeUnit.NANOSECONDS);
+        answer = reply.get(deadlines.untilCheck(g.stamp()), TimeUnit.NANOSECONDS);
       } catch (ExecutionException e) {
         if (!recovering) {
           // Redis lacked the code (or FCALL): load it and call again, within the same deadline.
           recovering = true;
-          reply = calls.recover(c, call, e.getCause(), g.stamp);
+          reply = calls.recover(c, call, e.getCause(), g.stamp());
           continue;
         }
         return failed(request, e.getCause());
@@ -302,13 +287,13 @@ public final class RedisStore implements Store {
         boolean interrupted = e instanceof InterruptedException;
         if (interrupted) {
           Thread.currentThread().interrupt();
-        } else if (deadlines.waiting(g.stamp)) {
+        } else if (deadlines.waiting(g.stamp())) {
           continue; // written meanwhile: the deadline now counts from the write
         }
         // The failure policy decides; what Redis applies later is given back.
-        g.reply = reply;
+        g.reply(reply);
         giveBackWhenAllowed(groups, true);
-        Exception why = interrupted ? deadlines.passed() : deadlines.expired(g.stamp);
+        Exception why = interrupted ? deadlines.passed() : deadlines.expired(g.stamp());
         if (why instanceof StoreOverloadedException) {
           throw (StoreOverloadedException) why;
         }
@@ -316,7 +301,7 @@ public final class RedisStore implements Store {
       }
       List<PolicyOutcome> outcomes;
       try {
-        outcomes = DecisionScript.outcomes(answer, g.acquisitions);
+        outcomes = DecisionScript.outcomes(answer, g.acquisitions());
       } catch (RuntimeException e) {
         return failed(request, e);
       }
@@ -333,47 +318,35 @@ public final class RedisStore implements Store {
   @Override
   public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
     List<Acquisition> request = checked(acquisitions);
-    Pending p = decide(request, group(request));
+    Pending p = decide(request, SlotShare.of(layout, endpoint.cluster(), request));
     if (!p.result.isDone()) {
       p.schedule();
     }
     return p.result;
   }
 
-  /** One slot's share of a request: the acquisitions and their places in the request. */
-  private static final class Group {
-    final List<Acquisition> acquisitions = new ArrayList<>(2);
-    final List<Integer> indexes = new ArrayList<>(2);
-    final WriteStamp stamp;
-    CompletableFuture<long[]> reply;
-
-    Group(long requestedAt) {
-      this.stamp = new WriteStamp(requestedAt);
-    }
-  }
-
   /** A decision under way: settled once, by Redis's answer or by the deadline. */
   private final class Pending {
     final List<Acquisition> request;
-    final List<Group> groups;
+    final List<SlotShare> groups;
     final CompletableFuture<Decision> result = new CompletableFuture<>();
     final AtomicBoolean settled = new AtomicBoolean();
     volatile ScheduledFuture<?> timeout;
 
-    Pending(List<Acquisition> request, List<Group> groups) {
+    Pending(List<Acquisition> request, List<SlotShare> groups) {
       this.request = request;
       this.groups = groups;
     }
 
     /** The stamp that decides when this decision expires: an unwritten group's, else the last written. */
     WriteStamp stamp() {
-      WriteStamp latest = groups.get(0).stamp;
-      for (Group g : groups) {
-        if (!g.stamp.written()) {
-          return g.stamp;
+      WriteStamp latest = groups.get(0).stamp();
+      for (SlotShare g : groups) {
+        if (!g.stamp().written()) {
+          return g.stamp();
         }
-        if (latest.written() && g.stamp.writtenAt() - latest.writtenAt() > 0) {
-          latest = g.stamp;
+        if (latest.written() && g.stamp().writtenAt() - latest.writtenAt() > 0) {
+          latest = g.stamp();
         }
       }
       return latest;
@@ -381,12 +354,7 @@ public final class RedisStore implements Store {
 
     /** Checks again when the deadline, counted from the write once there is one, will have passed. */
     void schedule() {
-      long wait = deadlines.untilCheck(stamp());
-      if (wait <= 0) {
-        check();
-        return;
-      }
-      ScheduledFuture<?> t = timer.schedule(this::check, wait, TimeUnit.NANOSECONDS);
+      ScheduledFuture<?> t = timer.schedule(this::check, deadlines.untilCheck(stamp()), TimeUnit.NANOSECONDS);
       timeout = t;
       if (result.isDone()) {
         t.cancel(false);
@@ -426,7 +394,7 @@ public final class RedisStore implements Store {
     return List.copyOf(acquisitions);
   }
 
-  private Pending decide(List<Acquisition> request, List<Group> groups) {
+  private Pending decide(List<Acquisition> request, List<SlotShare> groups) {
     Long now = now();
     Pending p = new Pending(request, groups);
     StoreOverloadedException full = deadlines.refuseOverLimit();
@@ -437,12 +405,12 @@ public final class RedisStore implements Store {
     }
     CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
-      Group g = groups.get(i);
-      g.reply = calls.call(encode(DecisionScript.ACQUIRE, now, g.acquisitions, null), g.stamp);
-      deadlines.track(g.reply);
-      replies[i] = g.reply;
+      SlotShare g = groups.get(i);
+      g.reply(calls.call(encode(DecisionScript.ACQUIRE, now, g.acquisitions(), null), g.stamp()));
+      deadlines.track(g.reply());
+      replies[i] = g.reply();
     }
-    CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply : CompletableFuture.allOf(replies);
+    CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply() : CompletableFuture.allOf(replies);
     all.whenComplete((ignored, error) -> {
       if (!p.settled.compareAndSet(false, true)) {
         return; // decided by the deadline; that path gives back what Redis applies late
@@ -459,10 +427,12 @@ public final class RedisStore implements Store {
       try {
         succeeded();
         if (groups.size() == 1) {
-          Group g = groups.get(0);
-          p.result.complete(Decision.of(DecisionScript.outcomes(g.reply.join(), g.acquisitions)));
+          SlotShare g = groups.get(0);
+          p.result.complete(Decision.of(DecisionScript.outcomes(g.reply().join(), g.acquisitions())));
         } else {
-          decideAcrossSlots(request, groups, p.result);
+          SlotShare.merge(request, groups,
+              (g, leases) -> call(DecisionScript.GIVE_BACK, now(), g.acquisitions(), leases), failures::increment,
+              deadlineNanos, p.result);
         }
       } catch (RuntimeException e) {
         fail(p.result, request, e);
@@ -471,90 +441,18 @@ public final class RedisStore implements Store {
     return p;
   }
 
-  /** Several slots replied: merge, or give back the slots that admitted when another refused. */
-  private void decideAcrossSlots(List<Acquisition> request, List<Group> groups, CompletableFuture<Decision> result) {
-    PolicyOutcome[] merged = new PolicyOutcome[request.size()];
-    boolean allAllowed = true;
-    for (Group g : groups) {
-      allAllowed &= DecisionScript.allAllowed(g.reply.join());
-    }
-    List<Group> toGiveBack = new ArrayList<>();
-    List<CompletableFuture<long[]>> givenBack = new ArrayList<>();
-    for (Group g : groups) {
-      long[] reply = g.reply.join();
-      List<PolicyOutcome> outcomes = DecisionScript.outcomes(reply, g.acquisitions);
-      if (allAllowed || !DecisionScript.allAllowed(reply)) {
-        for (int i = 0; i < outcomes.size(); i++) {
-          merged[g.indexes.get(i)] = outcomes.get(i);
-        }
-      } else {
-        toGiveBack.add(g);
-        givenBack.add(call(DecisionScript.GIVE_BACK, now(), g.acquisitions, leaseIds(reply, g.acquisitions.size()))
-            .completeOnTimeout(null, deadlineNanos, TimeUnit.NANOSECONDS));
-      }
-    }
-    if (toGiveBack.isEmpty()) {
-      result.complete(Decision.of(Arrays.asList(merged)));
-      return;
-    }
-    CompletableFuture.allOf(givenBack.toArray(new CompletableFuture<?>[0])).whenComplete((ignored, error) -> {
-      for (int k = 0; k < toGiveBack.size(); k++) {
-        Group g = toGiveBack.get(k);
-        long[] after = givenBack.get(k).isCompletedExceptionally() ? null : givenBack.get(k).join();
-        List<PolicyOutcome> outcomes;
-        if (after != null) {
-          outcomes = DecisionScript.outcomes(after, g.acquisitions);
-        } else {
-          // The refund did not answer in time: report the state before the request as the
-          // reservation saw it (r before = r after + cost; t as seen after).
-          failures.increment();
-          outcomes = new ArrayList<>();
-          for (PolicyOutcome o : DecisionScript.outcomes(g.reply.join(), g.acquisitions)) {
-            outcomes.add(new PolicyOutcome(o.policy(), o.key(), o.cost(), true,
-                Math.min(o.policy().quota(), o.remaining() + o.cost()), o.reset().toNanos(), 0, null));
-          }
-        }
-        for (int i = 0; i < outcomes.size(); i++) {
-          merged[g.indexes.get(i)] = outcomes.get(i);
-        }
-      }
-      result.complete(Decision.of(Arrays.asList(merged)));
-    });
-  }
-
-  private List<Group> group(List<Acquisition> request) {
-    long requestedAt = System.nanoTime();
-    if (!endpoint.cluster() || request.size() == 1) {
-      Group g = new Group(requestedAt);
-      for (int i = 0; i < request.size(); i++) {
-        g.acquisitions.add(request.get(i));
-        g.indexes.add(i);
-      }
-      return List.of(g);
-    }
-    Map<Integer, Group> bySlot = new LinkedHashMap<>();
-    for (int i = 0; i < request.size(); i++) {
-      Acquisition a = request.get(i);
-      int slot = SlotHash.getSlot(layout.key(a.policy(), a.key()));
-      Group g = bySlot.computeIfAbsent(slot, s -> new Group(requestedAt));
-      g.acquisitions.add(a);
-      g.indexes.add(i);
-    }
-    return new ArrayList<>(bySlot.values());
-  }
-
   /**
    * For every group whose reply is (or will be) an admission that no decision used: give it back.
    * Late replies are counted in {@link #givenBackLate()}.
    */
-  private void giveBackWhenAllowed(List<Group> groups, boolean late) {
-    for (Group g : groups) {
-      g.reply.thenAccept(reply -> {
+  private void giveBackWhenAllowed(List<SlotShare> groups, boolean late) {
+    for (SlotShare g : groups) {
+      g.reply().thenAccept(reply -> {
         if (DecisionScript.allAllowed(reply)) {
           if (late) {
             givenBackLate.increment();
           }
-          call(DecisionScript.GIVE_BACK, now(), g.acquisitions, leaseIds(reply, g.acquisitions.size()))
+          call(DecisionScript.GIVE_BACK, now(), g.acquisitions(), g.leaseIds(reply))
               .whenComplete((r, e) -> {
                 if (e != null) {
                   failures.increment();
@@ -564,14 +462,6 @@ public final class RedisStore implements Store {
         }
       });
     }
-  }
-
-  private static long[] leaseIds(long[] reply, int n) {
-    long[] ids = new long[n];
-    for (int i = 0; i < n; i++) {
-      ids[i] = DecisionScript.leaseId(reply, i);
-    }
-    return ids;
   }
 
   /** Redis could not decide: apply the failure policy to the result. */
@@ -657,17 +547,9 @@ public final class RedisStore implements Store {
     WriteStamp stamp = new WriteStamp(System.nanoTime());
     CompletableFuture<long[]> f = calls.call(encode(mode, now(), List.of(a), leaseIds), stamp);
     try {
-      while (true) {
-        try {
-          f.get(deadlines.untilCheck(stamp), TimeUnit.NANOSECONDS);
-          succeeded();
-          return;
-        } catch (TimeoutException e) {
-          if (!deadlines.waiting(stamp)) {
-            throw e;
-          }
-        }
-      }
+      deadlines.await(f, stamp);
+      succeeded();
+      return;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {

@@ -3,6 +3,8 @@ package dev.headroom.redis.internal;
 import dev.headroom.redis.StoreOverloadedException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -81,6 +83,25 @@ public final class Deadlines {
   public long untilCheck(WriteStamp s) {
     long left = expiresAt(s) - System.nanoTime();
     return Math.max(0, s.written() ? left : Math.min(left, deadlineNanos));
+  }
+
+  /**
+   * Waits for a reply until it expires (looking again whenever the write may have moved the
+   * expiry).
+   *
+   * @throws TimeoutException when it expired first
+   */
+  public long[] await(CompletableFuture<long[]> reply, WriteStamp s)
+      throws InterruptedException, ExecutionException, TimeoutException {
+    while (true) {
+      try {
+        return reply.get(untilCheck(s), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        if (!waiting(s)) {
+          throw e;
+        }
+      }
+    }
   }
 
   /**
