@@ -100,10 +100,7 @@ public final class RedisStore implements Store {
   /** The default decision deadline: how long a decision may wait for Redis. */
   public static final Duration DEFAULT_DECISION_DEADLINE = Duration.ofMillis(100);
 
-  /**
-   * The default write timeout: how long a decision may wait in this store's own queue, before its
-   * command is written to Redis, until it is refused as this process's overload.
-   */
+  /** The default write timeout: the longest wait in this store's own queue before the write. */
   public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(1);
 
   /** The default bound on decisions awaiting Redis's reply at once (admission control). */
@@ -244,7 +241,7 @@ public final class RedisStore implements Store {
         p.check();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        p.expire(deadlines.passed());
+        p.expire(deadlines::passed);
       } catch (ExecutionException e) {
         break; // reported by join below
       }
@@ -271,6 +268,7 @@ public final class RedisStore implements Store {
     CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp()) : calls.sendOnce(c, call, g.stamp());
     deadlines.track(reply);
     boolean recovering = c == null;
+    boolean caughtUp = false;
     while (true) {
       long[] answer;
       try {
@@ -289,6 +287,9 @@ public final class RedisStore implements Store {
           Thread.currentThread().interrupt();
         } else if (deadlines.waiting(g.stamp())) {
           continue; // written meanwhile: the deadline now counts from the write
+        } else if (!caughtUp && deadlines.ioCaughtUp(g.stamp())) {
+          caughtUp = true; // the I/O loop has read what had arrived: look at the reply once more
+          continue;
         }
         // The failure policy decides; what Redis applies later is given back.
         g.reply(reply);
@@ -310,11 +311,7 @@ public final class RedisStore implements Store {
     }
   }
 
-  /**
-   * Decides without blocking. The deadline is checked by the store's timer thread; the decision
-   * (reply parsing included) completes on Lettuce's I/O thread, or on the timer's when the
-   * deadline passes first.
-   */
+  /** Decides without blocking; completes on Lettuce's I/O thread (or the store's timer). */
   @Override
   public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
     List<Acquisition> request = checked(acquisitions);
@@ -332,24 +329,16 @@ public final class RedisStore implements Store {
     final CompletableFuture<Decision> result = new CompletableFuture<>();
     final AtomicBoolean settled = new AtomicBoolean();
     volatile ScheduledFuture<?> timeout;
+    /** Whether the expiry was handed to the I/O loop (once). */
+    volatile boolean deferred;
 
     Pending(List<Acquisition> request, List<SlotShare> groups) {
       this.request = request;
       this.groups = groups;
     }
 
-    /** The stamp that decides when this decision expires: an unwritten group's, else the last written. */
     WriteStamp stamp() {
-      WriteStamp latest = groups.get(0).stamp();
-      for (SlotShare g : groups) {
-        if (!g.stamp().written()) {
-          return g.stamp();
-        }
-        if (latest.written() && g.stamp().writtenAt() - latest.writtenAt() > 0) {
-          latest = g.stamp();
-        }
-      }
-      return latest;
+      return SlotShare.deciding(groups);
     }
 
     /** Checks again when the deadline, counted from the write once there is one, will have passed. */
@@ -361,7 +350,11 @@ public final class RedisStore implements Store {
       }
     }
 
-    /** On the timer: expire when the deadline has passed, else wait for it. */
+    /**
+     * On the timer: expire when the deadline has passed, else wait for it. A written command
+     * expires on the loop that reads its reply (the timer one deadline later if it is stuck), so
+     * a reply that arrived in time but waited for a starved I/O thread still wins.
+     */
     void check() {
       if (result.isDone()) {
         return;
@@ -369,14 +362,21 @@ public final class RedisStore implements Store {
       WriteStamp s = stamp();
       if (deadlines.waiting(s)) {
         schedule(); // the command was written after the first check was set: count from the write
+        return;
+      }
+      Runnable expiry = () -> expire(() -> deadlines.expired(s));
+      if (!deferred && deadlines.runOnWriter(s, expiry)) {
+        deferred = true;
+        timeout = timer.schedule(expiry, deadlines.deadlineNanos(), TimeUnit.NANOSECONDS);
       } else {
-        expire(deadlines.expired(s));
+        expiry.run();
       }
     }
 
     /** The deadline passed: the failure policy decides; what Redis applies later is given back. */
-    void expire(Throwable why) {
+    void expire(java.util.function.Supplier<? extends Throwable> reason) {
       if (settled.compareAndSet(false, true)) {
+        Throwable why = reason.get();
         giveBackWhenAllowed(groups, true);
         if (why instanceof StoreOverloadedException) {
           result.completeExceptionally(why);

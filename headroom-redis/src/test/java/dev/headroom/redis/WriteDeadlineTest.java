@@ -153,6 +153,50 @@ class WriteDeadlineTest {
     }
   }
 
+  /**
+   * Redis answers in time, but the reply waits in this process's socket buffer while the I/O
+   * thread that reads it is held past the deadline: the expiry is run by that thread's loop,
+   * after it has read what arrived, so Redis's answer wins. (Before: the timer thread failed the
+   * decision closed at the deadline.) The decision's command goes right behind a {@code BLPOP}
+   * that Redis holds for 200 ms, so it is written at once and both replies arrive together;
+   * decoding the first holds the thread before it reaches the decision's reply.
+   */
+  @Test
+  void aReplyThatArrivedInTimeWinsOverAStarvedIoThread() throws Exception {
+    Duration deadline = Duration.ofSeconds(2);
+    try (RedisStore s = store(FailurePolicy.FAIL_CLOSED).decisionDeadline(deadline).build()) {
+      assertThat(remaining(s)).isEqualTo(10);
+      connection.async().dispatch(CommandType.BLPOP, new CommandOutput<byte[], byte[], String>(ByteArrayCodec.INSTANCE, null) {
+        @Override
+        public void complete(int depth) {
+          if (entered.getCount() > 0) {
+            entered.countDown();
+            try {
+              release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        }
+      }, new io.lettuce.core.protocol.CommandArgs<>(ByteArrayCodec.INSTANCE).addKey((prefix + "never").getBytes())
+          .add("0.2"));
+      CompletableFuture<Decision> async = s.acquireAsync(List.of(Acquisition.of(TEN, K))).toCompletableFuture();
+      assertThat(entered.await(10, TimeUnit.SECONDS)).as("the I/O thread is held").isTrue();
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (LocalRedis.keys(prefix).isEmpty() && System.nanoTime() < until) {
+        Thread.onSpinWait();
+      }
+      assertThat(LocalRedis.keys(prefix)).as("Redis applied the decision").isNotEmpty();
+      // one and a half deadlines pass while the reply waits to be read
+      assertThatThrownBy(() -> async.get(deadline.toMillis() * 3 / 2, TimeUnit.MILLISECONDS))
+          .isInstanceOf(TimeoutException.class);
+      release.countDown();
+      assertThat(async.get(10, TimeUnit.SECONDS).allowed()).isTrue();
+      assertThat(s.deadlinesPassed()).isZero();
+      assertThat(remaining(s)).isEqualTo(9);
+    }
+  }
+
   @Test
   void builderRefusesBadBounds() {
     assertThatThrownBy(() -> RedisStore.builder().writeTimeout(Duration.ZERO))

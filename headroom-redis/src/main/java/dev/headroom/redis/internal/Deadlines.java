@@ -105,6 +105,45 @@ public final class Deadlines {
   }
 
   /**
+   * Hands {@code task} to the event loop that wrote the command, which reads what arrived on the
+   * connection before it runs queued tasks: a reply already in this process's socket buffer is
+   * read (and its decision completed) first. False without such a loop.
+   */
+  public boolean runOnWriter(WriteStamp s, Runnable task) {
+    java.util.concurrent.Executor io = s.writer();
+    try {
+      if (io != null) {
+        io.execute(task);
+        return true;
+      }
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // the loop is shutting down: the caller decides itself
+    }
+    return false;
+  }
+
+  /**
+   * Whether the event loop that wrote a command ran a task queued now within one more deadline,
+   * and so has read whatever reply had arrived ({@link #runOnWriter}). False without such a loop,
+   * or when it is stuck.
+   */
+  public boolean ioCaughtUp(WriteStamp s) {
+    CompletableFuture<Void> ran = new CompletableFuture<>();
+    if (!runOnWriter(s, () -> ran.complete(null))) {
+      return false;
+    }
+    try {
+      ran.get(deadlineNanos, TimeUnit.NANOSECONDS);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException | TimeoutException e) {
+      return false;
+    }
+  }
+
+  /**
    * Why a decision whose time ran out has no answer: Redis did not answer after the write (or
    * there is no connection): a {@link TimeoutException}, for the failure policy; or the command
    * is still in this process's queue: a {@link StoreOverloadedException}.

@@ -59,6 +59,20 @@ public final class SlotShare {
     return new ArrayList<>(bySlot.values());
   }
 
+  /** The stamp that decides when a request's decision expires: an unwritten share's, else the last written. */
+  public static WriteStamp deciding(List<SlotShare> shares) {
+    WriteStamp latest = shares.get(0).stamp;
+    for (SlotShare g : shares) {
+      if (!g.stamp.written()) {
+        return g.stamp;
+      }
+      if (latest.written() && g.stamp.writtenAt() - latest.writtenAt() > 0) {
+        latest = g.stamp;
+      }
+    }
+    return latest;
+  }
+
   public List<Acquisition> acquisitions() {
     return acquisitions;
   }

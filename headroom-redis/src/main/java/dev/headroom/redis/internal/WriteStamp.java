@@ -18,7 +18,8 @@ package dev.headroom.redis.internal;
 public final class WriteStamp {
   private final long requestedAt;
   private long writtenAt;
-  /** Publishes {@link #writtenAt}: set after it. */
+  private java.util.concurrent.Executor writer;
+  /** Publishes {@link #writtenAt} and {@link #writer}: set after them. */
   private volatile boolean written;
 
   /** @param requestedAt {@link System#nanoTime()} when the decision was asked for */
@@ -30,6 +31,8 @@ public final class WriteStamp {
   void mark() {
     if (!written) {
       writtenAt = System.nanoTime();
+      // the connection's event loop (Netty's executor of the thread encoding the command)
+      writer = io.netty.util.internal.ThreadExecutorMap.currentExecutor();
       written = true;
     }
   }
@@ -47,6 +50,14 @@ public final class WriteStamp {
   /** Whether the command has been written to the connection. */
   public boolean written() {
     return written;
+  }
+
+  /**
+   * The event loop that wrote the command, which also reads its reply; null before the write or
+   * when the command was not written by a Netty event loop.
+   */
+  public java.util.concurrent.Executor writer() {
+    return written ? writer : null;
   }
 
   /** When the command was written ({@link System#nanoTime()}); meaningful once {@link #written()}. */
