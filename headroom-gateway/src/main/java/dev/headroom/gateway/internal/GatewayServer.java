@@ -76,7 +76,11 @@ public final class GatewayServer implements AutoCloseable {
     new JvmMemoryMetrics().bindTo(registry);
     this.file = file;
     this.maxConfigBytes = maxConfigBytes;
-    this.state = new GatewayState(store, ticker, timers, new GatewayMetrics(registry), null);
+    GatewayMetrics metrics = new GatewayMetrics(registry);
+    if (store instanceof dev.headroom.redis.RedisStore redis) {
+      metrics.redisStore(redis);
+    }
+    this.state = new GatewayState(store, ticker, timers, metrics, null);
   }
 
   /**

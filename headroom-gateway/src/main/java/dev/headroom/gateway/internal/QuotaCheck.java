@@ -11,13 +11,13 @@ import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.internal.HttpSpeech.LimitRefusal;
 import dev.headroom.gateway.internal.HttpSpeech.RefusalKind;
 import dev.headroom.gateway.internal.HttpSpeech.RequestFacts;
+import dev.headroom.redis.StoreOverloadedException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The decision step of a forwarded request ({@link Admission.Forward}): its route's policies, each
@@ -32,8 +32,6 @@ import org.slf4j.LoggerFactory;
  * arrives on the connection's event loop, completed or not.
  */
 final class QuotaCheck {
-  private static final Logger LOG = LoggerFactory.getLogger(QuotaCheck.class);
-
   private QuotaCheck() {}
 
   static void decide(Exchange ex) {
@@ -120,13 +118,18 @@ final class QuotaCheck {
   }
 
   /**
-   * The store could not decide (a Redis store failing closed): 503 temporary-reduced-capacity
-   * (draft-ietf-httpapi-ratelimit-headers-09 section 5.2) with a short Retry-After.
+   * The store could not decide (a Redis store failing closed, or the gateway's queue to it full):
+   * 503 temporary-reduced-capacity (draft-ietf-httpapi-ratelimit-headers-09 section 5.2) with a
+   * short Retry-After; the warning is throttled ({@link GatewayState#storeWarning}).
    */
   static void storeFailed(Exchange ex, Throwable e) {
-    LOG.warn("store failed to decide a request on route {}: {}", ex.route.route().name(), e.toString());
-    LocalResponse r = ex.snap.speech().error(Speech.storeUnavailable(), ex.format, ex.path());
-    r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(Speech.STORE_RETRY_AFTER_SECONDS));
+    Throwable why = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    ex.state.storeWarning.warn(ex.state.ticker, "store failed to decide a request on route "
+        + ex.route.route().name() + ": " + why);
+    // the gateway's own overload (its queue to Redis full, Redis possibly healthy): shorter wait
+    boolean overloaded = why instanceof StoreOverloadedException;
+    LocalResponse r = ex.snap.speech().error(Speech.storeUnavailable(overloaded), ex.format, ex.path());
+    r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(Speech.storeRetryAfterSeconds(overloaded)));
     ex.refused(r);
   }
 

@@ -52,7 +52,7 @@ import org.slf4j.LoggerFactory;
 final class Speech implements HttpSpeech {
   private static final Logger LOG = LoggerFactory.getLogger(Speech.class);
 
-  private final GatewayConfig config;
+  private final ConfigSections config;
   private final Ticker ticker;
   private final Map<Route, RateLimitHeaders> headers = new IdentityHashMap<>();
   private final Map<String, PartitionKeyDerivation> derivations = new HashMap<>();
@@ -70,7 +70,7 @@ final class Speech implements HttpSpeech {
   /** Per route (identity), the last whole refusal per policy: see {@link #cachedRefusal}. */
   private final Map<Route, Map<String, CachedResponse>> responses = new IdentityHashMap<>();
 
-  private Speech(GatewayConfig config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
+  private Speech(ConfigSections config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
     this.config = config;
     this.ticker = ticker;
     // trustedProxies believes Forwarded and X-Forwarded-For (README): Forwarded wins when a
@@ -105,7 +105,14 @@ final class Speech implements HttpSpeech {
    *     reader has checked each part already, so this means two parts disagree)
    */
   static Speech of(GatewayConfig config, Ticker ticker) {
-    return new Speech(config, ticker, r -> PkExposures.forRoute(config, r));
+    return of(new ConfigSections(config.service(), config.listen(), config.admin(), config.store(),
+        config.trustedProxies(), config.limits(), config.timeouts(), config.upstreams(), config.policies(),
+        config.routes(), config.pk()), ticker);
+  }
+
+  /** As {@link #of(GatewayConfig, Ticker)}, for sections not yet made a configuration (the load-time check). */
+  static Speech of(ConfigSections config, Ticker ticker) {
+    return new Speech(config, ticker, r -> PkExposures.forRoute(config.pk(), r));
   }
 
   @Override
@@ -407,16 +414,28 @@ final class Speech implements HttpSpeech {
             "expected", "A request body of at most " + maxBody + " bytes."));
   }
 
+  /** Retry-After of a 503 when the gateway's own queue to the store is full (StoreOverloadedException). */
+  static final long OVERLOAD_RETRY_AFTER_SECONDS = 1;
+
+  /** The Retry-After of a 503 from {@link #storeUnavailable}. */
+  static long storeRetryAfterSeconds(boolean overloaded) {
+    return overloaded ? OVERLOAD_RETRY_AFTER_SECONDS : STORE_RETRY_AFTER_SECONDS;
+  }
+
   /**
-   * 503: the store could not decide (a Redis store failing closed): temporary-reduced-capacity
-   * (draft-ietf-httpapi-ratelimit-headers-09 section 5.2); the caller sets Retry-After.
+   * 503: the store could not decide (a Redis store failing closed), or the gateway's own queue to
+   * it is full ({@code overloaded}; Redis possibly healthy, so a shorter wait):
+   * temporary-reduced-capacity (draft-ietf-httpapi-ratelimit-headers-09 section 5.2); the caller
+   * sets Retry-After to {@link #storeRetryAfterSeconds}.
    */
-  static GatewayError storeUnavailable() {
+  static GatewayError storeUnavailable(boolean overloaded) {
+    long retry = storeRetryAfterSeconds(overloaded);
     return new GatewayError(503, ProblemType.TEMPORARY_REDUCED_CAPACITY.error(),
-        "Quotas cannot be checked right now, so requests are not forwarded. Try again in "
-            + STORE_RETRY_AFTER_SECONDS + " seconds.",
+        (overloaded ? "The gateway has more requests than it can check right now, so this one is not forwarded."
+            : "Quotas cannot be checked right now, so requests are not forwarded.")
+            + " Try again in " + retry + (retry == 1 ? " second." : " seconds."),
         "Requests are not forwarded when their quota cannot be checked, so that the service is never overrun.",
-        Map.of("type", ProblemType.TEMPORARY_REDUCED_CAPACITY, "retryAfterSeconds", STORE_RETRY_AFTER_SECONDS));
+        Map.of("type", ProblemType.TEMPORARY_REDUCED_CAPACITY, "retryAfterSeconds", retry));
   }
 
   /** 408: the next request head was not complete within timeouts.idle (RFC 9110 section 15.5.9). */
