@@ -15,44 +15,54 @@ package dev.headroom.internal;
  * {@code v}; reading a key answers the smallest of its cells. Every cell of a key is at least the
  * key's own use, so the answer is too: a returning key never starts below its forgotten use.
  *
- * <h2>Why each cell also names its key</h2>
+ * <h2>Why each cell also names its keys</h2>
  * A plain max-sketch answers every key, also one never seen, with the largest use among the keys
  * sharing its cells. Under a flood that is every key: a newcomer would start with some flood key's
  * use, add its own, and fold the sum back when it is evicted in turn; cell values would ratchet up
  * by one unit per round until the sketch refused everybody (measured: 200,000 one-request keys into
- * a store of 1,000 took every cell to a quota of 10). So each cell also keeps a 32-bit fingerprint
- * of the key whose value it holds (the key that raised it last; on a tie the key already there
- * keeps it), and a key is answered only when at least one of its cells carries its fingerprint.
- * Then a newcomer starts at rest (a false match needs a 32-bit fingerprint to collide: about one
- * newcomer in a billion), and a returning key that owns one of its cells gets exactly its own use
- * back: that cell holds it, and every other cell of the key holds at least as much. A key is
- * answered as new only if every one of its cells was taken by another key with at least its use
- * while its own use still mattered. For a key refused at its quota, that takes other keys at or
- * above the quota (or in debt) in all {@link #ROWS} of its cells: a flood of lighter keys cannot
- * do it, whatever its size. With {@code h} forgotten keys at least as heavy, the chance is about
- * {@code (1 - e^(-h/W))^4} for width {@code W}: 5 in 100 million for {@code h = 1,000} and
- * {@code W = 65,536}; 4 in 10,000 for {@code h = 10,000} (500,000 admitted requests of a 50-per-hour
- * policy). The hash is seeded per sketch, so nobody can aim keys at another key's cells.
+ * a store of 1,000 took every cell to a quota of 10). So each cell also keeps the 32-bit
+ * fingerprints of the last two keys whose value it holds (a larger value replaces both; an equal
+ * one pushes the older out), and a key is answered:
+ * <ul>
+ *   <li>with the smallest of its cells when one of them names it: that cell holds exactly its own
+ *       use and the others at least as much, so it gets its own use back (or a neighbour's larger
+ *       use that outlives its own: refused early, never admitted extra);
+ *   <li>else with the smallest of its cells when that is at least {@code refusing}, the use at
+ *       which its policy refuses (the quota; for a token bucket, the TAT that refuses one unit now);
+ *   <li>else as a new key, at rest.
+ * </ul>
+ * <b>Guarantee for refused keys</b>: a key forgotten with a use that refuses comes back refusing
+ * until that use expires. Either a cell still names it, or every cell was taken by keys with at
+ * least its use, so every cell holds at least the refusing use. This holds whatever the flood.
+ *
+ * <p>A key below its quota gets its own use back unless each of its four cells was taken by
+ * strictly heavier keys, or by two later keys of equal use, while its use still mattered; it then
+ * starts at rest. With {@code h} such keys forgotten in a window and width {@code W}, the chance
+ * is about {@code (h/W)^4} for heavier keys and {@code ((h/W)^2 / 2)^4} for equal ones:
+ * 5 in 100 million for 1,000 heavier keys at {@code W = 65,536}, and far less for equal ones. A
+ * newcomer starts at rest unless a 32-bit fingerprint collides (about one in a billion) or all four
+ * of its cells hold refusing uses (chance {@code (r/W)^4} for {@code r} refused keys forgotten in the
+ * window): the only collateral of a flood, and only of an expensive one (each refused key costs the
+ * flood a full quota). No ratchet: a newcomer starts at rest, and a returning key adds its own use
+ * to its own use. The hash is seeded per sketch, so nobody can aim keys at another key's cells.
  *
  * <h2>Cells expire</h2>
- * Each cell holds a value, its owner's expiry (when the owner's state would equal an absent key's:
- * end of the window, TAT, last lease timeout), and the latest expiry of every key folded into it.
+ * Each cell holds a value, its owners' expiry (when their state would equal an absent key's: end
+ * of the window, TAT, last lease timeout), and the latest expiry of every key folded into it.
  * Folding into an expired cell replaces it; folding into a live cell keeps the larger value (and
- * its owner) and the later expiry, so a cell stays at least every folded key's use for as long as
+ * its owners) and the later expiry, so a cell stays at least every folded key's use for as long as
  * that use matters. A key with an expired cell has nothing remembered: its own use expired no later
- * than that cell; neither has a key whose owned cells' own expiries have passed. The
+ * than that cell; neither is a key named by a cell whose owners' expiry has passed. The
  * sketch thus never fills up for good: a window's worth of flood is gone when the window is. For a
  * token bucket the value (the TAT) is its own expiry: a TAT at or before now is a full bucket.
  *
- * <h2>What it costs and how wrong it can be upwards</h2>
- * Memory: {@code ROWS x width} cells of 28 bytes (12 for a token bucket), allocated on a table's
- * first live eviction. The store sizes {@code width} as {@code maxKeys / 16} rounded up to a power
- * of two within {@link #MIN_WIDTH}..{@link #MAX_WIDTH}: {@code maxKeys = 1,000,000} gives 65,536
- * cells per row, 7 MiB for a window policy and 3 MiB for a token bucket, against about 100 MB for
- * the million keys themselves. A returning key that owns one of its cells comes back with its own
- * use exactly when it owns the smallest of its cells, and with a neighbour's larger use otherwise
- * (another key raised one of its other cells higher and holds it longer): refused early, never
- * admitted extra. One that owns none comes back at rest, as above.
+ * <h2>What it costs</h2>
+ * Memory: {@code ROWS x width} cells of 32 bytes (16 for a token bucket), one cell's fields side
+ * by side so that a cell is one cache line visit, allocated on a table's first live eviction. The
+ * store sizes {@code width} as {@code maxKeys / 16} rounded up to a power of two within
+ * {@link #MIN_WIDTH}..{@link #MAX_WIDTH}: {@code maxKeys = 1,000,000} gives 65,536 cells per row,
+ * 8 MiB for a window or concurrency policy and 4 MiB for a token bucket, against about 100 MB for
+ * the million keys themselves; {@code maxKeys = 1,000} gives 4,096 cells per row, 512 KiB.
  *
  * <p>Not thread-safe: guarded by the lock of the {@link PartitionTable} it belongs to.
  */
@@ -62,7 +72,7 @@ final class ForgottenUse {
   static final int ROWS = 4;
 
   /** The fewest cells per row. */
-  static final int MIN_WIDTH = 1 << 10;
+  static final int MIN_WIDTH = 1 << 12;
 
   /** The most cells per row. */
   static final int MAX_WIDTH = 1 << 16;
@@ -72,34 +82,31 @@ final class ForgottenUse {
 
   private final int mask;
   private final long seed;
-  /** Per cell: the largest value folded in since the cell last expired. */
-  private final long[] values;
+  /** Longs per cell: value, owners, then (unless self-expiring) cell expiry and owners' expiry. */
+  private final int stride;
   /**
-   * Per cell: until when it must stay at least every key folded into it (the latest of their
-   * expiries); {@code null} when values are their own expiry.
+   * The cells, {@link #stride} longs each: the largest value folded in since the cell last
+   * expired; the fingerprints of its last two owners (newest in the low half, 0 for none); until
+   * when it must stay at least every key folded into it; until when its owners' use matters.
    */
-  private final long[] expiries;
-  /** Per cell: when the owner's own use stops mattering; {@code null} as {@link #expiries}. */
-  private final long[] ownerExpiries;
-  /** Per cell: the fingerprint of the key whose value the cell holds; 0 for none. */
-  private final int[] owners;
+  private final long[] cells;
 
   /**
    * A sketch of {@code width} cells per row (a power of two).
    *
-   * @param selfExpiring whether a value is its own expiry (a TAT): no expiry array is kept
+   * @param selfExpiring whether a value is its own expiry (a TAT): no expiries are kept
    */
   ForgottenUse(int width, boolean selfExpiring) {
     this.mask = width - 1;
     this.seed = java.util.concurrent.ThreadLocalRandom.current().nextLong();
-    this.values = new long[ROWS * width];
-    this.expiries = selfExpiring ? null : new long[ROWS * width];
-    this.ownerExpiries = selfExpiring ? null : new long[ROWS * width];
-    this.owners = new int[ROWS * width];
-    if (selfExpiring) {
-      java.util.Arrays.fill(values, Long.MIN_VALUE);
-    } else {
-      java.util.Arrays.fill(expiries, Long.MIN_VALUE);
+    this.stride = selfExpiring ? 2 : 4;
+    this.cells = new long[ROWS * width * stride];
+    for (int c = 0; c < cells.length; c += stride) {
+      cells[c] = Long.MIN_VALUE; // a TAT long past; for windows, the expiries below decide
+      if (!selfExpiring) {
+        cells[c + 2] = Long.MIN_VALUE;
+        cells[c + 3] = Long.MIN_VALUE;
+      }
     }
   }
 
@@ -130,15 +137,19 @@ final class ForgottenUse {
     return (int) ((hash * 0x9E3779B97F4A7C15L) >>> 32) | 1;
   }
 
-  /** The cell of {@code row} for {@code hash}: two halves of the hash, combined per row. */
+  /** The first long of the cell of {@code row} for {@code hash}. */
   private int cell(long hash, int row) {
     int h1 = (int) hash;
     int h2 = (int) (hash >>> 32) | 1;
-    return row * (mask + 1) + ((h1 + row * h2) & mask);
+    return (row * (mask + 1) + ((h1 + row * h2) & mask)) * stride;
   }
 
   private boolean expired(int c, long now) {
-    return expiries == null ? values[c] <= now : expiries[c] <= now;
+    return stride == 2 ? cells[c] <= now : cells[c + 2] <= now;
+  }
+
+  private static boolean names(long owners, int fp) {
+    return (int) owners == fp || (int) (owners >>> 32) == fp;
   }
 
   /**
@@ -148,59 +159,71 @@ final class ForgottenUse {
   void fold(String key, long value, long expiry, long now) {
     long hash = hash(key);
     int fp = fingerprint(hash);
+    long self = fp & 0xFFFF_FFFFL;
     for (int r = 0; r < ROWS; r++) {
       int c = cell(hash, r);
       boolean dead = expired(c, now);
-      if (dead || value > values[c]) {
-        values[c] = value;
-        owners[c] = fp;
-        if (expiries != null) {
-          ownerExpiries[c] = expiry;
+      long owners = cells[c + 1];
+      if (dead || value > cells[c]) {
+        cells[c] = value;
+        cells[c + 1] = self;
+        if (stride == 4) {
+          cells[c + 3] = expiry;
         }
-      } else if (owners[c] == fp && expiries != null) {
-        ownerExpiries[c] = Math.max(ownerExpiries[c], expiry); // its own earlier value is the larger
+      } else if (value == cells[c]) {
+        if (!names(owners, fp)) {
+          cells[c + 1] = owners << 32 | self; // the older owner moves up, the oldest goes
+        }
+        if (stride == 4) {
+          cells[c + 3] = Math.max(cells[c + 3], expiry);
+        }
+      } else if (names(owners, fp) && stride == 4) {
+        cells[c + 3] = Math.max(cells[c + 3], expiry); // its own earlier use is the larger
       }
-      if (expiries != null) {
-        expiries[c] = dead ? expiry : Math.max(expiries[c], expiry);
+      if (stride == 4) {
+        cells[c + 2] = dead ? expiry : Math.max(cells[c + 2], expiry);
       }
     }
   }
 
   /**
    * An upper bound of the use remembered for {@code key} at {@code now}, or {@code rest} when
-   * nothing live is remembered of it: no cell of the key carries its fingerprint with a use that
-   * still matters. For a self-expiring sketch, a TAT after now, or {@code rest}.
+   * nothing live is remembered of it (see the class comment: named by a cell, or every cell at
+   * least {@code refusing}). For a self-expiring sketch, a TAT after now, or {@code rest}.
    */
-  long read(String key, long now, long rest) {
+  long read(String key, long now, long rest, long refusing) {
     long hash = hash(key);
     int fp = fingerprint(hash);
     long min = Long.MAX_VALUE;
-    boolean owned = false;
+    boolean named = false;
     for (int r = 0; r < ROWS; r++) {
       int c = cell(hash, r);
       if (expired(c, now)) {
         return rest; // the key's own use expired no later than this cell
       }
-      owned |= owners[c] == fp && (ownerExpiries == null || ownerExpiries[c] > now);
-      min = Math.min(min, values[c]);
+      named |= names(cells[c + 1], fp) && (stride == 2 || cells[c + 3] > now);
+      min = Math.min(min, cells[c]);
     }
-    return owned ? min : rest;
+    return named || min >= refusing ? min : rest;
   }
 
   /**
-   * When the remembered use of {@code key} stops mattering: the latest own expiry among the cells
-   * it owns. Meaningful only when {@link #read} found something.
+   * When the remembered use of {@code key} stops mattering: the latest expiry among the cells
+   * naming it, else the smallest cell expiry. Meaningful only when {@link #read} found something.
    */
   long expiry(String key) {
     long hash = hash(key);
     int fp = fingerprint(hash);
-    long latest = Long.MIN_VALUE;
+    long named = Long.MIN_VALUE;
+    long any = Long.MAX_VALUE;
     for (int r = 0; r < ROWS; r++) {
       int c = cell(hash, r);
-      if (owners[c] == fp) {
-        latest = Math.max(latest, ownerExpiries == null ? values[c] : ownerExpiries[c]);
+      long own = stride == 2 ? cells[c] : cells[c + 3];
+      if (names(cells[c + 1], fp)) {
+        named = Math.max(named, own);
       }
+      any = Math.min(any, stride == 2 ? cells[c] : cells[c + 2]);
     }
-    return latest;
+    return named != Long.MIN_VALUE ? named : any;
   }
 }

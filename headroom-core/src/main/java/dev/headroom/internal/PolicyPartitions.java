@@ -166,7 +166,9 @@ final class PolicyPartitions implements PartitionTable.StateTest {
     if (forgotten == null) {
       return fullBucket;
     }
-    long tat = forgotten.read(key, now, fullBucket);
+    QuotaPolicy p = policy;
+    long refusing = Saturating.add(now, Gcra.tolerance(p) - Gcra.emissionInterval(p) + 1); // refuses one unit now
+    long tat = forgotten.read(key, now, fullBucket, refusing);
     return tat > now ? tat : fullBucket;
   }
 
@@ -176,8 +178,8 @@ final class PolicyPartitions implements PartitionTable.StateTest {
    * holds the lock.
    */
   Object startingRef(String key, long now) {
-    long used = forgotten == null ? 0 : forgotten.read(key, now, 0);
     QuotaPolicy p = policy;
+    long used = forgotten == null ? 0 : forgotten.read(key, now, 0, p.quota());
     if (algorithm == Algorithm.CONCURRENCY) {
       if (used <= 0) {
         return new Concurrency.Leases(new long[0], new long[0], new long[0], 0);
