@@ -36,6 +36,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -166,7 +167,7 @@ public final class RedisStore implements Store {
     this.marginMillis = b.ticker == null ? 0 : TEST_TTL_MARGIN_MILLIS;
     this.functions = !b.scriptsOnly;
     if (b.failurePolicy == FailurePolicy.FALLBACK && b.fallback == null) {
-      InMemoryStore.Builder local = InMemoryStore.builder();
+      InMemoryStore.Builder local = InMemoryStore.builder().maxKeys(b.fallbackMaxKeys);
       if (b.ticker != null) {
         local.ticker(b.ticker);
       }
@@ -192,6 +193,11 @@ public final class RedisStore implements Store {
   /** The failure policy this store follows. */
   public FailurePolicy failurePolicy() {
     return failurePolicy;
+  }
+
+  /** The local store that decides while Redis is away, when the failure policy is FALLBACK. */
+  public Optional<Store> fallback() {
+    return Optional.ofNullable(fallback);
   }
 
   /** The key prefix. */
@@ -710,6 +716,7 @@ public final class RedisStore implements Store {
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private FailurePolicy failurePolicy = FailurePolicy.FAIL_CLOSED;
     private Store fallback;
+    private long fallbackMaxKeys = InMemoryStore.DEFAULT_MAX_KEYS;
     private Duration decisionDeadline = DEFAULT_DECISION_DEADLINE;
     private Ticker ticker;
     private boolean scriptsOnly;
@@ -805,6 +812,20 @@ public final class RedisStore implements Store {
      */
     public Builder fallback(Store fallback) {
       this.fallback = Objects.requireNonNull(fallback, "fallback");
+      return this;
+    }
+
+    /**
+     * The bound on keys of the {@link InMemoryStore} this store builds for
+     * {@link FailurePolicy#FALLBACK} when no {@link #fallback} is given; defaults to
+     * {@link InMemoryStore#DEFAULT_MAX_KEYS}. That store keeps its flood guarantee: a key refused
+     * while Redis is away stays refused however many keys push it out (see {@link InMemoryStore}).
+     */
+    public Builder fallbackMaxKeys(long maxKeys) {
+      if (maxKeys < 1) {
+        throw new IllegalArgumentException("fallbackMaxKeys: expected at least 1, got " + maxKeys);
+      }
+      this.fallbackMaxKeys = maxKeys;
       return this;
     }
 

@@ -71,6 +71,7 @@ public final class GatewayServer implements AutoCloseable {
         new io.prometheus.metrics.model.registry.PrometheusRegistry(), meterClock);
     meterClock.start(boss.next());
     new JvmMemoryMetrics().bindTo(registry);
+    StoreMetrics.bind(store, registry);
     this.file = file;
     this.state = new GatewayState(store, ticker, new GatewayMetrics(registry), null);
   }
