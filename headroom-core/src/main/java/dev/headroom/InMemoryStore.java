@@ -14,13 +14,15 @@ import java.util.List;
  * folded into a fixed-size sketch of the policy's forgotten keys.
  *
  * <p><b>A flood of distinct keys buys no quota.</b> A key that returns after eviction starts from
- * what the sketch remembers of it, which is never less than what it had used: a caller refused at
- * 50 of 50 in a one-hour window stays refused until that window ends, however many keys pushed it
- * out; a token bucket's TAT comes back no earlier; leases held stay held until they time out. The
- * sketch is shared by all forgotten keys of a policy, so a collision can make a key start with more
- * use than its own: it may then be refused early, never admitted extra (odds and memory in
- * {@code ForgottenUse}: about 5 in 100 million for 1,000 forgotten heavy keys at the default bound;
- * at most 4 MiB per policy that evicts).
+ * what the sketch remembers of it. A caller refused at its quota comes back refused until its use
+ * expires, however many keys pushed it out: refused at 50 of 50 in a one-hour window, it stays
+ * refused until that window ends; a token bucket's TAT comes back no earlier; leases held stay held
+ * until they time out. A caller below its quota comes back with its own use, unless all four of
+ * its sketch cells were taken by keys at least as heavy (about 5 in 100 million with 1,000 such
+ * keys at the default bound); then it starts at rest. A collision can also make a key start with
+ * more use than its own: refused early, never admitted extra. The sketch takes fixed memory per
+ * policy that evicts a live key (8 MiB at most at the default bound; {@code ForgottenUse} has the
+ * sizes and odds).
  *
  * <p>{@link #evictedLiveKeys()}, {@link #evictedRestingKeys()} and {@link #restoredKeys()} count
  * what eviction did.

@@ -10,7 +10,9 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p>This class says, per algorithm, what a state at rest is (it equals an absent key's), how much
  * of its quota a state has consumed (the eviction order), how a live state is folded into the
- * sketch when its key is evicted, and how a returning key's state is rebuilt from it:
+ * sketch when its key is evicted, how a returning key's state is rebuilt from it, and the use at
+ * which the policy refuses (answered by the sketch even for a key no cell names, see
+ * {@link ForgottenUse}):
  * <ul>
  *   <li>Token bucket: the TAT; at rest when {@code TAT <= now}; consumed {@code (TAT - now) / tau};
  *       folded as the TAT, restored as the sketch's TAT when it is after now.
@@ -193,7 +195,7 @@ final class PolicyPartitions implements PartitionTable.StateTest {
     return new WindowState(Math.floorDiv(now, p.window().toNanos()), used, 0);
   }
 
-  /** Whether a starting state came from the sketch. */
+  /** Whether a starting state came from the sketch (a state at rest did not). */
   boolean remembered(long word, Object ref) {
     if (partitions.words) {
       return word != LocalStore.EMPTY_TAT;
@@ -209,10 +211,20 @@ final class PolicyPartitions implements PartitionTable.StateTest {
    * into the sketch. Returns {@code {at rest removed, live removed}}. Caller holds the lock.
    */
   int[] evictSample(long now, boolean force) {
+    return evictSample(now, force, ThreadLocalRandom.current().nextInt());
+  }
+
+  /**
+   * {@link #evictSample(long, boolean)} from the home slot of {@code hash}: a key about to be
+   * inserted samples its own neighbourhood, so that the slot it frees is usually on its own probe
+   * path (taken at once, no tombstone left for the next rebuild) and the lines it reads are the
+   * ones the insert reads next. Hashes are spread, so the sample is as random as a random slot.
+   */
+  int[] evictSample(long now, boolean force, int hash) {
     PartitionTable pt = partitions;
     PartitionTable.Slots s = pt.slots();
     int capacity = s.capacity();
-    int start = ThreadLocalRandom.current().nextInt(capacity);
+    int start = s.home(hash);
     int limit = EVICTION_SAMPLE * SCAN_FACTOR;
     int seen = 0;
     int resting = 0;
