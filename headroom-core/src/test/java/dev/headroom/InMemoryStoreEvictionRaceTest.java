@@ -39,11 +39,12 @@ class InMemoryStoreEvictionRaceTest {
     int callers = 8;
     AtomicLongArray admitted = new AtomicLongArray(callers);
     CountDownLatch start = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean flooding = new java.util.concurrent.atomic.AtomicBoolean(true);
     List<Future<?>> work = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
       work.add(pool.submit(() -> {
         start.await();
-        for (int round = 0; round < 600; round++) {
+        for (int round = 0; round < 600 || flooding.get(); round++) { // at least 600 rounds, all through the flood
           for (int c = 0; c < callers; c++) {
             if (limiter.tryAcquire(p, PartitionKey.of("caller-" + c))) {
               admitted.incrementAndGet(c);
@@ -59,22 +60,23 @@ class InMemoryStoreEvictionRaceTest {
         // exhausted on arrival: the callers are always less consumed, so they are the ones evicted
         limiter.acquire(List.of(Acquisition.of(p, PartitionKey.of("newcomer-" + i), quota)));
       }
+      flooding.set(false);
       return null;
     }));
     start.countDown();
     for (Future<?> f : work) {
       f.get();
     }
-    assertThat(store.evictedLiveKeys()).as("callers were evicted under the decisions").isGreaterThan(100);
-    assertThat(store.restoredKeys()).as("and came back from the sketch").isGreaterThan(50);
+    assertThat(store.evictedLiveKeys()).as("300 newcomers into 16 places").isGreaterThanOrEqualTo(284);
+    assertThat(store.restoredKeys()).as("callers were evicted and came back from the sketch").isGreaterThan(10);
     for (int c = 0; c < callers; c++) {
       if (algorithm == Algorithm.TOKEN_BUCKET) {
-        // 2,400 attempts each: never more than the quota. A token-bucket decision whose slot was
+        // 2,400 attempts or more each: never more than the quota. A token-bucket decision whose slot was
         // reused around its CAS counts its unit as spent and decides again (PartitionTable,
         // "Tombstone reuse"), so a rare race may cost a caller a unit; never gain one.
         assertThat(admitted.get(c)).as("caller-%d", c).isBetween(quota - 5, quota);
       } else {
-        // 2,400 attempts each: exactly the quota, none lost to a race, none gained by one
+        // 2,400 attempts or more each: exactly the quota, none lost to a race, none gained by one
         assertThat(admitted.get(c)).as("caller-%d", c).isEqualTo(quota);
       }
     }
