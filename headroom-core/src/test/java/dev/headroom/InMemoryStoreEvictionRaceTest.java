@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * Decisions racing with the eviction of their own key, and with the reuse of its slot by another
  * key, never admit extra, and for windows stay exact: four threads spend eight callers' quotas while a fifth pushes the callers out
- * of a store of 16 keys with exhausted newcomers, over and over.
+ * of a store of 16 keys with newcomers in debt, over and over.
  */
 class InMemoryStoreEvictionRaceTest {
 
@@ -57,8 +57,9 @@ class InMemoryStoreEvictionRaceTest {
     work.add(pool.submit(() -> {
       start.await();
       for (int i = 0; i < 300; i++) {
-        // exhausted on arrival: the callers are always less consumed, so they are the ones evicted
-        limiter.acquire(List.of(Acquisition.of(p, PartitionKey.of("newcomer-" + i), quota)));
+        // twice exhausted on arrival (charged in debt): the callers are always less consumed, so
+        // they are the ones evicted
+        store.charge(Acquisition.of(p, PartitionKey.of("newcomer-" + i), 2 * quota));
       }
       flooding.set(false);
       return null;
