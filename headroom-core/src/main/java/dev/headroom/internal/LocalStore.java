@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link #tryAcquire} path, and a fixed-window one allocates only the new state when it admits.
  * A policy instance finds its table through a small direct-mapped cache checked by identity
  * ({@link #RECENT_BINDINGS} slots), so a decision does no map lookup; the map behind it is visited
- * once per policy instance (and again only when two instances in use share a cache slot). The algorithms themselves are the pure functions of {@link Gcra},
+ * once per policy instance (and again only when two instances in use share a cache slot). The
+ * algorithms themselves are the pure functions of {@link Gcra},
  * {@link FixedWindow}, {@link SlidingWindow} and {@link Concurrency}; this class only stores their
  * states.
  *
@@ -43,11 +44,12 @@ import java.util.concurrent.atomic.LongAdder;
  * At most {@code maxKeys} keys are tracked. A key whose state is at rest (a full bucket, a past
  * window, no live lease) equals an absent key and costs nothing to forget. When a new key arrives
  * at a full store, its own table ({@link PolicyPartitions}) samples {@link
- * PolicyPartitions#EVICTION_SAMPLE} keys from a random slot: the keys at rest among them are removed;
- * if none was, one other table is sampled for keys at rest; only then is the <em>least consumed</em>
- * live key of the sample evicted (share of its quota used; lease holders last), and its state is
- * folded into the table's {@link ForgottenUse} sketch. A key entering a table starts from what the
- * sketch remembers of it, which is never less than its use when it was forgotten.
+ * PolicyPartitions#EVICTION_SAMPLE} keys from the new key's home slot on (hashes are spread, so the
+ * sample is random; the slot it frees is usually on the new key's own probe path): the keys at rest
+ * among them are removed; if none was, one other table is sampled for keys at rest; only then is
+ * the <em>least consumed</em> live key of the sample evicted (share of its quota used; lease
+ * holders last), and its state is folded into the table's {@link ForgottenUse} sketch. A key
+ * entering a table starts from what the sketch remembers of it.
  *
  * <p><b>Guarantee:</b> a key refused at its quota never gets fresh quota through eviction and
  * return: it comes back refusing until its use expires, for every algorithm (a window's count no
