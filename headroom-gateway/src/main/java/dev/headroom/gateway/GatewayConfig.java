@@ -235,7 +235,8 @@ public record GatewayConfig(
   }
 
   /**
-   * The store: its type, its bound on tracked keys (memory), or for redis its URI, key prefix,
+   * The store: its type, its bound on tracked keys (memory, and the in-memory fallback of redis
+   * with failurePolicy FALLBACK), or for redis its URI, key prefix,
    * what to do when Redis cannot decide in time ({@code failurePolicy}) and how long a decision
    * waits for it ({@code decisionDeadline}).
    */

@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -145,7 +146,7 @@ public final class RedisStore implements Store {
     this.ticker = b.ticker;
     this.marginMillis = b.ticker == null ? 0 : TEST_TTL_MARGIN_MILLIS;
     if (b.failurePolicy == FailurePolicy.FALLBACK && b.fallback == null) {
-      InMemoryStore.Builder local = InMemoryStore.builder();
+      InMemoryStore.Builder local = InMemoryStore.builder().maxKeys(b.fallbackMaxKeys);
       if (b.ticker != null) {
         local.ticker(b.ticker);
       }
@@ -171,6 +172,11 @@ public final class RedisStore implements Store {
   /** The failure policy this store follows. */
   public FailurePolicy failurePolicy() {
     return failurePolicy;
+  }
+
+  /** The local store that decides while Redis is away, when the failure policy is FALLBACK. */
+  public Optional<Store> fallback() {
+    return Optional.ofNullable(fallback);
   }
 
   /** The key prefix. */
@@ -599,6 +605,7 @@ public final class RedisStore implements Store {
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private FailurePolicy failurePolicy = FailurePolicy.FAIL_CLOSED;
     private Store fallback;
+    private long fallbackMaxKeys = InMemoryStore.DEFAULT_MAX_KEYS;
     private Duration decisionDeadline = DEFAULT_DECISION_DEADLINE;
     private Duration writeTimeout = DEFAULT_WRITE_TIMEOUT;
     private int maxOutstanding = DEFAULT_MAX_OUTSTANDING;
@@ -696,6 +703,20 @@ public final class RedisStore implements Store {
      */
     public Builder fallback(Store fallback) {
       this.fallback = Objects.requireNonNull(fallback, "fallback");
+      return this;
+    }
+
+    /**
+     * The bound on keys of the {@link InMemoryStore} this store builds for
+     * {@link FailurePolicy#FALLBACK} when no {@link #fallback} is given; defaults to
+     * {@link InMemoryStore#DEFAULT_MAX_KEYS}. That store keeps its flood guarantee: a key refused
+     * while Redis is away stays refused however many keys push it out (see {@link InMemoryStore}).
+     */
+    public Builder fallbackMaxKeys(long maxKeys) {
+      if (maxKeys < 1) {
+        throw new IllegalArgumentException("fallbackMaxKeys: expected at least 1, got " + maxKeys);
+      }
+      this.fallbackMaxKeys = maxKeys;
       return this;
     }
 

@@ -74,6 +74,7 @@ public final class GatewayServer implements AutoCloseable {
         new io.prometheus.metrics.model.registry.PrometheusRegistry(), meterClock);
     meterClock.start(boss.next());
     new JvmMemoryMetrics().bindTo(registry);
+    StoreMetrics.bind(store, registry);
     this.file = file;
     this.maxConfigBytes = maxConfigBytes;
     GatewayMetrics metrics = new GatewayMetrics(registry);
