@@ -204,6 +204,7 @@ public final class LeasingStore implements Store {
     PolicyOutcome[] outcomes = new PolicyOutcome[n];
     Slice[] reservedFrom = new Slice[n];
     Slice[] centralSlices = new Slice[n];
+    long[] centralEpochs = new long[n];
     List<Integer> central = new ArrayList<>(n);
     List<CompletableFuture<Void>> waits = new ArrayList<>(1);
     for (int i = 0; i < n; i++) {
@@ -211,6 +212,11 @@ public final class LeasingStore implements Store {
       if (!leased(a.policy()) || a.cost() == 0) {
         central.add(i);
         centralSlices[i] = leased(a.policy()) ? slices.get(new SliceKey(a.policy(), a.key())) : null;
+        if (centralSlices[i] != null) {
+          synchronized (centralSlices[i]) {
+            centralEpochs[i] = centralSlices[i].takeEpoch;
+          }
+        }
         continue;
       }
       Slice s = slice(a);
@@ -235,6 +241,7 @@ public final class LeasingStore implements Store {
         } else {
           central.add(i);
           centralSlices[i] = s;
+          centralEpochs[i] = s.takeEpoch;
         }
       }
       giveBackLater(s, giveBack, now);
@@ -276,7 +283,7 @@ public final class LeasingStore implements Store {
         Slice s = centralSlices[i];
         if (s != null) {
           synchronized (s) {
-            s.learn(o, sentAt, d.allowed() ? o.cost() : 0);
+            s.learnCentral(o, sentAt, d.allowed() ? o.cost() : 0, centralEpochs[i]);
           }
         }
       }
@@ -320,6 +327,7 @@ public final class LeasingStore implements Store {
         if (ex == null) {
           PolicyOutcome o = d.outcomes().get(0);
           s.learn(o, now, 0);
+          s.takeEpoch++;
           if (d.allowed()) {
             s.unspent = Saturating.add(s.unspent, units);
             s.heldWindowEnd = Saturating.add(now, o.reset().toNanos());
@@ -504,6 +512,8 @@ public final class LeasingStore implements Store {
     boolean clockStarted;
     /** For a fixed window: the (conservative) end of the window the held units were taken in. */
     long heldWindowEnd = Long.MIN_VALUE;
+    /** Slice takes completed; a central reply sent under an older epoch may predate the last take. */
+    long takeEpoch;
     CompletableFuture<Void> inflight;
     volatile boolean retired;
 
@@ -567,6 +577,26 @@ public final class LeasingStore implements Store {
         return age >= resetAtKnown ? policy.quota() : global;
       }
       return Math.min(policy.quota(), Saturating.add(global, age / Gcra.emissionInterval(policy)));
+    }
+
+    /**
+     * Records the reply to a request decided centrally. A reply sent before a slice take completed
+     * may describe the count before the take: it would count the slice twice (once in {@code G},
+     * once in {@code unspent}), so it only moves the rate clock. Within one fixed window {@code G}
+     * only falls (replies of concurrent requests may arrive out of order).
+     */
+    void learnCentral(PolicyOutcome o, long sentAt, long spent, long epochAtSend) {
+      if (epochAtSend != takeEpoch) {
+        spentSinceTake = Saturating.add(spentSinceTake, spent);
+        return;
+      }
+      long known = global;
+      boolean sameWindow = seen && policy.algorithm() == Algorithm.FIXED_WINDOW
+          && sentAt - knownAt < resetAtKnown;
+      learn(o, sentAt, spent);
+      if (sameWindow) {
+        global = Math.min(known, global);
+      }
     }
 
     /** Records a reply of the central store, sent at {@code sentAt}, which admitted {@code spent}. */
