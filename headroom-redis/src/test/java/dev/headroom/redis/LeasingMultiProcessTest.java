@@ -49,10 +49,21 @@ class LeasingMultiProcessTest {
     try {
       for (int i = 0; i < runs.length; i++) {
         File out = Files.createTempFile("leasing" + i, ".out").toFile();
+        out.deleteOnExit();
         outputs.add(out);
         processes.add(new ProcessBuilder(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", classpath,
             LeasingWorker.class.getName(), LocalRedis.URI, prefix, runs[i][0], runs[i][1])
             .redirectErrorStream(true).redirectOutput(out).start());
+      }
+      for (int i = 0; i < runs.length; i++) {
+        Object ready = null;
+        for (int wait = 0; wait < 12 && ready == null; wait++) { // 9 s each: under the client's 10 s timeout
+          ready = LocalRedis.commands().blpop(9, prefix + "ready");
+        }
+        assertThat(ready).as("process %d ready within 108 s", i).isNotNull();
+      }
+      for (int i = 0; i < runs.length; i++) {
+        LocalRedis.commands().rpush(prefix + "go", "1");
       }
       long admitted = 0;
       long crashedWindow = 0;
@@ -64,6 +75,7 @@ class LeasingMultiProcessTest {
         String out = Files.readString(outputs.get(i).toPath());
         assertThat(p.exitValue()).as("process " + i + " exit; output:\n" + out).isZero();
         Map<String, Long> r = result(out);
+        assertThat(r.get("admitted")).as("process %d admitted some", i).isPositive();
         assertThat(r.get("dishonest")).as("decisions whose r overstated what was left").isZero();
         admitted += r.get("admitted");
         slices += r.get("slices");

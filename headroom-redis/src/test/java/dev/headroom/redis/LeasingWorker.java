@@ -5,6 +5,8 @@ import dev.headroom.Algorithm;
 import dev.headroom.Decision;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -34,6 +36,16 @@ public final class LeasingWorker {
         .failurePolicy(FailurePolicy.FAIL_CLOSED).decisionDeadline(Duration.ofSeconds(10)).build();
     LeasingStore store = LeasingStore.wrap(redis, Leasing.builder().policy(WINDOW).policy(BUCKET)
         .maxHold(Duration.ofSeconds(30)).idleReturn(Duration.ofSeconds(30)).build());
+    // Start together: report ready, then wait for the parent's go (a blocking pop, no polling).
+    RedisClient client = RedisClient.create(uri);
+    try (StatefulRedisConnection<String, String> c = client.connect()) {
+      c.sync().rpush(prefix + "ready", "1");
+      if (c.sync().blpop(60, prefix + "go") == null) {
+        throw new IllegalStateException("no go from the test within 60 s");
+      }
+    } finally {
+      client.shutdown();
+    }
     AtomicLong next = new AtomicLong();
     AtomicLong admitted = new AtomicLong();
     AtomicLong dishonest = new AtomicLong();
