@@ -205,6 +205,7 @@ public final class LeasingStore implements Store {
     Slice[] reservedFrom = new Slice[n];
     Slice[] centralSlices = new Slice[n];
     long[] centralEpochs = new long[n];
+    PolicyOutcome[] refusedLocally = new PolicyOutcome[n];
     List<Integer> central = new ArrayList<>(n);
     List<CompletableFuture<Void>> waits = new ArrayList<>(1);
     for (int i = 0; i < n; i++) {
@@ -234,6 +235,8 @@ public final class LeasingStore implements Store {
           reservedFrom[i] = s;
         } else if (s.inflight != null) {
           waits.add(s.inflight);
+        } else if (now < s.refusedUntil) {
+          refusedLocally[i] = s.refusal(a, now);
         } else if (round < MAX_TAKE_ROUNDS && s.seen && s.sliceFor(now) > a.cost()) {
           giveBack += s.unspent; // a rest too small for this request goes back; maxHold stays a bound
           s.unspent = 0;
@@ -250,6 +253,38 @@ public final class LeasingStore implements Store {
       undo(acquisitions, outcomes, reservedFrom);
       return CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
           .thenCompose(ignored -> attempt(acquisitions, round + 1));
+    }
+    boolean refused = false;
+    for (int i = 0; i < n; i++) {
+      refused |= refusedLocally[i] != null;
+    }
+    if (refused && central.isEmpty()) {
+      // Every policy is leased and one of them refused centrally moments ago: refuse again here,
+      // until the Retry-After the central store gave, with the units reserved put back.
+      undo(acquisitions, outcomes, reservedFrom);
+      for (int i = 0; i < n; i++) {
+        if (refusedLocally[i] != null) {
+          outcomes[i] = refusedLocally[i];
+        } else if (outcomes[i] == null) {
+          return attemptCentrally(acquisitions);
+        }
+      }
+      localDecisions.increment();
+      return CompletableFuture.completedFuture(Decision.of(List.of(outcomes)));
+    }
+    if (refused) {
+      for (int i = 0; i < n; i++) {
+        if (refusedLocally[i] != null) {
+          central.add(i);
+          centralSlices[i] = slices.get(new SliceKey(acquisitions.get(i).policy(), acquisitions.get(i).key()));
+          if (centralSlices[i] != null) {
+            synchronized (centralSlices[i]) {
+              centralEpochs[i] = centralSlices[i].takeEpoch;
+            }
+          }
+        }
+      }
+      central.sort(null);
     }
     for (int i = 0; i < n; i++) {
       if (reservedFrom[i] != null) {
@@ -292,6 +327,11 @@ public final class LeasingStore implements Store {
       }
       return Decision.of(List.of(outcomes));
     });
+  }
+
+  /** The whole request to the wrapped store (a locally refused request whose other outcomes are unknown). */
+  private CompletionStage<Decision> attemptCentrally(List<Acquisition> acquisitions) {
+    return delegate.acquireAsync(acquisitions);
   }
 
   /** The partition's state, created while fewer than {@code maxKeys} exist; null beyond. */
@@ -514,6 +554,8 @@ public final class LeasingStore implements Store {
     long heldWindowEnd = Long.MIN_VALUE;
     /** Slice takes completed; a central reply sent under an older epoch may predate the last take. */
     long takeEpoch;
+    /** Until when (local time) a request of this partition is refused without asking: the last central Retry-After. */
+    long refusedUntil = Long.MIN_VALUE;
     CompletableFuture<Void> inflight;
     volatile boolean retired;
 
@@ -548,6 +590,12 @@ public final class LeasingStore implements Store {
       long r = Math.min(policy.quota(), Saturating.add(global, unspent));
       long t = Math.max(0, resetAtKnown - (now - knownAt));
       return new PolicyOutcome(policy, key, a.cost(), true, r, t, 0, null);
+    }
+
+    /** A refusal repeated locally: {@code r = 0}, Retry-After what is left of the central one. */
+    PolicyOutcome refusal(Acquisition a, long now) {
+      long t = Math.max(0, resetAtKnown - (now - knownAt));
+      return new PolicyOutcome(policy, key, a.cost(), false, 0, t, refusedUntil - now, null);
     }
 
     /** The slice to take now, by {@link SliceSize}. */
@@ -594,6 +642,9 @@ public final class LeasingStore implements Store {
       boolean sameWindow = seen && policy.algorithm() == Algorithm.FIXED_WINDOW
           && sentAt - knownAt < resetAtKnown;
       learn(o, sentAt, spent);
+      if (!o.allowed() && !o.exceedsQuota()) {
+        refusedUntil = Saturating.add(sentAt, o.retryAfter().toNanos());
+      }
       if (sameWindow) {
         global = Math.min(known, global);
       }

@@ -93,12 +93,13 @@ class LeasingStoreTest {
   }
 
   @Test
-  void slicesShrinkAsTheQuotaRunsOutAndTheLastUnitsAreDecidedCentrally() {
+  void slicesShrinkAsTheQuotaRunsOutTheLastUnitsAreDecidedCentrallyAndRefusalsRepeatLocally() {
     QuotaPolicy small = QuotaPolicy.builder("ls").quota(2_000).window(Duration.ofMinutes(1))
         .algorithm(Algorithm.FIXED_WINDOW).build();
     try (LeasingStore store = leasing(small)) {
       long admitted = 0;
       long centralAtTheEnd = 0;
+      long refusedRoundTrips = 0;
       for (int i = 0; i < 2_100; i++) {
         long before = counting.acquires.get();
         Decision d = store.acquire(List.of(Acquisition.of(small, KEY)));
@@ -110,14 +111,20 @@ class LeasingStoreTest {
             centralAtTheEnd += counting.acquires.get() - before;
           }
         } else {
+          refusedRoundTrips += counting.acquires.get() - before;
           assertThat(d.outcomes().get(0).remaining()).isZero();
-          assertThat(d.retryAfter()).isPositive();
+          // Fixed window: Retry-After is the rest of the window (it started at 00:00:00).
+          assertThat(d.retryAfter()).isEqualTo(Duration.ofMinutes(1).minusNanos(100_000L * i));
         }
         ticker.advanceNanos(100_000); // 10,000 requests per second: the cap of 100 units applies
       }
       assertThat(admitted).isEqualTo(2_000);
       assertThat(centralAtTheEnd).isGreaterThanOrEqualTo(30);
+      // The first refusal came from Redis; the 99 after it repeat it locally until its Retry-After.
+      assertThat(refusedRoundTrips).isEqualTo(1);
       assertThat(store.unitsHeld(small, KEY)).isZero();
+      ticker.advance(Duration.ofMinutes(1));
+      assertThat(store.acquire(List.of(Acquisition.of(small, KEY))).allowed()).as("a new window").isTrue();
     }
   }
 
