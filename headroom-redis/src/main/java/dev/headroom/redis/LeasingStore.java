@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Slice size</b> ({@link SliceSize}): {@code min(ceil(rate * targetInterval), floor(q *
  * maxFraction), floor(G * maxFraction))}, leased only when larger than the request's cost. The rate
- * is the units the key spent locally since the previous take divided by the time since then,
+ * is the units asked of the key locally (admitted or not: demand, so that a node refused for a
+ * while does not shrink its share) since the previous take divided by the time since then,
  * averaged with the previous estimate; the first request of a key is always decided centrally (it
  * starts the clock), so a key seen once never holds a slice. Worked numbers for {@code q = 10,000}
  * per minute, target 100 ms, {@code maxFraction = 0.05}: at 2,000 requests/s a node leases 200
@@ -228,6 +229,9 @@ public final class LeasingStore implements Store {
       long now = ticker.read();
       long giveBack = 0;
       synchronized (s) {
+        if (round == 0) {
+          s.askedSinceTake = Saturating.add(s.askedSinceTake, a.cost()); // demand, admitted or not
+        }
         giveBack = s.expire(now);
         PolicyOutcome local = s.trySpend(a, now);
         if (local != null) {
@@ -318,7 +322,7 @@ public final class LeasingStore implements Store {
         Slice s = centralSlices[i];
         if (s != null) {
           synchronized (s) {
-            s.learnCentral(o, sentAt, d.allowed() ? o.cost() : 0, centralEpochs[i]);
+            s.learnCentral(o, sentAt, centralEpochs[i]);
           }
         }
       }
@@ -366,7 +370,7 @@ public final class LeasingStore implements Store {
         s.inflight = null;
         if (ex == null) {
           PolicyOutcome o = d.outcomes().get(0);
-          s.learn(o, now, 0);
+          s.learn(o, now);
           s.takeEpoch++;
           if (d.allowed()) {
             s.unspent = Saturating.add(s.unspent, units);
@@ -402,7 +406,6 @@ public final class LeasingStore implements Store {
           orphan = cost;
         } else {
           s.unspent = Saturating.add(s.unspent, cost);
-          s.spentSinceTake -= cost;
         }
         PolicyOutcome o = outcomes[i];
         outcomes[i] = new PolicyOutcome(o.policy(), o.key(), cost, true, Saturating.add(o.remaining(), cost),
@@ -546,7 +549,8 @@ public final class LeasingStore implements Store {
     long resetAtKnown;
     long expiresAt = Long.MIN_VALUE;
     long lastTakeAt;
-    long spentSinceTake;
+    /** Units asked of this partition since the last take, admitted or not: the local demand. */
+    long askedSinceTake;
     double rate = Double.NaN;
     long lastUse;
     boolean clockStarted;
@@ -586,7 +590,6 @@ public final class LeasingStore implements Store {
         return null;
       }
       unspent -= a.cost();
-      spentSinceTake += a.cost();
       long r = Math.min(policy.quota(), Saturating.add(global, unspent));
       long t = Math.max(0, resetAtKnown - (now - knownAt));
       return new PolicyOutcome(policy, key, a.cost(), true, r, t, 0, null);
@@ -608,14 +611,14 @@ public final class LeasingStore implements Store {
         return 0;
       }
       long elapsed = now - lastTakeAt;
-      double observed = elapsed <= 0 ? Double.POSITIVE_INFINITY : spentSinceTake * 1e9 / elapsed;
+      double observed = elapsed <= 0 ? Double.POSITIVE_INFINITY : askedSinceTake * 1e9 / elapsed;
       return Double.isNaN(rate) ? observed : (rate + observed) / 2;
     }
 
     void beginTake(long now) {
       rate = estimatedRate(now);
       lastTakeAt = now;
-      spentSinceTake = 0;
+      askedSinceTake = 0;
     }
 
     /** Units globally left by the last reply, aged: a new fixed window is whole, a bucket refills. */
@@ -633,15 +636,14 @@ public final class LeasingStore implements Store {
      * once in {@code unspent}), so it only moves the rate clock. Within one fixed window {@code G}
      * only falls (replies of concurrent requests may arrive out of order).
      */
-    void learnCentral(PolicyOutcome o, long sentAt, long spent, long epochAtSend) {
+    void learnCentral(PolicyOutcome o, long sentAt, long epochAtSend) {
       if (epochAtSend != takeEpoch) {
-        spentSinceTake = Saturating.add(spentSinceTake, spent);
         return;
       }
       long known = global;
       boolean sameWindow = seen && policy.algorithm() == Algorithm.FIXED_WINDOW
           && sentAt - knownAt < resetAtKnown;
-      learn(o, sentAt, spent);
+      learn(o, sentAt);
       if (!o.allowed() && !o.exceedsQuota()) {
         refusedUntil = Saturating.add(sentAt, o.retryAfter().toNanos());
       }
@@ -650,8 +652,8 @@ public final class LeasingStore implements Store {
       }
     }
 
-    /** Records a reply of the central store, sent at {@code sentAt}, which admitted {@code spent}. */
-    void learn(PolicyOutcome o, long sentAt, long spent) {
+    /** Records a reply of the central store, sent at {@code sentAt}. */
+    void learn(PolicyOutcome o, long sentAt) {
       seen = true;
       global = o.remaining();
       knownAt = sentAt;
@@ -661,7 +663,6 @@ public final class LeasingStore implements Store {
         clockStarted = true;
         lastTakeAt = sentAt;
       }
-      spentSinceTake = Saturating.add(spentSinceTake, spent);
     }
 
     /** Whether units held now may go back to the central store without crediting a later window. */
