@@ -94,6 +94,12 @@ public final class LeasingStore implements Store {
   /** A fixed-window slice is returned only while more than this much of its window is left. */
   static final long RETURN_GUARD_NANOS = 500_000_000L;
 
+  /**
+   * Rates are measured over at least 1 ms: two requests in the same instant say "fast", not
+   * "infinitely fast" (which would lease the cap at once).
+   */
+  static final long MIN_RATE_SPAN_NANOS = 1_000_000L;
+
   /** How long {@link #close()} waits for returns already under way. */
   static final long CLOSE_WAIT_SECONDS = 10;
 
@@ -610,8 +616,8 @@ public final class LeasingStore implements Store {
       if (!clockStarted) {
         return 0;
       }
-      long elapsed = now - lastTakeAt;
-      double observed = elapsed <= 0 ? Double.POSITIVE_INFINITY : askedSinceTake * 1e9 / elapsed;
+      long elapsed = Math.max(MIN_RATE_SPAN_NANOS, now - lastTakeAt);
+      double observed = askedSinceTake * 1e9 / elapsed;
       return Double.isNaN(rate) ? observed : (rate + observed) / 2;
     }
 

@@ -136,13 +136,13 @@ class LeasingStoreTest {
       ticker.advanceNanos(1); // time moves by far less than T: no refill between the two calls
       store.acquire(List.of(Acquisition.of(BUCKET, KEY)));
       long held = store.unitsHeld(BUCKET, KEY);
-      // The second request saw a rate of 1 unit in 1 ns: capped at
-      // min(q * 0.05, floor(9,999 * 0.05)) = 499, of which it spent one.
-      assertThat(held).isEqualTo(498);
-      assertThat(centralRemaining(BUCKET)).isEqualTo(10_000 - 1 - 499);
-      // GCRA: TAT - now = (1 + 499) * T, less the nanosecond that passed.
+      // Two requests asked within 1 ns, measured over the 1 ms minimum: 2,000/s, so 100 ms of it
+      // is a slice of 200 (under the caps 500 and floor(9,999 * 0.05) = 499), of which it spent one.
+      assertThat(held).isEqualTo(199);
+      assertThat(centralRemaining(BUCKET)).isEqualTo(10_000 - 1 - 200);
+      // GCRA: TAT - now = (1 + 200) * T, less the nanosecond that passed.
       assertThat(redis.acquire(List.of(Acquisition.of(BUCKET, KEY, 0))).outcomes().get(0).reset().toNanos())
-          .isEqualTo(500 * t - 1);
+          .isEqualTo(201 * t - 1);
       // Not spent within maxHold: the next request returns it and decides afresh.
       ticker.advance(Duration.ofSeconds(2));
       store.acquire(List.of(Acquisition.of(BUCKET, KEY)));
@@ -157,13 +157,13 @@ class LeasingStoreTest {
       store.acquire(List.of(Acquisition.of(WINDOW, KEY)));
       ticker.advanceNanos(1_000);
       store.acquire(List.of(Acquisition.of(WINDOW, KEY)));
-      assertThat(store.unitsHeld(WINDOW, KEY)).isEqualTo(498);
+      assertThat(store.unitsHeld(WINDOW, KEY)).isEqualTo(199);
       store.returnIdleSlices();
-      assertThat(store.unitsHeld(WINDOW, KEY)).as("not quiet yet").isEqualTo(498);
+      assertThat(store.unitsHeld(WINDOW, KEY)).as("not quiet yet").isEqualTo(199);
       ticker.advance(Duration.ofMillis(500));
       store.returnIdleSlices();
       assertThat(store.unitsHeld(WINDOW, KEY)).isZero();
-      assertThat(store.unitsReturned()).isEqualTo(498);
+      assertThat(store.unitsReturned()).isEqualTo(199);
       assertThat(centralRemaining(WINDOW)).isEqualTo(9_998);
     }
   }
@@ -177,7 +177,7 @@ class LeasingStoreTest {
       store.acquire(List.of(Acquisition.of(WINDOW, KEY)));
       ticker.advanceNanos(1_000);
       store.acquire(List.of(Acquisition.of(WINDOW, KEY)));
-      assertThat(store.unitsHeld(WINDOW, KEY)).isEqualTo(498);
+      assertThat(store.unitsHeld(WINDOW, KEY)).isEqualTo(199);
       ticker.advance(Duration.ofMillis(300)); // the new window
       PolicyOutcome o = store.acquire(List.of(Acquisition.of(WINDOW, KEY))).outcomes().get(0);
       assertThat(o.remaining()).as("a fresh window, decided centrally, not from the old slice")

@@ -100,8 +100,8 @@ public final class ClusterSimulation {
     long refusedUntil = Long.MIN_VALUE;
 
     double estimatedRate(long now) {
-      long elapsed = now - lastTakeAt;
-      double observed = elapsed <= 0 ? Double.POSITIVE_INFINITY : askedSinceTake * 1e9 / elapsed;
+      long elapsed = Math.max(1_000_000L, now - lastTakeAt); // LeasingStore.MIN_RATE_SPAN_NANOS
+      double observed = askedSinceTake * 1e9 / elapsed;
       return Double.isNaN(rate) ? observed : (rate + observed) / 2;
     }
 
@@ -417,7 +417,7 @@ public final class ClusterSimulation {
     XYChart chart = new XYChartBuilder().width(900).height(560)
         .title(String.format(Locale.ROOT, "Redis commands/s for %,.0f decisions/s (Zipf keys, q = %,d/s)", RATE, QUOTA))
         .xAxisTitle("gateway nodes").yAxisTitle("Redis commands per second").build();
-    chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideSE);
+    chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
     chart.getStyler().setYAxisMin(0.0);
     chart.getStyler().setYAxisDecimalPattern("#,###");
     chart.getStyler().setMarkerSize(8);
@@ -445,7 +445,7 @@ public final class ClusterSimulation {
     XYChart shards = new XYChartBuilder().width(900).height(560)
         .title("Shards needed (busiest shard under one core) and hot-key fairness")
         .xAxisTitle("gateway nodes").yAxisTitle("shards / Jain's index x 10").build();
-    shards.getStyler().setLegendPosition(Styler.LegendPosition.InsideSW);
+    shards.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
     shards.getStyler().setMarkerSize(8);
     shards.getStyler().setYAxisMin(0.0);
     shards.getStyler().setYAxisMax(18.0);
