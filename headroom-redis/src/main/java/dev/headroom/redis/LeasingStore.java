@@ -248,7 +248,9 @@ public final class LeasingStore implements Store {
         } else if (now < s.refusedUntil) {
           refusedLocally[i] = s.refusal(a, now);
         } else if (round < MAX_TAKE_ROUNDS && s.seen && s.sliceFor(now) > a.cost()) {
-          giveBack += s.unspent; // a rest too small for this request goes back; maxHold stays a bound
+          if (s.returnable(now)) { // a rest too small for this request goes back; maxHold stays a bound
+            giveBack += s.unspent;
+          }
           s.unspent = 0;
           waits.add(take(s, s.sliceFor(now), now));
         } else {
@@ -257,7 +259,7 @@ public final class LeasingStore implements Store {
           centralEpochs[i] = s.takeEpoch;
         }
       }
-      giveBackLater(s, giveBack, now);
+      giveBackLater(s, giveBack);
     }
     if (!waits.isEmpty()) {
       undo(acquisitions, outcomes, reservedFrom);
@@ -407,9 +409,10 @@ public final class LeasingStore implements Store {
       }
       long cost = acquisitions.get(i).cost();
       long orphan = 0;
+      long now = ticker.read();
       synchronized (s) {
         if (s.retired) {
-          orphan = cost;
+          orphan = s.returnable(now) ? cost : 0;
         } else {
           s.unspent = Saturating.add(s.unspent, cost);
         }
@@ -417,13 +420,14 @@ public final class LeasingStore implements Store {
         outcomes[i] = new PolicyOutcome(o.policy(), o.key(), cost, true, Saturating.add(o.remaining(), cost),
             o.reset().toNanos(), 0, null);
       }
-      giveBackLater(s, orphan, ticker.read());
+      giveBackLater(s, orphan);
       reservedFrom[i] = null;
     }
   }
 
-  private void giveBackLater(Slice s, long units, long now) {
-    if (units <= 0 || !s.returnable(now)) {
+  /** Gives units back on the timer's thread; the caller checked, under the monitor, that it may. */
+  private void giveBackLater(Slice s, long units) {
+    if (units <= 0) {
       return;
     }
     try {

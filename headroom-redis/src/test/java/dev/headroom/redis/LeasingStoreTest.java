@@ -143,10 +143,13 @@ class LeasingStoreTest {
       // GCRA: TAT - now = (1 + 200) * T, less the nanosecond that passed.
       assertThat(redis.acquire(List.of(Acquisition.of(BUCKET, KEY, 0))).outcomes().get(0).reset().toNanos())
           .isEqualTo(201 * t - 1);
-      // Not spent within maxHold: the next request returns it and decides afresh.
+      // Not spent within maxHold (1 s): the timer's sweep gives the 199 units back (GCRA: TAT
+      // moves back by 199 T; a bucket refilled meanwhile stays full, never above q).
       ticker.advance(Duration.ofSeconds(2));
-      store.acquire(List.of(Acquisition.of(BUCKET, KEY)));
       store.returnIdleSlices();
+      assertThat(store.unitsHeld(BUCKET, KEY)).isZero();
+      assertThat(store.unitsReturned()).isEqualTo(199);
+      assertThat(centralRemaining(BUCKET)).isEqualTo(10_000);
     }
     assertThat(centralRemaining(BUCKET)).isEqualTo(10_000);
   }
