@@ -247,6 +247,40 @@ class LeasingStoreTest {
     }
   }
 
+  @Test
+  void eightThreadsSharingSlicesAdmitExactlyWhatRedisCounts() throws Exception {
+    // Real time on both sides (Redis TIME, system ticker): takes are in flight while other
+    // threads of the key wait for them. A 366-day window does not end during the test.
+    QuotaPolicy year = QuotaPolicy.builder("ly").quota(5_000).window(Duration.ofDays(366))
+        .algorithm(Algorithm.FIXED_WINDOW).build();
+    RedisStore real = RedisStore.builder().uri(LocalRedis.URI).keyPrefix(prefix)
+        .decisionDeadline(Duration.ofSeconds(10)).build();
+    AtomicLong admitted = new AtomicLong();
+    LeasingStore store = LeasingStore.wrap(real, Leasing.builder().policy(year).build());
+    Thread[] threads = new Thread[8];
+    for (int t = 0; t < threads.length; t++) {
+      threads[t] = new Thread(() -> {
+        for (int i = 0; i < 800; i++) {
+          if (store.acquire(List.of(Acquisition.of(year, KEY))).allowed()) {
+            admitted.incrementAndGet();
+          }
+        }
+      });
+      threads[t].start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    assertThat(admitted.get()).isLessThanOrEqualTo(5_000);
+    assertThat(store.slicesTaken()).isPositive();
+    store.close(); // returns the rest, closes the Redis store
+    try (RedisStore reader = RedisStore.builder().uri(LocalRedis.URI).keyPrefix(prefix)
+        .decisionDeadline(Duration.ofSeconds(10)).build()) {
+      assertThat(reader.acquire(List.of(Acquisition.of(year, KEY, 0))).outcomes().get(0).remaining())
+          .isEqualTo(5_000 - admitted.get());
+    }
+  }
+
   /** Counts the round trips the leasing store makes to the store it wraps. */
   static final class Counting implements Store {
     final Store inner;
