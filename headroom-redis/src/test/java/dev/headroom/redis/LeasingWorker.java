@@ -40,7 +40,7 @@ public final class LeasingWorker {
     RedisClient client = RedisClient.create(uri);
     try (StatefulRedisConnection<String, String> c = client.connect()) {
       c.sync().rpush(prefix + "ready", "1");
-      if (c.sync().blpop(60, prefix + "go") == null) {
+      if (c.sync().blpop(60, prefix + "go:" + args[4]) == null) {
         throw new IllegalStateException("no go from the test within 60 s");
       }
     } finally {
