@@ -76,8 +76,10 @@ import org.slf4j.LoggerFactory;
  * A locally decided request reports {@code r = G + unspent} after spending: the global count at the
  * last take, minus what this node spent of its slice since. It never exceeds what was globally left
  * when last asked; other nodes' spending since is not known (as for any reply already sent). {@code
- * t} is the reset of the last reply minus the time since. Refusals always come from the central
- * store, with its {@code r}, {@code t} and Retry-After.
+ * t} is the reset of the last reply minus the time since. Refusals come from the central store,
+ * with its {@code r}, {@code t} and Retry-After; when every policy of a request is leased, a
+ * central refusal is repeated locally until its Retry-After (an exhausted hot key then costs no
+ * round trip per request; units other nodes return meanwhile are seen only after it).
  *
  * <p>Policies not named in {@link Leasing#policies()} pass through to the wrapped store, in the same
  * round trip as a slice is not; a request mixing both is all or nothing: local units are reserved
