@@ -4,7 +4,7 @@ import dev.headroom.Acquisition;
 import dev.headroom.Decision;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
 import dev.headroom.http.HeaderNames;
@@ -55,7 +55,7 @@ import java.util.random.RandomGenerator;
  *
  * <pre>{@code
  * HeadroomFilter filter = HeadroomFilter.builder()
- *     .limiter(RateLimiter.of(InMemoryStore.builder().build()))
+ *     .limiter(QuotaLimiter.of(InMemoryStore.builder().build()))
  *     .refusals(LimitRefusals.builder().ticker(Ticker.system())
  *         .defaults(PolicyTexts.builder("Limits keep the service responsive for every caller.").build()).build())
  *     .route(Route.builder("/api/items/{id}").methods("GET").policy(perClient).build())
@@ -107,7 +107,7 @@ public final class HeadroomFilter implements Filter {
     REFUSE
   }
 
-  private final RateLimiter limiter;
+  private final QuotaLimiter limiter;
   private final LimitRefusals refusals;
   private final List<CompiledRoute> routes;
   private final UserResolver users;
@@ -405,7 +405,7 @@ public final class HeadroomFilter implements Filter {
 
   /** Configures a {@link HeadroomFilter}; {@link #build()} validates everything at once. Not thread-safe. */
   public static final class Builder {
-    private RateLimiter limiter;
+    private QuotaLimiter limiter;
     private LimitRefusals refusals;
     private final List<Route> routes = new ArrayList<>();
     private Set<HeaderDialect> dialects = EnumSet.of(HeaderDialect.IETF);
@@ -427,7 +427,7 @@ public final class HeadroomFilter implements Filter {
     private Builder() {}
 
     /** Required: decides every request, through its store. */
-    public Builder limiter(RateLimiter limiter) {
+    public Builder limiter(QuotaLimiter limiter) {
       this.limiter = limiter;
       return this;
     }
@@ -576,7 +576,7 @@ public final class HeadroomFilter implements Filter {
      */
     public HeadroomFilter build() {
       if (limiter == null) {
-        throw new IllegalArgumentException("limiter: required, the RateLimiter that decides requests; got nothing");
+        throw new IllegalArgumentException("limiter: required, the QuotaLimiter that decides requests; got nothing");
       }
       if (refusals == null) {
         throw new IllegalArgumentException("refusals: required, the LimitRefusals with the texts of every policy; got nothing");

@@ -1,6 +1,6 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.GatewayConfig.Policy;
@@ -16,7 +16,7 @@ import java.util.TreeSet;
  */
 final class GatewayState {
   final Store store;
-  final RateLimiter limiter;
+  final QuotaLimiter limiter;
   final Ticker ticker;
   /** The client connections' timers; their time is the ticker's in production (see {@link Timers}). */
   final Timers timers;
@@ -41,7 +41,7 @@ final class GatewayState {
 
   GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Snapshot initial) {
     this.store = store;
-    this.limiter = RateLimiter.of(store);
+    this.limiter = QuotaLimiter.of(store);
     this.ticker = ticker;
     this.timers = timers;
     this.metrics = metrics;

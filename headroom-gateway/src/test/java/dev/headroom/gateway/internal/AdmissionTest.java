@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.http.body.RefusalFormat;
 import io.netty.buffer.Unpooled;
@@ -52,7 +52,7 @@ class AdmissionTest {
   AdmissionTest() throws Exception {
     GatewayConfig config = GatewayConfig.parse(YAML, "admission.yaml");
     Speech speech = Speech.of(config, ManualTicker.atFixedInstant());
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ManualTicker.atFixedInstant()).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ManualTicker.atFixedInstant()).build());
     Map<GatewayConfig.Route, VendRoutes> vend = new IdentityHashMap<>();
     for (GatewayConfig.Route r : config.routes()) {
       r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), limiter)));

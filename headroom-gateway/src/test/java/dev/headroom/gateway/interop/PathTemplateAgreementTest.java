@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.client.LimitsDocument;
 import dev.headroom.gateway.Gateway;
 import dev.headroom.gateway.GatewayConfig;
@@ -145,7 +145,7 @@ class PathTemplateAgreementTest {
 
   private static HeadroomFilter filter(ManualTicker ticker, QuotaPolicy plenty) {
     HeadroomFilter.Builder filter = HeadroomFilter.builder()
-        .limiter(RateLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
+        .limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
         .refusals(LimitRefusals.builder().ticker(ticker)
             .defaults(PolicyTexts.builder("Enough for the whole table.").build()).build())
         .ticker(ticker)
