@@ -16,7 +16,7 @@ import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.discovery.DiscoveryRoute;
-import dev.headroom.http.discovery.LimitsDocument;
+import dev.headroom.http.discovery.LimitsDiscoveryDocument;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.ClientAddressResolver;
@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * partition keys ({@link PartitionKeyDerivation} behind a {@link ClientAddressResolver} that trusts
  * the configured proxies), limit refusals ({@link LimitRefusals} from each policy's
  * {@link PolicyTexts}), gateway errors ({@link Refusal#builder(int)} with their class fields), the
- * body format ({@link RefusalFormat#negotiate}) and the discovery document ({@link LimitsDocument},
+ * body format ({@link RefusalFormat#negotiate}) and the discovery document ({@link LimitsDiscoveryDocument},
  * whose conformance level headroom-http computes from what the configuration delivers).
  * Immutable and thread-safe.
  */
@@ -595,7 +595,7 @@ final class Speech implements HttpSpeech {
 
   @Override
   public Discovery discovery(Map<String, Long> effectiveQuotas, Set<String> reduced) {
-    LimitsDocument.Builder b = LimitsDocument.builder(config.service().name(),
+    LimitsDiscoveryDocument.Builder b = LimitsDiscoveryDocument.builder(config.service().name(),
         config.service().description().isBlank() ? config.service().name() : config.service().description());
     config.service().origin().ifPresent(b::origin);
     config.service().changelog().ifPresent(b::changelog);
@@ -628,8 +628,8 @@ final class Speech implements HttpSpeech {
     }
     // Every response of a limited route carries the RateLimit fields (Level 4's proactive headers).
     b.proactiveHeaders(anyPolicy);
-    LimitsDocument doc = b.build();
-    return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDocument.cacheControl());
+    LimitsDiscoveryDocument doc = b.build();
+    return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDiscoveryDocument.cacheControl());
   }
 
   /**
