@@ -101,16 +101,23 @@ class AdaptivePacingTest {
     }
   }
 
-  /** A sliding window refills as the last window's weight decays: recognised as refilling, never refused. */
+  /**
+   * A sliding window refills as the last window's weight decays: recognised as refilling, its
+   * two-counter estimate modelled from the client's own requests ({@link SlidingWindowModel}, the
+   * phase narrowed by every report's {@code r} and {@code t}), each unit spent when the server
+   * gives it back rather than at {@code t}, the time until the estimate is empty.
+   */
   @ParameterizedTest(name = "first request {0} s into the window")
   @MethodSource("phases")
-  void aSlidingWindowIsNeverRefused(double phase) throws Exception {
+  void aSlidingWindowIsSpentAsItsWeightDecays(double phase) throws Exception {
     ManualTicker ticker = startingAt(phase);
     try (TestServer server = new TestServer(ticker,
         Peers.headroom(HeaderDialect.IETF, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW))) {
       runVirtual(ticker, server, Pacing.ADAPTIVE);
       assertThat(server.count(429)).as("refusals").isZero();
       assertThat(server.count(200)).isEqualTo(REQUESTS);
+      long ideal = idealSpan(Algorithm.SLIDING_WINDOW, server.log().get(0).request().atNanos());
+      assertThat(span(server)).as("span against the ideal %s ns", ideal).isBetween(ideal, ideal + ideal / 20);
     }
   }
 
