@@ -239,7 +239,8 @@ final class BudgetTracker implements Budgets {
         e.confirm = kind == ObservedAlgorithm.Kind.FIXED_WINDOW
             || (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.UNKNOWN);
       }
-      if (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.REFILLING) {
+      if (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.REFILLING
+          && e.window <= Ceilings.nanos(ceilings.maxReset())) {
         // A sliding window, modelled from the client's own requests: wait for the unit it gives back.
         long at = e.sliding.nextAllowed(now, e.quota, e.window);
         if (at == Long.MAX_VALUE && s.inFlight() > 0) {

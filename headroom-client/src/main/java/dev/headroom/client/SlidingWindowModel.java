@@ -58,6 +58,9 @@ final class SlidingWindowModel {
 
   private static final long SECOND = 1_000_000_000L;
 
+  /** Longest window modelled (a year): instants a few windows apart must not overflow. */
+  static final long MAX_WINDOW = 366L * 86_400 * SECOND;
+
   private final long[] seq = new long[CAPACITY];
   private final long[] admit = new long[CAPACITY];
   private final long[] receipt = new long[CAPACITY];
@@ -142,7 +145,8 @@ final class SlidingWindowModel {
    * reported), or {@code Long.MAX_VALUE} when only answers to requests in flight can tell.
    */
   long nextAllowed(long now, long quota, long window) {
-    if (disabled || overflowed || quota <= 0 || quota > CAPACITY / 2 || window < PHASES || now < blindUntil) {
+    if (disabled || overflowed || quota <= 0 || quota > CAPACITY / 2 || window < PHASES || window > MAX_WINDOW
+        || now < blindUntil) {
       return -1;
     }
     prune(now, window);
