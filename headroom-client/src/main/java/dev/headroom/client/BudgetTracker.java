@@ -59,7 +59,8 @@ import java.util.function.Function;
  *       instant, so the least of their upper bounds is as safe ({@link ObservedAlgorithm}).
  *   <li>What the reports show of the server's algorithm decides how the units are spent with
  *       {@link Pacing#ADAPTIVE}: at once against a fixed window, at once with the refill credited
- *       against a token bucket ({@link TrackedBudget#creditRefill}), as {@link Pacing#EVEN}
+ *       against a token bucket ({@link TrackedBudget#creditRefill}), as a modelled sliding window
+ *       ({@link SlidingWindowModel}) against another refilling budget, as {@link Pacing#EVEN}
  *       otherwise. A window restarted locally at a reset is confirmed by one request alone.
  *   <li>Requests that may not be counted in a report's {@code r} (still in flight, or answered
  *       while it was) are subtracted, so that concurrent answers, which arrive in any order, never
