@@ -31,16 +31,18 @@ package dev.headroom.client;
  * evaluated at {@code x - d} (shifting the phase by {@code delta} is shifting every instant by
  * {@code -delta}). A phase is <em>consistent</em> when, for every report whose decision falls in one
  * window under it, the reported {@code r} is {@code q} less an estimate possible from the requests
- * surely and possibly counted before it, and the reported {@code t} (whole seconds; rounded up, or
- * down, by one) is the server's time until empty for such counts: for {@code cur > 0},
+ * surely and possibly counted before it, and the reported {@code t} (whole seconds, rounded up as
+ * section 4.1.2's servers do and as {@link ObservedAlgorithm} assumes too) is the server's time
+ * until empty for such counts: for {@code cur > 0},
  * {@code (w - e) + }the point at which {@code floor(cur * (w - e') / w)} reaches 0. The unit is
  * allowed at the latest of the instants the consistent phases give, plus {@code d}.
  *
  * <p>Worked numbers: {@code q=10, w=5 s}, phase 0. Ten requests decided at 0.3 s fill the window
- * ({@code t=10}: 4.7 s plus 4.5 s and a nanosecond, rounded up); phases that would put them at 2 s
+ * ({@code t=10}: 4.7 s plus 4.5 s and a nanosecond, rounded up); phases that would put them at 1 s
  * into their window say {@code t=9} and are ruled out. At 5 s the ten units are the previous
  * window's and weigh {@code floor(10 * (5 - e) / 5)}: 9 just after 5 s, so the eleventh unit goes
- * at 5.5 s, the next at 6.0 s, one every 0.5 s: the decay {@code prev / w}, not {@code t}.
+ * then, the twelfth at 5.5 s, one every 0.5 s: the decay {@code prev / w}, not {@code t}. A phase
+ * ruled out stays out (the server's phase does not change).
  *
  * <p>Never trusted blindly: no consistent phase (another client spends the same budget, or the
  * server is not this algorithm) makes the model unusable, and a refusal disables it for good
@@ -73,6 +75,14 @@ final class SlidingWindowModel {
   private long knownFrom;
   /** The phases consistent with the reports, as last computed; null when they must be again. */
   private boolean[] consistent;
+  /**
+   * Phases some report ruled out. The server's phase does not change, and every check is made with
+   * bounds that only narrow as answers arrive, so a phase ruled out stays out, also once the
+   * requests that ruled it out are forgotten.
+   */
+  private final boolean[] ruledOut = new boolean[PHASES];
+  /** The window {@link #ruledOut} was found for. */
+  private long ruledFor = -1;
   private boolean disabled;
   private boolean overflowed;
 
@@ -159,10 +169,16 @@ final class SlidingWindowModel {
     if (!anyReport) {
       return -1;
     }
-    if (consistent == null || consistent.length != PHASES) {
+    if (ruledFor != window) {
+      java.util.Arrays.fill(ruledOut, false);
+      ruledFor = window;
+      consistent = null;
+    }
+    if (consistent == null) {
       consistent = new boolean[PHASES];
       for (int p = 0; p < PHASES; p++) {
-        consistent[p] = consistent(p * step, step, quota, window);
+        ruledOut[p] |= !consistent(p * step, step, quota, window);
+        consistent[p] = !ruledOut[p];
       }
     }
     for (int p = 0; p < PHASES; p++) {
@@ -282,7 +298,7 @@ final class SlidingWindowModel {
       long tLo = window - eHi + decayPoint(sureCur, 0, window);
       long tHi = window - eLo + decayPoint(possCur, 0, window);
       long t = reportedT[i];
-      if (t < ceilSeconds(tLo) - SECOND || t > ceilSeconds(tHi)) {
+      if (t < ceilSeconds(tLo) || t > ceilSeconds(tHi)) {
         return false;
       }
     }
