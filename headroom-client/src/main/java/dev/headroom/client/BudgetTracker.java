@@ -59,7 +59,8 @@ import java.util.function.Function;
  *       instant, so the least of their upper bounds is as safe ({@link ObservedAlgorithm}).
  *   <li>What the reports show of the server's algorithm decides how the units are spent with
  *       {@link Pacing#ADAPTIVE}: at once against a fixed window, at once with the refill credited
- *       against a token bucket ({@link TrackedBudget#creditRefill}), as {@link Pacing#EVEN}
+ *       against a token bucket ({@link TrackedBudget#creditRefill}), as a modelled sliding window
+ *       ({@link SlidingWindowModel}) against another refilling budget, as {@link Pacing#EVEN}
  *       otherwise. A window restarted locally at a reset is confirmed by one request alone.
  *   <li>Requests that may not be counted in a report's {@code r} (still in flight, or answered
  *       while it was) are subtracted, so that concurrent answers, which arrive in any order, never
@@ -239,6 +240,18 @@ final class BudgetTracker implements Budgets {
         e.confirm = kind == ObservedAlgorithm.Kind.FIXED_WINDOW
             || (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.UNKNOWN);
       }
+      if (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.REFILLING
+          && e.window <= Ceilings.nanos(ceilings.maxReset())) {
+        // A sliding window, modelled from the client's own requests: wait for the unit it gives back.
+        long at = e.sliding.nextAllowed(now, e.quota, e.window);
+        if (at == Long.MAX_VALUE && s.inFlight() > 0) {
+          waitForAnswer = true;
+          continue;
+        } else if (at >= 0 && at != Long.MAX_VALUE) {
+          wait = Math.max(wait, at - now);
+          continue;
+        }
+      }
       if (e.remaining <= 0) {
         if (s.inFlight() > 0) {
           // Requests on the wire were taken off the last report; their answers may give units back.
@@ -270,13 +283,14 @@ final class BudgetTracker implements Budgets {
     if ((probe || waitForAnswer) && s.inFlight() > 0) {
       return Wait.FOR_RESPONSE;
     }
+    long seq = ++s.lastSeq;
     for (TrackedBudget e : active) {
       if (now < e.resetAt) {
         e.remaining--;
       }
       e.lastAdmit = now;
+      e.sliding.admitted(seq, now);
     }
-    long seq = ++s.lastSeq;
     boolean alone = s.inFlight.isEmpty();
     s.inFlight.add(seq);
     s.lastAdmit = now;
@@ -364,6 +378,13 @@ final class BudgetTracker implements Budgets {
         s.inFlight.remove(permit.seq);
         long now = ticker.read();
         s.answered = true;
+        for (TrackedBudget e : s.entries.values()) {
+          e.sliding.received(permit.seq, permit.admittedAt, now);
+          if (exchange.isRefused()) {
+            // The model of a sliding window, if any, was wrong: the budget is spent as without it.
+            e.sliding.disable();
+          }
+        }
         try {
           report(s, permit, exchange, now);
         } catch (RuntimeException e) {
@@ -443,6 +464,8 @@ final class BudgetTracker implements Budgets {
     synchronized (this) {
       try {
         permit.scope.inFlight.remove(permit.seq);
+        long now = ticker.read();
+        permit.scope.entries.values().forEach(e -> e.sliding.received(permit.seq, permit.admittedAt, now));
       } finally {
         wake = permit.scope.drainWaiters();
       }
@@ -530,6 +553,7 @@ final class BudgetTracker implements Budgets {
       return;
     }
     e.learn(said, permit.admittedAt, now, tNanos, permit.answeredAtAdmit, s.answeredCount, pacing == Pacing.ADAPTIVE);
+    e.sliding.reported(permit.seq, permit.admittedAt, now, said, tNanos);
   }
 
   /**
@@ -573,6 +597,8 @@ final class BudgetTracker implements Budgets {
     e.window = window;
     e.probeAtReset = probeAtReset;
     if (fresh) {
+      // Every request of the scope is known to the model when this is its first budget.
+      e.sliding = new SlidingWindowModel(s.lastSeq <= 1, now, window);
       // A budget heard of for the first time starts its spacing now; a re-synced one keeps its last
       // admission, so that the answer's latency is not added to every interval.
       e.lastAdmit = now;

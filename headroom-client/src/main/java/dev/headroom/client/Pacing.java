@@ -54,6 +54,10 @@ public enum Pacing {
    * the latency from reports decided at different fractions of a second; against a token bucket
    * (which refills between reports, {@code t} its time until full) as {@link #BURST} with the refill
    * credited, so that after the burst requests follow the refill, one per {@code w / q}; against
+   * any other refilling budget with a stated window, as a two-counter sliding window modelled from
+   * the client's own requests ({@code SlidingWindowModel}): each unit as soon as the previous
+   * window's decaying weight gives it back, not at {@code t} (its time until empty), the model
+   * dropped when no phase of the windows fits the reports and turned off by a refusal; against
    * anything else, and until the algorithm is recognised, as {@link #EVEN}. The first request after
    * a reset the client restarted a window at goes alone, and its answer confirms the new window.
    * The default.

@@ -26,6 +26,8 @@ final class TrackedBudget {
   final ObservedAlgorithm seen = new ObservedAlgorithm();
   /** Since when a recognised token bucket's refill is credited. */
   long refillFrom;
+  /** The client's model of a sliding window behind this budget; replaced when the budget is first reported. */
+  SlidingWindowModel sliding = new SlidingWindowModel();
   /** The window was restarted locally: one request goes and its answer confirms it. */
   boolean confirm;
   /** The last {@value #RECENT} answers' reported r, by answer number (ring). */

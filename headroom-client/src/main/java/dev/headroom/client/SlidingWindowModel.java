@@ -1,0 +1,341 @@
+package dev.headroom.client;
+
+/**
+ * The client's own model of a server's two-counter sliding window (Cloudflare's published
+ * algorithm; headroom-core's {@code SlidingWindow}), for one budget of one scope: when the next unit
+ * is sure to be allowed, from what the client itself sent.
+ *
+ * <h2>How is this designed, and why?</h2>
+ *
+ * <p>The server estimates the units of the last {@code w} as
+ * {@code used = floor(prev * (w - e) / w) + cur}, {@code cur} the units of the current window (the
+ * windows fixed at some phase {@code phi}: boundaries at {@code phi + k * w}), {@code prev} those of
+ * the one before, {@code e} the time elapsed in the current one, and allows a unit while
+ * {@code used + 1 <= q}. At {@code r=0} its {@code t} is the time until {@code used} is 0 (up to two
+ * windows), far later than its next unit: the previous window's weight gives one unit back every
+ * {@code w / prev}. draft-ietf-httpapi-ratelimit-headers-09 section 4.1.2 gives {@code t} as the
+ * time until the quota is reset, and section 7 lets a client pace itself as it sees fit within it;
+ * this model computes the instant the server itself allows a unit and waits for that.
+ *
+ * <p>With one client behind the scope, the client knows every request it sent: request {@code j}
+ * was decided in {@code [a_j, b_j]} (admission, receipt; {@code b = +inf} while on the wire). For a
+ * candidate phase, counting each request in the <em>latest</em> window it may have been decided in
+ * gives an upper bound of {@code used} (a unit in the current window weighs 1, in the previous one
+ * at most 1), and {@code used} with no new request only falls with time, also across a boundary
+ * ({@code floor(cur * (w - e) / w) <= cur}). So a request admitted at {@code x} when the bound at
+ * {@code x} is at most {@code q - 1} is allowed whenever the server decides it.
+ *
+ * <p>The phase is not stated; every report narrows it. The phases are tried on a grid of
+ * {@value #PHASES} steps of {@code d = w / PHASES}; a grid phase stands for the phases up to
+ * {@code d} later when every request's interval is widened to {@code [a - d, b]} and the bound is
+ * evaluated at {@code x - d} (shifting the phase by {@code delta} is shifting every instant by
+ * {@code -delta}). A phase is <em>consistent</em> when, for every report whose decision falls in one
+ * window under it, the reported {@code r} is {@code q} less an estimate possible from the requests
+ * surely and possibly counted before it, and the reported {@code t} (whole seconds, rounded up as
+ * section 4.1.2's servers do and as {@link ObservedAlgorithm} assumes too) is the server's time
+ * until empty for such counts: for {@code cur > 0},
+ * {@code (w - e) + }the point at which {@code floor(cur * (w - e') / w)} reaches 0. The unit is
+ * allowed at the latest of the instants the consistent phases give, plus {@code d}.
+ *
+ * <p>Worked numbers: {@code q=10, w=5 s}, phase 0. Ten requests decided at 0.3 s fill the window
+ * ({@code t=10}: 4.7 s plus 4.5 s and a nanosecond, rounded up); phases that would put them at 1 s
+ * into their window say {@code t=9} and are ruled out. At 5 s the ten units are the previous
+ * window's and weigh {@code floor(10 * (5 - e) / 5)}: 9 just after 5 s, so the eleventh unit goes
+ * then, the twelfth at 5.5 s, one every 0.5 s: the decay {@code prev / w}, not {@code t}. A phase
+ * ruled out stays out (the server's phase does not change).
+ *
+ * <p>Never trusted blindly: no consistent phase (another client spends the same budget, or the
+ * server is not this algorithm) makes the model unusable, and a refusal disables it for good
+ * ({@link #disable}); the client then spends as it did without it. Memory is bounded:
+ * {@value #CAPACITY} requests; a budget of more than half that is not modelled. Not thread-safe:
+ * the tracker's lock guards it.
+ */
+final class SlidingWindowModel {
+
+  /** Grid steps of the phase over one window. */
+  static final int PHASES = 1000;
+
+  /** Requests remembered. */
+  static final int CAPACITY = 128;
+
+  private static final long SECOND = 1_000_000_000L;
+
+  /** Longest window modelled (a year): instants a few windows apart must not overflow. */
+  static final long MAX_WINDOW = 366L * 86_400 * SECOND;
+
+  private final long[] seq = new long[CAPACITY];
+  private final long[] admit = new long[CAPACITY];
+  private final long[] receipt = new long[CAPACITY];
+  private final long[] reportedR = new long[CAPACITY];
+  private final long[] reportedT = new long[CAPACITY];
+  private int size;
+  /** Until when requests the model never saw may still weigh (a budget created mid-stream). */
+  private long blindUntil;
+  /** Requests decided at or after this instant are all remembered. */
+  private long knownFrom;
+  /** The phases consistent with the reports, as last computed; null when they must be again. */
+  private boolean[] consistent;
+  /**
+   * Phases some report ruled out. The server's phase does not change, and every check is made with
+   * bounds that only narrow as answers arrive, so a phase ruled out stays out, also once the
+   * requests that ruled it out are forgotten.
+   */
+  private final boolean[] ruledOut = new boolean[PHASES];
+  /** The window {@link #ruledOut} was found for. */
+  private long ruledFor = -1;
+  private boolean disabled;
+  private boolean overflowed;
+
+  /**
+   * A model that knows every request of its scope ({@code complete}), or one that starts from a
+   * budget created after requests it never saw, usable once those weigh nothing ({@code 2 w}).
+   */
+  SlidingWindowModel(boolean complete, long now, long window) {
+    blindUntil = complete ? Long.MIN_VALUE
+        : window <= 0 ? Long.MAX_VALUE : Ceilings.saturatingAdd(now, 2 * Math.min(window, Long.MAX_VALUE / 4));
+    knownFrom = complete ? Long.MIN_VALUE : now;
+  }
+
+  /** A model for a budget that is never modelled (a discovery plan's). */
+  SlidingWindowModel() {
+    this(false, 0, -1);
+  }
+
+  /** A request was admitted at {@code at}. */
+  void admitted(long s, long at) {
+    if (find(s) >= 0) {
+      return;
+    }
+    if (size == CAPACITY) {
+      System.arraycopy(seq, 1, seq, 0, CAPACITY - 1);
+      System.arraycopy(admit, 1, admit, 0, CAPACITY - 1);
+      System.arraycopy(receipt, 1, receipt, 0, CAPACITY - 1);
+      System.arraycopy(reportedR, 1, reportedR, 0, CAPACITY - 1);
+      System.arraycopy(reportedT, 1, reportedT, 0, CAPACITY - 1);
+      size--;
+      overflowed = true;
+    }
+    consistent = null;
+    seq[size] = s;
+    admit[size] = at;
+    receipt[size] = Long.MAX_VALUE;
+    reportedR[size] = -1;
+    reportedT[size] = -1;
+    size++;
+  }
+
+  /** Request {@code s} (admitted at {@code at}) was answered, or failed, at {@code now}. */
+  void received(long s, long at, long now) {
+    int i = find(s);
+    if (i < 0) {
+      admitted(s, at);
+      i = size - 1;
+    }
+    receipt[i] = Math.min(receipt[i], now);
+    consistent = null;
+  }
+
+  /** Request {@code s} was answered at {@code now} with {@code r} and {@code t} (nanoseconds) for this budget. */
+  void reported(long s, long at, long now, long r, long tNanos) {
+    received(s, at, now);
+    int i = find(s);
+    reportedR[i] = r;
+    reportedT[i] = tNanos;
+    consistent = null;
+  }
+
+  /** A refusal: the model was wrong somewhere, and is not used again. */
+  void disable() {
+    disabled = true;
+  }
+
+  /**
+   * The earliest instant at or after {@code now} at which one more request is sure to be allowed,
+   * or {@code -1} when the model cannot say (disabled, blind, no consistent phase, nothing
+   * reported), or {@code Long.MAX_VALUE} when only answers to requests in flight can tell.
+   */
+  long nextAllowed(long now, long quota, long window) {
+    if (disabled || overflowed || quota <= 0 || quota > CAPACITY / 2 || window < PHASES || window > MAX_WINDOW
+        || now < blindUntil) {
+      return -1;
+    }
+    prune(now, window);
+    long step = window / PHASES;
+    long latest = Long.MIN_VALUE;
+    boolean anyReport = false;
+    for (int i = 0; i < size; i++) {
+      anyReport |= reportedR[i] >= 0;
+    }
+    if (!anyReport) {
+      return -1;
+    }
+    if (ruledFor != window) {
+      java.util.Arrays.fill(ruledOut, false);
+      ruledFor = window;
+      consistent = null;
+    }
+    if (consistent == null) {
+      consistent = new boolean[PHASES];
+      for (int p = 0; p < PHASES; p++) {
+        ruledOut[p] |= !consistent(p * step, step, quota, window);
+        consistent[p] = !ruledOut[p];
+      }
+    }
+    for (int p = 0; p < PHASES; p++) {
+      long phi = p * step;
+      if (!consistent[p]) {
+        continue;
+      }
+      long at = earliest(phi, step, Ceilings.saturatingAdd(now, -step), quota, window);
+      if (at == Long.MAX_VALUE) {
+        return Long.MAX_VALUE;
+      }
+      latest = Math.max(latest, at);
+    }
+    if (latest == Long.MIN_VALUE) {
+      return -1;
+    }
+    return Math.max(now, Ceilings.saturatingAdd(latest, step));
+  }
+
+  /** Forgets requests that weigh nothing any more: answered more than two windows ago. */
+  private void prune(long now, long window) {
+    long horizon = now - 3 * window;
+    int k = 0;
+    for (int i = 0; i < size; i++) {
+      if (receipt[i] != Long.MAX_VALUE && receipt[i] < horizon) {
+        knownFrom = Math.max(knownFrom, horizon);
+        consistent = null;
+        continue;
+      }
+      seq[k] = seq[i];
+      admit[k] = admit[i];
+      receipt[k] = receipt[i];
+      reportedR[k] = reportedR[i];
+      reportedT[k] = reportedT[i];
+      k++;
+    }
+    size = k;
+  }
+
+  /** The start of the window (under phase {@code phi}) holding instant {@code x}. */
+  private static long start(long phi, long x, long window) {
+    return phi + Math.floorDiv(x - phi, window) * window;
+  }
+
+  /**
+   * The earliest instant at or after {@code x} at which the bound of {@code used} under phase
+   * {@code phi} is at most {@code q - 1}, each request counted in the latest window it may be in.
+   */
+  private long earliest(long phi, long step, long x, long quota, long window) {
+    long start = start(phi, x, window);
+    for (int k = 0; k < 3; k++) {
+      long from = start + k * window;
+      long cur = 0;
+      long prev = 0;
+      for (int i = 0; i < size; i++) {
+        if (receipt[i] >= from) {
+          cur++;
+        } else if (receipt[i] >= from - window) {
+          prev++;
+        }
+      }
+      if (cur <= quota - 1) {
+        long e = decayPoint(prev, quota - 1 - cur, window);
+        return Math.max(x, from + e);
+      }
+    }
+    return Long.MAX_VALUE;
+  }
+
+  /** Whether every report is possible under phase {@code phi} (see the class comment). */
+  private boolean consistent(long phi, long step, long quota, long window) {
+    for (int i = 0; i < size; i++) {
+      if (reportedR[i] < 0 || receipt[i] == Long.MAX_VALUE) {
+        continue;
+      }
+      long a = admit[i] - step;
+      long b = receipt[i];
+      long start = start(phi, a, window);
+      if (start(phi, b, window) != start || start - window < knownFrom) {
+        // Decided on either side of a boundary, or its previous window holds requests forgotten.
+        continue;
+      }
+      long sureCur = 1;
+      long possCur = 1;
+      long surePrev = 0;
+      long possPrev = 0;
+      for (int j = 0; j < size; j++) {
+        if (j == i) {
+          continue;
+        }
+        long aj = admit[j] - step;
+        long bj = receipt[j];
+        if (aj > b) {
+          continue;
+        }
+        if (aj >= start && bj <= a) {
+          sureCur++;
+        }
+        if (bj >= start) {
+          possCur++;
+        }
+        if (aj >= start - window && bj < start) {
+          surePrev++;
+        }
+        if (bj >= start - window && aj < start) {
+          possPrev++;
+        }
+      }
+      long eLo = a - start;
+      long eHi = b - start;
+      long usedLo = weighted(surePrev, window, eHi) + sureCur;
+      long usedHi = weighted(possPrev, window, eLo) + possCur;
+      long r = reportedR[i];
+      if (r < Math.max(0, quota - usedHi) || r > Math.max(0, quota - usedLo)) {
+        return false;
+      }
+      long tLo = window - eHi + decayPoint(sureCur, 0, window);
+      long tHi = window - eLo + decayPoint(possCur, 0, window);
+      long t = reportedT[i];
+      if (t < ceilSeconds(tLo) || t > ceilSeconds(tHi)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static long ceilSeconds(long nanos) {
+    return Math.floorDiv(nanos + SECOND - 1, SECOND) * SECOND;
+  }
+
+  /** {@code floor(previous * (w - e) / w)}, in doubles, in the server's order. */
+  private static long weighted(long previous, long w, long elapsed) {
+    if (previous == 0) {
+      return 0;
+    }
+    return (long) Math.floor((double) previous * (double) Math.max(0, w - elapsed) / (double) w);
+  }
+
+  /** The earliest {@code e} in a window at which {@code floor(previous * (w - e) / w) <= allowance}. */
+  private static long decayPoint(long previous, long allowance, long w) {
+    if (previous <= allowance) {
+      return 0;
+    }
+    double point = (double) w - (double) (allowance + 1) * (double) w / (double) previous;
+    long e = Math.max(0, (long) Math.floor(point) + 1);
+    while (e < w && weighted(previous, w, e) > allowance) {
+      e++;
+    }
+    return Math.min(w, e);
+  }
+
+  private int find(long s) {
+    for (int i = size - 1; i >= 0; i--) {
+      if (seq[i] == s) {
+        return i;
+      }
+    }
+    return -1;
+  }
+}
