@@ -8,7 +8,7 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,7 +35,7 @@ class SlidingWindowModelTest {
   @ValueSource(longs = {0, 300, 1700, 2500, 4990})
   void everyInstantNamedIsAllowedAndLessThanOneDecayLate(long phaseMillis) {
     ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(1_800_000_000L).plusMillis(phaseMillis));
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     var policy = Peers.policy(Q, Duration.ofNanos(W), Algorithm.SLIDING_WINDOW);
     SlidingWindowModel model = new SlidingWindowModel(true, ticker.read(), W);
     int sent = 0;
