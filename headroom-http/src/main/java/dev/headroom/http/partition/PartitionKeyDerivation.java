@@ -92,12 +92,12 @@ public final class PartitionKeyDerivation {
   private final Partitioning partitioning;
 
   private PartitionKeyDerivation(List<List<Part>> alternatives) {
+    this(alternatives, Partitioning.of(alternatives.stream().map(alt -> alt.stream().map(p -> p.typed).toList()).toList()));
+  }
+
+  private PartitionKeyDerivation(List<List<Part>> alternatives, Partitioning partitioning) {
     this.alternatives = alternatives;
-    List<List<Partitioning.Part>> typed = new ArrayList<>();
-    for (List<Part> alt : alternatives) {
-      typed.add(alt.stream().map(p -> p.typed).toList());
-    }
-    this.partitioning = Partitioning.of(typed);
+    this.partitioning = partitioning;
   }
 
   private static PartitionKeyDerivation of(Part part) {
@@ -121,7 +121,7 @@ public final class PartitionKeyDerivation {
       }
       alts.add(List.copyOf(parts));
     }
-    return new PartitionKeyDerivation(List.copyOf(alts));
+    return new PartitionKeyDerivation(List.copyOf(alts), partitioning);
   }
 
   private static Part part(Partitioning.Part p, ClientAddressResolver resolver) {
