@@ -12,7 +12,7 @@ import dev.headroom.Partitioning.Component;
 import dev.headroom.Partitioning.Part;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -57,7 +57,7 @@ class LimitTypeTest {
   @Test
   void aRefusalOfATypedPolicyNamesItsLimitType() {
     ManualTicker ticker = ManualTicker.atFixedInstant();
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     QuotaPolicy perTenant = QuotaPolicy.builder("tenant").quota(1).window(Duration.ofMinutes(1))
         .algorithm(Algorithm.FIXED_WINDOW).partitioning(of(Part.header("X-Tenant"))).build();
     PartitionKey tenant = PartitionKey.of("key:0123");
