@@ -44,17 +44,17 @@ public final class QuotaPolicy {
   private final QuotaUnit unit;
   private final Duration window;
   private final Algorithm algorithm;
-  private final String partitioning;
+  private final Partitioning partitioning;
   private final Duration leaseTimeout;
   private final int hash;
 
-  private QuotaPolicy(Builder b, Algorithm algorithm, Duration leaseTimeout) {
+  private QuotaPolicy(Builder b, Algorithm algorithm, Partitioning partitioning, Duration leaseTimeout) {
     this.name = b.name;
     this.quota = b.quota;
     this.unit = b.unit;
     this.window = b.window;
     this.algorithm = algorithm;
-    this.partitioning = b.partitioning;
+    this.partitioning = partitioning;
     this.leaseTimeout = leaseTimeout;
     this.hash = Objects.hash(name, quota, unit, window, algorithm, partitioning, leaseTimeout);
   }
@@ -74,6 +74,7 @@ public final class QuotaPolicy {
     b.window = window;
     b.algorithm = algorithm;
     b.partitioning = partitioning;
+    b.partitioningText = null;
     b.leaseTimeout = leaseTimeout;
     return b;
   }
@@ -109,10 +110,11 @@ public final class QuotaPolicy {
   }
 
   /**
-   * A description of how requests are partitioned (for example {@code client-ip}, {@code api-key},
-   * {@code global}); the HTTP layer maps it to a derivation and to a discovery type.
+   * How requests are partitioned (for example {@code client-ip}, {@code api-key|client-ip}), read
+   * once when the policy was built; the HTTP layer derives keys and the limit type from its parts.
+   * Empty when none was set: one partition for everyone.
    */
-  public Optional<String> partitioning() {
+  public Optional<Partitioning> partitioning() {
     return Optional.ofNullable(partitioning);
   }
 
@@ -163,7 +165,8 @@ public final class QuotaPolicy {
     private QuotaUnit unit = QuotaUnit.REQUESTS;
     private Duration window;
     private Algorithm algorithm;
-    private String partitioning;
+    private Partitioning partitioning;
+    private String partitioningText;
     private Duration leaseTimeout;
 
     private Builder() {}
@@ -202,9 +205,21 @@ public final class QuotaPolicy {
       return this;
     }
 
-    /** How requests are partitioned; optional, free text up to 128 printable characters. */
+    /**
+     * How requests are partitioned, as configuration writes it ({@link Partitioning#parse}); optional.
+     * The text is read by {@link #build()}, which refuses it naming the policy when it is not a
+     * partitioning; nothing reads it again afterwards.
+     */
     public Builder partitioning(String partitioning) {
+      this.partitioningText = partitioning;
+      this.partitioning = null;
+      return this;
+    }
+
+    /** How requests are partitioned; optional, {@code null} for none (one partition for everyone). */
+    public Builder partitioning(Partitioning partitioning) {
       this.partitioning = partitioning;
+      this.partitioningText = null;
       return this;
     }
 
@@ -257,9 +272,13 @@ public final class QuotaPolicy {
         throw new IllegalArgumentException(where + "quota: a concurrency policy tracks each lease, expected "
             + "at most 100000 concurrent requests, got " + quota);
       }
-      if (partitioning != null && (partitioning.isEmpty() || partitioning.length() > 128 || !printableAscii(partitioning))) {
-        throw new IllegalArgumentException(where + "partitioning: expected 1 to 128 printable ASCII characters, got '"
-            + printable(partitioning) + "'");
+      Partitioning partitioning = this.partitioning;
+      if (partitioningText != null) {
+        try {
+          partitioning = Partitioning.parse(partitioningText);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(where + e.getMessage(), e);
+        }
       }
       Duration leaseTimeout = this.leaseTimeout;
       if (leaseTimeout == null) {
@@ -268,7 +287,7 @@ public final class QuotaPolicy {
         throw new IllegalArgumentException(where + "leaseTimeout: expected more than zero and at most "
             + MAX_LEASE_TIMEOUT + ", got " + leaseTimeout);
       }
-      return new QuotaPolicy(this, algorithm, leaseTimeout);
+      return new QuotaPolicy(this, algorithm, partitioning, leaseTimeout);
     }
 
     private static boolean validName(String s) {
@@ -281,16 +300,6 @@ public final class QuotaPolicy {
         boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
             || c == '-' || c == '_' || c == '.' || c == ':' || c == '/';
         if (!ok) {
-          return false;
-        }
-      }
-      return true;
-    }
-
-    private static boolean printableAscii(String s) {
-      for (int i = 0; i < s.length(); i++) {
-        char c = s.charAt(i);
-        if (c < 0x20 || c > 0x7e) {
           return false;
         }
       }

@@ -70,12 +70,17 @@ class QuotaPolicyValidationTest {
         Arguments.of("concurrency quota above 100000", valid().quota(100_001).unit(QuotaUnit.CONCURRENT_REQUESTS),
             "policy 'api': quota: a concurrency policy tracks each lease, expected at most 100000 concurrent requests, got 100001"),
         Arguments.of("empty partitioning", valid().partitioning(""),
-            "policy 'api': partitioning: expected 1 to 128 printable ASCII characters, got ''"),
-        Arguments.of("129-character partitioning", valid().partitioning("p".repeat(129)),
-            "policy 'api': partitioning: expected 1 to 128 printable ASCII characters, got '" + "p".repeat(80)
-                + "...(129 chars)'"),
+            "policy 'api': partitioning: expected components client-ip, api-key, header:Name, user, route, method or "
+                + "global joined by + and | (at most 256 characters), got ''"),
+        Arguments.of("257-character partitioning", valid().partitioning("p".repeat(257)),
+            "policy 'api': partitioning: expected components client-ip, api-key, header:Name, user, route, method or "
+                + "global joined by + and | (at most 256 characters), got '" + "p".repeat(80) + "...(257 chars)'"),
         Arguments.of("partitioning with a tab", valid().partitioning("client\tip"),
-            "policy 'api': partitioning: expected 1 to 128 printable ASCII characters, got 'client\\u0009ip'"),
+            "policy 'api': partitioning: in 'client\\u0009ip' at position 0: expected one of client-ip, api-key, "
+                + "header:Name, user, route, method or global, got 'client\\u0009ip'"),
+        Arguments.of("free-text partitioning", valid().partitioning("per customer"),
+            "policy 'api': partitioning: in 'per customer' at position 0: expected one of client-ip, api-key, "
+                + "header:Name, user, route, method or global, got 'per customer'"),
         Arguments.of("zero lease timeout", valid().unit(QuotaUnit.CONCURRENT_REQUESTS).leaseTimeout(Duration.ZERO),
             "policy 'api': leaseTimeout: expected more than zero and at most PT24H, got PT0S"),
         Arguments.of("negative lease timeout", valid().unit(QuotaUnit.CONCURRENT_REQUESTS).leaseTimeout(Duration.ofSeconds(-1)),
@@ -95,7 +100,7 @@ class QuotaPolicyValidationTest {
   void limitsAreAccepted() {
     QuotaPolicy p = QuotaPolicy.builder("a" + "-_.:/9".repeat(10) + "abc").quota(QuotaPolicy.MAX_QUOTA)
         .window(QuotaPolicy.MAX_WINDOW).unit(QuotaUnit.CONTENT_BYTES).algorithm(Algorithm.TOKEN_BUCKET)
-        .partitioning("~".repeat(128)).build();
+        .partitioning("header:" + "~".repeat(64)).build();
     assertThat(p.name()).hasSize(64);
     assertThat(p.windowSeconds()).isEqualTo(31_622_400);
     QuotaPolicy c = QuotaPolicy.builder("c").quota(100_000).window(QuotaPolicy.MAX_WINDOW)

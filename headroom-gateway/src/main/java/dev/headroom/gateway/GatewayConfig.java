@@ -1,5 +1,6 @@
 package dev.headroom.gateway;
 
+import dev.headroom.Partitioning;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.gateway.internal.ConfigReader;
 import dev.headroom.gateway.internal.ConfigSections;
@@ -264,13 +265,13 @@ public record GatewayConfig(
 
   /**
    * A quota policy and how it speaks: its partitioning ({@code client-ip}, {@code header:NAME},
-   * {@code api-key}, {@code route}, {@code global}), its texts (the {@code why} of its refusals, an
+   * {@code api-key}, {@code route}, {@code global}; read once, the value {@code quota} holds), its texts (the {@code why} of its refusals, an
    * optional description and limit type for discovery, constructive guidance URLs; validated by
    * headroom-http when the file is read) and escalation.
    */
   public record Policy(
       QuotaPolicy quota,
-      String partition,
+      Partitioning partition,
       PolicyTexts texts,
       Optional<Escalation> escalation) {
 

@@ -104,7 +104,7 @@ class GatewaySpecTest extends HttpAdapterSpec {
           .append("    window: ").append(p.windowSeconds()).append("s\n")
           .append("    unit: ").append(p.unit().token()).append('\n')
           .append("    algorithm: ").append(p.algorithm().token()).append('\n')
-          .append("    partition: '").append(partition(p.partitioning().orElse("global"))).append("'\n")
+          .append("    partition: '").append(partition(p.partitioning().map(Object::toString).orElse("global"))).append("'\n")
           .append("    leaseTimeout: ").append(p.leaseTimeout().toSeconds()).append("s\n")
           .append("    why: '").append(SpecFixture.WHY).append("'\n");
     }

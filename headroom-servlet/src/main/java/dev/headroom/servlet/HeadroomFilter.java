@@ -2,6 +2,7 @@ package dev.headroom.servlet;
 
 import dev.headroom.Acquisition;
 import dev.headroom.Decision;
+import dev.headroom.Partitioning;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.QuotaLimiter;
@@ -591,11 +592,7 @@ public final class HeadroomFilter implements Filter {
             throw new IllegalArgumentException("route " + r.template() + ": policy '" + p.name() + "' is defined twice "
                 + "differently (" + other + " and " + p + "); expected one definition per name");
           }
-          try {
-            derivations.add(PartitionKeyDerivation.parse(p.partitioning().orElse("global"), clientAddresses));
-          } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("route " + r.template() + ": policy '" + p.name() + "': " + e.getMessage(), e);
-          }
+          derivations.add(PartitionKeyDerivation.of(p.partitioning().orElse(Partitioning.GLOBAL), clientAddresses));
         }
         RateLimitHeaders headers;
         try {

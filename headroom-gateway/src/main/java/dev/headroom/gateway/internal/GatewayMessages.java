@@ -86,7 +86,7 @@ final class GatewayMessages implements HttpVocabulary {
         .defaults(PolicyTexts.builder(ConfigReader.DEFAULT_WHY).build());
     config.service().origin().ifPresent(rb::origin);
     for (Policy p : config.policies().values()) {
-      derivations.put(p.name(), PartitionKeyDerivation.parse(p.partition(), resolver));
+      derivations.put(p.name(), PartitionKeyDerivation.of(p.partition(), resolver));
       rb.texts(p.name(), p.texts());
     }
     this.refusals = rb.build();

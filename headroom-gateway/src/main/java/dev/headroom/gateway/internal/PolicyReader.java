@@ -2,6 +2,7 @@ package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.Algorithm;
+import dev.headroom.Partitioning;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.gateway.GatewayConfig.Escalation;
@@ -9,8 +10,6 @@ import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.LimitType;
 import dev.headroom.http.body.PolicyTexts;
-import dev.headroom.http.partition.ClientAddressResolver;
-import dev.headroom.http.partition.PartitionKeyDerivation;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Arrays;
@@ -94,9 +93,10 @@ final class PolicyReader extends SectionReader {
             "one of " + String.join(", ", Arrays.stream(Algorithm.values()).map(Algorithm::token).toList()));
       }
     }
-    String partition = optionalText(path + ".partition", n.path("partition")).orElse("client-ip");
+    String partitionText = optionalText(path + ".partition", n.path("partition")).orElse("client-ip");
+    Partitioning partition = null;
     try {
-      PartitionKeyDerivation.parse(partition, ClientAddressResolver.direct());
+      partition = Partitioning.parse(partitionText);
     } catch (IllegalArgumentException ex) {
       problems.add(path + ".partition: " + ex.getMessage());
     }

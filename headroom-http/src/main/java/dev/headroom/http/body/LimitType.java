@@ -3,7 +3,6 @@ package dev.headroom.http.body;
 import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import java.time.Duration;
 import java.util.Objects;
@@ -63,9 +62,8 @@ public final class LimitType {
    * {@code concurrent-requests} is {@link #CONCURRENCY}; {@code content-bytes} is
    * {@link #COST_LIMIT} (cost metric {@code bytes}); a fixed window of a day or more is a
    * {@link #QUOTA}; otherwise the partitioning's scope decides: ip, key, user or global rate.
-   *
-   * @throws IllegalArgumentException when the partitioning is not one {@link PartitionKeyDerivation}
-   *     reads
+   * Reads the policy's typed partitioning, which was parsed when the policy was built: nothing is
+   * parsed here, on the refusal path.
    */
   public static LimitType classify(QuotaPolicy policy) {
     if (policy.unit() == QuotaUnit.CONCURRENT_REQUESTS) {
@@ -89,20 +87,9 @@ public final class LimitType {
     }
   }
 
-  /**
-   * Who the policy tells apart, from its partitioning; {@code global} when it has none.
-   *
-   * @throws IllegalArgumentException naming the policy when its partitioning cannot be read
-   */
+  /** Who the policy tells apart, from its typed partitioning; {@code global} when it has none. */
   public static PartitionKeyDerivation.Scope scope(QuotaPolicy policy) {
-    if (policy.partitioning().isEmpty()) {
-      return PartitionKeyDerivation.Scope.GLOBAL;
-    }
-    try {
-      return PartitionKeyDerivation.parse(policy.partitioning().get(), ClientAddressResolver.direct()).scope();
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("policy '" + policy.name() + "': " + e.getMessage(), e);
-    }
+    return policy.partitioning().map(PartitionKeyDerivation::scope).orElse(PartitionKeyDerivation.Scope.GLOBAL);
   }
 
   /** The token. */

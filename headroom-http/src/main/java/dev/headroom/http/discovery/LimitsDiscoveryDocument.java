@@ -277,7 +277,6 @@ public final class LimitsDiscoveryDocument {
           if (t == null) {
             throw new IllegalArgumentException("texts: no texts for policy '" + p.name() + "' of route " + r.key());
           }
-          t.limitType(p); // fails here, naming the policy, when its partitioning cannot be read
           constructive &= t.isConstructive();
         }
         listed.add(r);

@@ -1,13 +1,13 @@
 package dev.headroom.http.partition;
 
 import dev.headroom.PartitionKey;
+import dev.headroom.Partitioning;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -45,6 +45,10 @@ import java.util.Optional;
  * Alternatives ({@code api-key|client-ip}) use the first whose every input is present, and the
  * last alternative's fallbacks when none is.
  *
+ * <p>The grammar and its typed value are headroom-core's {@link Partitioning}; a derivation is
+ * built from the typed value once, at configuration ({@link #of(Partitioning, ClientAddressResolver)}),
+ * and never reads text afterwards.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class PartitionKeyDerivation {
@@ -59,7 +63,7 @@ public final class PartitionKeyDerivation {
   public static final int MAX_ROUTE_LENGTH = 256;
 
   /** The header {@code api-key} reads. */
-  public static final String DEFAULT_API_KEY_HEADER = "X-Api-Key";
+  public static final String DEFAULT_API_KEY_HEADER = Partitioning.API_KEY_HEADER;
 
   /** Who a derivation tells apart: the Graceful Boundaries {@code scope} vocabulary. */
   public enum Scope {
@@ -85,45 +89,110 @@ public final class PartitionKeyDerivation {
   }
 
   private final List<List<Part>> alternatives;
-  private final String spec;
+  private final Partitioning partitioning;
 
   private PartitionKeyDerivation(List<List<Part>> alternatives) {
+    this(alternatives, Partitioning.of(alternatives.stream().map(alt -> alt.stream().map(p -> p.typed).toList()).toList()));
+  }
+
+  private PartitionKeyDerivation(List<List<Part>> alternatives, Partitioning partitioning) {
     this.alternatives = alternatives;
-    StringBuilder s = new StringBuilder();
-    for (List<Part> alt : alternatives) {
-      if (s.length() > 0) {
-        s.append('|');
-      }
-      for (int i = 0; i < alt.size(); i++) {
-        s.append(i == 0 ? "" : "+").append(alt.get(i).spec());
-      }
-    }
-    this.spec = s.toString();
+    this.partitioning = partitioning;
   }
 
   private static PartitionKeyDerivation of(Part part) {
     return new PartitionKeyDerivation(List.of(List.of(part)));
   }
 
+  /**
+   * The derivation of a typed partitioning, as a policy holds it ({@code QuotaPolicy.partitioning()}):
+   * built once, at configuration; deriving a key reads no text.
+   *
+   * @param resolver how {@code client-ip} finds the client
+   */
+  public static PartitionKeyDerivation of(Partitioning partitioning, ClientAddressResolver resolver) {
+    Objects.requireNonNull(partitioning, "partitioning");
+    Objects.requireNonNull(resolver, "resolver");
+    List<List<Part>> alts = new ArrayList<>();
+    for (List<Partitioning.Part> alt : partitioning.alternatives()) {
+      List<Part> parts = new ArrayList<>();
+      for (Partitioning.Part p : alt) {
+        parts.add(part(p, resolver));
+      }
+      alts.add(List.copyOf(parts));
+    }
+    return new PartitionKeyDerivation(List.copyOf(alts), partitioning);
+  }
+
+  private static Part part(Partitioning.Part p, ClientAddressResolver resolver) {
+    switch (p.component()) {
+      case CLIENT_IP:
+        return new Part(p, Scope.IP, "ip:unknown") {
+          @Override
+          Optional<String> component(RequestView r) {
+            return resolver.partition(r).map(a -> "ip:" + a);
+          }
+        };
+      case API_KEY:
+      case HEADER:
+        String name = p.headerName().orElseThrow();
+        return new Part(p, Scope.KEY, "key:none") {
+          @Override
+          Optional<String> component(RequestView r) {
+            List<String> values = r.headers(name);
+            if (values.size() != 1) {
+              return Optional.empty();
+            }
+            String v = values.get(0).strip();
+            if (v.isEmpty() || v.length() > MAX_HEADER_VALUE_LENGTH) {
+              return Optional.empty();
+            }
+            return Optional.of("key:" + sha256Hex(v));
+          }
+        };
+      case USER:
+        return new Part(p, Scope.USER, "user:anonymous") {
+          @Override
+          Optional<String> component(RequestView r) {
+            return r.user().filter(u -> !u.isEmpty()).map(u -> "user:" + readableOrHash(u, MAX_USER_LENGTH));
+          }
+        };
+      case ROUTE:
+        return new Part(p, Scope.GLOBAL, "route:unmatched") {
+          @Override
+          Optional<String> component(RequestView r) {
+            return r.route().filter(t -> !t.isEmpty()).map(t -> "route:" + readableOrHash(t, MAX_ROUTE_LENGTH));
+          }
+        };
+      case METHOD:
+        return new Part(p, Scope.GLOBAL, "method:other") {
+          @Override
+          Optional<String> component(RequestView r) {
+            String m = r.method();
+            return m != null && !m.isEmpty() && m.length() <= 16 && isToken(m) ? Optional.of("method:" + m) : Optional.empty();
+          }
+        };
+      case GLOBAL:
+        return new Part(p, Scope.GLOBAL, "global") {
+          @Override
+          Optional<String> component(RequestView r) {
+            return Optional.of("global");
+          }
+        };
+      default:
+        throw new IllegalStateException("unreachable: every component is handled, got " + p.component());
+    }
+  }
+
   /** Every request in one partition: {@link PartitionKey#GLOBAL}. */
   public static PartitionKeyDerivation global() {
-    return of(new Part("global", Scope.GLOBAL, "global") {
-      @Override
-      Optional<String> component(RequestView r) {
-        return Optional.of("global");
-      }
-    });
+    return of(part(Partitioning.Part.of(Partitioning.Component.GLOBAL), ClientAddressResolver.direct()));
   }
 
   /** One partition per client address, as the resolver finds it. */
   public static PartitionKeyDerivation clientAddress(ClientAddressResolver resolver) {
     Objects.requireNonNull(resolver, "resolver");
-    return of(new Part("client-ip", Scope.IP, "ip:unknown") {
-      @Override
-      Optional<String> component(RequestView r) {
-        return resolver.partition(r).map(a -> "ip:" + a);
-      }
-    });
+    return of(part(Partitioning.Part.of(Partitioning.Component.CLIENT_IP), resolver));
   }
 
   /**
@@ -132,25 +201,7 @@ public final class PartitionKeyDerivation {
    * @throws IllegalArgumentException when the name is not a header field name (an RFC 9110 token)
    */
   public static PartitionKeyDerivation header(String name) {
-    if (name == null || name.isEmpty() || name.length() > 64 || !isToken(name)) {
-      throw new IllegalArgumentException("partitioning: header: expected a header field name (letters, digits, "
-          + "- and other token characters, at most 64), got " + (name == null ? "null" : "'" + CidrRange.shorten(name) + "'"));
-    }
-    String spec = name.equalsIgnoreCase(DEFAULT_API_KEY_HEADER) ? "api-key" : "header:" + name;
-    return of(new Part(spec, Scope.KEY, "key:none") {
-      @Override
-      Optional<String> component(RequestView r) {
-        List<String> values = r.headers(name);
-        if (values.size() != 1) {
-          return Optional.empty();
-        }
-        String v = values.get(0).strip();
-        if (v.isEmpty() || v.length() > MAX_HEADER_VALUE_LENGTH) {
-          return Optional.empty();
-        }
-        return Optional.of("key:" + sha256Hex(v));
-      }
-    });
+    return of(part(Partitioning.Part.header(name), ClientAddressResolver.direct()));
   }
 
   /** One partition per API key in {@value #DEFAULT_API_KEY_HEADER}, hashed. */
@@ -160,100 +211,46 @@ public final class PartitionKeyDerivation {
 
   /** One partition per authenticated user. */
   public static PartitionKeyDerivation user() {
-    return of(new Part("user", Scope.USER, "user:anonymous") {
-      @Override
-      Optional<String> component(RequestView r) {
-        return r.user().filter(u -> !u.isEmpty()).map(u -> "user:" + readableOrHash(u, MAX_USER_LENGTH));
-      }
-    });
+    return of(part(Partitioning.Part.of(Partitioning.Component.USER), ClientAddressResolver.direct()));
   }
 
   /** One partition per matched route template. */
   public static PartitionKeyDerivation route() {
-    return of(new Part("route", Scope.GLOBAL, "route:unmatched") {
-      @Override
-      Optional<String> component(RequestView r) {
-        return r.route().filter(t -> !t.isEmpty()).map(t -> "route:" + readableOrHash(t, MAX_ROUTE_LENGTH));
-      }
-    });
+    return of(part(Partitioning.Part.of(Partitioning.Component.ROUTE), ClientAddressResolver.direct()));
   }
 
   /** One partition per request method. */
   public static PartitionKeyDerivation method() {
-    return of(new Part("method", Scope.GLOBAL, "method:other") {
-      @Override
-      Optional<String> component(RequestView r) {
-        String m = r.method();
-        return m != null && !m.isEmpty() && m.length() <= 16 && isToken(m) ? Optional.of("method:" + m) : Optional.empty();
-      }
-    });
+    return of(part(Partitioning.Part.of(Partitioning.Component.METHOD), ClientAddressResolver.direct()));
   }
 
   /**
-   * Parses a partitioning as written in configuration and in {@code QuotaPolicy.partitioning()}:
+   * Reads a partitioning as written in configuration ({@link Partitioning#parse}) and derives from it:
    * alternatives separated by {@code |}, each a composite of components joined by {@code +}:
    * {@code client-ip}, {@code api-key}, {@code header:Name}, {@code user}, {@code route},
    * {@code method}, {@code global}. For example {@code user|api-key|client-ip} or
-   * {@code client-ip+route}.
+   * {@code client-ip+route}. A policy's partitioning is already typed: use {@link #of(Partitioning,
+   * ClientAddressResolver)}.
    *
    * @param resolver how {@code client-ip} finds the client
    * @throws IllegalArgumentException naming the value, the bad component and what is expected
    */
   public static PartitionKeyDerivation parse(String spec, ClientAddressResolver resolver) {
     Objects.requireNonNull(resolver, "resolver");
-    if (spec == null || spec.isBlank() || spec.length() > 256) {
-      throw new IllegalArgumentException("partitioning: expected components such as client-ip, api-key, "
-          + "header:Name, user, route, method, global joined by + and |, got "
-          + (spec == null ? "null" : "'" + CidrRange.shorten(spec) + "'"));
-    }
-    PartitionKeyDerivation result = null;
-    for (String alt : spec.split("\\|", -1)) {
-      PartitionKeyDerivation composite = null;
-      for (String component : alt.split("\\+", -1)) {
-        PartitionKeyDerivation d = component(component.strip(), spec, resolver);
-        composite = composite == null ? d : composite.and(d);
-      }
-      result = result == null ? composite : result.orElse(composite);
-    }
-    return result;
-  }
-
-  private static PartitionKeyDerivation component(String c, String spec, ClientAddressResolver resolver) {
-    switch (c.toLowerCase(Locale.ROOT)) {
-      case "client-ip":
-      case "ip":
-        return clientAddress(resolver);
-      case "api-key":
-      case "key":
-        return apiKey();
-      case "user":
-        return user();
-      case "route":
-        return route();
-      case "method":
-        return method();
-      case "global":
-        return global();
-      default:
-        if (c.regionMatches(true, 0, "header:", 0, 7)) {
-          return header(c.substring(7).strip());
-        }
-        throw new IllegalArgumentException("partitioning: in '" + CidrRange.shorten(spec) + "', expected one of "
-            + "client-ip, api-key, header:Name, user, route, method, global, got '" + CidrRange.shorten(c) + "'");
-    }
+    return of(Partitioning.parse(spec), resolver);
   }
 
   /** This derivation combined with another: one partition per pair of values. */
   public PartitionKeyDerivation and(PartitionKeyDerivation other) {
     if (alternatives.size() != 1 || other.alternatives.size() != 1) {
       throw new IllegalArgumentException("partitioning: a composite joins single derivations; got '"
-          + spec + "' and '" + other.spec + "' (write alternatives of composites: a+b|c)");
+          + spec() + "' and '" + other.spec() + "' (write alternatives of composites: a+b|c)");
     }
     List<Part> parts = new ArrayList<>(alternatives.get(0));
     parts.addAll(other.alternatives.get(0));
-    if (parts.size() > 8) {
-      throw new IllegalArgumentException("partitioning: expected at most 8 components in a composite, got '"
-          + spec + "+" + other.spec + "'");
+    if (parts.size() > Partitioning.MAX_COMPONENTS) {
+      throw new IllegalArgumentException("partitioning: expected at most " + Partitioning.MAX_COMPONENTS
+          + " components in a composite, got '" + spec() + "+" + other.spec() + "'");
     }
     return new PartitionKeyDerivation(List.of(List.copyOf(parts)));
   }
@@ -262,8 +259,9 @@ public final class PartitionKeyDerivation {
   public PartitionKeyDerivation orElse(PartitionKeyDerivation other) {
     List<List<Part>> alts = new ArrayList<>(alternatives);
     alts.addAll(other.alternatives);
-    if (alts.size() > 8) {
-      throw new IllegalArgumentException("partitioning: expected at most 8 alternatives, got '" + spec + "|" + other.spec + "'");
+    if (alts.size() > Partitioning.MAX_ALTERNATIVES) {
+      throw new IllegalArgumentException("partitioning: expected at most " + Partitioning.MAX_ALTERNATIVES
+          + " alternatives, got '" + spec() + "|" + other.spec() + "'");
     }
     return new PartitionKeyDerivation(List.copyOf(alts));
   }
@@ -305,13 +303,36 @@ public final class PartitionKeyDerivation {
    * {@link Scope#GLOBAL} when it tells no callers apart.
    */
   public Scope scope() {
+    return scope(partitioning);
+  }
+
+  /**
+   * Who a partitioning tells apart, read from its parts as {@link #scope()} does, without building
+   * a derivation: what a refusal's {@code limitType} and a discovery entry's {@code scope} need.
+   */
+  public static Scope scope(Partitioning partitioning) {
     Scope best = Scope.GLOBAL;
-    for (Part p : alternatives.get(0)) {
-      if (rank(p.scope) > rank(best)) {
-        best = p.scope;
+    for (Partitioning.Part p : partitioning.alternatives().get(0)) {
+      Scope s = scope(p.component());
+      if (rank(s) > rank(best)) {
+        best = s;
       }
     }
     return best;
+  }
+
+  private static Scope scope(Partitioning.Component c) {
+    switch (c) {
+      case CLIENT_IP:
+        return Scope.IP;
+      case API_KEY:
+      case HEADER:
+        return Scope.KEY;
+      case USER:
+        return Scope.USER;
+      default:
+        return Scope.GLOBAL;
+    }
   }
 
   private static int rank(Scope s) {
@@ -327,24 +348,29 @@ public final class PartitionKeyDerivation {
     }
   }
 
-  /** The derivation in the syntax {@link #parse} reads. */
+  /** The typed partitioning this derivation reads. */
+  public Partitioning partitioning() {
+    return partitioning;
+  }
+
+  /** The derivation in the syntax {@link #parse} reads: the partitioning's canonical text. */
   public String spec() {
-    return spec;
+    return partitioning.toString();
   }
 
   @Override
   public String toString() {
-    return spec;
+    return spec();
   }
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof PartitionKeyDerivation && ((PartitionKeyDerivation) o).spec.equals(spec);
+    return o instanceof PartitionKeyDerivation && ((PartitionKeyDerivation) o).partitioning.equals(partitioning);
   }
 
   @Override
   public int hashCode() {
-    return spec.hashCode();
+    return partitioning.hashCode();
   }
 
   static String sha256Hex(String value) {
@@ -387,18 +413,14 @@ public final class PartitionKeyDerivation {
 
   /** One component: the key text it reads from a request, and what stands in when it cannot. */
   private abstract static class Part {
-    final String spec;
+    final Partitioning.Part typed;
     final Scope scope;
     final String fallback;
 
-    Part(String spec, Scope scope, String fallback) {
-      this.spec = spec;
+    Part(Partitioning.Part typed, Scope scope, String fallback) {
+      this.typed = typed;
       this.scope = scope;
       this.fallback = fallback;
-    }
-
-    String spec() {
-      return spec;
     }
 
     abstract Optional<String> component(RequestView r);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.headroom.PartitionKey;
+import dev.headroom.Partitioning;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
@@ -98,5 +99,20 @@ class PartitionKeyDerivationTest {
     assertThatThrownBy(() -> PartitionKeyDerivation.parse("", PROXIES)).hasMessageContaining("partitioning: expected");
     assertThatThrownBy(() -> PartitionKeyDerivation.parse("header:Bad Name", PROXIES)).hasMessageContaining("'Bad Name'");
     assertThatThrownBy(() -> PartitionKeyDerivation.parse("api-key|", PROXIES)).hasMessageContaining("got ''");
+  }
+
+  @Test
+  void aTypedPartitioningDerivesTheSameKeysAsItsText() {
+    Partitioning typed = Partitioning.parse("header:X-Tenant+route|client-ip");
+    PartitionKeyDerivation d = PartitionKeyDerivation.of(typed, PROXIES);
+    RequestView tenant = RequestView.builder().remoteAddress("198.51.100.7").route("/a").header("X-Tenant", "t1").build();
+    RequestView anonymous = RequestView.builder().remoteAddress("10.0.0.1").header("X-Forwarded-For", "198.51.100.8").build();
+    assertThat(d.derive(tenant).value()).isEqualTo(key("header:X-Tenant+route|client-ip", tenant)).endsWith("|route:/a");
+    assertThat(d.derive(anonymous).value()).isEqualTo("ip:198.51.100.8");
+    assertThat(d.partitioning()).isSameAs(typed);
+    assertThat(d).isEqualTo(PartitionKeyDerivation.parse("header:X-Tenant + route | ip", PROXIES));
+    assertThat(PartitionKeyDerivation.scope(typed)).isEqualTo(PartitionKeyDerivation.Scope.KEY);
+    assertThat(PartitionKeyDerivation.apiKey().and(PartitionKeyDerivation.route()).orElse(PartitionKeyDerivation.global())
+        .partitioning()).isEqualTo(Partitioning.parse("api-key+route|global"));
   }
 }

@@ -1,6 +1,7 @@
 package dev.headroom.spring.boot;
 
 import dev.headroom.Algorithm;
+import dev.headroom.Partitioning;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.Ticker;
@@ -9,7 +10,6 @@ import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.partition.ClientAddressResolver;
-import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.partition.PartitionKeyExposures;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.servlet.HeadroomFilter;
@@ -64,9 +64,8 @@ final class HeadroomSettings {
               "fixed-window, sliding-window, token-bucket or concurrency", ex);
         }
       }
-      b.partitioning(p.getPartitioning());
       try {
-        PartitionKeyDerivation.parse(p.getPartitioning(), ClientAddressResolver.direct());
+        b.partitioning(Partitioning.parse(p.getPartitioning()));
       } catch (IllegalArgumentException ex) {
         throw new HeadroomConfigurationException(at + ".partitioning", p.getPartitioning(),
             "components client-ip, api-key, header:Name, user, route, method or global joined by + and | ("

@@ -46,7 +46,7 @@ class SpringBootSpecTest extends HttpAdapterSpec {
       props.put(at + "window", p.windowSeconds() + "s");
       props.put(at + "unit", p.unit().token());
       props.put(at + "algorithm", p.algorithm().token());
-      props.put(at + "partitioning", p.partitioning().orElse("global"));
+      props.put(at + "partitioning", p.partitioning().map(Object::toString).orElse("global"));
       props.put(at + "lease-timeout", p.leaseTimeout().getSeconds() + "s");
     }
     int i = 0;
