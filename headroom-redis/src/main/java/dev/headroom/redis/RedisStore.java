@@ -8,6 +8,7 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
+import dev.headroom.redis.internal.Coalescer;
 import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Deadlines;
@@ -52,6 +53,11 @@ import org.slf4j.LoggerFactory;
  * {@code FixedWindow}, {@code SlidingWindow}, {@code Concurrency}) to the nanosecond and the unit:
  * the same allowed flags, {@code r}, {@code t}, Retry-After, debt, refunds and leases, which a
  * differential test checks against the in-memory store on random request sequences.
+ *
+ * <p><b>Coalescing.</b> Blocking decisions of one process on the same keys that arrive while a
+ * call on those keys is in flight are sent together, as one {@code FCALL} in batch mode, when its
+ * reply arrives ({@link Coalescer}): Redis decides them one after another, each exactly as alone,
+ * and each caller gets its own reply. A lone caller is sent at once; nothing waits on a timer.
  *
  * <p><b>Time</b> is Redis {@code TIME}, read inside the script, so that gateway nodes whose clocks
  * disagree still agree on every window. Only when the builder is given a {@link Ticker} (a test
@@ -123,6 +129,7 @@ public final class RedisStore implements Store {
   private final Endpoint endpoint;
   private final KeyLayout layout;
   private final DecisionCalls calls;
+  private final Coalescer coalescer;
   private final FailurePolicy failurePolicy;
   private final Store fallback;
   private final boolean ownsFallback;
@@ -140,6 +147,7 @@ public final class RedisStore implements Store {
     this.endpoint = endpoint;
     this.layout = new KeyLayout(b.keyPrefix);
     this.calls = new DecisionCalls(endpoint, DecisionScript.load(), b.scriptsOnly);
+    this.coalescer = new Coalescer(calls);
     this.failurePolicy = b.failurePolicy;
     this.deadlineNanos = b.decisionDeadline.toNanos();
     this.deadlines = new Deadlines(endpoint, b.decisionDeadline, b.writeTimeout, b.maxOutstanding);
@@ -272,7 +280,7 @@ public final class RedisStore implements Store {
     }
     RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
     DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions(), null);
-    CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp()) : calls.sendOnce(c, call, g.stamp());
+    CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp()) : coalescer.send(c, call, g.stamp());
     deadlines.track(reply);
     boolean recovering = c == null;
     boolean caughtUp = false;

@@ -809,6 +809,32 @@ local function decide(keys, argv)
   if floor == nil then
     bind()
   end
+  -- A batch (mode b): n requests on the same keys, each given by its own argv after its length.
+  -- They are decided one after another, each exactly as its own call would have been (its own
+  -- TIME, its own all-or-nothing commit), and answered in order, each reply after its length.
+  if argv[1] == 'b' then
+    local n = tonumber(argv[2])
+    local at = 3
+    local out = {}
+    for _ = 1, n do
+      local len = tonumber(argv[at])
+      local sub = {}
+      for j = 1, len do
+        sub[j] = argv[at + j]
+      end
+      at = at + len + 1
+      local reply = decide(keys, sub)
+      if type(reply) ~= 'table' or reply.err then
+        return reply
+      end
+      local m = #out
+      out[m + 1] = #reply
+      for j = 1, #reply do
+        out[m + 1 + j] = reply[j]
+      end
+    end
+    return out
+  end
   call = redis.call
   margin = tonumber(argv[4])
   -- The clock: the caller's test ticker when given, else Redis TIME (never the caller's clock).
