@@ -812,15 +812,25 @@ local function decide(keys, argv)
   -- A batch (mode b): n requests on the same keys, each given by its own argv after its length.
   -- They are decided one after another, each exactly as its own call would have been (its own
   -- TIME, its own all-or-nothing commit), and answered in order, each reply after its length.
+  -- Redis TIME is read once for the batch: its calls are decided at the same instant, one after
+  -- another, as calls arriving together would be.
   if argv[1] == 'b' then
     local n = tonumber(argv[2])
     local at = 3
     local out = {}
+    local t = nil
     for _ = 1, n do
       local len = tonumber(argv[at])
       local sub = {}
       for j = 1, len do
         sub[j] = argv[at + j]
+      end
+      if sub[2] == '' then
+        if t == nil then
+          t = redis.call('TIME')
+          t = { tonumber(t[1]), tonumber(t[2]) * 1000 }
+        end
+        sub[2], sub[3] = t[1], t[2]
       end
       at = at + len + 1
       local reply = decide(keys, sub)
