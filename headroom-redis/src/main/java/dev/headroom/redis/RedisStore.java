@@ -8,6 +8,7 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
+import dev.headroom.redis.internal.Coalescer;
 import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Deadlines;
@@ -31,7 +32,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -53,6 +53,11 @@ import org.slf4j.LoggerFactory;
  * {@code FixedWindow}, {@code SlidingWindow}, {@code Concurrency}) to the nanosecond and the unit:
  * the same allowed flags, {@code r}, {@code t}, Retry-After, debt, refunds and leases, which a
  * differential test checks against the in-memory store on random request sequences.
+ *
+ * <p><b>Coalescing.</b> Blocking decisions of one process on the same keys that arrive while a
+ * call on those keys is in flight are sent together, as one {@code FCALL} in batch mode, when its
+ * reply arrives ({@link Coalescer}): Redis decides them one after another, each exactly as alone,
+ * and each caller gets its own reply. A lone caller is sent at once; nothing waits on a timer.
  *
  * <p><b>Time</b> is Redis {@code TIME}, read inside the script, so that gateway nodes whose clocks
  * disagree still agree on every window. Only when the builder is given a {@link Ticker} (a test
@@ -124,6 +129,7 @@ public final class RedisStore implements Store {
   private final Endpoint endpoint;
   private final KeyLayout layout;
   private final DecisionCalls calls;
+  private final Coalescer coalescer;
   private final FailurePolicy failurePolicy;
   private final Store fallback;
   private final boolean ownsFallback;
@@ -135,11 +141,13 @@ public final class RedisStore implements Store {
   private final LongAdder failures = new LongAdder();
   private final LongAdder givenBackLate = new LongAdder();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
+  private final SlotDecisions slotDecisions;
 
   private RedisStore(Builder b, Endpoint endpoint) {
     this.endpoint = endpoint;
     this.layout = new KeyLayout(b.keyPrefix);
     this.calls = new DecisionCalls(endpoint, DecisionScript.load(), b.scriptsOnly);
+    this.coalescer = new Coalescer(calls);
     this.failurePolicy = b.failurePolicy;
     this.deadlineNanos = b.decisionDeadline.toNanos();
     this.deadlines = new Deadlines(endpoint, b.decisionDeadline, b.writeTimeout, b.maxOutstanding);
@@ -162,6 +170,7 @@ public final class RedisStore implements Store {
       return t;
     });
     this.timer.setRemoveOnCancelPolicy(true);
+    this.slotDecisions = new SlotDecisions(this, calls, deadlines, deadlineNanos, timer, failures, givenBackLate);
   }
 
   /** Starts a builder; give it exactly one way to reach Redis. */
@@ -239,7 +248,7 @@ public final class RedisStore implements Store {
     if (groups.size() == 1) {
       return acquireOneSlot(request, groups);
     }
-    Pending p = decide(request, groups);
+    SlotDecisions.Pending p = slotDecisions.decide(request, groups);
     while (!p.result.isDone()) {
       try {
         p.result.get(deadlines.untilCheck(p.stamp()), TimeUnit.NANOSECONDS);
@@ -271,7 +280,7 @@ public final class RedisStore implements Store {
     }
     RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
     DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions(), null);
-    CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp()) : calls.sendOnce(c, call, g.stamp());
+    CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp()) : coalescer.send(c, call, g.stamp());
     deadlines.track(reply);
     boolean recovering = c == null;
     boolean caughtUp = false;
@@ -299,7 +308,7 @@ public final class RedisStore implements Store {
         }
         // The failure policy decides; what Redis applies later is given back.
         g.reply(reply);
-        giveBackWhenAllowed(groups, true);
+        slotDecisions.giveBackWhenAllowed(groups, true);
         Exception why = interrupted ? deadlines.passed() : deadlines.expired(g.stamp());
         if (why instanceof StoreOverloadedException) {
           throw (StoreOverloadedException) why;
@@ -321,76 +330,11 @@ public final class RedisStore implements Store {
   @Override
   public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
     List<Acquisition> request = checked(acquisitions);
-    Pending p = decide(request, SlotShare.of(layout, endpoint.cluster(), request));
+    SlotDecisions.Pending p = slotDecisions.decide(request, SlotShare.of(layout, endpoint.cluster(), request));
     if (!p.result.isDone()) {
       p.schedule();
     }
     return p.result;
-  }
-
-  /** A decision under way: settled once, by Redis's answer or by the deadline. */
-  private final class Pending {
-    final List<Acquisition> request;
-    final List<SlotShare> groups;
-    final CompletableFuture<Decision> result = new CompletableFuture<>();
-    final AtomicBoolean settled = new AtomicBoolean();
-    volatile ScheduledFuture<?> timeout;
-    /** Whether the expiry was handed to the I/O loop (once). */
-    volatile boolean deferred;
-
-    Pending(List<Acquisition> request, List<SlotShare> groups) {
-      this.request = request;
-      this.groups = groups;
-    }
-
-    WriteStamp stamp() {
-      return SlotShare.deciding(groups);
-    }
-
-    /** Checks again when the deadline, counted from the write once there is one, will have passed. */
-    void schedule() {
-      ScheduledFuture<?> t = timer.schedule(this::check, deadlines.untilCheck(stamp()), TimeUnit.NANOSECONDS);
-      timeout = t;
-      if (result.isDone()) {
-        t.cancel(false);
-      }
-    }
-
-    /**
-     * On the timer: expire when the deadline has passed, else wait for it. A written command
-     * expires on the loop that reads its reply (the timer one deadline later if it is stuck), so
-     * a reply that arrived in time but waited for a starved I/O thread still wins.
-     */
-    void check() {
-      if (result.isDone()) {
-        return;
-      }
-      WriteStamp s = stamp();
-      if (deadlines.waiting(s)) {
-        schedule(); // the command was written after the first check was set: count from the write
-        return;
-      }
-      Runnable expiry = () -> expire(() -> deadlines.expired(s));
-      if (!deferred && deadlines.runOnWriter(s, expiry)) {
-        deferred = true;
-        timeout = timer.schedule(expiry, deadlines.deadlineNanos(), TimeUnit.NANOSECONDS);
-      } else {
-        expiry.run();
-      }
-    }
-
-    /** The deadline passed: the failure policy decides; what Redis applies later is given back. */
-    void expire(java.util.function.Supplier<? extends Throwable> reason) {
-      if (settled.compareAndSet(false, true)) {
-        Throwable why = reason.get();
-        giveBackWhenAllowed(groups, true);
-        if (why instanceof StoreOverloadedException) {
-          result.completeExceptionally(why);
-        } else {
-          fail(result, request, why);
-        }
-      }
-    }
   }
 
   private static List<Acquisition> checked(List<Acquisition> acquisitions) {
@@ -400,91 +344,12 @@ public final class RedisStore implements Store {
     return List.copyOf(acquisitions);
   }
 
-  private Pending decide(List<Acquisition> request, List<SlotShare> groups) {
-    Long now = now();
-    Pending p = new Pending(request, groups);
-    StoreOverloadedException full = deadlines.refuseOverLimit();
-    if (full != null) {
-      p.settled.set(true);
-      p.result.completeExceptionally(full);
-      return p;
-    }
-    CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
-    for (int i = 0; i < groups.size(); i++) {
-      SlotShare g = groups.get(i);
-      g.reply(calls.call(encode(DecisionScript.ACQUIRE, now, g.acquisitions(), null), g.stamp()));
-      deadlines.track(g.reply());
-      replies[i] = g.reply();
-    }
-    CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply() : CompletableFuture.allOf(replies);
-    all.whenComplete((ignored, error) -> {
-      if (!p.settled.compareAndSet(false, true)) {
-        return; // decided by the deadline; that path gives back what Redis applies late
-      }
-      ScheduledFuture<?> t = p.timeout;
-      if (t != null) {
-        t.cancel(false);
-      }
-      if (error != null) {
-        giveBackWhenAllowed(groups, false);
-        fail(p.result, request, error);
-        return;
-      }
-      try {
-        succeeded();
-        if (groups.size() == 1) {
-          SlotShare g = groups.get(0);
-          p.result.complete(Decision.of(DecisionScript.outcomes(g.reply().join(), g.acquisitions())));
-        } else {
-          SlotShare.merge(request, groups,
-              (g, leases) -> call(DecisionScript.GIVE_BACK, now(), g.acquisitions(), leases), failures::increment,
-              deadlineNanos, p.result);
-        }
-      } catch (RuntimeException e) {
-        fail(p.result, request, e);
-      }
-    });
-    return p;
-  }
-
-  /**
-   * For every group whose reply is (or will be) an admission that no decision used: give it back.
-   * Late replies are counted in {@link #givenBackLate()}.
-   */
-  private void giveBackWhenAllowed(List<SlotShare> groups, boolean late) {
-    for (SlotShare g : groups) {
-      g.reply().thenAccept(reply -> {
-        if (DecisionScript.allAllowed(reply)) {
-          if (late) {
-            givenBackLate.increment();
-          }
-          call(DecisionScript.GIVE_BACK, now(), g.acquisitions(), g.leaseIds(reply))
-              .whenComplete((r, e) -> {
-                if (e != null) {
-                  failures.increment();
-                  LOG.debug("Headroom could not give back a decision Redis applied late", e);
-                }
-              });
-        }
-      });
-    }
-  }
-
-  /** Redis could not decide: apply the failure policy to the result. */
-  private void fail(CompletableFuture<Decision> result, List<Acquisition> request, Throwable cause) {
-    try {
-      result.complete(failed(request, cause));
-    } catch (RuntimeException e) {
-      result.completeExceptionally(e);
-    }
-  }
-
   /**
    * Redis could not decide: the failure policy's decision.
    *
    * @throws RedisUnavailableException with {@link FailurePolicy#FAIL_CLOSED}
    */
-  private Decision failed(List<Acquisition> request, Throwable cause) {
+  Decision failed(List<Acquisition> request, Throwable cause) {
     Throwable why = cause instanceof CompletionException && cause.getCause() != null ? cause.getCause() : cause;
     failures.increment();
     if (healthy.compareAndSet(true, false)) {
@@ -506,7 +371,7 @@ public final class RedisStore implements Store {
     }
   }
 
-  private void succeeded() {
+  void succeeded() {
     // Read first: a compare-and-set on every decision would make all callers write one cache line.
     if (!healthy.get() && healthy.compareAndSet(false, true)) {
       LOG.info("Headroom's Redis store decides through Redis again");
@@ -568,16 +433,16 @@ public final class RedisStore implements Store {
   }
 
   /** A call that no caller waits on past its reply (a give-back): its stamp only marks the write. */
-  private CompletableFuture<long[]> call(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
+  CompletableFuture<long[]> call(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
     return calls.call(encode(mode, now, acquisitions, leaseIds), new WriteStamp(System.nanoTime()));
   }
 
   /** The keys and arguments of a call, encoded on the calling thread (see {@link DecisionScript#encode}). */
-  private DecisionScript.Call encode(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
+  DecisionScript.Call encode(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
     return DecisionScript.encode(layout, endpoint.cluster(), mode, now, marginMillis, acquisitions, leaseIds);
   }
 
-  private Long now() {
+  Long now() {
     return ticker == null ? null : ticker.read();
   }
 

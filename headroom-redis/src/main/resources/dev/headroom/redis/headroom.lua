@@ -804,12 +804,44 @@ local function acquireOneGcra(key, argv)
   return { 0, 0, gcraRemainingOf(q, Ts, Tn, us, un, ts, tn), rs, rn, ys, yn, 0 }
 end
 
--- One call: keys and argv as DecisionScript lays them out; answers as it documents.
-local function decide(keys, argv)
+-- During a batch: the values of the plain keys its earlier calls read or wrote, so that n calls
+-- on one key read it from Redis once. Writes go through to Redis and to this table; any other
+-- command on a key forgets it. Set and cleared by decide for each top-level call, so that a
+-- batch that failed half-way leaves nothing behind.
+local cache = nil
+local MISSING = {}
+
+local function cachedCall(cmd, key, ...)
+  if cmd == 'GET' then
+    local v = cache[key]
+    if v == nil then
+      v = redis.call('GET', key)
+      cache[key] = v == false and MISSING or v
+      return v
+    end
+    if v == MISSING then
+      return false
+    end
+    return v
+  end
+  local r = redis.call(cmd, key, ...)
+  if key ~= nil then
+    if cmd == 'SET' then
+      local value = ...
+      cache[key] = value
+    else
+      cache[key] = nil
+    end
+  end
+  return r
+end
+
+-- One request: keys and argv as DecisionScript lays them out; answers as it documents.
+local function decideOne(keys, argv)
   if floor == nil then
     bind()
   end
-  call = redis.call
+  call = cache and cachedCall or redis.call
   margin = tonumber(argv[4])
   -- The clock: the caller's test ticker when given, else Redis TIME (never the caller's clock).
   if argv[2] ~= '' then
@@ -876,4 +908,53 @@ local function decide(keys, argv)
   end
 
   return redis.error_reply('headroom: unknown mode ' .. tostring(mode))
+end
+
+-- One call: a request, or a batch of requests on the same keys.
+local function decide(keys, argv)
+  if floor == nil then
+    bind()
+  end
+  -- A batch (mode b): n requests on the same keys, each given by its own argv after its length.
+  -- They are decided one after another, each exactly as its own call would have been (its own
+  -- all-or-nothing commit), and answered in order, each reply after its length. Keys they read
+  -- are read from Redis once per batch (cachedCall).
+  -- Redis TIME is read once for the batch: its calls are decided at the same instant, one after
+  -- another, as calls arriving together would be.
+  if argv[1] == 'b' then
+    cache = {}
+    local n = tonumber(argv[2])
+    local at = 3
+    local out = {}
+    local t = nil
+    for _ = 1, n do
+      local len = tonumber(argv[at])
+      local sub = {}
+      for j = 1, len do
+        sub[j] = argv[at + j]
+      end
+      if sub[2] == '' then
+        if t == nil then
+          t = redis.call('TIME')
+          t = { tonumber(t[1]), tonumber(t[2]) * 1000 }
+        end
+        sub[2], sub[3] = t[1], t[2]
+      end
+      at = at + len + 1
+      local reply = decideOne(keys, sub)
+      if type(reply) ~= 'table' or reply.err then
+        cache = nil
+        return reply
+      end
+      local m = #out
+      out[m + 1] = #reply
+      for j = 1, #reply do
+        out[m + 1 + j] = reply[j]
+      end
+    end
+    cache = nil
+    return out
+  end
+  cache = nil
+  return decideOne(keys, argv)
 end

@@ -38,7 +38,7 @@ class DifferentialTest {
     }
   }
 
-  private static List<QuotaPolicy> policies(Random r) {
+  static List<QuotaPolicy> policies(Random r) {
     List<QuotaPolicy> p = new ArrayList<>();
     long[] windows = {1, 7, 60, 3600, 86_400L * 200, 86_400L * 366};
     long[] quotas = {1, 3, 10, 7919, 1L << 40, QuotaPolicy.MAX_QUOTA};
@@ -61,7 +61,7 @@ class DifferentialTest {
     return p;
   }
 
-  private static long cost(Random r, QuotaPolicy p) {
+  static long cost(Random r, QuotaPolicy p) {
     switch (r.nextInt(6)) {
       case 0:
         return 0;

@@ -31,7 +31,9 @@ class KeyEncodingTest {
 
   @Test
   void keysWrittenByADecisionAreTheLayoutsKeys() {
-    QuotaPolicy bucket = QuotaPolicy.builder("per-second").quota(10).window(Duration.ofSeconds(1)).build();
+    // An hour's window: the bucket's key lives until it is full again (6 minutes after one unit),
+    // long after the check below even on a loaded machine (a 1 s window's key expired in 100 ms).
+    QuotaPolicy bucket = QuotaPolicy.builder("per-hour").quota(10).window(Duration.ofHours(1)).build();
     QuotaPolicy inflight = QuotaPolicy.builder("inflight").quota(5).window(Duration.ofSeconds(10))
         .unit(QuotaUnit.CONCURRENT_REQUESTS).algorithm(Algorithm.CONCURRENCY).build();
     KeyLayout layout = new KeyLayout(prefix);

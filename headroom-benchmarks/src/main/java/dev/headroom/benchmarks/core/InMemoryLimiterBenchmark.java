@@ -7,6 +7,7 @@ import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
+import io.github.bucket4j.local.SynchronizationStrategy;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,7 +38,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * 1,000,000). Each thread counts its allowed and refused calls and prints the share at the end of
  * the trial, so a regime that did not hold is visible in the log.
  *
- * <p>Token bucket peers: Bucket4j (lock-free local bucket, greedy refill, the same policy), the
+ * <p>Token bucket peers: Bucket4j in its default (lock-free local bucket, greedy refill, the same
+ * policy) and in its other documented strategy, {@code SynchronizationStrategy.SYNCHRONIZED}
+ * ({@code bucket4jSynchronized}: a monitor instead of compare-and-swap, which its documentation
+ * recommends under contention), the
  * lean GCRA ({@link LeanGcra}), Guava's {@code RateLimiter} (smooth bursty: its burst is one second
  * of permits, so in the deny regime it allows one call per 6 minutes instead of ten at once; both
  * refuse nearly every call). Fixed window peer: Resilience4j's {@code AtomicRateLimiter} (10 per
@@ -70,6 +74,8 @@ public class InMemoryLimiterBenchmark {
 
   final ConcurrentHashMap<String, Bucket> bucket4j = new ConcurrentHashMap<>();
   Function<String, Bucket> newBucket;
+  final ConcurrentHashMap<String, Bucket> bucket4jSynchronized = new ConcurrentHashMap<>();
+  Function<String, Bucket> newSynchronizedBucket;
   LeanGcra lean;
   final ConcurrentHashMap<String, RateLimiter> guava = new ConcurrentHashMap<>();
   Function<String, RateLimiter> newGuava;
@@ -100,6 +106,8 @@ public class InMemoryLimiterBenchmark {
 
     Bandwidth bandwidth = Bandwidth.builder().capacity(quota).refillGreedy(quota, window).build();
     newBucket = k -> Bucket.builder().addLimit(bandwidth).build();
+    newSynchronizedBucket = k -> Bucket.builder().addLimit(bandwidth)
+        .withSynchronizationStrategy(SynchronizationStrategy.SYNCHRONIZED).build();
     lean = new LeanGcra(quota, window.toNanos());
     double permitsPerSecond = (double) quota / window.getSeconds();
     newGuava = k -> RateLimiter.create(permitsPerSecond);
@@ -166,6 +174,11 @@ public class InMemoryLimiterBenchmark {
   @Benchmark
   public boolean bucket4j(Caller c) {
     return c.count(bucket4j.computeIfAbsent(names[c.next(this)], newBucket).tryConsume(1));
+  }
+
+  @Benchmark
+  public boolean bucket4jSynchronized(Caller c) {
+    return c.count(bucket4jSynchronized.computeIfAbsent(names[c.next(this)], newSynchronizedBucket).tryConsume(1));
   }
 
   @Benchmark

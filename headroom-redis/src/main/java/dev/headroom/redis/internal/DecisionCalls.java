@@ -70,9 +70,21 @@ public final class DecisionCalls {
     return dispatch(c, CommandType.EVALSHA, shaBytes, call, stamp);
   }
 
+  /**
+   * One command carrying several decisions (a batch, see {@link DecisionScript#batch}): writing it
+   * marks every one of their stamps. No recovery: each decision recovers by itself.
+   */
+  public CompletableFuture<long[]> sendOnce(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call,
+      WriteStamp[] stamps) {
+    if (functions) {
+      return dispatch(c, CommandType.FCALL, functionName, call, stamps);
+    }
+    return dispatch(c, CommandType.EVALSHA, shaBytes, call, stamps);
+  }
+
   @SuppressWarnings("unchecked")
   private static CompletableFuture<long[]> dispatch(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
-      byte[] head, DecisionScript.Call call, WriteStamp stamp) {
+      byte[] head, DecisionScript.Call call, WriteStamp... stamp) {
     try {
       FcallArgs args = new FcallArgs(head, call);
       if (c instanceof AbstractRedisAsyncCommands) {
@@ -82,7 +94,9 @@ public final class DecisionCalls {
             .toCompletableFuture();
       }
       // another implementation of the interface cannot be given a command: count from now
-      stamp.markNow();
+      for (WriteStamp s : stamp) {
+        s.markNow();
+      }
       return c.dispatch(type, new LongArrayOutput(), args).toCompletableFuture();
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);

@@ -40,6 +40,8 @@ import java.util.List;
  *            concurrency: lease timeout seconds, nanos, 0, 0, lease id (mode r)
  *   reply  modes a and r: flag (all allowed), then 7 integers per acquisition: allowed, r,
  *          t seconds, t nanos, retry-after seconds, retry-after nanos, lease id
+ *   batch  ARGV 1 b, 2 n, then per call its ARGV's length and its ARGV (same KEYS for all); the
+ *          calls are decided in order, each as alone; reply: per call its reply's length, then it
  * </pre>
  *
  * Policy constants that need division ({@code T = ceil(w / q)}, {@code tau = q * T}) are computed
@@ -130,8 +132,65 @@ public final class DecisionScript {
    * @param arguments how many there are
    * @param firstKey the first key, for a Cluster connection to route the call by; null when the
    *     connection is standalone
+   * @param keysEnd where the arguments after numkeys and the keys start in {@code encoded}
+   * @param keyCount how many keys there are
    */
-  public record Call(byte[] encoded, int arguments, byte[] firstKey) {}
+  public record Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount) {
+
+    /** Numkeys and the keys, encoded: calls with equal ones may be decided in one batch. */
+    public java.nio.ByteBuffer keys() {
+      return java.nio.ByteBuffer.wrap(encoded, 0, keysEnd);
+    }
+  }
+
+  /** Mode {@code b}: a batch of calls on the same keys. */
+  static final byte[] BATCH = {'b'};
+
+  /**
+   * One call deciding these calls, which have the same keys, one after another in order (mode
+   * {@code b}: ARGV is {@code b}, n, then each call's arguments after their count). The reply is
+   * each call's reply after its length; {@link #split} takes it apart.
+   */
+  public static Call batch(List<Call> calls) {
+    Call first = calls.get(0);
+    int size = first.keysEnd + 32;
+    for (Call c : calls) {
+      size += c.encoded.length - c.keysEnd + 16;
+    }
+    Resp r = new Resp(size);
+    r.raw(first.encoded, 0, first.keysEnd).bulk(BATCH).bulk(calls.size());
+    int arguments = 1 + first.keyCount + 2;
+    for (Call c : calls) {
+      int own = c.arguments - 1 - c.keyCount;
+      r.bulk(own).raw(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
+      arguments += 1 + own;
+    }
+    return new Call(r.toBytes(), arguments, first.firstKey, first.keysEnd, first.keyCount);
+  }
+
+  /**
+   * The replies of a batch of n calls, in order.
+   *
+   * @throws IllegalStateException when the reply is not n length-prefixed replies
+   */
+  public static long[][] split(long[] reply, int n) {
+    long[][] out = new long[n][];
+    int at = 0;
+    for (int i = 0; i < n; i++) {
+      if (reply == null || at >= reply.length || reply[at] < 0 || reply[at] > reply.length - at - 1) {
+        throw new IllegalStateException("batch reply: expected " + n + " length-prefixed replies, reply "
+            + (i + 1) + " is missing or longer than the " + (reply == null ? 0 : reply.length) + " values");
+      }
+      int len = (int) reply[at];
+      out[i] = java.util.Arrays.copyOfRange(reply, at + 1, at + 1 + len);
+      at += 1 + len;
+    }
+    if (at != reply.length) {
+      throw new IllegalStateException("batch reply: expected " + n + " replies in " + at + " values, got "
+          + reply.length + " values");
+    }
+    return out;
+  }
 
   /**
    * Encodes a call: numkeys, the keys of these acquisitions in order, then the arguments (see the
@@ -160,6 +219,7 @@ public final class DecisionScript {
         layout.writeKey(r, a.policy(), a.key(), true);
       }
     }
+    int keysEnd = r.size();
     r.bulk(mode);
     if (nowNanos == null) {
       r.raw(EMPTY_BULK).raw(EMPTY_BULK);
@@ -178,7 +238,7 @@ public final class DecisionScript {
       }
     }
     byte[] first = routed ? layout.key(acquisitions.get(0).policy(), acquisitions.get(0).key()) : null;
-    return new Call(r.toBytes(), 1 + keys + 4 + 8 * n, first);
+    return new Call(r.toBytes(), 1 + keys + 4 + 8 * n, first, keysEnd, keys);
   }
 
   /**

@@ -16,6 +16,19 @@ final class Resp {
     buf = new byte[capacity];
   }
 
+  /** Part of bytes already encoded. */
+  Resp raw(byte[] encoded, int from, int length) {
+    ensure(length);
+    System.arraycopy(encoded, from, buf, size, length);
+    size += length;
+    return this;
+  }
+
+  /** How many bytes are encoded so far. */
+  int size() {
+    return size;
+  }
+
   /** A bulk string of these bytes. */
   Resp bulk(byte[] value) {
     header(value.length);

@@ -13,16 +13,19 @@ import io.netty.buffer.ByteBuf;
  * a Cluster redirection) in wrappers that delegate {@code encode} to it.
  */
 final class StampedCommand extends Command<byte[], byte[], long[]> {
-  private final WriteStamp stamp;
+  private final WriteStamp[] stamps;
 
-  StampedCommand(ProtocolKeyword type, CommandArgs<byte[], byte[]> args, WriteStamp stamp) {
+  /** @param stamps the stamps of the decisions this command carries (several for a batch) */
+  StampedCommand(ProtocolKeyword type, CommandArgs<byte[], byte[]> args, WriteStamp... stamps) {
     super(type, new LongArrayOutput(), args);
-    this.stamp = stamp;
+    this.stamps = stamps;
   }
 
   @Override
   public void encode(ByteBuf buf) {
-    stamp.mark();
+    for (WriteStamp s : stamps) {
+      s.mark();
+    }
     super.encode(buf);
   }
 }

@@ -1,0 +1,194 @@
+package dev.headroom.redis;
+
+import dev.headroom.Acquisition;
+import dev.headroom.Decision;
+import dev.headroom.redis.internal.DecisionCalls;
+import dev.headroom.redis.internal.DecisionScript;
+import dev.headroom.redis.internal.Deadlines;
+import dev.headroom.redis.internal.SlotShare;
+import dev.headroom.redis.internal.WriteStamp;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The decisions of {@link RedisStore} that are not awaited on the caller's thread: asynchronous
+ * ones, and those whose policies fall in several Cluster slots, decided by reservation and
+ * refund ({@link SlotShare}). Each is a {@link Pending}, settled once, by Redis's answers or by
+ * the deadline (counted from the write, see {@link Deadlines}); an admission that Redis applies
+ * after the decision was made without it, or that a cross-slot decision did not use, is given
+ * back.
+ */
+final class SlotDecisions {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
+
+  private final RedisStore store;
+  private final DecisionCalls calls;
+  private final Deadlines deadlines;
+  private final long deadlineNanos;
+  private final ScheduledThreadPoolExecutor timer;
+  private final LongAdder failures;
+  private final LongAdder givenBackLate;
+
+  SlotDecisions(RedisStore store, DecisionCalls calls, Deadlines deadlines, long deadlineNanos,
+      ScheduledThreadPoolExecutor timer, LongAdder failures, LongAdder givenBackLate) {
+    this.store = store;
+    this.calls = calls;
+    this.deadlines = deadlines;
+    this.deadlineNanos = deadlineNanos;
+    this.timer = timer;
+    this.failures = failures;
+    this.givenBackLate = givenBackLate;
+  }
+
+  /** A decision under way: settled once, by Redis's answer or by the deadline. */
+  final class Pending {
+    final List<Acquisition> request;
+    final List<SlotShare> groups;
+    final CompletableFuture<Decision> result = new CompletableFuture<>();
+    final AtomicBoolean settled = new AtomicBoolean();
+    volatile ScheduledFuture<?> timeout;
+    /** Whether the expiry was handed to the I/O loop (once). */
+    volatile boolean deferred;
+
+    Pending(List<Acquisition> request, List<SlotShare> groups) {
+      this.request = request;
+      this.groups = groups;
+    }
+
+    WriteStamp stamp() {
+      return SlotShare.deciding(groups);
+    }
+
+    /** Checks again when the deadline, counted from the write once there is one, will have passed. */
+    void schedule() {
+      ScheduledFuture<?> t = timer.schedule(this::check, deadlines.untilCheck(stamp()), TimeUnit.NANOSECONDS);
+      timeout = t;
+      if (result.isDone()) {
+        t.cancel(false);
+      }
+    }
+
+    /**
+     * On the timer: expire when the deadline has passed, else wait for it. A written command
+     * expires on the loop that reads its reply (the timer one deadline later if it is stuck), so
+     * a reply that arrived in time but waited for a starved I/O thread still wins.
+     */
+    void check() {
+      if (result.isDone()) {
+        return;
+      }
+      WriteStamp s = stamp();
+      if (deadlines.waiting(s)) {
+        schedule(); // the command was written after the first check was set: count from the write
+        return;
+      }
+      Runnable expiry = () -> expire(() -> deadlines.expired(s));
+      if (!deferred && deadlines.runOnWriter(s, expiry)) {
+        deferred = true;
+        timeout = timer.schedule(expiry, deadlines.deadlineNanos(), TimeUnit.NANOSECONDS);
+      } else {
+        expiry.run();
+      }
+    }
+
+    /** The deadline passed: the failure policy decides; what Redis applies later is given back. */
+    void expire(java.util.function.Supplier<? extends Throwable> reason) {
+      if (settled.compareAndSet(false, true)) {
+        Throwable why = reason.get();
+        giveBackWhenAllowed(groups, true);
+        if (why instanceof StoreOverloadedException) {
+          result.completeExceptionally(why);
+        } else {
+          fail(result, request, why);
+        }
+      }
+    }
+  }
+
+  Pending decide(List<Acquisition> request, List<SlotShare> groups) {
+    Long now = store.now();
+    Pending p = new Pending(request, groups);
+    StoreOverloadedException full = deadlines.refuseOverLimit();
+    if (full != null) {
+      p.settled.set(true);
+      p.result.completeExceptionally(full);
+      return p;
+    }
+    CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
+    for (int i = 0; i < groups.size(); i++) {
+      SlotShare g = groups.get(i);
+      g.reply(calls.call(store.encode(DecisionScript.ACQUIRE, now, g.acquisitions(), null), g.stamp()));
+      deadlines.track(g.reply());
+      replies[i] = g.reply();
+    }
+    CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply() : CompletableFuture.allOf(replies);
+    all.whenComplete((ignored, error) -> {
+      if (!p.settled.compareAndSet(false, true)) {
+        return; // decided by the deadline; that path gives back what Redis applies late
+      }
+      ScheduledFuture<?> t = p.timeout;
+      if (t != null) {
+        t.cancel(false);
+      }
+      if (error != null) {
+        giveBackWhenAllowed(groups, false);
+        fail(p.result, request, error);
+        return;
+      }
+      try {
+        store.succeeded();
+        if (groups.size() == 1) {
+          SlotShare g = groups.get(0);
+          p.result.complete(Decision.of(DecisionScript.outcomes(g.reply().join(), g.acquisitions())));
+        } else {
+          SlotShare.merge(request, groups,
+              (g, leases) -> store.call(DecisionScript.GIVE_BACK, store.now(), g.acquisitions(), leases), failures::increment,
+              deadlineNanos, p.result);
+        }
+      } catch (RuntimeException e) {
+        fail(p.result, request, e);
+      }
+    });
+    return p;
+  }
+
+  /**
+   * For every group whose reply is (or will be) an admission that no decision used: give it back.
+   * Late replies are counted in {@link #givenBackLate()}.
+   */
+  void giveBackWhenAllowed(List<SlotShare> groups, boolean late) {
+    for (SlotShare g : groups) {
+      g.reply().thenAccept(reply -> {
+        if (DecisionScript.allAllowed(reply)) {
+          if (late) {
+            givenBackLate.increment();
+          }
+          store.call(DecisionScript.GIVE_BACK, store.now(), g.acquisitions(), g.leaseIds(reply))
+              .whenComplete((r, e) -> {
+                if (e != null) {
+                  failures.increment();
+                  LOG.debug("Headroom could not give back a decision Redis applied late", e);
+                }
+              });
+        }
+      });
+    }
+  }
+
+  /** Redis could not decide: apply the failure policy to the result. */
+  private void fail(CompletableFuture<Decision> result, List<Acquisition> request, Throwable cause) {
+    try {
+      result.complete(store.failed(request, cause));
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+    }
+  }
+}

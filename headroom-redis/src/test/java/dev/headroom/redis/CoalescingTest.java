@@ -1,0 +1,179 @@
+package dev.headroom.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.headroom.Acquisition;
+import dev.headroom.Algorithm;
+import dev.headroom.Decision;
+import dev.headroom.InMemoryStore;
+import dev.headroom.ManualTicker;
+import dev.headroom.PartitionKey;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.RateLimiter;
+import dev.headroom.redis.internal.DecisionCalls;
+import dev.headroom.redis.internal.DecisionScript;
+import dev.headroom.redis.internal.Endpoint;
+import dev.headroom.redis.internal.KeyLayout;
+import dev.headroom.redis.internal.WriteStamp;
+import io.lettuce.core.RedisURI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Concurrent decisions on one key set are coalesced into one {@code FCALL} (issue 17, item 2)
+ * and stay exact: each is decided as it would have been alone.
+ */
+class CoalescingTest {
+
+  private String prefix;
+
+  @AfterEach
+  void clean() {
+    if (prefix != null) {
+      LocalRedis.deleteAll(prefix);
+    }
+  }
+
+  /**
+   * Many callers on one key, on a Redis of the test's own: exactly the quota is admitted, and
+   * Redis counted fewer FCALLs than decisions (INFO commandstats), so some were decided together.
+   */
+  @Test
+  void concurrentDecisionsOnOneKeyAreExactAndCoalesced() throws Exception {
+    int quota = 100;
+    int callers = 32;
+    int each = 25;
+    QuotaPolicy hourly = QuotaPolicy.builder("hourly").quota(quota).window(Duration.ofHours(1)).build();
+    PartitionKey key = PartitionKey.of("hot");
+    try (RedisServer server = RedisServer.launch();
+        RedisStore store = RedisStore.builder().uri(server.uri()).decisionDeadline(Duration.ofSeconds(10))
+            .writeTimeout(Duration.ofSeconds(30)).build()) {
+      RateLimiter limiter = RateLimiter.of(store);
+      AtomicInteger admitted = new AtomicInteger();
+      if (limiter.tryAcquire(hourly, key)) { // connects and loads the library
+        admitted.incrementAndGet();
+      }
+      long before = fcalls(server);
+      CountDownLatch start = new CountDownLatch(1);
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      List<Thread> threads = new ArrayList<>();
+      for (int t = 0; t < callers; t++) {
+        Thread thread = new Thread(() -> {
+          try {
+            start.await();
+            for (int i = 0; i < each; i++) {
+              if (limiter.tryAcquire(hourly, key)) {
+                admitted.incrementAndGet();
+              }
+            }
+          } catch (Throwable e) {
+            failure.compareAndSet(null, e);
+          }
+        });
+        thread.start();
+        threads.add(thread);
+      }
+      start.countDown();
+      for (Thread thread : threads) {
+        thread.join(TimeUnit.MINUTES.toMillis(2));
+      }
+      assertThat(failure.get()).isNull();
+      int decisions = callers * each;
+      assertThat(admitted.get()).as("admitted of %d decisions", decisions + 1).isEqualTo(quota);
+      long calls = fcalls(server) - before;
+      assertThat(calls).as("FCALLs for %d concurrent decisions", decisions).isPositive().isLessThan(decisions);
+      assertThat(store.failures()).isZero();
+    }
+  }
+
+  /**
+   * The batch mode of the Lua code against the in-memory store: random batches of requests on
+   * one key set (token bucket, windows, concurrency; costs from zero to beyond the quota, debt)
+   * decided by one call give, in order, the decisions the in-memory store makes one by one.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {21, 22, 23, 24, 25, 26})
+  void aBatchDecidesAsTheInMemoryStoreDoesOneByOne(long seed) throws Exception {
+    Random r = new Random(seed);
+    ManualTicker ticker = ManualTicker.atFixedInstant().advanceNanos((long) (r.nextDouble() * 1e15));
+    prefix = LocalRedis.uniquePrefix("batch" + seed);
+    List<QuotaPolicy> policies = DifferentialTest.policies(r);
+    PartitionKey[] keys = {PartitionKey.GLOBAL, PartitionKey.of("a"), PartitionKey.of("b{c}%")};
+    KeyLayout layout = new KeyLayout(prefix);
+    Endpoint endpoint = Endpoint.owned(RedisURI.create(LocalRedis.URI), Duration.ofSeconds(10));
+    DecisionCalls calls = new DecisionCalls(endpoint, DecisionScript.load(), false);
+    try (InMemoryStore memory = InMemoryStore.builder().ticker(ticker).build()) {
+      for (int round = 0; round < 30; round++) {
+        List<QuotaPolicy> chosen = new ArrayList<>();
+        List<PartitionKey> chosenKeys = new ArrayList<>();
+        List<String> seen = new ArrayList<>();
+        for (int i = 0, n = 1 + r.nextInt(3); i < n; i++) {
+          QuotaPolicy p = policies.get(r.nextInt(policies.size()));
+          PartitionKey k = keys[r.nextInt(keys.length)];
+          if (!seen.contains(p.name() + k)) {
+            seen.add(p.name() + k);
+            chosen.add(p);
+            chosenKeys.add(k);
+          }
+        }
+        int n = 1 + r.nextInt(40);
+        List<List<Acquisition>> requests = new ArrayList<>();
+        List<DecisionScript.Call> encoded = new ArrayList<>();
+        for (int j = 0; j < n; j++) {
+          List<Acquisition> request = new ArrayList<>();
+          for (int i = 0; i < chosen.size(); i++) {
+            QuotaPolicy p = chosen.get(i);
+            request.add(Acquisition.of(p, chosenKeys.get(i),
+                p.algorithm() == Algorithm.CONCURRENCY ? r.nextInt(3) : DifferentialTest.cost(r, p)));
+          }
+          requests.add(request);
+          encoded.add(DecisionScript.encode(layout, false, DecisionScript.ACQUIRE, ticker.read(),
+              RedisStore.TEST_TTL_MARGIN_MILLIS, request, null));
+        }
+        long[] reply = calls.call(DecisionScript.batch(encoded), new WriteStamp(System.nanoTime()))
+            .get(30, TimeUnit.SECONDS);
+        long[][] replies = DecisionScript.split(reply, n);
+        for (int j = 0; j < n; j++) {
+          Decision m = memory.acquire(requests.get(j));
+          Decision d = Decision.of(DecisionScript.outcomes(replies[j], requests.get(j)));
+          DifferentialTest.assertSame("seed " + seed + " round " + round + " request " + j + " "
+              + requests.get(j), m, d);
+        }
+        ticker.advanceNanos((long) (r.nextDouble() * 2_000_000_000L));
+      }
+    } finally {
+      endpoint.close();
+    }
+  }
+
+  /** A reply that is not n length-prefixed replies is refused, naming what was expected. */
+  @Test
+  void aMalformedBatchReplyIsRefused() {
+    assertThat(DecisionScript.split(new long[] {1, 7, 2, 8, 9}, 2)).isDeepEqualTo(new long[][] {{7}, {8, 9}});
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {5, 1}, 1))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 length-prefixed replies");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {1, 7, 0}, 1))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 replies");
+  }
+
+  private static long fcalls(RedisServer server) throws Exception {
+    Process p = new ProcessBuilder("redis-cli", "-p", Integer.toString(server.port), "info", "commandstats")
+        .redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes());
+    p.waitFor(5, TimeUnit.SECONDS);
+    Matcher m = Pattern.compile("cmdstat_fcall:calls=(\\d+)").matcher(out);
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
+  }
+}
