@@ -9,7 +9,7 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Endpoint;
@@ -60,7 +60,7 @@ class CoalescingTest {
     try (RedisServer server = RedisServer.launch();
         RedisStore store = RedisStore.builder().uri(server.uri()).decisionDeadline(Duration.ofSeconds(10))
             .writeTimeout(Duration.ofSeconds(30)).build()) {
-      RateLimiter limiter = RateLimiter.of(store);
+      QuotaLimiter limiter = QuotaLimiter.of(store);
       AtomicInteger admitted = new AtomicInteger();
       if (limiter.tryAcquire(hourly, key)) { // connects and loads the library
         admitted.incrementAndGet();
