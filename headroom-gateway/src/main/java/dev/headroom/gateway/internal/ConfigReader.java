@@ -16,7 +16,7 @@ import dev.headroom.gateway.GatewayConfig.Vend;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.RedisStore;
 import dev.headroom.vend.VendRateLimiter;
-import dev.headroom.vend.VendRequestReader;
+import dev.headroom.vend.format.VendRequestReader;
 import dev.headroom.gateway.GatewayConfig.PkSettings;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.GatewayConfig.Route;
