@@ -443,6 +443,15 @@ public final class Checker {
       }
       try {
         document = LimitsDocument.parse(s.body());
+        for (String issue : document.issues()) {
+          if (issue.contains(".endpoint: ")) {
+            // Section 1 leaves "path pattern" undefined: a pattern outside the grammar Headroom's
+            // front ends write and its client reads (dev.headroom.http.path.PathTemplate) is not a
+            // violation, but a client cannot know which requests it covers.
+            findings.add(new Finding(Finding.Severity.WARNING, "GB-1", "Graceful Boundaries section 1", s.where(),
+                issue.replace("; skipped", "; a client cannot tell which requests the entry covers")));
+          }
+        }
       } catch (IllegalArgumentException e) {
         discoveryFailed = true;
         findings.add(new Finding(Finding.Severity.VIOLATION, "GB-1", "Graceful Boundaries section 1", s.where(), e.getMessage()));

@@ -51,6 +51,17 @@ class CheckerTest {
     assertThat(r.toText()).contains("Graceful Boundaries level: 4 (declared: level-4)", "RateLimit dialects: " + dialect.token());
   }
 
+  /** Section 1 "endpoint: path pattern": a pattern outside the one grammar is reported, not fatal. */
+  @Test
+  void anEndpointPatternNoClientCanReadIsAWarning() throws Exception {
+    String doc = Service.DOCUMENT.replace("\"endpoint\":\"/api/orders\"", "\"endpoint\":\"/api/**/orders\"");
+    Report r = check(new Service().document(doc), 10);
+    assertThat(matching(r, Finding.Severity.WARNING, "GB-1",
+        m -> m.startsWith("limits.orders.endpoint: path template '/api/**/orders': at position 5: expected ** only")))
+        .as(r.toText()).hasSize(1);
+    assertThat(r.level()).as(r.toText()).isEqualTo(Level.LEVEL_4);
+  }
+
   @Test
   void withoutAProbeRefusalsAreUnverifiedAndTheLevelStopsAt2() throws Exception {
     Report r = check(new Service(), 0);

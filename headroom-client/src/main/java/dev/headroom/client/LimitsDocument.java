@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.headroom.http.path.PathTemplate;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,8 +18,9 @@ import java.util.OptionalLong;
 
 /**
  * A Graceful Boundaries limits discovery document (spec section 1: {@code GET /api/limits} or
- * {@code GET /.well-known/limits}), read leniently: entries that lack what pacing needs are
- * skipped and listed in {@link #issues()}. The conformance checker validates documents strictly
+ * {@code GET /.well-known/limits}), read leniently: entries that lack what pacing needs, and entries
+ * whose {@code endpoint} is not a path pattern of the one grammar ({@link PathTemplate}; the spec
+ * leaves the pattern undefined), are skipped and listed in {@link #issues()}, never thrown. The conformance checker validates documents strictly
  * against the published schema; the client only needs to plan.
  *
  * <p>Immutable.
@@ -85,7 +87,17 @@ public final class LimitsDocument {
         continue;
       }
       String path = entry.get("endpoint").asText();
+      PathTemplate template;
+      try {
+        template = PathTemplate.parsePublished(path);
+      } catch (IllegalArgumentException ex) {
+        issues.add("limits." + key + ".endpoint: " + ex.getMessage() + "; skipped");
+        continue;
+      }
       String method = entry.path("method").isTextual() ? entry.get("method").asText().toUpperCase(java.util.Locale.ROOT) : null;
+      if (method != null && (method.equals("ANY") || method.equals("*"))) {
+        method = null; // Headroom's servlet filter publishes a route of every method as ANY
+      }
       List<Limit> entryLimits = new ArrayList<>();
       JsonNode ls = entry.path("limits");
       if (ls.isArray()) {
@@ -104,7 +116,7 @@ public final class LimitsDocument {
       } else {
         issues.add("limits." + key + ".limits: expected an array; skipped");
       }
-      endpoints.add(new Endpoint(key, path, method, entryLimits));
+      endpoints.add(new Endpoint(key, path, template, method, entryLimits));
     }
     return new LimitsDocument(root.path("service").isTextual() ? root.get("service").asText() : null,
         root.path("conformance").isTextual() ? root.get("conformance").asText() : null, endpoints, issues);
@@ -166,12 +178,12 @@ public final class LimitsDocument {
     private final List<Limit> limits;
     private final PathTemplate template;
 
-    Endpoint(String key, String path, String method, List<Limit> limits) {
+    Endpoint(String key, String path, PathTemplate template, String method, List<Limit> limits) {
       this.key = key;
       this.path = path;
       this.method = method;
       this.limits = List.copyOf(limits);
-      this.template = PathTemplate.of(path);
+      this.template = template;
     }
 
     public String key() {
@@ -183,7 +195,16 @@ public final class LimitsDocument {
       return path;
     }
 
-    /** The method, upper case; empty when the entry names none (then any method matches). */
+    /**
+     * The path pattern as read, in the one grammar every Headroom front end writes
+     * ({@link PathTemplate#parsePublished}): {@code :id} and a trailing {@code *} are one segment
+     * each, {@code **} the rest of the path.
+     */
+    public PathTemplate template() {
+      return template;
+    }
+
+    /** The method, upper case; empty when the entry names none, {@code ANY} or {@code *} (then any method matches). */
     public Optional<String> method() {
       return Optional.ofNullable(method);
     }
@@ -194,10 +215,10 @@ public final class LimitsDocument {
 
     /** Whether the path pattern has variables or wildcards (so it cannot be requested as it is). */
     public boolean isTemplate() {
-      return template.hasVariables();
+      return !template.isLiteral();
     }
 
-    /** Whether a request with this method and path falls under the entry. */
+    /** Whether a request with this method and raw path (percent-encoded, no query; {@link java.net.URI#getRawPath()}) falls under the entry. */
     public boolean matches(String requestMethod, String requestPath) {
       return (method == null || method.equals(requestMethod)) && template.matches(requestPath);
     }

@@ -50,7 +50,8 @@ class ConfigValidationTest {
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p2.unit: \"parsecs\""));
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p2.colour: unknown key"));
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].method: \"FETCH\""));
-    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].path: \"items\""));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].path: \"items\"")
+        .contains("at position 0: expected a template starting with /"));
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].upstream: \"b\" is not valid; expected one of the upstreams: [a]"));
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].policies[0]: \"p3\""));
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].dialect:").contains("draft-99"));
@@ -58,6 +59,30 @@ class ConfigValidationTest {
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[1].dialect:"));
     assertThat(e.getMessage()).startsWith("bad.yaml: " + e.problems().size() + " problems");
     assertThat(Schemas.validate(Schemas.CONFIG, readYaml(bad))).isNotEmpty();
+  }
+
+  /** Route paths are templates of the one grammar (headroom-http PathTemplate), checked with the rest. */
+  @Test
+  void routePathsAreCheckedByTheOneGrammarNamingThePosition() {
+    String bad = """
+        service: {name: s, description: d}
+        upstreams:
+          a: {url: "http://127.0.0.1:1"}
+        policies:
+          p: {quota: 5, window: 1m, why: ok}
+        routes:
+          - {name: r0, method: GET, path: "/a/**/b", upstream: a, policies: [p]}
+          - {name: r1, method: GET, path: "/a/{id:x/y}", upstream: a, policies: [p]}
+          - {name: r2, method: GET, path: "/api/limits/", upstream: a, policies: [p]}
+          - {name: r3, method: GET, path: "/files/*.json", upstream: a, policies: [p]}
+        """;
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].path: \"/a/**/b\" is not valid")
+        .contains("at position 3: expected ** only as the last segment"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[1].path:").contains("a regex cannot contain /"));
+    // the trailing slash is dropped, so this is the discovery path itself
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[2].path:").contains("a path other than"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[3].path:").contains("at position 7"));
   }
 
   @Test

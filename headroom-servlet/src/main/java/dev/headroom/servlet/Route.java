@@ -2,7 +2,7 @@ package dev.headroom.servlet;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.headers.HeaderDialect;
-import dev.headroom.servlet.internal.PathTemplate;
+import dev.headroom.http.path.PathTemplate;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -20,11 +20,13 @@ import java.util.function.Predicate;
  * The policies that apply to requests of some methods on one path template (DESIGN.md, request
  * step 1): {@code Route.builder("/api/items/{id}").methods("GET").policy(perClient).build()}.
  *
- * <p>Path templates are matched against the decoded, normalised path inside the application
- * (servlet path plus path info): literal segments, {@code {name}} or {@code {name:regex}} for one
- * segment (the regex is not checked: any one segment matches), {@code *} for one segment and a final
- * {@code **} for any rest, including nothing. One trailing slash is ignored, so that
- * {@code /a/} cannot escape the limits of {@code /a}.
+ * <p>Path templates are those of the one grammar every front end and the client share,
+ * {@link PathTemplate}: literal segments, {@code {name}} for one segment, {@code {name:regex}} for
+ * one segment the regex matches, {@code *} for one segment and a final {@code **} for any rest,
+ * including nothing. They are matched against the path inside the application as the container
+ * decoded and normalised it (servlet path plus path info, {@link PathTemplate#matchesDecoded}). Empty
+ * segments are ignored, so that {@code /a/} cannot escape the limits of {@code /a}, nor
+ * {@code /a//b} those of {@code /a/b} on a container that merges slashes.
  *
  * <p>Immutable.
  */
@@ -95,11 +97,12 @@ public final class Route {
   /**
    * Whether a request matches: its method is one of {@link #methods()} (HEAD counting as GET, since
    * a HEAD request runs the GET handler and only the content is left out, RFC 9110 section 9.3.2)
-   * and its path the template.
+   * and its path, decoded and normalised as the container mapped it (servlet path plus path info),
+   * the template.
    */
   public boolean matches(String method, String path) {
     return (methods.isEmpty() || methods.contains(method) || (method.equals("HEAD") && methods.contains("GET")))
-        && this.path.matches(path);
+        && this.path.matchesDecoded(path);
   }
 
   /**

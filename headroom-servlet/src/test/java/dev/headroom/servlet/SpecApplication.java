@@ -3,7 +3,7 @@ package dev.headroom.servlet;
 import dev.headroom.conformance.SpecEndpoint;
 import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecRoute;
-import dev.headroom.servlet.internal.PathTemplate;
+import dev.headroom.http.path.PathTemplate;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServlet;
@@ -54,7 +54,7 @@ final class SpecApplication {
       // HEAD is served as GET; the container leaves the content out.
       String method = req.getMethod().equals("HEAD") ? "GET" : req.getMethod();
       SpecEndpoint endpoint = routes.stream()
-          .filter(r -> r.method().equals(method) && PathTemplate.parse(r.template()).matches(path))
+          .filter(r -> r.method().equals(method) && PathTemplate.parse(r.template()).matchesDecoded(path))
           .map(SpecRoute::endpoint).findFirst().orElse(null);
       if (endpoint == null) {
         res.sendError(404);

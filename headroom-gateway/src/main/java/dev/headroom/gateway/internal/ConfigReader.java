@@ -37,6 +37,7 @@ import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.http.path.PathTemplate;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -590,10 +591,13 @@ public final class ConfigReader {
       }
       String template = requiredText(path + ".path", r.path("path"), "a path template such as /items/{id}");
       if (template != null) {
-        Optional<String> error = PathTemplate.check(template);
-        if (error.isPresent()) {
-          problem(path + ".path", r.path("path"), error.get());
-        } else if (RESERVED_PATHS.contains(template)) {
+        PathTemplate parsed = null;
+        try {
+          parsed = PathTemplate.parse(template);
+        } catch (IllegalArgumentException e) {
+          problem(path + ".path", r.path("path"), "a path template of the one grammar (" + e.getMessage() + ")");
+        }
+        if (parsed != null && RESERVED_PATHS.contains(parsed.toString())) {
           problem(path + ".path", r.path("path"), "a path other than " + RESERVED_PATHS
               + " (the gateway serves the discovery document there)");
         }

@@ -2,6 +2,7 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.http.path.PathTemplate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -9,8 +10,8 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The routes in configuration order. A request matches the first route whose template matches its
- * path and which accepts its method (a GET route accepts HEAD, RFC 9110 section 9.3.2: the same
+ * The routes in configuration order. A request matches the first route whose template (the one
+ * grammar of {@link PathTemplate}, on the raw path of the request line) matches its path and which accepts its method (a GET route accepts HEAD, RFC 9110 section 9.3.2: the same
  * request without content, limited by the same policies); when some route matches the path but none the method, the
  * answer is 405 with the methods that would have matched. Immutable and thread-safe.
  */

@@ -1,6 +1,7 @@
 package dev.headroom.http.discovery;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.http.path.PathTemplate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -21,16 +22,20 @@ public final class DiscoveryRoute {
   private final String note;
   private final boolean listed;
 
-  private DiscoveryRoute(Builder b) {
+  private DiscoveryRoute(Builder b, String path) {
     this.method = b.method;
-    this.path = b.path;
+    this.path = path;
     this.policies = List.copyOf(b.policies);
     this.key = b.key;
     this.note = b.note;
     this.listed = b.listed;
   }
 
-  /** Starts a route for a method (such as {@code GET}) and a path template (such as {@code /api/items/{id}}). */
+  /**
+   * Starts a route for a method (such as {@code GET}) and a path template (such as
+   * {@code /api/items/{id}}) of the one grammar, {@link PathTemplate}: the document publishes its
+   * canonical form, which the client reads back as the same template.
+   */
   public static Builder builder(String method, String path) {
     return new Builder(method, path);
   }
@@ -39,6 +44,7 @@ public final class DiscoveryRoute {
     return method;
   }
 
+  /** The path template in the canonical form of the one grammar ({@link PathTemplate#toString()}). */
   public String path() {
     return path;
   }
@@ -109,9 +115,11 @@ public final class DiscoveryRoute {
         throw new IllegalArgumentException("route method: expected an uppercase method token such as GET, got "
             + (method == null ? "null" : "'" + method + "'"));
       }
-      if (path == null || !path.startsWith("/") || path.length() > 512 || !path.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
-        throw new IllegalArgumentException("route " + method + " path: expected a path template starting with / of "
-            + "at most 512 printable characters, got " + (path == null ? "null" : "'" + path + "'"));
+      PathTemplate template;
+      try {
+        template = PathTemplate.parse(path);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("route " + method + " path: " + e.getMessage(), e);
       }
       if (key != null && (key.isBlank() || key.length() > 128)) {
         throw new IllegalArgumentException("route " + method + " " + path + " key: expected 1 to 128 characters, got '" + key + "'");
@@ -119,7 +127,7 @@ public final class DiscoveryRoute {
       if (note != null && (note.isBlank() || note.length() > 1000)) {
         throw new IllegalArgumentException("route " + method + " " + path + " note: expected 1 to 1000 characters");
       }
-      return new DiscoveryRoute(this);
+      return new DiscoveryRoute(this, template.toString());
     }
   }
 }

@@ -519,7 +519,7 @@ public class HeadroomProperties {
   /** One route: a path template, its methods, and the policies that apply. */
   public static class Route {
 
-    /** The path template, such as /api/items/{id}; * is one segment and a final ** any rest. */
+    /** The path template (headroom-http's one grammar), such as /api/items/{id}; {id:regex} and * are one segment, a final ** any rest. */
     private String path;
 
     /** The methods, such as [GET, POST]; every method when empty. */

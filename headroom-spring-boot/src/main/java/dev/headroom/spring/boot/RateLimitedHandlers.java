@@ -1,6 +1,7 @@
 package dev.headroom.spring.boot;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.http.path.PathTemplate;
 import dev.headroom.servlet.Route;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -21,9 +22,11 @@ import org.springframework.web.util.pattern.PathPatternParser;
 /**
  * Reads {@link RateLimited} from the handler methods Spring MVC has mapped and turns each mapping
  * into {@link Route}s: one per path pattern, with the mapping's methods. Spring path patterns become
- * Headroom templates: {@code {*rest}} and {@code **} become a final {@code **}; a segment mixing
+ * templates of Headroom's one grammar ({@link PathTemplate}): {@code {*rest}} and {@code **} become
+ * a final {@code **}; {@code {name}} and {@code {name:regex}} stay as they are; a segment mixing
  * text and wildcards (such as {@code *.json}) becomes one whole-segment wildcard, which matches at
- * least every request the handler serves.
+ * least every request the handler serves; a literal, which Spring compares with the decoded
+ * segment, is percent-encoded where the grammar needs it ({@link PathTemplate#literal}).
  *
  * <p>A template can match more requests than its handler serves: a more specific pattern of an
  * unannotated handler ({@code /api/items/health} beside {@code /api/items/{id}}), a wider
@@ -116,7 +119,7 @@ final class RateLimitedHandlers {
       } else if (s.contains("{") || s.contains("*") || s.contains("?")) {
         out = "*";
       } else {
-        out = s;
+        out = PathTemplate.literal(s); // Spring matches literals against decoded segments
       }
       t.append('/').append(out);
     }

@@ -47,6 +47,13 @@ class AnnotatedHandlerTest {
         return "thing " + id;
       }
 
+      /** Literals Spring compares decoded, which the path-template grammar writes percent-encoded. */
+      @GetMapping({"/api/:batch", "/api/caf\u00e9"})
+      @RateLimited("things")
+      String odd() {
+        return "odd";
+      }
+
       /** More specific than /api/things/{id}: Spring MVC runs this one for /api/things/health. */
       @GetMapping("/api/things/health")
       String health() {
@@ -100,6 +107,17 @@ class AnnotatedHandlerTest {
     }
     // The annotated handler still is limited (t carries the jitter).
     assertThat(get("/api/things/1", key).headers().firstValue("RateLimit").orElseThrow()).startsWith("\"things\";r=1;t=");
+  }
+
+  @Test
+  void literalSegmentsOutsideTheTemplateAlphabetAreLimitedAsSpringMatchesThem() throws Exception {
+    String key = UUID.randomUUID().toString();
+    HttpResponse<String> colon = get("/api/:batch", key);
+    assertThat(colon.body()).isEqualTo("odd");
+    assertThat(colon.headers().firstValue("RateLimit")).isPresent();
+    HttpResponse<String> accented = get("/api/caf%C3%A9", UUID.randomUUID().toString());
+    assertThat(accented.body()).isEqualTo("odd");
+    assertThat(accented.headers().firstValue("RateLimit")).isPresent();
   }
 
   @Test
