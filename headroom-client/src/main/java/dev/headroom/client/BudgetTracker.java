@@ -55,7 +55,12 @@ import java.util.function.Function;
  *       {@link Ceilings ceiling} is waited for only up to the ceiling, then one probe request goes
  *       alone and its response decides.
  *   <li>{@code receipt + t} is an upper bound of the reset (the server rounds up, the answer took
- *       time to arrive): waiting for it is never early.
+ *       time to arrive): waiting for it is never early. Reports of one fixed window bound one
+ *       instant, so the least of their upper bounds is as safe ({@link ObservedAlgorithm}).
+ *   <li>What the reports show of the server's algorithm decides how the units are spent with
+ *       {@link Pacing#ADAPTIVE}: at once against a fixed window, at once with the refill credited
+ *       against a token bucket ({@link TrackedBudget#creditRefill}), as {@link Pacing#EVEN}
+ *       otherwise. A window restarted locally at a reset is confirmed by one request alone.
  *   <li>Requests that may not be counted in a report's {@code r} (still in flight, or answered
  *       while it was) are subtracted, so that concurrent answers, which arrive in any order, never
  *       overstate the budget (see {@link #apply}).
@@ -97,6 +102,14 @@ final class BudgetTracker implements Budgets {
 
   private static final System.Logger LOG = System.getLogger(BudgetTracker.class.getName());
 
+  /**
+   * The reserve against a budget that refills but is not a recognised token bucket (a sliding
+   * window: its units come back as the last window's weight decays, at {@code q / w} only when the
+   * last window was full, and at {@code r=0} its {@code t} is the time until it is empty, up to two
+   * windows): one more unit in hand keeps {@code r} off zero when the decay is slower.
+   */
+  static final long REFILLING_RESERVE = 3;
+
   /** Resets closer than this may describe one instant (t is rounded to whole seconds). */
   static final long SAME_WINDOW_NANOS = 1_500_000_000L;
 
@@ -106,7 +119,7 @@ final class BudgetTracker implements Budgets {
   private final Ceilings ceilings;
   private final Function<HttpRequest, String> scopeOf;
   private final LinkedHashMap<String, Scope> scopes;
-  private final LinkedHashMap<String, List<Entry>> planned;
+  private final LinkedHashMap<String, List<TrackedBudget>> planned;
   private final VendClientOptions vend;
   /** Backs off a scope after a refusal without a usable wait (see {@link #report}). */
   private final RetryPolicy retry;
@@ -142,7 +155,7 @@ final class BudgetTracker implements Budgets {
       private static final long serialVersionUID = 1L;
 
       @Override
-      protected boolean removeEldestEntry(Map.Entry<String, List<Entry>> eldest) {
+      protected boolean removeEldestEntry(Map.Entry<String, List<TrackedBudget>> eldest) {
         return size() > max;
       }
     };
@@ -197,8 +210,13 @@ final class BudgetTracker implements Budgets {
       long next = s.lastAdmit + (long) Math.ceil(1e9 / rate.getAsDouble());
       wait = Math.max(wait, next - now);
     }
-    List<Entry> active = active(s, origin, method, path, labels);
-    for (Entry e : active) {
+    List<TrackedBudget> active = active(s, origin, method, path, labels);
+    boolean waitForAnswer = false;
+    for (TrackedBudget e : active) {
+      ObservedAlgorithm.Kind kind = e.seen.kind();
+      if (kind == ObservedAlgorithm.Kind.TOKEN_BUCKET) {
+        e.creditRefill(now, s.inFlight());
+      }
       if (now >= e.resetAt) {
         if (e.probeAtReset || e.quota < 0 || e.window <= 0 || e.window > Ceilings.nanos(ceilings.maxReset())) {
           // Nothing says what the next window holds or how long it lasts, or it lasts longer than
@@ -216,23 +234,43 @@ final class BudgetTracker implements Budgets {
         long periods = (now - e.resetAt) / e.window + 1;
         e.resetAt = saturatingAdd(e.resetAt, saturatingMultiply(periods, e.window));
         e.lastAdmit = now;
+        // A reset learnt from the reports (or, adaptively, any reset of an algorithm not yet
+        // recognised) is confirmed by one request before the rest of the window goes.
+        e.confirm = kind == ObservedAlgorithm.Kind.FIXED_WINDOW
+            || (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.UNKNOWN);
       }
       if (e.remaining <= 0) {
-        wait = Math.max(wait, e.resetAt - now);
+        if (s.inFlight() > 0) {
+          // Requests on the wire were taken off the last report; their answers may give units back.
+          waitForAnswer = true;
+        } else {
+          wait = Math.max(wait, e.nextUnit(now) - now);
+        }
         continue;
       }
-      if (pacing == Pacing.EVEN) {
+      if (e.confirm) {
+        // The request that confirms a restarted window goes at once, the others after its answer.
+        waitForAnswer |= s.inFlight() > 0;
+        continue;
+      }
+      if (spacesEvenly(kind)) {
         long next = saturatingAdd(e.lastAdmit, evenInterval(e));
         wait = Math.max(wait, next - now);
+      } else if (pacing == Pacing.ADAPTIVE && e.remaining == 1 && kind == ObservedAlgorithm.Kind.FIXED_WINDOW) {
+        // The window's last unit, held back until it tells whether the windows are aligned.
+        OptionalLong probeAt = e.seen.alignmentProbe();
+        if (probeAt.isPresent() && probeAt.getAsLong() > now && probeAt.getAsLong() < e.seen.low()) {
+          wait = Math.max(wait, probeAt.getAsLong() - now);
+        }
       }
     }
     if (wait > 0) {
       return Wait.nanos(wait);
     }
-    if (probe && s.inFlight() > 0) {
+    if ((probe || waitForAnswer) && s.inFlight() > 0) {
       return Wait.FOR_RESPONSE;
     }
-    for (Entry e : active) {
+    for (TrackedBudget e : active) {
       if (now < e.resetAt) {
         e.remaining--;
       }
@@ -242,7 +280,19 @@ final class BudgetTracker implements Budgets {
     boolean alone = s.inFlight.isEmpty();
     s.inFlight.add(seq);
     s.lastAdmit = now;
-    return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount));
+    return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount, now));
+  }
+
+  /** Whether admissions against a budget of this kind are spaced ({@link #evenInterval}) or go at once. */
+  private boolean spacesEvenly(ObservedAlgorithm.Kind kind) {
+    switch (pacing) {
+      case EVEN:
+        return true;
+      case BURST:
+        return false;
+      default:
+        return kind == ObservedAlgorithm.Kind.UNKNOWN || kind == ObservedAlgorithm.Kind.REFILLING;
+    }
   }
 
   /**
@@ -253,30 +303,43 @@ final class BudgetTracker implements Budgets {
    * implies, so that against a token bucket the units above the reserve are spent by the reset while
    * the bucket refills at {@code q / w}. The reserve keeps the reported {@code r} off zero: a token
    * bucket that says {@code r=0} says {@code t} until it is full, which is a whole window. Neither
-   * term ever lets more than {@code r} units go: that is counted in {@link #tryAdmit}.
+   * term ever lets more than {@code r} units go: that is counted in {@link #tryAdmit}. {@code H}
+   * ends at {@link TrackedBudget#lastInWindow()}, the last instant a unit surely counts in the
+   * window, not at the reset: a unit aimed at the reset of a fixed window lands in the next one and
+   * is lost. Against a budget recognised as refilling but not as a token bucket, the refill term
+   * shrinks in proportion below {@link #REFILLING_RESERVE} (see there).
    */
-  static long evenInterval(Entry e) {
-    double horizon = Math.max(1, e.resetAt - e.lastAdmit);
+  static long evenInterval(TrackedBudget e) {
+    double horizon = Math.max(1, e.lastInWindow() - e.lastAdmit);
     double rate = e.remaining / horizon;
     if (e.quota > 0 && e.window > 0) {
-      rate = Math.max(rate, (e.remaining - EVEN_RESERVE) / horizon + (double) e.quota / e.window);
+      double refill = (double) e.quota / e.window;
+      if (e.seen.kind() == ObservedAlgorithm.Kind.REFILLING) {
+        // How fast it refills is not known: below the reserve, the spending slows in proportion, so
+        // that r settles where the refill matches it instead of reaching zero.
+        long reserve = REFILLING_RESERVE;
+        rate = Math.max(rate, Math.max(0, e.remaining - reserve) / horizon
+            + refill * Math.min(1.0, (double) e.remaining / reserve));
+      } else {
+        rate = Math.max(rate, (e.remaining - EVEN_RESERVE) / horizon + refill);
+      }
     }
     double interval = Math.ceil(1 / rate);
     return interval >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) interval;
   }
 
-  private List<Entry> active(Scope s, String origin, String method, String path, Set<String> labels) {
-    List<Entry> out = new ArrayList<>();
+  private List<TrackedBudget> active(Scope s, String origin, String method, String path, Set<String> labels) {
+    List<TrackedBudget> out = new ArrayList<>();
     for (String key : s.current.values()) {
-      Entry e = s.entries.get(key);
+      TrackedBudget e = s.entries.get(key);
       if (e != null && (e.selector == null || labels.contains(e.selector))) {
         out.add(e);
       }
     }
     if (out.isEmpty()) {
-      List<Entry> plan = planned.get(origin);
+      List<TrackedBudget> plan = planned.get(origin);
       if (plan != null) {
-        for (Entry e : plan) {
+        for (TrackedBudget e : plan) {
           if (e.endpoint.matches(method, path)) {
             out.add(e);
           }
@@ -307,6 +370,9 @@ final class BudgetTracker implements Budgets {
           unreadable(s, exchange, e);
         }
         s.answeredCount++;
+        for (TrackedBudget e : s.entries.values()) {
+          e.confirm = false;
+        }
         if (permit.probe) {
           s.probeAfterBlock = false;
           s.entries.values().removeIf(e -> e.resetAt <= now);
@@ -332,9 +398,9 @@ final class BudgetTracker implements Budgets {
     if (vendData.isPresent()) {
       // The extension data takes precedence over the response's RateLimit fields and
       // Retry-After: they restate one of its scopes, and the data says which calls it paces.
-      applyVend(s, vendData.get(), now, uncounted, ordered);
+      applyVend(s, vendData.get(), now, uncounted, ordered, permit);
     } else {
-      apply(s, exchange.fields(), now, uncounted, ordered);
+      apply(s, exchange.fields(), now, uncounted, ordered, permit);
     }
     if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
         && exchange.retryAfter().isPresent()) {
@@ -394,7 +460,7 @@ final class BudgetTracker implements Budgets {
    * the budget's (a token bucket's reset grows with every request served after the reported one),
    * and a report whose reset is well before the budget's describes an earlier window and is dropped.
    */
-  private void apply(Scope s, RateLimitFields fields, long now, long uncounted, boolean ordered) {
+  private void apply(Scope s, RateLimitFields fields, long now, long uncounted, boolean ordered, Permit permit) {
     long raNanos = -1;
     boolean raClamped = false;
     Optional<RetryAfter> ra = fields.retryAfter();
@@ -431,22 +497,27 @@ final class BudgetTracker implements Budgets {
         probeAtReset = true;
       }
       merge(s, policy, pk, limit.remaining().getAsLong(), quota, window, tNanos, probeAtReset, now, uncounted, ordered,
-          "headers", null);
+          "headers", null, permit);
     }
   }
 
   /** Records one report of a budget, as {@link #apply} explains (shared by headers and the vend extension). */
   private void merge(Scope s, String policy, byte[] pk, long reported, long quota, long window, long tNanos,
-      boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector) {
+      boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit) {
     long r = reported;
     if (quota >= 0) {
       r = Math.min(r, quota);
     }
+    long said = r;
+    TrackedBudget e = s.entries.get(key(policy, pk));
+    if (e != null && !ordered) {
+      uncounted -= e.servedBefore(said, permit.answeredAtAdmit, s.answeredCount, now - permit.admittedAt);
+    }
     r = Math.max(0, r - uncounted);
     long resetAt = saturatingAdd(now, tNanos);
-    Entry e = s.entries.get(key(policy, pk));
     if (e == null || ordered || e.resetAt <= now || e.probeAtReset) {
-      put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, source).selector = selector;
+      e = put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, source);
+      e.selector = selector;
     } else if (resetAt >= e.resetAt - SAME_WINDOW_NANOS) {
       e.remaining = r;
       e.resetAt = Math.max(e.resetAt, resetAt);
@@ -455,7 +526,10 @@ final class BudgetTracker implements Budgets {
       e.probeAtReset |= probeAtReset;
       e.selector = selector;
       s.current.put(policy, key(policy, pk));
+    } else {
+      return;
     }
+    e.learn(said, permit.admittedAt, now, tNanos, permit.answeredAtAdmit, s.answeredCount, pacing == Pacing.ADAPTIVE);
   }
 
   /**
@@ -463,13 +537,13 @@ final class BudgetTracker implements Budgets {
    * {@code limit} is the quota, {@code remaining} is r, {@code resets_in} is t (clamped by
    * {@link Ceilings#maxReset()}), {@code window} the window.
    */
-  private void applyVend(Scope s, VendReading reading, long now, long uncounted, boolean ordered) {
+  private void applyVend(Scope s, VendReading reading, long now, long uncounted, boolean ordered, Permit permit) {
     Duration maxReset = ceilings.maxReset();
     for (VendReading.Limit l : reading.limits()) {
       Duration t = l.resetsIn();
       long window = l.window().map(Ceilings::nanos).orElse(-1L);
       merge(s, l.policy(), null, l.remaining(), l.limit(), window, Ceilings.clampedNanos(t, maxReset),
-          t.compareTo(maxReset) > 0, now, uncounted, ordered, "vend", l.selector());
+          t.compareTo(maxReset) > 0, now, uncounted, ordered, "vend", l.selector(), permit);
     }
   }
 
@@ -477,11 +551,11 @@ final class BudgetTracker implements Budgets {
     return policy + "|" + (pk == null ? "" : Base64.getEncoder().encodeToString(pk));
   }
 
-  private Entry put(Scope s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
+  private TrackedBudget put(Scope s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
       boolean probeAtReset, long now, String source) {
     String pkText = pk == null ? null : Base64.getEncoder().encodeToString(pk);
     String key = key(policy, pk);
-    Entry e = s.entries.get(key);
+    TrackedBudget e = s.entries.get(key);
     boolean fresh = e == null;
     if (e == null) {
       if (s.entries.size() >= MAX_ENTRIES_PER_SCOPE) {
@@ -490,7 +564,7 @@ final class BudgetTracker implements Budgets {
         it.remove();
         s.current.values().remove(eldest);
       }
-      e = new Entry(policy, pkText, null);
+      e = new TrackedBudget(policy, pkText, null);
       s.entries.put(key, e);
     }
     e.remaining = remaining;
@@ -513,14 +587,14 @@ final class BudgetTracker implements Budgets {
   /** Installs the plan of a discovery document for an origin. */
   synchronized void plan(String origin, LimitsDocument document) {
     long now = ticker.read();
-    List<Entry> entries = new ArrayList<>();
+    List<TrackedBudget> entries = new ArrayList<>();
     for (LimitsDocument.Endpoint ep : document.endpoints()) {
       for (int i = 0; i < ep.limits().size(); i++) {
         LimitsDocument.Limit l = ep.limits().get(i);
         if (!l.isWindowed()) {
           continue;
         }
-        Entry e = new Entry(ep.key() + "#" + i, null, ep);
+        TrackedBudget e = new TrackedBudget(ep.key() + "#" + i, null, ep);
         e.remaining = l.maxRequests();
         e.quota = l.maxRequests();
         e.window = Ceilings.nanos(l.window());
@@ -544,17 +618,17 @@ final class BudgetTracker implements Budgets {
       // The body (and so the function) of the request is not read here: every vend budget is listed,
       // each named by the scope or function it paces.
       labels = new java.util.HashSet<>();
-      for (Entry e : s.entries.values()) {
+      for (TrackedBudget e : s.entries.values()) {
         if (e.selector != null) {
           labels.add(e.selector);
         }
       }
     }
-    List<Entry> active = active(s == null ? new Scope() : s, Origins.of(request.uri()), request.method(),
+    List<TrackedBudget> active = active(s == null ? new Scope() : s, Origins.of(request.uri()), request.method(),
         path == null || path.isEmpty() ? "/" : path, labels);
     long now = ticker.read();
     List<Budget> out = new ArrayList<>();
-    for (Entry e : active) {
+    for (TrackedBudget e : active) {
       out.add(new Budget(e.policy, Optional.ofNullable(e.pk), e.remaining, Duration.ofNanos(Math.max(0, e.resetAt - now)),
           e.quota < 0 ? OptionalLong.empty() : OptionalLong.of(e.quota),
           e.window < 0 ? Optional.empty() : Optional.of(Duration.ofNanos(e.window)), e.source));
@@ -629,18 +703,20 @@ final class BudgetTracker implements Budgets {
     final long seq;
     final boolean alone;
     final long answeredAtAdmit;
+    final long admittedAt;
 
-    Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit) {
+    Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit, long admittedAt) {
       this.scope = scope;
       this.probe = probe;
       this.seq = seq;
       this.alone = alone;
       this.answeredAtAdmit = answeredAtAdmit;
+      this.admittedAt = admittedAt;
     }
   }
 
   static final class Scope {
-    final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>();
+    final LinkedHashMap<String, TrackedBudget> entries = new LinkedHashMap<>();
     final Map<String, String> current = new HashMap<>();
     final List<CompletableFuture<Void>> waiters = new ArrayList<>();
     long blockedUntil = Long.MIN_VALUE;
@@ -666,27 +742,6 @@ final class BudgetTracker implements Budgets {
       List<CompletableFuture<Void>> out = new ArrayList<>(waiters);
       waiters.clear();
       return out;
-    }
-  }
-
-  static final class Entry {
-    final String policy;
-    final String pk;
-    final LimitsDocument.Endpoint endpoint;
-    long remaining;
-    long resetAt;
-    long quota = -1;
-    long window = -1;
-    long lastAdmit;
-    boolean probeAtReset;
-    String source;
-    /** The vend calls this budget paces ({@link VendCall#labels()}); null for every request of the scope. */
-    String selector;
-
-    Entry(String policy, String pk, LimitsDocument.Endpoint endpoint) {
-      this.policy = policy;
-      this.pk = pk;
-      this.endpoint = endpoint;
     }
   }
 

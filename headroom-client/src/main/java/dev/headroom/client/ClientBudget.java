@@ -562,7 +562,7 @@ public final class ClientBudget {
   public static final class Builder {
     private Ticker ticker = Ticker.system();
     private Scheduler scheduler = Scheduler.system();
-    private Pacing pacing = Pacing.EVEN;
+    private Pacing pacing = Pacing.ADAPTIVE;
     private Ceilings ceilings = Ceilings.defaults();
     private RetryPolicy retry = RetryPolicy.defaults();
     private Function<HttpRequest, String> scope = r -> Origins.of(r.uri());
@@ -584,7 +584,7 @@ public final class ClientBudget {
       return this;
     }
 
-    /** {@link Pacing#EVEN} by default. */
+    /** {@link Pacing#ADAPTIVE} by default, as {@link HeadroomClient.Builder}. */
     public Builder pacing(Pacing pacing) {
       this.pacing = Objects.requireNonNull(pacing, "pacing");
       return this;

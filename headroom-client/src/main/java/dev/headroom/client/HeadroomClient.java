@@ -349,7 +349,7 @@ public final class HeadroomClient {
     private final HttpClient http;
     private Ticker ticker = Ticker.system();
     private Scheduler scheduler = Scheduler.system();
-    private Pacing pacing = Pacing.EVEN;
+    private Pacing pacing = Pacing.ADAPTIVE;
     private Ceilings ceilings = Ceilings.defaults();
     private RetryPolicy retry = RetryPolicy.defaults();
     private Function<HttpRequest, String> scope = r -> Origins.of(r.uri());
@@ -378,7 +378,7 @@ public final class HeadroomClient {
       return this;
     }
 
-    /** {@link Pacing#EVEN} by default. */
+    /** {@link Pacing#ADAPTIVE} by default. */
     public Builder pacing(Pacing pacing) {
       this.pacing = Objects.requireNonNull(pacing, "pacing");
       return this;

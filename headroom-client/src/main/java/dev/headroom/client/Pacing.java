@@ -23,12 +23,16 @@ public enum Pacing {
    * Send while {@code r > 0}, then wait for the reset: lowest latency while quota lasts, a stall
    * afterwards ("consuming all the quota according to the exposed limits and then wait", section 7).
    * {@code t} is whole seconds rounded up, so each stall can be up to a second longer than the
-   * server needs.
+   * server needs, less what the reports of a recognised fixed window narrow it to; a recognised
+   * token bucket's refill is credited between reports, one unit per {@code w / q}.
    */
   BURST,
   /**
    * Spread the remaining units until the reset, crediting the refill the policy implies. After an
-   * admission at {@code a}, the next one waits {@code 1 / rate} with {@code H = reset - a} and
+   * admission at {@code a}, the next one waits {@code 1 / rate} with {@code H = L - a}, {@code L}
+   * the last instant a unit surely counts in the window ({@code reset - 1 s}, as {@code t} is
+   * rounded up, or the lower bound learnt for a fixed window: the last unit is spent within the
+   * window, not at its reset), and
    * <pre>
    *   rate = r / H                                       (no policy known)
    *   rate = max(r / H, (r - 2) / H + q / w)             (RateLimit-Policy says q per w)
@@ -40,7 +44,19 @@ public enum Pacing {
    * off zero (a token bucket at zero says {@code t} until it is full again, a whole window). Against
    * a fixed window the credit only makes the units go sooner within the window; how many go is still
    * {@code r}. The spacing also slows down as {@code r} approaches zero ("slowing down ... when
-   * approaching quota limits", section 7). The default.
+   * approaching quota limits", section 7).
    */
-  EVEN
+  EVEN,
+  /**
+   * Spend as the server's algorithm, recognised from its reports ({@code ObservedAlgorithm}), lets
+   * the work finish soonest: against a fixed window (whose {@code r} jumps back up past the reset
+   * and never before) as {@link #BURST}, every unit as soon as asked for, the reset learnt to within
+   * the latency from reports decided at different fractions of a second; against a token bucket
+   * (which refills between reports, {@code t} its time until full) as {@link #BURST} with the refill
+   * credited, so that after the burst requests follow the refill, one per {@code w / q}; against
+   * anything else, and until the algorithm is recognised, as {@link #EVEN}. The first request after
+   * a reset the client restarted a window at goes alone, and its answer confirms the new window.
+   * The default.
+   */
+  ADAPTIVE
 }

@@ -131,8 +131,10 @@ class ClientRulesTest {
     List<Double> gaps = run(client(ticker).pacing(Pacing.EVEN), 4, List.of(
         () -> ok().header("RateLimit", "\"default\";r=4;t=8"),
         Scripted::ok));
-    // Four units over eight seconds: the next three go 2 s apart (no fields after the first).
-    assertThat(gaps).containsExactly(2.0, 2.0, 2.0);
+    // Four units before the reset, which t=8 (rounded up) says is after 7 s at the earliest: the
+    // next three go 1.75 s apart (no fields after the first), the fourth unit is left at 7 s, within
+    // the window, not at its reset, where it would be lost.
+    assertThat(gaps).containsExactly(1.75, 1.75, 1.75);
   }
 
   @Test

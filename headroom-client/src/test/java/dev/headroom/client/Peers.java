@@ -166,6 +166,42 @@ final class Peers {
     return limited(ticker, p, headers, headers);
   }
 
+  /**
+   * express-rate-limit's MemoryStore (v7) with {@code standardHeaders: 'draft-8'}: a fixed window
+   * <em>anchored at the client's first hit</em> after the last one expired ({@code resetTime = now +
+   * windowMs}), not aligned to the clock; {@code t} is {@code Math.ceil} of the time left.
+   */
+  static TestServer.Handler expressMemoryStore(Ticker ticker, int quota, Duration window) {
+    long w = window.toNanos();
+    long[] state = {Long.MIN_VALUE, 0}; // resetTime, hits
+    String name = quota + "-in-" + window.toSeconds() + "sec";
+    return req -> {
+      long now = ticker.read();
+      long remaining;
+      long resetNanos;
+      boolean allowed;
+      synchronized (state) {
+        if (state[0] <= now) {
+          state[0] = now + w;
+          state[1] = 0;
+        }
+        state[1]++;
+        allowed = state[1] <= quota;
+        remaining = Math.max(0, quota - state[1]);
+        resetNanos = state[0] - now;
+      }
+      long t = (resetNanos + 999_999_999L) / 1_000_000_000L;
+      TestServer.Reply r = allowed ? TestServer.Reply.of(200).body("text/plain", "ok")
+          : TestServer.Reply.of(429).body("text/html; charset=utf-8", "Too many requests, please try again later.");
+      r.header("RateLimit-Policy", "\"" + name + "\"; q=" + quota + "; w=" + window.toSeconds());
+      r.header("RateLimit", "\"" + name + "\"; r=" + remaining + "; t=" + t);
+      if (!allowed) {
+        r.header("Retry-After", Long.toString(t));
+      }
+      return r;
+    };
+  }
+
   /** Headroom's own emitter in one dialect, with a problem-details refusal. */
   static Factory headroom(HeaderDialect dialect, Algorithm algorithm) {
     return (ticker, quota, window) -> {

@@ -4,142 +4,266 @@ import com.sun.net.httpserver.HttpServer;
 import dev.headroom.Algorithm;
 import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
+import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
+import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.RateLimiter;
 import dev.headroom.Ticker;
 import dev.headroom.client.HeadroomClient;
 import dev.headroom.client.Pacing;
 import dev.headroom.client.RetryPolicy;
-import dev.headroom.http.headers.HeaderDialect;
-import dev.headroom.http.headers.RateLimitHeaders;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 
 /**
- * Client pacing: an application asks for 10x the allowed rate of a server that limits with
- * headroom-core; how long does the work take, and how often is the client refused?
+ * Client pacing against each server algorithm in each dialect: {@code n} requests from {@code c}
+ * callers (each sends its next request when its last one is answered) to a server limiting at
+ * {@code q} per {@code w}; how long does the work take, next to the ideal schedule, and how often
+ * is the client refused?
  *
- * <p>The server is a JDK {@code HttpServer} on loopback whose every request is decided by
- * {@link InMemoryStore} (a token bucket of {@code q} per {@code w}: burst {@code q}, then one unit
- * per {@code w/q}), answering 200 or 429 with {@code RateLimit-Policy} / {@code RateLimit} (and
- * Retry-After) from headroom-http's emitter, in the IETF dialect. The application issues {@code n}
- * requests open-loop at {@code 10 q / w} per second, asynchronously. The theoretical minimum time
- * for the work is {@code (n - q) * w / q}: the burst at once, then one request per refill.
+ * <h2>The servers</h2>
+ * A JDK {@code HttpServer} on loopback per run, deciding every request with headroom-core's
+ * {@link InMemoryStore} on the system clock, one partition for the client:
+ * <ul>
+ *   <li>{@link Algorithm#FIXED_WINDOW}: windows aligned to the Unix epoch ({@code floor(now / w)}, as
+ *       Redis {@code INCR} counters keyed by the window index are), so the reset falls on a wall
+ *       boundary the client can only see through {@code t} rounded up to whole seconds.
+ *   <li>{@link Algorithm#TOKEN_BUCKET}: GCRA, burst {@code q}, one unit per {@code w / q}; {@code t}
+ *       is the time until full (as Envoy's and Kong's token buckets report their reset).
+ *   <li>{@link Algorithm#SLIDING_WINDOW}: the two-counter sliding window (Cloudflare's published
+ *       algorithm, also the "sliding window counter" of Kong and of Redis recipes): the previous
+ *       window's count weighted by the part of it still inside the last {@code w}, plus the
+ *       current count; {@code t} is the time until that estimate is zero.
+ * </ul>
+ * Every {@code t} is whole seconds rounded up ({@link PolicyOutcome#resetSeconds()}), as
+ * express-rate-limit ({@code Math.ceil}) and the IETF draft (section 4.1.2) do. Dialects, as the
+ * deployed peers write them (429s carry Retry-After in whole seconds, rounded up):
+ * <ul>
+ *   <li>{@code draft-8}: {@code RateLimit-Policy: "default";q=10;w=5}, {@code RateLimit: "default";r=7;t=3}
+ *       (draft-ietf-httpapi-ratelimit-headers-08 and -09, list form);
+ *   <li>{@code draft-7}: {@code RateLimit: limit=10, remaining=7, reset=3} with
+ *       {@code RateLimit-Policy: 10;w=5} (dictionary form, express-rate-limit's {@code draft-7});
+ *   <li>{@code draft-6}: {@code RateLimit-Limit}, {@code RateLimit-Remaining}, {@code RateLimit-Reset}
+ *       (seconds) with {@code RateLimit-Policy: 10;w=5} (express-rate-limit's {@code draft-6});
+ *   <li>{@code x-ratelimit}: {@code X-RateLimit-Limit}, {@code -Remaining}, {@code -Reset} as Unix
+ *       epoch seconds, rounded up (GitHub's form; no window stated);
+ *   <li>{@code cloudflare}: Cloudflare's rate limiting rules with rate limit headers on:
+ *       {@code Ratelimit: "default";r=7;t=3} and {@code Ratelimit-Policy: "default";q=10;w=5}.
+ * </ul>
  *
- * <p>Runs: the Headroom client with {@link Pacing#BURST}, with {@link Pacing#EVEN}, and the peer: a
- * plain {@code HttpClient} that retries each 429 after its Retry-After (what a careful hand-written
- * client does). For each: wall time, its ratio to the minimum, and the 429s the server sent after
- * the first response that carried fields.
+ * <h2>The ideal schedule</h2>
+ * The time an omniscient client would need: each request decided at the earliest instant the
+ * server's algorithm admits it, computed by a copy of the same limiter on a {@link ManualTicker}
+ * started at the instant the server decided the first request (the copy is asked; when it refuses,
+ * time moves by exactly its retry-after). For a fixed window of {@code q} per {@code w} whose
+ * current window ends {@code T0} after the first request, the {@code k}-th request (from 1) is
+ * admitted at 0 for {@code k <= q}, else at {@code T0 + (floor((k - 1) / q) - 1) * w}; for the token
+ * bucket at 0 for {@code k <= q}, else at {@code (k - q) * w / q}. The ratio reported is the
+ * server-side span of the run (first decision to last admission) over the ideal span: latency on
+ * both ends cancels; what the loopback adds within the span (about a millisecond per round trip)
+ * is counted against the client.
  *
  * <pre>
  * mvn -B -pl headroom-benchmarks -am package -DskipTests
- * java -Dsun.net.httpserver.nodelay=true -cp headroom-benchmarks/target/benchmarks.jar \
- *     dev.headroom.benchmarks.client.ClientPacingBenchmark [q] [w-seconds] [n]
+ * java -Xms256m -Xmx256m -Dsun.net.httpserver.nodelay=true -cp headroom-benchmarks/target/benchmarks.jar \
+ *     dev.headroom.benchmarks.client.ClientPacingBenchmark [q=10] [w-seconds=5] [n=50] [callers=4] [pacing=ALL] [algorithm] [dialect]
  * </pre>
+ * The runs of one pacing go at the same time (one server and one client each; at a few requests
+ * per second each they are light); the pacings one after another.
  */
 public final class ClientPacingBenchmark {
 
   private ClientPacingBenchmark() {}
 
+  /** {@code -Dheadroom.trace=true}: every decision of the servers, for reading a run. */
+  private static final boolean TRACE = Boolean.getBoolean("headroom.trace");
+
+  /** The dialects, as the deployed peers write them. */
+  enum Dialect {
+    DRAFT_8("draft-8"), DRAFT_7("draft-7"), DRAFT_6("draft-6"), X_RATELIMIT("x-ratelimit"), CLOUDFLARE("cloudflare");
+
+    final String label;
+
+    Dialect(String label) {
+      this.label = label;
+    }
+
+    void write(PolicyOutcome o, boolean allowed, long nowNanos, int q, long w, BiConsumer<String, String> out) {
+      long t = o.resetSeconds();
+      switch (this) {
+        case DRAFT_8:
+          out.accept("RateLimit-Policy", "\"default\";q=" + q + ";w=" + w);
+          out.accept("RateLimit", "\"default\";r=" + o.remaining() + ";t=" + t);
+          break;
+        case DRAFT_7:
+          out.accept("RateLimit-Policy", q + ";w=" + w);
+          out.accept("RateLimit", "limit=" + q + ", remaining=" + o.remaining() + ", reset=" + t);
+          break;
+        case DRAFT_6:
+          out.accept("RateLimit-Policy", q + ";w=" + w);
+          out.accept("RateLimit-Limit", Integer.toString(q));
+          out.accept("RateLimit-Remaining", Long.toString(o.remaining()));
+          out.accept("RateLimit-Reset", Long.toString(t));
+          break;
+        case X_RATELIMIT:
+          long resetAt = nowNanos + o.reset().toNanos();
+          out.accept("X-RateLimit-Limit", Integer.toString(q));
+          out.accept("X-RateLimit-Remaining", Long.toString(o.remaining()));
+          out.accept("X-RateLimit-Reset", Long.toString(Math.floorDiv(resetAt - 1, 1_000_000_000L) + 1));
+          break;
+        default:
+          out.accept("Ratelimit", "\"default\";r=" + o.remaining() + ";t=" + t);
+          out.accept("Ratelimit-Policy", "\"default\";q=" + q + ";w=" + w);
+          break;
+      }
+      if (!allowed) {
+        out.accept("Retry-After", Long.toString(o.retryAfterSeconds()));
+      }
+    }
+  }
+
+  record Result(double seconds, double actualSpan, double idealSpan, int refusals, int sent) {}
+
   public static void main(String[] args) throws Exception {
-    int q = args.length > 0 ? Integer.parseInt(args[0]) : 50;
+    int q = args.length > 0 ? Integer.parseInt(args[0]) : 10;
     int w = args.length > 1 ? Integer.parseInt(args[1]) : 5;
-    int n = args.length > 2 ? Integer.parseInt(args[2]) : 300;
-    double minimum = (n - q) * (double) w / q;
-    System.out.printf(Locale.ROOT, "token bucket q=%d w=%ds, %d requests offered at %d/s (10x), theoretical minimum %.2f s%n",
-        q, w, n, 10 * q / w, minimum);
-    System.out.println("| client | wall s | ratio to minimum | 429s after first fields | requests sent |");
-    System.out.println("| --- | ---: | ---: | ---: | ---: |");
-    for (String run : List.of("headroom-burst", "headroom-even", "retry-after-peer")) {
-      Result r = run(run, q, w, n);
-      System.out.printf(Locale.ROOT, "| %s | %.2f | %.3f | %d | %d |%n", run, r.seconds, r.seconds / minimum, r.refusals, r.sent);
+    int n = args.length > 2 ? Integer.parseInt(args[2]) : 50;
+    int callers = args.length > 3 ? Integer.parseInt(args[3]) : 4;
+    List<Pacing> pacings = args.length > 4 && !args[4].equals("ALL") ? List.of(Pacing.valueOf(args[4]))
+        : List.of(Pacing.ADAPTIVE, Pacing.BURST, Pacing.EVEN);
+    List<Algorithm> algorithms = args.length > 5 ? List.of(Algorithm.valueOf(args[5]))
+        : List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW, Algorithm.TOKEN_BUCKET);
+    List<Dialect> dialects = args.length > 6 ? List.of(Dialect.valueOf(args[6])) : List.of(Dialect.values());
+    System.out.printf(Locale.ROOT, "q=%d w=%ds, %d requests from %d callers%n", q, w, n, callers);
+    System.out.println("| pacing | algorithm | dialect | wall s | server span s | ideal span s | actual / ideal | 429s | requests sent |");
+    System.out.println("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (Pacing pacing : pacings) {
+      List<CompletableFuture<String>> rows = new ArrayList<>();
+      for (Algorithm algorithm : algorithms) {
+        for (Dialect dialect : dialects) {
+          rows.add(CompletableFuture.supplyAsync(() -> {
+            try {
+              Result r = run(algorithm, dialect, pacing, q, w, n, callers);
+              return String.format(Locale.ROOT, "| %s | %s | %s | %.2f | %.2f | %.2f | %.3f | %d | %d |", pacing,
+                  algorithm.name().toLowerCase(Locale.ROOT).replace('_', ' '), dialect.label, r.seconds, r.actualSpan,
+                  r.idealSpan, r.actualSpan / r.idealSpan, r.refusals, r.sent);
+            } catch (Exception e) {
+              return "| " + pacing + " | " + algorithm + " | " + dialect.label + " | failed: " + e + " |";
+            }
+          }, Executors.newSingleThreadExecutor()));
+        }
+      }
+      for (CompletableFuture<String> row : rows) {
+        System.out.println(row.get(10, TimeUnit.MINUTES));
+      }
     }
     System.exit(0);
   }
 
-  private record Result(double seconds, int refusals, int sent) {}
-
-  private static Result run(String name, int q, int w, int n) throws Exception {
-    QuotaPolicy policy = QuotaPolicy.builder("default").quota(q).window(Duration.ofSeconds(w))
-        .algorithm(Algorithm.TOKEN_BUCKET).build();
+  static Result run(Algorithm algorithm, Dialect dialect, Pacing pacing, int q, int w, int n, int callers) throws Exception {
+    QuotaPolicy policy = QuotaPolicy.builder("default").quota(q).window(Duration.ofSeconds(w)).algorithm(algorithm).build();
     Ticker ticker = Ticker.system();
     RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
-    RateLimitHeaders headers = RateLimitHeaders.builder().dialects(EnumSet.of(HeaderDialect.IETF)).ticker(ticker)
-        .policies(List.of(policy)).build();
-    AtomicInteger refusedAfterFields = new AtomicInteger();
+    AtomicInteger refusals = new AtomicInteger();
     AtomicInteger sent = new AtomicInteger();
-    AtomicBoolean answered = new AtomicBoolean();
+    AtomicLong first = new AtomicLong(Long.MIN_VALUE);
+    AtomicLong lastAdmitted = new AtomicLong(Long.MIN_VALUE);
     ExecutorService serverThreads = Executors.newFixedThreadPool(2);
     HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
     server.createContext("/", ex -> {
       try (ex) {
-        sent.incrementAndGet();
-        Decision d = limiter.acquire(policy, PartitionKey.of("client"));
-        int status = d.allowed() ? 200 : 429;
-        headers.write(d, status, (k, v) -> ex.getResponseHeaders().add(k, v));
-        if (!d.allowed() && answered.get()) {
-          refusedAfterFields.incrementAndGet();
+        Decision d;
+        long now;
+        synchronized (limiter) {
+          now = ticker.read();
+          d = limiter.acquire(policy, PartitionKey.of("client"));
+          first.compareAndSet(Long.MIN_VALUE, now);
+          if (d.allowed()) {
+            lastAdmitted.set(now);
+          }
         }
-        answered.set(true);
-        ex.sendResponseHeaders(status, -1);
+        sent.incrementAndGet();
+        if (TRACE) {
+          PolicyOutcome o = d.outcomes().get(0);
+          System.out.printf(Locale.ROOT, "%s %s %8.3f %s r=%d t=%d (window phase %.3f)%n", algorithm, dialect.label,
+              (now - first.get()) / 1e9, d.allowed() ? "allowed" : "REFUSED", o.remaining(), o.resetSeconds(),
+              (now % (w * 1_000_000_000L)) / 1e9);
+        }
+        if (!d.allowed()) {
+          refusals.incrementAndGet();
+        }
+        dialect.write(d.outcomes().get(0), d.allowed(), now, q, w, (k, v) -> ex.getResponseHeaders().add(k, v));
+        ex.sendResponseHeaders(d.allowed() ? 200 : 429, -1);
       }
     });
     server.setExecutor(serverThreads);
     server.start();
-    URI uri = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/work");
-    HttpClient http = HttpClient.newBuilder().executor(Executors.newFixedThreadPool(2)).build();
-    HeadroomClient client = HeadroomClient.builder(http).pacing(name.endsWith("even") ? Pacing.EVEN : Pacing.BURST)
-        .retry(RetryPolicy.builder().maxAttempts(100).build()).build();
-    long intervalNanos = TimeUnit.SECONDS.toNanos(w) / (10L * q);
-    List<CompletableFuture<?>> all = new ArrayList<>();
-    long start = System.nanoTime();
-    for (int i = 0; i < n; i++) {
-      long due = start + i * intervalNanos;
-      long now;
-      while ((now = System.nanoTime()) < due) {
-        TimeUnit.NANOSECONDS.sleep(Math.min(due - now, 1_000_000));
+    ExecutorService clientThreads = Executors.newFixedThreadPool(2);
+    try {
+      URI uri = URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/work");
+      HttpClient http = HttpClient.newBuilder().executor(clientThreads).build();
+      HeadroomClient client = HeadroomClient.builder(http).pacing(pacing)
+          .retry(RetryPolicy.builder().maxAttempts(100).build()).build();
+      AtomicInteger issued = new AtomicInteger();
+      long start = System.nanoTime();
+      List<CompletableFuture<Void>> all = new ArrayList<>();
+      for (int i = 0; i < callers; i++) {
+        all.add(caller(client, uri, issued, n));
       }
-      HttpRequest request = HttpRequest.newBuilder(uri).build();
-      if (name.startsWith("headroom")) {
-        all.add(client.sendAsync(request, BodyHandlers.discarding()));
+      CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
+      double seconds = (System.nanoTime() - start) / 1e9;
+      double ideal = idealSpan(policy, first.get(), n) / 1e9;
+      return new Result(seconds, (lastAdmitted.get() - first.get()) / 1e9, ideal, refusals.get(), sent.get());
+    } finally {
+      server.stop(0);
+      serverThreads.shutdownNow();
+      clientThreads.shutdownNow();
+    }
+  }
+
+  /** One caller: sends its next request when its last one is answered, until {@code n} were issued in all. */
+  private static CompletableFuture<Void> caller(HeadroomClient client, URI uri, AtomicInteger issued, int n) {
+    if (issued.getAndIncrement() >= n) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return client.sendAsync(HttpRequest.newBuilder(uri).build(), BodyHandlers.discarding())
+        .thenCompose(r -> caller(client, uri, issued, n));
+  }
+
+  /**
+   * The ideal schedule's span: a copy of the limiter, started empty at the server's first decision,
+   * admits {@code n} requests each at the earliest instant it allows; the span from the first to the
+   * last admission.
+   */
+  static long idealSpan(QuotaPolicy policy, long firstDecision, int n) {
+    ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, firstDecision));
+    RateLimiter oracle = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    long start = ticker.read();
+    for (int admitted = 0; admitted < n;) {
+      Decision d = oracle.acquire(policy, PartitionKey.of("client"));
+      if (d.allowed()) {
+        admitted++;
       } else {
-        all.add(retryAfterPeer(http, request, 0));
+        ticker.advanceNanos(Math.max(1, d.retryAfter().toNanos()));
       }
     }
-    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
-    double seconds = (System.nanoTime() - start) / 1e9;
-    server.stop(0);
-    serverThreads.shutdownNow();
-    return new Result(seconds, refusedAfterFields.get(), sent.get());
+    return ticker.read() - start;
   }
-
-  /** The peer: send; on 429 wait Retry-After (without blocking a thread) and send again. */
-  private static CompletableFuture<HttpResponse<Void>> retryAfterPeer(HttpClient http, HttpRequest request, int attempt) {
-    return http.sendAsync(request, BodyHandlers.discarding()).thenCompose(r -> {
-      if (r.statusCode() != 429 || attempt >= 1000) {
-        return CompletableFuture.completedFuture(r);
-      }
-      long wait = r.headers().firstValue("Retry-After").map(Long::parseLong).orElse(1L);
-      return CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(wait, TimeUnit.SECONDS))
-          .thenCompose(v -> retryAfterPeer(http, request, attempt + 1));
-    });
-  }
-
 }

@@ -1,0 +1,124 @@
+package dev.headroom.client;
+
+/**
+ * One budget of a scope, as {@link BudgetTracker} keeps it: what the last report said about one
+ * policy (and partition key), counted down locally, with what the reports so far say about the
+ * server's algorithm ({@link ObservedAlgorithm}). Not thread-safe: the tracker's lock guards it.
+ */
+final class TrackedBudget {
+
+  /** Answers per budget remembered with their r, to tell which were decided before a later report. */
+  static final int RECENT = 32;
+
+  final String policy;
+  final String pk;
+  final LimitsDocument.Endpoint endpoint;
+  long remaining;
+  long resetAt;
+  long quota = -1;
+  long window = -1;
+  long lastAdmit;
+  boolean probeAtReset;
+  String source;
+  /** The vend calls this budget paces ({@link VendCall#labels()}); null for every request of the scope. */
+  String selector;
+  /** What the reports say about the server's algorithm. */
+  final ObservedAlgorithm seen = new ObservedAlgorithm();
+  /** Since when a recognised token bucket's refill is credited. */
+  long refillFrom;
+  /** The window was restarted locally: one request goes and its answer confirms it. */
+  boolean confirm;
+  /** The last {@value #RECENT} answers' reported r, by answer number (ring). */
+  private final long[] recentAnswer = new long[RECENT];
+  private final long[] recentR = new long[RECENT];
+  private int recentCount;
+
+  TrackedBudget(String policy, String pk, LimitsDocument.Endpoint endpoint) {
+    this.policy = policy;
+    this.pk = pk;
+    this.endpoint = endpoint;
+  }
+
+  /**
+   * Notes a report of this budget: what it says about the algorithm, and its r for later answers.
+   * {@code confirmed}: a window restarted at a reset not yet known to be a fixed window's is
+   * confirmed by one request alone ({@link Pacing#ADAPTIVE}), so such a reset may be narrowed too.
+   */
+  void learn(long said, long admittedAt, long receivedAt, long tNanos, long answersAtAdmit, long answerNumber,
+      boolean confirmed) {
+    seen.report(said, quota, window, admittedAt, receivedAt, tNanos, answersAtAdmit, answerNumber);
+    ObservedAlgorithm.Kind kind = seen.kind();
+    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
+        && seen.bounded()) {
+      // Reports of one fixed window bound one instant: the tightest upper bound is as safe. Until
+      // the algorithm is recognised, a reset reached this way is confirmed by one request alone.
+      resetAt = Math.min(resetAt, seen.high());
+    }
+    refillFrom = receivedAt;
+    int i = recentCount++ % RECENT;
+    recentAnswer[i] = answerNumber;
+    recentR[i] = said;
+  }
+
+  /**
+   * Of the requests answered while a report's request was on the wire (answer numbers from
+   * {@code from} up to {@code to}), how many the server certainly decided before it: those whose
+   * own report said more than {@code said}. Without a refill, {@code r} only falls as the server
+   * decides, so they came first and are counted in {@code said}. Known only without a refill:
+   * for a fixed window, or a budget not yet recognised whose policy refills less than one unit
+   * over the request's time on the wire; else 0.
+   */
+  long servedBefore(long said, long from, long to, long flight) {
+    ObservedAlgorithm.Kind kind = seen.kind();
+    boolean noRefill = kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (kind == ObservedAlgorithm.Kind.UNKNOWN
+        && quota > 0 && window > 0 && (double) flight * quota < window);
+    if (!noRefill) {
+      return 0;
+    }
+    long n = 0;
+    for (int i = 0; i < Math.min(recentCount, RECENT); i++) {
+      if (recentAnswer[i] >= from && recentAnswer[i] < to && recentR[i] > said) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Credits a recognised token bucket's refill since {@link #refillFrom}: one unit per {@code w / q},
+   * counted from the receipt of the last report (the server decided before, so the bucket holds at
+   * least this), up to the quota less the requests in flight.
+   */
+  void creditRefill(long now, int inFlight) {
+    if (quota <= 0 || window <= 0 || now >= resetAt) {
+      return;
+    }
+    double perUnit = (double) window / quota;
+    long gained = (long) ((now - refillFrom) / perUnit);
+    if (gained <= 0) {
+      return;
+    }
+    long cap = quota - inFlight;
+    remaining = Math.max(remaining, Math.min(cap, remaining + gained));
+    refillFrom = remaining >= cap ? now : refillFrom + (long) Math.ceil(gained * perUnit);
+  }
+
+  /** When this budget, spent, has its next unit: the reset, or a token bucket's next refill. */
+  long nextUnit(long now) {
+    if (seen.kind() == ObservedAlgorithm.Kind.TOKEN_BUCKET && quota > 0 && window > 0) {
+      return Math.min(resetAt, refillFrom + (long) Math.ceil((double) window / quota));
+    }
+    return resetAt;
+  }
+
+  /**
+   * The last instant a unit is sure to count in the current window: the lower bound of a fixed
+   * window's reset as learnt, else {@code t} less the second it may have been rounded up by.
+   */
+  long lastInWindow() {
+    if (seen.kind() == ObservedAlgorithm.Kind.FIXED_WINDOW && seen.bounded() && seen.high() == resetAt) {
+      return seen.low();
+    }
+    return resetAt - ObservedAlgorithm.SECOND;
+  }
+}

@@ -1,0 +1,207 @@
+package dev.headroom.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.headroom.Algorithm;
+import dev.headroom.Decision;
+import dev.headroom.InMemoryStore;
+import dev.headroom.ManualTicker;
+import dev.headroom.PartitionKey;
+import dev.headroom.RateLimiter;
+import dev.headroom.Ticker;
+import dev.headroom.http.headers.HeaderDialect;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link Pacing#ADAPTIVE}: the client recognises the server's algorithm from successive reports
+ * ({@link ObservedAlgorithm}) and spends as it allows, never past {@code r} before the reset
+ * (draft-ietf-httpapi-ratelimit-headers-09 section 7: "A client SHOULD NOT exceed the quota units
+ * conveyed by the remaining parameter before the time window expressed in the reset parameter").
+ *
+ * <p>Four callers, each sending its next request when its last is answered, ask for 50 requests
+ * from a server limiting at 10 per 5 s; the first request comes at several phases of the server's
+ * window. Time is virtual (a shared {@link ManualTicker}, {@link SteppingScheduler}): the ideal
+ * schedule is exact, a copy of the server's limiter admitting each request at the earliest instant
+ * it allows, and the server's span from its first decision to its last admission is compared with
+ * it. The last test runs on the real clock against real limiters and asserts only refusals.
+ */
+class AdaptivePacingTest {
+
+  private static final int QUOTA = 10;
+  private static final Duration WINDOW = Duration.ofSeconds(5);
+  private static final int REQUESTS = 50;
+  private static final int CALLERS = 4;
+
+  /** Seconds into the server's (epoch-aligned) window at which the first request comes. */
+  static Stream<Double> phases() {
+    return Stream.of(0.3, 1.7, 2.5, 3.9, 4.4);
+  }
+
+  static Stream<Arguments> phasesAndAlgorithms() {
+    return phases().flatMap(p -> Stream.of(Algorithm.FIXED_WINDOW, Algorithm.TOKEN_BUCKET).map(a -> Arguments.of(p, a)));
+  }
+
+  /**
+   * Against a fixed window every unit goes as soon as asked for, and the reset is learnt to within
+   * the latency (every report bounds it; an aligned window's phase carries to the next); against a
+   * token bucket the burst goes at once and then one request per refill, {@code w / q}.
+   */
+  @ParameterizedTest(name = "{1}, first request {0} s into the window")
+  @MethodSource("phasesAndAlgorithms")
+  void section7WorkTakesAtMostFivePercentMoreThanTheIdealSchedule(double phase, Algorithm algorithm) throws Exception {
+    ManualTicker ticker = startingAt(phase);
+    try (TestServer server = new TestServer(ticker,
+        Peers.headroom(HeaderDialect.IETF, algorithm).create(ticker, QUOTA, WINDOW))) {
+      runVirtual(ticker, server, Pacing.ADAPTIVE);
+      assertThat(server.count(429)).as("refusals").isZero();
+      long ideal = idealSpan(algorithm, server.log().get(0).request().atNanos());
+      assertThat(span(server)).as("span against the ideal %s ns", ideal).isBetween(ideal, ideal + ideal / 20);
+    }
+  }
+
+  /**
+   * A fixed window anchored at the client's first hit (express-rate-limit's MemoryStore) moves
+   * with the client: what is learnt about an aligned window's phase must never be carried to it.
+   */
+  @ParameterizedTest(name = "first request {0} s into a second")
+  @MethodSource("phases")
+  void aWindowAnchoredAtTheFirstHitIsNeverRefusedAndSpentAtOnce(double phase) throws Exception {
+    ManualTicker ticker = startingAt(phase);
+    TestServer.Handler store = Peers.expressMemoryStore(ticker, QUOTA, WINDOW);
+    // Each request is decided 1 to 20 ms after it was sent, as over a network: a window anchored at
+    // a request starts when that request arrives, and a phase carried over from the last one would
+    // be early whenever this one arrives sooner after it was sent.
+    java.util.Random network = new java.util.Random(15);
+    try (TestServer server = new TestServer(ticker, req -> {
+      synchronized (network) {
+        ticker.advance(Duration.ofMillis(1 + network.nextInt(20)));
+      }
+      return store.handle(req);
+    })) {
+      runVirtual(ticker, server, Pacing.ADAPTIVE);
+      assertThat(server.count(429)).as("refusals").isZero();
+      // Each window starts at its first request: the ideal is four whole windows after the first,
+      // plus the time each window's first request took to be decided.
+      long ideal = WINDOW.toNanos() * (REQUESTS / QUOTA - 1);
+      assertThat(span(server)).isBetween(ideal, ideal + ideal / 20);
+    }
+  }
+
+  /** A sliding window refills as the last window's weight decays: recognised as refilling, never refused. */
+  @ParameterizedTest(name = "first request {0} s into the window")
+  @MethodSource("phases")
+  void aSlidingWindowIsNeverRefused(double phase) throws Exception {
+    ManualTicker ticker = startingAt(phase);
+    try (TestServer server = new TestServer(ticker,
+        Peers.headroom(HeaderDialect.IETF, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW))) {
+      runVirtual(ticker, server, Pacing.ADAPTIVE);
+      assertThat(server.count(429)).as("refusals").isZero();
+      assertThat(server.count(200)).isEqualTo(REQUESTS);
+    }
+  }
+
+  /** BURST and EVEN learn a fixed window's reset too, and EVEN spends every unit within its window. */
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(value = Pacing.class, names = {"BURST", "EVEN"})
+  void section7FixedWindowUnitsAreNotLeftAtTheReset(Pacing pacing) throws Exception {
+    ManualTicker ticker = startingAt(2.5);
+    try (TestServer server = new TestServer(ticker,
+        Peers.headroom(HeaderDialect.IETF, Algorithm.FIXED_WINDOW).create(ticker, QUOTA, WINDOW))) {
+      runVirtual(ticker, server, pacing);
+      assertThat(server.count(429)).as("refusals").isZero();
+      // Ten units a window, all spent: 50 requests in five windows, the first 2.5 s long.
+      long windowNanos = WINDOW.toNanos();
+      long first = server.log().get(0).request().atNanos();
+      long lastWindow = Math.floorDiv(server.log().get(REQUESTS - 1).request().atNanos(), windowNanos);
+      assertThat(lastWindow - Math.floorDiv(first, windowNanos)).isEqualTo(REQUESTS / QUOTA - 1);
+    }
+  }
+
+  /** On the real clock, through loopback sockets, against real limiters: no refusal (no timing asserted). */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"FIXED_WINDOW", "TOKEN_BUCKET", "SLIDING_WINDOW", "express MemoryStore"})
+  void onTheRealClockNoRequestIsRefused(String server) throws Exception {
+    int quota = 4;
+    int requests = 10;
+    Duration window = Duration.ofSeconds(1);
+    Ticker ticker = Ticker.system();
+    TestServer.Handler handler = server.startsWith("express") ? Peers.expressMemoryStore(ticker, quota, window)
+        : Peers.headroom(HeaderDialect.IETF, Algorithm.valueOf(server)).create(ticker, quota, window);
+    try (TestServer s = new TestServer(ticker, handler)) {
+      HeadroomClient client = HeadroomClient.builder(Scripted.HTTP).retry(RetryPolicy.none()).build();
+      AtomicInteger issued = new AtomicInteger();
+      List<CompletableFuture<Void>> all = new ArrayList<>();
+      for (int i = 0; i < CALLERS; i++) {
+        all.add(caller(client, s, issued, requests));
+      }
+      CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+      assertThat(s.count(429)).as("refusals").isZero();
+      assertThat(s.count(200)).isEqualTo(requests);
+    }
+  }
+
+  private static ManualTicker startingAt(double phase) {
+    return ManualTicker.at(Instant.ofEpochSecond(1_800_000_000L).plusMillis(Math.round(phase * 1000)));
+  }
+
+  private static void runVirtual(ManualTicker ticker, TestServer server, Pacing pacing) throws Exception {
+    SteppingScheduler scheduler = new SteppingScheduler(ticker);
+    HeadroomClient client = HeadroomClient.builder(Scripted.HTTP).ticker(ticker).scheduler(scheduler).pacing(pacing)
+        .retry(RetryPolicy.none()).addNetworkInterceptor(scheduler.wire()).build();
+    AtomicInteger issued = new AtomicInteger();
+    List<CompletableFuture<Void>> all = new ArrayList<>();
+    for (int i = 0; i < CALLERS; i++) {
+      all.add(caller(client, server, issued, REQUESTS));
+    }
+    scheduler.run(all);
+    for (CompletableFuture<Void> f : all) {
+      f.get();
+    }
+  }
+
+  /** One caller: its next request when its last is answered, until {@code n} were issued in all. */
+  private static CompletableFuture<Void> caller(HeadroomClient client, TestServer server, AtomicInteger issued, int n) {
+    if (issued.getAndIncrement() >= n) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return client.sendAsync(HttpRequest.newBuilder(server.uri("/api/items")).build(), BodyHandlers.discarding())
+        .thenCompose(r -> caller(client, server, issued, n));
+  }
+
+  /** The server's span: from its first decision to its last admission. */
+  private static long span(TestServer server) {
+    List<TestServer.Logged> log = server.log();
+    long last = log.stream().filter(l -> l.status() == 200).mapToLong(l -> l.request().atNanos()).max().orElseThrow();
+    return last - log.get(0).request().atNanos();
+  }
+
+  /** The ideal schedule's span: a copy of the limiter admits each request at the earliest instant it allows. */
+  private static long idealSpan(Algorithm algorithm, long firstDecision) {
+    ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, firstDecision));
+    RateLimiter oracle = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    long start = ticker.read();
+    for (int admitted = 0; admitted < REQUESTS;) {
+      Decision d = oracle.acquire(Peers.policy(QUOTA, WINDOW, algorithm), PartitionKey.of("client"));
+      if (d.allowed()) {
+        admitted++;
+      } else {
+        ticker.advanceNanos(Math.max(1, d.retryAfter().toNanos()));
+      }
+    }
+    return ticker.read() - start;
+  }
+}

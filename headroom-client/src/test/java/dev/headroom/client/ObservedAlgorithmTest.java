@@ -1,0 +1,101 @@
+package dev.headroom.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.headroom.client.ObservedAlgorithm.Kind;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What successive reports of one budget say about the server's algorithm (draft-09 section 7 leaves
+ * the algorithm to the server; the reports' {@code r} and {@code t}, whole seconds rounded up per
+ * section 4.1.2, still show it). Times in milliseconds; a report is (r, admitted, received, t).
+ */
+class ObservedAlgorithmTest {
+
+  private static final long MS = 1_000_000L;
+  private static final long Q = 10;
+  private static final long W = 5_000 * MS;
+
+  private final ObservedAlgorithm seen = new ObservedAlgorithm();
+  private long answers;
+
+  private void report(long r, long admittedMs, long receivedMs, long tSeconds) {
+    seen.report(r, Q, W, admittedMs * MS, receivedMs * MS, tSeconds * 1_000 * MS, answers, answers);
+    answers++;
+  }
+
+  @Test
+  void aFixedWindowIsRecognisedByItsJumpAndItsResetNarrowedByEveryReport() {
+    // The window resets at 12.30 s.
+    report(9, 10_000, 10_010, 3);
+    assertThat(seen.low()).isEqualTo(12_000 * MS);
+    assertThat(seen.high()).isEqualTo(13_010 * MS);
+    report(8, 10_500, 10_510, 2);
+    assertThat(seen.low()).isEqualTo(12_000 * MS);
+    assertThat(seen.high()).isEqualTo(12_510 * MS);
+    assertThat(seen.kind()).isEqualTo(Kind.UNKNOWN);
+    // Past the reset r is back near the quota: the jump.
+    report(9, 12_520, 12_530, 5);
+    assertThat(seen.kind()).isEqualTo(Kind.FIXED_WINDOW);
+    assertThat(seen.high()).isEqualTo(17_530 * MS);
+  }
+
+  @Test
+  void anAlignedFixedWindowCarriesItsPhaseToTheNextWindow() {
+    report(9, 10_000, 10_010, 3);
+    report(8, 10_500, 10_510, 2);
+    // Reset in (12.00, 12.51]; the next window's first request at 12.52 s.
+    report(9, 12_520, 12_530, 5);
+    assertThat(seen.aligned()).isFalse();
+    assertThat(seen.alignmentProbe()).hasValue((12_520 + 5_000 - 1_000 - 50) * MS);
+    // The held-back unit, decided at 16.47 s, says t=1: the reset is at most 17.48 s, before the
+    // window's first request plus w (17.52 s), which a window anchored at that request never is.
+    report(0, 16_470, 16_480, 1);
+    assertThat(seen.aligned()).isTrue();
+    assertThat(seen.high()).isEqualTo(17_480 * MS);
+    // The next window is narrowed by this one's bounds, moved on by w.
+    report(9, 17_490, 17_500, 5);
+    assertThat(seen.low()).isEqualTo(21_520 * MS);
+    assertThat(seen.high()).isEqualTo(22_480 * MS);
+  }
+
+  @Test
+  void aWindowAnchoredAtItsFirstRequestIsNeverTakenForAligned() {
+    // express-rate-limit's MemoryStore: each window ends w after its first request was decided.
+    report(9, 0, 10, 5);
+    report(0, 20, 30, 5);
+    report(9, 5_010, 5_020, 5);
+    report(0, 5_030, 5_040, 5);
+    report(0, 9_020, 9_030, 1);
+    assertThat(seen.kind()).isEqualTo(Kind.FIXED_WINDOW);
+    assertThat(seen.aligned()).isFalse();
+  }
+
+  @Test
+  void aTokenBucketRefillsBeforeTheResetAndSaysTheTimeUntilFull() {
+    // q=10 per 5 s: one unit per 0.5 s; t = (q - r) * 0.5 s rounded up.
+    report(9, 0, 10, 1);
+    report(8, 20, 30, 1);
+    report(7, 40, 50, 2);
+    // 1.2 s later, two units have come back.
+    report(8, 1_250, 1_260, 1);
+    assertThat(seen.kind()).isEqualTo(Kind.TOKEN_BUCKET);
+  }
+
+  @Test
+  void aSlidingWindowRefillsButIsNoTokenBucket() {
+    // Two-counter sliding window: t is the time until the estimate is empty, beyond w here.
+    report(9, 0, 10, 3);
+    report(8, 20, 30, 6);
+    report(7, 40, 50, 7);
+    assertThat(seen.kind()).isEqualTo(Kind.REFILLING);
+  }
+
+  @Test
+  void answersOutOfOrderAreNoRefill() {
+    // Two requests admitted together; the one decided first (r=8) is answered last.
+    seen.report(7, Q, W, 0, 10 * MS, 2_000 * MS, 0, 0);
+    seen.report(8, Q, W, 0, 12 * MS, 2_000 * MS, 0, 1);
+    assertThat(seen.kind()).isEqualTo(Kind.UNKNOWN);
+  }
+}
