@@ -8,13 +8,24 @@ import java.util.List;
  *
  * <p>Decisions on tracked keys are lock-free (one probe of an open-addressing table and one
  * compare-and-set per policy; see {@link RateLimiter#tryAcquire} for the path that allocates nothing).
- * Memory is bounded by {@link Builder#maxKeys(long)}: keys whose state has expired are forgotten
- * (an expired key is indistinguishable from a new one), and when the store is full of live keys a
- * new key evicts the live key closest to expiry among a small sample. The evicted partition forgets
- * its count and may be admitted up to one more quota: that is the documented price of a flood of
- * distinct keys, in exchange for memory that never grows beyond the bound. Expiry is judged on the
- * sample, so a few live keys can be evicted while expired keys remain elsewhere in the store;
- * {@link #evictedLiveKeys()} counts every live eviction.
+ * Memory is bounded by {@link Builder#maxKeys(long)}: keys whose state is at rest (a full bucket, a
+ * past window, no live lease: indistinguishable from a new key) are forgotten first; when a sample
+ * of keys holds none, the least consumed live key of the sample is evicted, and what it had used is
+ * folded into a fixed-size sketch of the policy's forgotten keys.
+ *
+ * <p><b>A flood of distinct keys buys no quota.</b> A key that returns after eviction starts from
+ * what the sketch remembers of it. A caller refused at its quota comes back refused until its use
+ * expires, however many keys pushed it out: refused at 50 of 50 in a one-hour window, it stays
+ * refused until that window ends; a token bucket's TAT comes back no earlier; leases held stay held
+ * until they time out. A caller below its quota comes back with its own use, unless all four of
+ * its sketch cells were taken by keys at least as heavy (about 5 in 100 million with 1,000 such
+ * keys at the default bound); then it starts at rest. A collision can also make a key start with
+ * more use than its own: refused early, never admitted extra. The sketch takes fixed memory per
+ * policy that evicts a live key (8 MiB at most at the default bound; {@code ForgottenUse} has the
+ * sizes and odds).
+ *
+ * <p>{@link #evictedLiveKeys()}, {@link #evictedRestingKeys()} and {@link #restoredKeys()} count
+ * what eviction did.
  *
  * <pre>{@code
  * Store store = InMemoryStore.builder().maxKeys(1_000_000).build();
@@ -26,9 +37,11 @@ public final class InMemoryStore implements Store {
   public static final long DEFAULT_MAX_KEYS = 1_000_000;
 
   private final LocalStore engine;
+  private final long maxKeys;
 
   private InMemoryStore(Builder b) {
     this.engine = new LocalStore(b.ticker, b.maxKeys);
+    this.maxKeys = b.maxKeys;
   }
 
   public static Builder builder() {
@@ -70,9 +83,24 @@ public final class InMemoryStore implements Store {
     return engine.size();
   }
 
-  /** How many live keys were evicted because the store was full (each may over-admit once). */
+  /** How many live keys were evicted because the store was full; each one's use was remembered. */
   public long evictedLiveKeys() {
     return engine.evictedLive();
+  }
+
+  /** How many keys at rest (equal to absent keys) were forgotten to make room or by a sweep. */
+  public long evictedRestingKeys() {
+    return engine.evictedResting();
+  }
+
+  /** How many keys came back after eviction and started from the use remembered of them. */
+  public long restoredKeys() {
+    return engine.restored();
+  }
+
+  /** The bound on tracked keys this store was built with. */
+  public long maxKeys() {
+    return maxKeys;
   }
 
   /** Builds an {@link InMemoryStore}. */

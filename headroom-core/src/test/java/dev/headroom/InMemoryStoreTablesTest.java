@@ -138,7 +138,9 @@ class InMemoryStoreTablesTest {
     for (int i = 0; i < 100; i++) {
       assertThat(limiter.tryAcquire(p, PartitionKey.of("new-" + i))).isTrue();
     }
-    assertThat(store.trackedKeys()).isEqualTo(100);
+    // a sample removes every key at rest it sees, so the store may end below its bound
+    assertThat(store.trackedKeys()).isBetween(90L, 100L);
+    assertThat(store.evictedRestingKeys()).isEqualTo(100 + 100 - store.trackedKeys());
     assertThat(store.evictedLiveKeys()).isZero();
   }
 
@@ -151,8 +153,9 @@ class InMemoryStoreTablesTest {
     assertThat(limiter.tryAcquire(p, hot)).isTrue();
     assertThat(limiter.tryAcquire(p, PartitionKey.of("other"))).isTrue(); // evicts "hot", live
     assertThat(store.evictedLiveKeys()).isEqualTo(1);
-    assertThat(limiter.tryAcquire(p, hot)).as("forgotten: a fresh bucket").isTrue();
-    assertThat(limiter.tryAcquire(p, hot)).isTrue();
+    assertThat(limiter.tryAcquire(p, hot)).as("remembered: one of two units left").isTrue();
+    assertThat(store.restoredKeys()).isEqualTo(1);
+    assertThat(limiter.tryAcquire(p, hot)).isFalse();
     assertThat(limiter.tryAcquire(p, hot)).isFalse();
     assertThat(store.trackedKeys()).isEqualTo(1);
   }

@@ -13,13 +13,13 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The engine of {@link dev.headroom.InMemoryStore}.
  *
  * <h2>Layout</h2>
- * One {@link Table} per policy name and algorithm (a changed policy with the same name and
+ * One {@link PolicyPartitions} per policy name and algorithm (a changed policy with the same name and
  * algorithm keeps its counters, so a configuration reload resets nothing), each holding a
  * {@link PartitionTable}: an open-addressing table of the partition keys' strings and one state per
  * key, a {@code long} (the GCRA theoretical arrival time) for token buckets, an immutable
@@ -28,7 +28,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #tryAcquire} path, and a fixed-window one allocates only the new state when it admits.
  * A policy instance finds its table through a small direct-mapped cache checked by identity
  * ({@link #RECENT_BINDINGS} slots), so a decision does no map lookup; the map behind it is visited
- * once per policy instance (and again only when two instances in use share a cache slot). The algorithms themselves are the pure functions of {@link Gcra},
+ * once per policy instance (and again only when two instances in use share a cache slot). The
+ * algorithms themselves are the pure functions of {@link Gcra},
  * {@link FixedWindow}, {@link SlidingWindow} and {@link Concurrency}; this class only stores their
  * states.
  *
@@ -39,37 +40,51 @@ import java.util.concurrent.locks.ReentrantLock;
  * commits already made are refunded. The refusal is then exact, and the refunded units were held
  * only for that instant.
  *
- * <h2>Bounded memory</h2>
- * At most {@code maxKeys} keys are tracked: a new key reserves its place in {@link #size} before it
- * is inserted. A key whose state has expired (a full bucket, a past window, no live lease) equals
- * an absent key and is removed whenever the evictor passes it. The evictor runs when a new key
- * arrives at a full store, and for a small slice every {@link #SWEEP_INTERVAL} new keys. When the
- * store is full of live keys, the new key evicts the live key closest to expiry among
- * {@link #EVICTION_SAMPLE} sampled ones: that partition forgets its count (it may be admitted up
- * to one quota more than the policy allows), which is the documented price of a flood of distinct
- * keys; memory stays bounded. An evicted key's state is first retired by CAS, so a decision racing
- * with the eviction either lands before it or sees the retirement and starts again on a fresh key:
- * no update is lost. Admitting a new key takes its table's lock; decisions on tracked keys never
- * do, except that one on a key being moved by a table rebuild waits for the rebuild to finish
- * ({@link PartitionTable}). Expiry is judged on the sample: when every key of a sample is live, one
- * of them is evicted even if expired keys remain elsewhere, so a few live evictions can happen
- * before the store is truly full of live keys; each one is counted. A new key reserves its place
- * before it enters a table, so inserts racing at a full store never take the count above
- * {@code maxKeys}.
+ * <h2>Bounded memory, and what a flood cannot buy</h2>
+ * At most {@code maxKeys} keys are tracked. A key whose state is at rest (a full bucket, a past
+ * window, no live lease) equals an absent key and costs nothing to forget. When a new key arrives
+ * at a full store, its own table ({@link PolicyPartitions}) samples {@link
+ * PolicyPartitions#EVICTION_SAMPLE} keys from the new key's home slot on (hashes are spread, so the
+ * sample is random; the slot it frees is usually on the new key's own probe path): the keys at rest
+ * among them are removed; if none was, one other table is sampled for keys at rest; only then is
+ * the <em>least consumed</em> live key of the sample evicted (share of its quota used; lease
+ * holders last), and its state is folded into the table's {@link ForgottenUse} sketch. A key
+ * entering a table starts from what the sketch remembers of it.
+ *
+ * <p><b>Guarantee:</b> a key refused at its quota never gets fresh quota through eviction and
+ * return: it comes back refusing until its use expires, for every algorithm (a window's count no
+ * smaller, a TAT no earlier, held leases held until they time out), however many keys pushed it
+ * out. Worked numbers, the issue's scenario: {@code maxKeys = 1,000}, a key refused at 50 of 50 in
+ * a one-hour fixed window at 12:10, then 10,000 distinct keys of one request each. The 10,000 keys
+ * take the store's places in turn; the refused key, the most consumed, is the last any sample
+ * picks, and if it is picked its 50 units go into the sketch, where a flood of one-unit keys cannot
+ * displace them. It is refused at 12:10, refused at 12:59:59.999, and admitted at 13:00. A key
+ * below its quota comes back with its own use when one of its sketch cells still names it; only if
+ * all four were taken by keys at least as heavy does it come back at rest (odds in
+ * {@link ForgottenUse}: 5 in 100 million for 1,000 such keys at the default bound). The price
+ * moves to the other side: a returning key can come back with a neighbour's larger use (refused
+ * early, never admitted extra), and a newcomer whose four cells all hold refused keys starts
+ * refused, the collateral of a flood of exhausted keys (chance {@code (r/W)^4}).
+ *
+ * <p>Eviction takes only the lock of the table that loses the key, the same lock an insert into
+ * that table takes anyway (a new key evicts from its own table first, within one critical
+ * section); another table is only ever tried with {@code tryLock}, so there is no global evictor
+ * and no lock order to deadlock on. An evicted key's state is first retired by CAS, so a decision
+ * racing with the eviction either lands before it (and is folded with the state) or sees the
+ * retirement and starts again on the returning key: no update is lost. A new key reserves its
+ * place in {@link #size} under its table's lock right before it enters the table, so inserts racing
+ * at a full store never take the count above {@code maxKeys}. Every {@link #SWEEP_INTERVAL}
+ * inserts into a table, the inserting thread also removes keys at rest among the next
+ * {@link #SWEEP_SLICE} keys of that table. {@link #evictedResting}, {@link #evictedLive} and
+ * {@link #restored} count what happened.
  */
 public final class LocalStore {
 
-  /** How many live keys the evictor looks at to choose a live victim when the store is full. */
-  static final int EVICTION_SAMPLE = 16;
-
-  /** Every this many new keys, the evictor sweeps a slice of the store for expired keys. */
+  /** Every this many new keys in a table, the inserting thread sweeps a slice of it for keys at rest. */
   static final int SWEEP_INTERVAL = 1024;
 
-  /** How many live keys one periodic sweep looks at. */
+  /** How many keys one periodic sweep looks at. */
   static final int SWEEP_SLICE = 256;
-
-  /** A sweep looks at no more than this many slots (empty ones included) per live key it wants. */
-  static final int SWEEP_SCAN_FACTOR = 8;
 
   /** The TAT of a key never seen: far in the past, so the bucket is full. */
   static final long EMPTY_TAT = Long.MIN_VALUE + 1;
@@ -81,72 +96,25 @@ public final class LocalStore {
 
   private final ConcurrentHashMap<QuotaPolicy, Binding> bindings = new ConcurrentHashMap<>();
   private final Binding[] recent = new Binding[RECENT_BINDINGS];
-  private final ConcurrentHashMap<String, Table> tablesByName = new ConcurrentHashMap<>();
-  private final CopyOnWriteArrayList<Table> tables = new CopyOnWriteArrayList<>();
+  private final ConcurrentHashMap<String, PolicyPartitions> tablesByName = new ConcurrentHashMap<>();
+  private final CopyOnWriteArrayList<PolicyPartitions> tables = new CopyOnWriteArrayList<>();
   private final AtomicLong size = new AtomicLong();
-  private final AtomicLong insertions = new AtomicLong();
-  private final AtomicLong evictedLive = new AtomicLong();
+  private final LongAdder evictedResting = new LongAdder();
+  private final LongAdder evictedLive = new LongAdder();
+  private final LongAdder restored = new LongAdder();
   private final AtomicLong leaseIds = new AtomicLong();
-  private final ReentrantLock evictor = new ReentrantLock();
-  private int cursorTable; // guarded by evictor
-  private int cursorSlot; // guarded by evictor
+  private final int sketchWidth;
 
   public LocalStore(Ticker ticker, long maxKeys) {
     this.ticker = ticker;
     this.maxKeys = maxKeys;
-  }
-
-  /** The keys of one policy name and algorithm, and the latest version of that policy. */
-  private static final class Table implements PartitionTable.StateTest {
-    final Algorithm algorithm;
-    volatile QuotaPolicy policy;
-    final PartitionTable partitions;
-
-    Table(QuotaPolicy policy) {
-      this.algorithm = policy.algorithm();
-      this.policy = policy;
-      this.partitions = new PartitionTable(algorithm == Algorithm.TOKEN_BUCKET);
-    }
-
-    Object initialRef() {
-      switch (algorithm) {
-        case TOKEN_BUCKET:
-          return null;
-        case CONCURRENCY:
-          return Concurrency.Leases.EMPTY;
-        default:
-          return WindowState.EMPTY;
-      }
-    }
-
-    /** When a state will equal an absent key's. */
-    long expiresAt(Object ref) {
-      QuotaPolicy p = policy;
-      switch (algorithm) {
-        case FIXED_WINDOW:
-          return FixedWindow.expiresAt(p, (WindowState) ref);
-        case SLIDING_WINDOW:
-          return SlidingWindow.expiresAt(p, (WindowState) ref);
-        default:
-          return Concurrency.expiresAt((Concurrency.Leases) ref);
-      }
-    }
-
-    @Override
-    public boolean expiredWord(long word, long now) {
-      return Gcra.expiresAt(word) <= now;
-    }
-
-    @Override
-    public boolean expiredRef(Object ref, long now) {
-      return expiresAt(ref) <= now;
-    }
+    this.sketchWidth = ForgottenUse.widthFor(maxKeys);
   }
 
   /** One version of a policy bound to its table, with its GCRA constants computed once. */
   private static final class Binding {
     final QuotaPolicy policy;
-    final Table table;
+    final PolicyPartitions table;
     /** The table's partitions, one indirection fewer on every decision. */
     final PartitionTable partitions;
     /** Whether the states are GCRA words (a token bucket). */
@@ -156,7 +124,7 @@ public final class LocalStore {
     final long interval;
     final long tolerance;
 
-    Binding(QuotaPolicy policy, Table table) {
+    Binding(QuotaPolicy policy, PolicyPartitions table) {
       this.policy = policy;
       this.table = table;
       this.partitions = table.partitions;
@@ -186,8 +154,8 @@ public final class LocalStore {
     Binding b = bindings.get(policy);
     if (b == null) {
       String id = policy.name() + '\u0000' + policy.algorithm().token();
-      Table t = tablesByName.computeIfAbsent(id, k -> {
-        Table created = new Table(policy);
+      PolicyPartitions t = tablesByName.computeIfAbsent(id, k -> {
+        PolicyPartitions created = new PolicyPartitions(policy, sketchWidth);
         tables.add(created);
         return created;
       });
@@ -206,135 +174,110 @@ public final class LocalStore {
 
   // ---------------------------------------------------------------- keys
 
-  /** Adds {@code key} to the table unless present, within the bound on tracked keys. */
-  private void add(Table t, String key, int hash) {
-    reserve();
-    boolean added;
+  /**
+   * Adds {@code key} to the table unless present, within the bound on tracked keys, starting from
+   * what the table's sketch remembers of it.
+   */
+  private void add(PolicyPartitions t, String key, int hash) {
+    PartitionTable pt = t.partitions;
+    pt.lock.lock();
     try {
-      added = t.partitions.insert(key, hash, EMPTY_TAT, t.initialRef());
-    } catch (RuntimeException | Error e) {
-      size.decrementAndGet();
-      throw e;
-    }
-    if (!added) {
-      size.decrementAndGet(); // another thread added it
-      return;
-    }
-    if (insertions.incrementAndGet() % SWEEP_INTERVAL == 0 && evictor.tryLock()) {
-      try {
-        sweep(SWEEP_SLICE, false);
-      } finally {
-        evictor.unlock();
+      if (pt.slots().find(key, hash) >= 0) {
+        return; // another thread added it
       }
+      long now = ticker.read();
+      reserve(t, now, hash);
+      try {
+        long word = pt.words ? t.startingWord(key, now, EMPTY_TAT) : 0;
+        Object ref = pt.words ? null : t.startingRef(key, now);
+        pt.insertAbsent(key, hash, word, ref);
+        if (t.remembered(word, ref)) {
+          restored.increment();
+        }
+      } catch (RuntimeException | Error e) {
+        size.decrementAndGet();
+        throw e;
+      }
+      if (++t.insertions % SWEEP_INTERVAL == 0) {
+        int removed = t.sweep(SWEEP_SLICE, now);
+        size.addAndGet(-removed);
+        evictedResting.add(removed);
+      }
+    } finally {
+      pt.lock.unlock();
     }
   }
 
-  /** Takes one place in {@link #size}, evicting first when the store is full. */
-  private void reserve() {
+  /**
+   * Takes one place in {@link #size}, evicting first when the store is full: from {@code t}, whose
+   * lock the caller holds, else from another table whose lock is free.
+   */
+  private void reserve(PolicyPartitions t, long now, int hash) {
     for (;;) {
       long n = size.get();
       if (n < maxKeys) {
         if (size.compareAndSet(n, n + 1)) {
           return;
         }
-      } else if (makeRoom() == 0) {
-        Thread.onSpinWait(); // only places reserved by inserts in flight: they end soon
+        continue;
       }
-    }
-  }
-
-  private int makeRoom() {
-    evictor.lock();
-    try {
       int removed = 0;
-      while (size.get() >= maxKeys) {
-        int r = sweep(EVICTION_SAMPLE, true);
-        if (r == 0) {
-          break;
+      if (t.partitions.liveLocked() > 0) {
+        boolean alone = tables.size() < 2;
+        int[] r = t.evictSample(now, alone, hash);
+        removed = r[0] + r[1];
+        evictedResting.add(r[0]);
+        evictedLive.add(r[1]);
+        if (removed == 0 && !alone) {
+          removed = evictElsewhere(t, now, false); // a key at rest elsewhere costs less than a live one here
+          if (removed == 0) {
+            r = t.evictSample(now, true, hash);
+            removed = r[0] + r[1];
+            evictedResting.add(r[0]);
+            evictedLive.add(r[1]);
+          }
         }
-        removed += r;
+      } else {
+        removed = evictElsewhere(t, now, true);
       }
-      return removed;
-    } finally {
-      evictor.unlock();
+      if (removed > 0) {
+        size.addAndGet(-removed);
+      } else {
+        Thread.onSpinWait(); // the keys are in tables busy with inserts of their own: they end soon
+      }
     }
   }
 
   /**
-   * Looks at up to {@code budget} keys from the rotating cursor, removes the expired ones, and
-   * when {@code forceOne} and none expired, the live one closest to expiry. Returns keys removed.
-   * Holds {@link #evictor}.
+   * Samples one other table whose lock is free (keys at rest only, unless {@code force} and the
+   * table has no other choice). Counts what it removed; returns how many.
    */
-  private int sweep(int budget, boolean forceOne) {
-    int tableCount = tables.size();
-    if (tableCount == 0) {
+  private int evictElsewhere(PolicyPartitions t, long now, boolean force) {
+    int n = tables.size();
+    if (n < 2) {
       return 0;
     }
-    long now = ticker.read();
-    int removed = 0;
-    int seen = 0;
-    int scanned = 0;
-    int scanLimit = budget * SWEEP_SCAN_FACTOR;
-    int tablesDone = 0;
-    Table victimTable = null;
-    PartitionTable.Slots victimSlots = null;
-    int victimSlot = -1;
-    long victimExpiry = Long.MAX_VALUE;
-    while (seen < budget && scanned < scanLimit && tablesDone <= tableCount) {
-      if (cursorTable >= tableCount) {
-        cursorTable = 0;
+    int start = java.util.concurrent.ThreadLocalRandom.current().nextInt(n);
+    for (int j = 0; j < n; j++) {
+      PolicyPartitions other = tables.get((start + j) % n);
+      if (other == t || !other.partitions.lock.tryLock()) {
+        continue;
       }
-      Table t = tables.get(cursorTable);
-      PartitionTable pt = t.partitions;
-      pt.lock.lock();
-      int capacity;
       try {
-        PartitionTable.Slots s = pt.slots();
-        capacity = s.capacity();
-        while (seen < budget && scanned < scanLimit && cursorSlot < capacity) {
-          int i = cursorSlot++;
-          scanned++;
-          Object k = s.key(i);
-          if (k == null || k == PartitionTable.TOMBSTONE) {
-            continue;
-          }
-          seen++;
-          if (pt.evict(s, i, now, t, false)) {
-            size.decrementAndGet();
-            removed++;
-          } else if (forceOne) {
-            long expiry = pt.words ? Gcra.expiresAt(s.word(i)) : t.expiresAt(s.ref(i));
-            if (expiry < victimExpiry) {
-              victimExpiry = expiry;
-              victimTable = t;
-              victimSlots = s;
-              victimSlot = i;
-            }
-          }
+        if (other.partitions.liveLocked() == 0) {
+          continue;
+        }
+        int[] r = other.evictSample(now, force);
+        evictedResting.add(r[0]);
+        evictedLive.add(r[1]);
+        if (r[0] + r[1] > 0 || !force) {
+          return r[0] + r[1];
         }
       } finally {
-        pt.lock.unlock();
-      }
-      if (cursorSlot >= capacity) {
-        cursorSlot = 0;
-        cursorTable++;
-        tablesDone++;
+        other.partitions.lock.unlock();
       }
     }
-    if (forceOne && removed == 0 && victimTable != null) {
-      PartitionTable pt = victimTable.partitions;
-      pt.lock.lock();
-      try {
-        if (pt.slots() == victimSlots && pt.evict(victimSlots, victimSlot, now, victimTable, true)) {
-          size.decrementAndGet();
-          evictedLive.incrementAndGet();
-          removed++;
-        }
-      } finally {
-        pt.lock.unlock();
-      }
-    }
-    return removed;
+    return 0;
   }
 
   // ---------------------------------------------------------------- decisions
@@ -378,6 +321,12 @@ public final class LocalStore {
           pt.awaitStructure();
           break; // evicted or moved: look the key up again
         }
+        if (!s.holds(i, key)) {
+          break; // the slot was reused: look the key up again
+        }
+        if (s.ref(i) != state) {
+          continue; // see PartitionTable, "Tombstone reuse": the state must be there all along
+        }
         WindowState next = FixedWindow.tryAcquire((WindowState) state, now, cost, b.windowNanos, b.quota);
         if (next == null) {
           return false;
@@ -399,18 +348,31 @@ public final class LocalStore {
         add(b.table, key, hash);
         continue;
       }
+      long generation = s.tag(i);
+      if (!s.holds(i, key)) {
+        continue; // the slot was reused: look the key up again
+      }
       for (;;) {
         long tat = s.word(i);
         if (tat == PartitionTable.RETIRED_WORD || tat == PartitionTable.MOVED_WORD) {
           pt.awaitStructure();
           break; // evicted or moved: look the key up again
         }
+        if (s.tag(i) != generation) {
+          break; // reused since the key was checked: the word may be another key's
+        }
         long next = cost > b.quota ? Long.MIN_VALUE : Gcra.tryAcquire(tat, now, cost, b.interval, b.tolerance);
         if (next == Long.MIN_VALUE) {
           return false;
         }
-        if (next == tat || s.casWord(i, tat, next)) {
+        if (next == tat) {
           return true;
+        }
+        if (s.casWord(i, tat, next)) {
+          if (s.tag(i) == generation) {
+            return true;
+          }
+          break; // reused around the CAS: count the units spent wherever they landed, decide again
         }
       }
     }
@@ -487,18 +449,40 @@ public final class LocalStore {
     for (;;) {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
+      if (i < 0) {
+        return peekAbsent(b, key, now, cost);
+      }
       if (pt.words) {
-        long tat = i < 0 ? EMPTY_TAT : s.word(i);
+        long generation = s.tag(i);
+        long tat = s.word(i);
         if (tat != PartitionTable.RETIRED_WORD && tat != PartitionTable.MOVED_WORD) {
-          return evaluateTat(b, tat, now, cost);
+          if (s.holds(i, key) && s.tag(i) == generation) {
+            return evaluateTat(b, tat, now, cost);
+          }
+          continue; // the slot was reused: look the key up again
         }
       } else {
-        Object state = i < 0 ? b.table.initialRef() : s.ref(i);
+        Object state = s.ref(i);
         if (state != PartitionTable.RETIRED && state != PartitionTable.MOVED) {
-          return evaluateRef(b, state, now, cost, 0);
+          if (s.holds(i, key) && s.ref(i) == state) {
+            return evaluateRef(b, state, now, cost, 0);
+          }
+          continue;
         }
       }
       pt.awaitStructure();
+    }
+  }
+
+  /** Evaluates a key not tracked from what the sketch remembers of it (under the table's lock). */
+  private Evaluation peekAbsent(Binding b, String key, long now, long cost) {
+    PolicyPartitions t = b.table;
+    t.partitions.lock.lock();
+    try {
+      return t.partitions.words ? evaluateTat(b, t.startingWord(key, now, EMPTY_TAT), now, cost)
+          : evaluateRef(b, t.startingRef(key, now), now, cost, 0);
+    } finally {
+      t.partitions.lock.unlock();
     }
   }
 
@@ -508,6 +492,7 @@ public final class LocalStore {
 
   private Evaluation commit(Binding b, String key, int hash, long now, long cost, long leaseId) {
     PartitionTable pt = b.table.partitions;
+    outer:
     for (;;) {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
@@ -516,17 +501,30 @@ public final class LocalStore {
         continue;
       }
       if (pt.words) {
+        long generation = s.tag(i);
+        if (!s.holds(i, key)) {
+          continue; // the slot was reused: look the key up again
+        }
         for (;;) {
           long tat = s.word(i);
           if (tat == PartitionTable.RETIRED_WORD || tat == PartitionTable.MOVED_WORD) {
             break;
           }
+          if (s.tag(i) != generation) {
+            continue outer;
+          }
           long next = cost > b.quota ? Long.MIN_VALUE : Gcra.tryAcquire(tat, now, cost, b.interval, b.tolerance);
           if (next == Long.MIN_VALUE) {
             return evaluateTat(b, tat, now, cost);
           }
-          if (next == tat || s.casWord(i, tat, next)) {
+          if (next == tat) {
             return allowedTat(b, next, now);
+          }
+          if (s.casWord(i, tat, next)) {
+            if (s.tag(i) == generation) {
+              return allowedTat(b, next, now);
+            }
+            continue outer; // reused around the CAS: units spent wherever they landed, decide again
           }
         }
       } else {
@@ -534,6 +532,12 @@ public final class LocalStore {
           Object state = s.ref(i);
           if (state == PartitionTable.RETIRED || state == PartitionTable.MOVED) {
             break;
+          }
+          if (!s.holds(i, key)) {
+            continue outer;
+          }
+          if (s.ref(i) != state) {
+            continue;
           }
           Evaluation e = evaluateRef(b, state, now, cost, leaseId);
           if (!e.allowed || e.state == state || s.casRef(i, state, e.state)) {
@@ -640,6 +644,26 @@ public final class LocalStore {
       java.util.function.UnaryOperator<Object> refFunction, java.util.function.LongUnaryOperator wordFunction) {
     int hash = key.hashCode();
     PartitionTable pt = b.table.partitions;
+    // A refund of a token bucket holds the lock: no slot is reused meanwhile, so the units given
+    // back cannot land on a key that took the slot (which would admit extra; a charge landing there
+    // only refuses early, and is made again on the right key).
+    boolean locked = pt.words && !addIfAbsent;
+    if (locked) {
+      pt.lock.lock();
+    }
+    try {
+      updateLoop(b, key, hash, now, addIfAbsent, refFunction, wordFunction);
+    } finally {
+      if (locked) {
+        pt.lock.unlock();
+      }
+    }
+  }
+
+  private void updateLoop(Binding b, String key, int hash, long now, boolean addIfAbsent,
+      java.util.function.UnaryOperator<Object> refFunction, java.util.function.LongUnaryOperator wordFunction) {
+    PartitionTable pt = b.table.partitions;
+    outer:
     for (;;) {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
@@ -651,14 +675,27 @@ public final class LocalStore {
         continue;
       }
       if (pt.words) {
+        long generation = s.tag(i);
+        if (!s.holds(i, key)) {
+          continue;
+        }
         for (;;) {
           long tat = s.word(i);
           if (tat == PartitionTable.RETIRED_WORD || tat == PartitionTable.MOVED_WORD) {
             break;
           }
+          if (s.tag(i) != generation) {
+            continue outer;
+          }
           long next = wordFunction.applyAsLong(tat);
-          if (next == tat || s.casWord(i, tat, next)) {
+          if (next == tat) {
             return;
+          }
+          if (s.casWord(i, tat, next)) {
+            if (s.tag(i) == generation) {
+              return;
+            }
+            continue outer; // a charge (refunds hold the lock) that may have gone astray: charge again
           }
         }
       } else {
@@ -666,6 +703,12 @@ public final class LocalStore {
           Object state = s.ref(i);
           if (state == PartitionTable.RETIRED || state == PartitionTable.MOVED) {
             break;
+          }
+          if (!s.holds(i, key)) {
+            continue outer;
+          }
+          if (s.ref(i) != state) {
+            continue;
           }
           Object next = refFunction.apply(state);
           if (next == state || s.casRef(i, state, next)) {
@@ -682,8 +725,33 @@ public final class LocalStore {
     return size.get();
   }
 
-  /** Live (not yet expired) keys evicted because the store was full, since creation. */
+  /** Live keys evicted because the store was full, since creation; each was folded into a sketch. */
   public long evictedLive() {
-    return evictedLive.get();
+    return evictedLive.sum();
+  }
+
+  /** Keys at rest (equal to absent keys) removed to make room or by a sweep, since creation. */
+  public long evictedResting() {
+    return evictedResting.sum();
+  }
+
+  /** Keys that entered a table with the use the sketch remembered of them, since creation. */
+  public long restored() {
+    return restored.sum();
+  }
+
+  /**
+   * Probe lengths over every table's keys: {@code {longest, total, keys}} (see
+   * {@link PartitionTable.Slots#probeLengths}). For tests and diagnostics.
+   */
+  long[] probeLengths() {
+    long[] all = new long[3];
+    for (PolicyPartitions t : tables) {
+      long[] p = t.partitions.slots().probeLengths();
+      all[0] = Math.max(all[0], p[0]);
+      all[1] += p[1];
+      all[2] += p[2];
+    }
+    return all;
   }
 }

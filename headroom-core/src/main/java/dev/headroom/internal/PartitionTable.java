@@ -20,30 +20,58 @@ import java.util.concurrent.locks.ReentrantLock;
  * used, and a decision touches three cache lines.
  *
  * <p>A probe compares the stored hash before it touches another key's {@code String}: a lookup
- * that passes a long run of other keys (runs grow with churn, as tombstones are not reused) then
- * costs reads of two arrays, not one likely cache miss per key passed. Reference tables (windows,
- * leases) keep no hash array: their 4 bytes per slot would take a fixed-window key past one fifth
- * of Bucket4j's memory (BENCHMARKS.md, "Memory per tracked key"), so they read the key's cached
- * {@code String} hash as before.
+ * that passes a run of other keys then costs reads of two arrays, not one likely cache miss per key
+ * passed. Word tables keep the hash in the low half of a {@code long} <em>tag</em> whose high half
+ * is the slot's generation (below); a token-bucket slot thus costs 24 bytes. Reference tables
+ * (windows, leases) keep no tag array: their 8 bytes per slot would take a fixed-window key past
+ * one fifth of Bucket4j's memory (BENCHMARKS.md, "Memory per tracked key"), so they read the key's
+ * cached {@code String} hash, and the identity of their immutable states serves as generation.
  *
  * <p>Keys are found by linear probing from a Fibonacci hash of {@code String.hashCode()} (cached in
  * the string). Lookups take no lock: a slot's key goes from {@code null} to a key to
  * {@link #TOMBSTONE} and never back within one {@link Slots}, so a reader that finds a key at a
  * slot has found that key's one and only slot, and a reader that misses a key being inserted
- * simply takes the insert path, which looks again under the lock.
+ * simply takes the insert path, which looks again under the lock. A slot's key goes from
+ * {@code null} to a key to {@link #TOMBSTONE} and, since tombstones are reused, to another key
+ * again; a reader therefore checks, after it read a state, that the slot still belongs to its key
+ * (the <em>generation</em> check below).
  *
  * <h2>State transitions</h2>
  * A state is changed only by compare-and-set (volatile semantics: a decision happens-after every
  * decision it observed). Two reserved states end a slot's life: <em>retired</em> (evicted; the key
  * is then replaced by a tombstone) and <em>moved</em> (copied into a rebuilt table). A CAS that
  * meets either fails, and the caller looks the key up again through {@link #awaitStructure()}, so
- * no update is ever lost to eviction or to a rebuild. Tombstoned slots are never reused within a
- * {@link Slots}: a stale index held by a slow reader can therefore never point at another key's
- * state (no ABA).
+ * no update is ever lost to eviction or to a rebuild.
+ *
+ * <h2>Tombstone reuse, and why it needs a generation</h2>
+ * Without reuse, churn (keys evicted and new ones inserted) leaves tombstones on every probe path
+ * until the next rebuild: measured chains grew to 12 to 25 slots. An insert therefore takes the
+ * first tombstone on its key's probe path (after checking, under the lock, that the key is absent).
+ * Reuse opens an ABA window for the lock-free CAS: a reader of key A finds slot {@code i}, reads
+ * A's state {@code X}; A is evicted, key B takes slot {@code i} and, at the same clock reading,
+ * reaches the same value {@code X} (two TATs {@code now + T} are equal numbers); A's reader's
+ * {@code CAS(X, X + T)} then succeeds on B's state. The tag closes the window:
+ * <ul>
+ *   <li>Word tables: the slot's generation (the tag's high half) is increased whenever a key takes
+ *       a reused slot, before its state and key are published. A decision reads the tag
+ *       {@code g}, checks the key, reads the state, and checks the tag is still {@code g}: the
+ *       state it read is then its key's. After a successful CAS it reads the tag again: still
+ *       {@code g} means no reuse happened before the CAS, so the CAS landed on its own key (and if
+ *       that key was evicted afterwards, the evictor retired the value it left, unit included). A
+ *       changed tag leaves it open which key took the unit: the decision counts the unit as spent
+ *       and decides again from scratch. A decision racing with the eviction and reuse of its own
+ *       slot can thus charge one unit twice (once to a neighbour); it can never charge one less.
+ *   <li>Reference tables: every state stored in a slot is a distinct object that is stored once
+ *       (inserts store a fresh initial state, updates store new objects, never an earlier one), so
+ *       a state object names one generation of one slot. A decision reads the state {@code S},
+ *       checks the key, and reads the state again: {@code S} still there means it was there all
+ *       along, so the key checked is {@code S}'s. Its {@code CAS(S, next)} succeeds only while
+ *       {@code S} is there, i.e. on its own key.
+ * </ul>
  *
  * <h2>Growth</h2>
  * Inserts, evictions and rebuilds take {@link #lock}; decisions on tracked keys never do. When
- * live keys and tombstones together exceed {@link #MAX_LOAD_NUMERATOR}/{@link #MAX_LOAD_DENOMINATOR}
+ * live keys and tombstones that no insert reused together exceed {@link #MAX_LOAD_NUMERATOR}/{@link #MAX_LOAD_DENOMINATOR}
  * of the capacity, the table is rebuilt at a capacity of at least {@link #REBUILD_SPACE} times the
  * live keys (growing, purging tombstones, or shrinking). A decision on a key that is being moved
  * waits for the rebuild to finish: this happens at most once per doubling and once per purge.
@@ -52,7 +80,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class PartitionTable {
 
-  /** The key of an evicted slot: skipped by lookups, never reused until the next rebuild. */
+  /** The key of an evicted slot: skipped by lookups, taken again by an insert on its probe path. */
   static final Object TOMBSTONE = new Object() {
     @Override
     public String toString() {
@@ -98,6 +126,7 @@ final class PartitionTable {
   static final int REBUILD_SPACE = 2;
 
   private static final VarHandle KEYS = MethodHandles.arrayElementVarHandle(Object[].class);
+  private static final VarHandle TAGS = MethodHandles.arrayElementVarHandle(long[].class);
   private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
   private static final VarHandle REFS = MethodHandles.arrayElementVarHandle(Object[].class);
 
@@ -139,11 +168,11 @@ final class PartitionTable {
   static final class Slots {
     final Object[] keys;
     /**
-     * The hash code of each slot's key, written before the key is published and never changed
-     * within a {@code Slots} (a tombstone keeps it): a reader that saw a key sees its hash.
-     * {@code null} for reference tables.
+     * Per slot: the hash code of its key in the low half, its generation in the high half. Written
+     * before the key is published and changed only when an insert reuses the slot (a tombstone
+     * keeps it). {@code null} for reference tables.
      */
-    final int[] hashes;
+    final long[] tags;
     /** One TAT per slot when the table holds words, else {@code null}. */
     final long[] words;
     /** One immutable state per slot when the table holds references, else {@code null}. */
@@ -153,7 +182,7 @@ final class PartitionTable {
 
     Slots(int capacity, boolean words) {
       this.keys = new Object[capacity];
-      this.hashes = words ? new int[capacity] : null;
+      this.tags = words ? new long[capacity] : null;
       this.words = words ? new long[capacity] : null;
       this.refs = words ? null : new Object[capacity];
       this.mask = capacity - 1;
@@ -172,7 +201,7 @@ final class PartitionTable {
     /** The slot of {@code key}, or -1 when it is absent. Takes no lock. */
     int find(String key, int hash) {
       Object[] ks = keys;
-      int[] hs = hashes;
+      long[] hs = tags;
       int i = home(hash);
       for (;;) {
         Object k = KEYS.getAcquire(ks, i);
@@ -204,7 +233,7 @@ final class PartitionTable {
         if (k == key || k == null) {
           return new long[] {strings, slots};
         }
-        if (k != TOMBSTONE && (hashes == null || hashes[i] == hash)) {
+        if (k != TOMBSTONE && (tags == null || (int) tags[i] == hash)) {
           if (((String) k).hashCode() == hash && ((String) k).equals(key)) {
             return new long[] {strings, slots};
           }
@@ -216,8 +245,19 @@ final class PartitionTable {
     }
 
     /** Whether the key {@code k} at slot {@code i} has {@code hash}: the stored one if any. */
-    private static boolean sameHash(int[] hs, int i, Object k, int hash) {
-      return hs != null ? hs[i] == hash : ((String) k).hashCode() == hash;
+    private static boolean sameHash(long[] hs, int i, Object k, int hash) {
+      return hs != null ? (int) hs[i] == hash : ((String) k).hashCode() == hash;
+    }
+
+    /** Whether slot {@code i} holds {@code key} now (acquire read of the key). */
+    boolean holds(int i, String key) {
+      Object k = KEYS.getAcquire(keys, i);
+      return k == key || (k != TOMBSTONE && k != null && ((String) k).equals(key));
+    }
+
+    /** The tag of slot {@code i}: hash in the low half, generation in the high half (word tables). */
+    long tag(int i) {
+      return (long) TAGS.getVolatile(tags, i);
     }
 
     /** The key at slot {@code i}: a {@code String}, {@link #TOMBSTONE} or {@code null}. */
@@ -241,20 +281,47 @@ final class PartitionTable {
       return REFS.compareAndSet(refs, i, expected, next);
     }
 
-    /** Places a key known to be absent (under the lock, or before publication). */
+    /**
+     * Places a key known to be absent (under the lock, or before publication) in the first
+     * tombstone or empty slot of its probe path. Returns the slot, negated minus one when a
+     * tombstone was reused (so that the caller can keep its count of used slots).
+     */
     private int place(String key, int hash, long word, Object ref) {
       int i = home(hash);
-      while (keys[i] != null) {
+      Object k;
+      while ((k = keys[i]) != null && k != TOMBSTONE) {
         i = (i + 1) & mask;
       }
       if (words != null) {
-        hashes[i] = hash;
-        words[i] = word;
+        long generation = k == TOMBSTONE ? (tags[i] >>> 32) + 1 : 0;
+        TAGS.setVolatile(tags, i, generation << 32 | (hash & 0xFFFF_FFFFL));
+        WORDS.setVolatile(words, i, word);
       } else {
-        refs[i] = ref;
+        REFS.setVolatile(refs, i, ref);
       }
       KEYS.setRelease(keys, i, key); // the state is visible to whoever sees the key
-      return i;
+      return k == TOMBSTONE ? -i - 1 : i;
+    }
+
+    /**
+     * Probe lengths of the keys present: {@code {longest, total, keys}}, where a key's length is
+     * the number of slots from its home slot to its own (0 at home). For tests and diagnostics.
+     */
+    long[] probeLengths() {
+      long longest = 0;
+      long total = 0;
+      long count = 0;
+      for (int i = 0; i < keys.length; i++) {
+        Object k = KEYS.getAcquire(keys, i);
+        if (k == null || k == TOMBSTONE) {
+          continue;
+        }
+        long length = (i - home(((String) k).hashCode())) & mask;
+        longest = Math.max(longest, length);
+        total += length;
+        count++;
+      }
+      return new long[] {longest, total, count};
     }
   }
 
@@ -265,20 +332,63 @@ final class PartitionTable {
   boolean insert(String key, int hash, long initialWord, Object initialRef) {
     lock.lock();
     try {
-      Slots s = slots;
-      if (s.find(key, hash) >= 0) {
+      if (slots.find(key, hash) >= 0) {
         return false;
       }
-      if ((long) (used + 1) * MAX_LOAD_DENOMINATOR > (long) s.capacity() * MAX_LOAD_NUMERATOR) {
-        s = rebuild(live + 1);
-      }
-      s.place(key, hash, initialWord, initialRef);
-      live++;
-      used++;
+      insertAbsent(key, hash, initialWord, initialRef);
       return true;
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Adds {@code key}, known to be absent, with the given initial state (a reference state must be
+   * an object no slot holds). Caller holds {@link #lock}.
+   */
+  void insertAbsent(String key, int hash, long initialWord, Object initialRef) {
+    Slots s = slots;
+    if ((long) (used + 1) * MAX_LOAD_DENOMINATOR > (long) s.capacity() * MAX_LOAD_NUMERATOR) {
+      s = rebuild(live + 1);
+    }
+    if (s.place(key, hash, initialWord, initialRef) >= 0) {
+      used++;
+    }
+    live++;
+  }
+
+  /** Keys present now; caller holds {@link #lock}. */
+  int liveLocked() {
+    return live;
+  }
+
+  /** Tombstones not yet reused; caller holds {@link #lock}. */
+  int tombstones() {
+    return used - live;
+  }
+
+  /**
+   * Retires the word state {@code expected} of slot {@code i} and tombstones its key. Fails, and
+   * changes nothing, when a decision changed the state first. Caller holds {@link #lock} and
+   * {@code s} is current.
+   */
+  boolean retireWord(Slots s, int i, long expected) {
+    if (!s.casWord(i, expected, RETIRED_WORD)) {
+      return false;
+    }
+    KEYS.setRelease(s.keys, i, TOMBSTONE);
+    live--;
+    return true;
+  }
+
+  /** {@link #retireWord} for reference states. */
+  boolean retireRef(Slots s, int i, Object expected) {
+    if (!s.casRef(i, expected, RETIRED)) {
+      return false;
+    }
+    KEYS.setRelease(s.keys, i, TOMBSTONE);
+    live--;
+    return true;
   }
 
   /**
@@ -301,24 +411,24 @@ final class PartitionTable {
       return false;
     }
     for (;;) {
-      boolean expired;
-      boolean retired;
       if (words) {
         long w = s.word(i);
-        expired = test.expiredWord(w, now);
-        retired = (force || expired) && s.casWord(i, w, RETIRED_WORD);
+        boolean expired = test.expiredWord(w, now);
+        if (!force && !expired) {
+          return false;
+        }
+        if (retireWord(s, i, w)) {
+          return true;
+        }
       } else {
         Object r = s.ref(i);
-        expired = test.expiredRef(r, now);
-        retired = (force || expired) && s.casRef(i, r, RETIRED);
-      }
-      if (retired) {
-        KEYS.setRelease(s.keys, i, TOMBSTONE);
-        live--;
-        return true;
-      }
-      if (!force && !expired) {
-        return false;
+        boolean expired = test.expiredRef(r, now);
+        if (!force && !expired) {
+          return false;
+        }
+        if (retireRef(s, i, r)) {
+          return true;
+        }
       }
       // A decision changed the state in between: look at it again.
     }
@@ -353,7 +463,7 @@ final class PartitionTable {
         do {
           w = old.word(i);
         } while (!old.casWord(i, w, MOVED_WORD)); // freeze: later CAS on the old slot fail
-        fresh.place(key, key.hashCode(), w, null);
+        fresh.place(key, key.hashCode(), w, null); // generation 0: a fresh Slots has no stale reader
       } else {
         Object r;
         do {

@@ -181,6 +181,9 @@ public final class Gateway implements AutoCloseable {
           // Redis TIME decides windows, unless a test drives time with its own ticker
           RedisStore.Builder b = RedisStore.builder().uri(c.store().uri().orElseThrow())
               .failurePolicy(c.store().failurePolicy()).decisionDeadline(c.store().decisionDeadline());
+          if (c.store().failurePolicy() == dev.headroom.redis.FailurePolicy.FALLBACK) {
+            b.fallbackMaxKeys(c.store().maxKeys()); // the local store bounded as a memory store would be
+          }
           c.store().keyPrefix().ifPresent(b::keyPrefix);
           if (ticker != Ticker.system()) {
             b.ticker(ticker);

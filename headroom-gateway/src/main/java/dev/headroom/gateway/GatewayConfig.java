@@ -2,6 +2,7 @@ package dev.headroom.gateway;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.gateway.internal.ConfigReader;
+import dev.headroom.gateway.internal.ConfigSections;
 import dev.headroom.gateway.internal.ConfigSource;
 import dev.headroom.http.body.PolicyTexts;
 import java.io.IOException;
@@ -97,7 +98,7 @@ public record GatewayConfig(
       throw new IllegalArgumentException("maxBytes: " + maxBytes + " is not valid; expected 1 to "
           + MAX_BYTES_CEILING);
     }
-    return ConfigReader.read(ConfigSource.read(file, maxBytes), file.toString());
+    return read(ConfigSource.read(file, maxBytes), file.toString());
   }
 
   /**
@@ -106,7 +107,18 @@ public record GatewayConfig(
    */
   public static GatewayConfig parse(String yaml, String source) throws ConfigException {
     ConfigSource.checkLength(yaml, source, DEFAULT_MAX_BYTES);
-    return ConfigReader.read(yaml, source);
+    return read(yaml, source);
+  }
+
+  /**
+   * The one call into the readers: {@link ConfigReader} validates every section and returns them;
+   * this record adds the source and the text. The readers never refer to this record itself (only
+   * to the section records nested in it), so the dependency goes one way, from here to them.
+   */
+  private static GatewayConfig read(String yaml, String source) throws ConfigException {
+    ConfigSections s = ConfigReader.read(yaml, source, System::getenv);
+    return new GatewayConfig(s.service(), s.listen(), s.admin(), s.store(), s.trustedProxies(), s.limits(),
+        s.timeouts(), s.upstreams(), s.policies(), s.routes(), s.pk(), source, yaml);
   }
 
   /** The sample configuration: three policies in front of the built-in demo upstream. */
@@ -223,7 +235,8 @@ public record GatewayConfig(
   }
 
   /**
-   * The store: its type, its bound on tracked keys (memory), or for redis its URI, key prefix,
+   * The store: its type, its bound on tracked keys (memory, and the in-memory fallback of redis
+   * with failurePolicy FALLBACK), or for redis its URI, key prefix,
    * what to do when Redis cannot decide in time ({@code failurePolicy}) and how long a decision
    * waits for it ({@code decisionDeadline}).
    */

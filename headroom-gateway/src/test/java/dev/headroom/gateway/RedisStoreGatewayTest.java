@@ -41,6 +41,10 @@ class RedisStoreGatewayTest {
   }
 
   Gateway start(String store) throws Exception {
+    return start(store, null);
+  }
+
+  Gateway start(String store, dev.headroom.Store given) throws Exception {
     String yaml = """
         service: {name: Redis test}
         listen: {host: 127.0.0.1, port: 0}
@@ -53,7 +57,11 @@ class RedisStoreGatewayTest {
         routes:
           - {method: GET, path: /echo/x, upstream: up, policies: [two]}
         """.formatted(store, upstream.port());
-    gateway = Gateway.builder(GatewayConfig.parse(yaml, "redis.yaml")).ticker(ManualTicker.atFixedInstant()).start();
+    Gateway.Builder b = Gateway.builder(GatewayConfig.parse(yaml, "redis.yaml")).ticker(ManualTicker.atFixedInstant());
+    if (given != null) {
+      b.store(given);
+    }
+    gateway = b.start();
     return gateway;
   }
 
@@ -97,5 +105,65 @@ class RedisStoreGatewayTest {
     }
     start("{type: redis, uri: \"redis://127.0.0.1:" + dead + "\", failurePolicy: fail-open, decisionDeadline: 50ms}");
     assertThat(get().statusCode()).isEqualTo(200);
+  }
+
+  /**
+   * The gateway's own overload (more decisions awaiting Redis than the store allows) is not a
+   * Redis failure: 503 temporary-reduced-capacity with Retry-After 1, even when the store fails
+   * open, and nothing is forwarded. The store's connection is held busy (its I/O thread decodes a
+   * reply that waits on a latch), so the first request stays outstanding.
+   */
+  @Test
+  void overloadIs503RetryAfter1WhateverTheFailurePolicy_draft09_5_2() throws Exception {
+    io.lettuce.core.RedisClient redis = io.lettuce.core.RedisClient.create("redis://127.0.0.1:6379");
+    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    String prefix = "hr-gw-overload-" + UUID.randomUUID() + ":";
+    try (var connection = redis.connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE);
+        dev.headroom.redis.RedisStore store = dev.headroom.redis.RedisStore.builder().connection(connection)
+            .keyPrefix(prefix).failurePolicy(dev.headroom.redis.FailurePolicy.FAIL_OPEN).maxOutstanding(1).build()) {
+      start("{type: memory}", store);
+      assertThat(get().statusCode()).isEqualTo(200); // the code is loaded; Redis is healthy
+      connection.async().dispatch(io.lettuce.core.protocol.CommandType.PING,
+          new io.lettuce.core.output.CommandOutput<byte[], byte[], String>(io.lettuce.core.codec.ByteArrayCodec.INSTANCE, null) {
+            @Override
+            public void set(java.nio.ByteBuffer bytes) {
+              held.countDown();
+              try {
+                release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+          });
+      assertThat(held.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      java.util.concurrent.CompletableFuture<HttpResponse<String>> first = client.sendAsync(
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.address().getPort() + "/echo/x")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+      while (store.outstanding() < 1 && System.nanoTime() < until) {
+        Thread.onSpinWait();
+      }
+      assertThat(store.outstanding()).isEqualTo(1);
+      int forwarded = upstream.requests.size();
+      HttpResponse<String> r = get();
+      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
+      JsonNode b = JSON.readTree(r.body());
+      assertThat(b.get("type").asText()).endsWith("#temporary-reduced-capacity");
+      assertThat(b.get("retryAfterSeconds").asLong()).isEqualTo(1);
+      assertThat(b.get("detail").asText()).startsWith("The gateway has more requests than it can check right now");
+      assertThat(Schemas.validate(Schemas.REFUSAL, b)).isEmpty();
+      assertThat(upstream.requests).hasSize(forwarded);
+      assertThat(store.shed()).isEqualTo(1);
+      release.countDown();
+      assertThat(first.get(10, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+      gateway.close();
+      gateway = null;
+    } finally {
+      release.countDown();
+      redis.shutdown();
+      RedisKeys.deleteKeys(prefix);
+    }
   }
 }

@@ -8,34 +8,25 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
+import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
+import dev.headroom.redis.internal.Deadlines;
 import dev.headroom.redis.internal.Endpoint;
-import dev.headroom.redis.internal.FcallArgs;
 import dev.headroom.redis.internal.KeyLayout;
-import dev.headroom.redis.internal.LongArrayOutput;
-import io.lettuce.core.ClientOptions;
+import dev.headroom.redis.internal.SlotShare;
+import dev.headroom.redis.internal.WriteStamp;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -45,7 +36,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,37 +58,28 @@ import org.slf4j.LoggerFactory;
  * disagree still agree on every window. Only when the builder is given a {@link Ticker} (a test
  * mode for {@link dev.headroom.ManualTicker}) does the script take the caller's time instead.
  *
- * <p><b>Exact integers in Lua.</b> Lua numbers are IEEE doubles, exact only below 2^53, while epoch
- * nanoseconds are near 1.8e18 and a 366-day window is 3.2e16 ns. The script therefore keeps every
- * time and duration as a pair (seconds, nanoseconds below 10^9): a sum or difference is a carry,
- * a product by a unit count is split into parts that stay below 2^53, and the window index
- * {@code floor(now / w)} is {@code floor(seconds / w_seconds)} because windows are whole seconds.
- * Constants that need division ({@code T = ceil(w / q)}, {@code tau = q T}) come from Java. The
- * token bucket's {@code floor(h / T)} is estimated in doubles and corrected with exact products.
- * The sliding window's weight is computed in doubles in the order the core states, and converting
- * (seconds, nanoseconds) to a double rounds once, exactly as Java's {@code (double)} cast does.
- * Times saturate at {@code Long.MAX_VALUE} as in the core; window counters saturate at 2^53 units
- * instead of 2^63 (a debt no real charge reaches), which is the one documented difference.
+ * <p><b>Exact integers in Lua</b> (doubles, exact below 2^53): times and durations travel as
+ * (seconds, nanoseconds) pairs; see {@link DecisionScript}.
  *
  * <p><b>Keys</b> ({@link KeyLayout}): {@code prefix + policy + ":" + algorithm + ":{partition}"}, the
  * partition being the Cluster hash tag. Each write sets the key to expire when its state becomes
  * equal to an absent key's (a full bucket, a past window, no live lease), so memory is bounded by
  * the partitions active within their windows.
  *
- * <p><b>Redis Cluster.</b> Policies of one partition share a slot and are decided by one script. A
- * request whose policies fall in several slots is decided by reservation and refund: one script
- * per slot, all at once; when any refuses, the slots that admitted are given back (a refund, or
- * the release of a lease) and report their state after that. Between the reservation and the
- * refund (one round trip) the reserved units are held, so a concurrent request may be refused
- * where a single script would have admitted it; it is never admitted beyond a quota.
+ * <p><b>Redis Cluster.</b> Policies of one partition share a slot and are decided by one script; a
+ * request whose policies fall in several slots is decided by reservation and refund
+ * ({@link SlotShare}): it is never admitted beyond a quota.
  *
  * <p><b>Failures</b> follow the {@link FailurePolicy}. A decision that Redis does not answer within
- * the decision deadline is decided by that policy; if Redis applies it later, the late reply is
+ * the decision deadline, counted from the moment its command is written to the connection, is
+ * decided by that policy; the wait before the write is this process's own backlog, bounded by the
+ * write timeout and by admission control, and refused as {@link StoreOverloadedException} whatever
+ * the policy ({@link Deadlines}). If Redis applies a decision after it was decided without it, the late reply is
  * seen and whatever it consumed is given back, so a slow Redis does not charge a request twice.
  * Only a reply lost with its connection (Redis applied the script, then the link broke before the
  * answer) can leave one request counted in Redis without being admitted by it. Lettuce exceptions
  * never escape: {@link #acquire} returns a decision or throws {@link RedisUnavailableException}
- * (fail closed only). {@link #charge}, {@link #refund} and {@link #release} are best effort: they
+ * (fail closed only) or {@link StoreOverloadedException}. {@link #charge}, {@link #refund} and {@link #release} are best effort: they
  * wait at most the deadline, never throw, and with {@link FailurePolicy#FALLBACK} apply to the
  * local store when Redis is away.
  *
@@ -120,6 +101,12 @@ public final class RedisStore implements Store {
   /** The default decision deadline: how long a decision may wait for Redis. */
   public static final Duration DEFAULT_DECISION_DEADLINE = Duration.ofMillis(100);
 
+  /** The default write timeout: the longest wait in this store's own queue before the write. */
+  public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(1);
+
+  /** The default bound on decisions awaiting Redis's reply at once (admission control). */
+  public static final int DEFAULT_MAX_OUTSTANDING = 10_000;
+
   /** The default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "headroom:";
 
@@ -136,37 +123,30 @@ public final class RedisStore implements Store {
 
   private final Endpoint endpoint;
   private final KeyLayout layout;
-  private final DecisionScript script;
-  private final byte[] functionName;
-  private final byte[] shaBytes;
+  private final DecisionCalls calls;
   private final FailurePolicy failurePolicy;
   private final Store fallback;
   private final boolean ownsFallback;
   private final long deadlineNanos;
+  private final Deadlines deadlines;
   private final Ticker ticker;
   private final long marginMillis;
   private final ScheduledThreadPoolExecutor timer;
   private final LongAdder failures = new LongAdder();
   private final LongAdder givenBackLate = new LongAdder();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
-  /** Whether Redis has functions (7 and later); cleared for good when it answers that it has no FCALL. */
-  private volatile boolean functions;
-  /** The library load under way, if any. */
-  private final AtomicReference<CompletableFuture<Void>> loading = new AtomicReference<>();
 
   private RedisStore(Builder b, Endpoint endpoint) {
     this.endpoint = endpoint;
     this.layout = new KeyLayout(b.keyPrefix);
-    this.script = DecisionScript.load();
-    this.functionName = script.function().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    this.shaBytes = script.sha().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    this.calls = new DecisionCalls(endpoint, DecisionScript.load(), b.scriptsOnly);
     this.failurePolicy = b.failurePolicy;
     this.deadlineNanos = b.decisionDeadline.toNanos();
+    this.deadlines = new Deadlines(endpoint, b.decisionDeadline, b.writeTimeout, b.maxOutstanding);
     this.ticker = b.ticker;
     this.marginMillis = b.ticker == null ? 0 : TEST_TTL_MARGIN_MILLIS;
-    this.functions = !b.scriptsOnly;
     if (b.failurePolicy == FailurePolicy.FALLBACK && b.fallback == null) {
-      InMemoryStore.Builder local = InMemoryStore.builder();
+      InMemoryStore.Builder local = InMemoryStore.builder().maxKeys(b.fallbackMaxKeys);
       if (b.ticker != null) {
         local.ticker(b.ticker);
       }
@@ -194,6 +174,11 @@ public final class RedisStore implements Store {
     return failurePolicy;
   }
 
+  /** The local store that decides while Redis is away, when the failure policy is FALLBACK. */
+  public Optional<Store> fallback() {
+    return Optional.ofNullable(fallback);
+  }
+
   /** The key prefix. */
   public String keyPrefix() {
     return layout.prefix();
@@ -209,6 +194,29 @@ public final class RedisStore implements Store {
     return givenBackLate.sum();
   }
 
+  /**
+   * Decisions that Redis did not answer within the decision deadline after their command was
+   * written to it (or, without a connection, after they were asked for), since creation: these
+   * followed the failure policy.
+   */
+  public long deadlinesPassed() {
+    return deadlines.deadlinesPassed();
+  }
+
+  /**
+   * Decisions refused with {@link StoreOverloadedException} since creation: the store's own queue
+   * was full, or its connection did not write the command within the write timeout. Redis was not
+   * asked, or not in time; these do not follow the failure policy.
+   */
+  public long shed() {
+    return deadlines.shed();
+  }
+
+  /** Decisions sent to Redis whose reply has not arrived yet. */
+  public int outstanding() {
+    return deadlines.outstanding();
+  }
+
   /** Whether a connection to Redis is open now. */
   public boolean connected() {
     return endpoint.connected();
@@ -220,24 +228,29 @@ public final class RedisStore implements Store {
    * decision: Lettuce's I/O thread, which all callers share, only completes the command, with no
    * chain of stages behind it. The caller's thread also waits out the deadline itself: no timer
    * task per decision.
+   *
+   * @throws RedisUnavailableException when Redis cannot decide and the policy is to fail closed
+   * @throws StoreOverloadedException when this store's own queue to Redis is full (any policy)
    */
   @Override
   public Decision acquire(List<Acquisition> acquisitions) {
     List<Acquisition> request = checked(acquisitions);
-    List<Group> groups = group(request);
+    List<SlotShare> groups = SlotShare.of(layout, endpoint.cluster(), request);
     if (groups.size() == 1) {
       return acquireOneSlot(request, groups);
     }
     Pending p = decide(request, groups);
-    try {
-      p.result.get(deadlineNanos, TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      p.expire();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      p.expire();
-    } catch (ExecutionException e) {
-      // reported by join below
+    while (!p.result.isDone()) {
+      try {
+        p.result.get(deadlines.untilCheck(p.stamp()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        p.check();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        p.expire(deadlines::passed);
+      } catch (ExecutionException e) {
+        break; // reported by join below
+      }
     }
     try {
       return p.result.join();
@@ -250,38 +263,52 @@ public final class RedisStore implements Store {
   }
 
   /** {@link #acquire} of a request whose policies share one slot: one call, awaited here. */
-  private Decision acquireOneSlot(List<Acquisition> request, List<Group> groups) {
-    long start = System.nanoTime();
-    Group g = groups.get(0);
+  private Decision acquireOneSlot(List<Acquisition> request, List<SlotShare> groups) {
+    SlotShare g = groups.get(0);
+    StoreOverloadedException full = deadlines.refuseOverLimit();
+    if (full != null) {
+      throw full;
+    }
     RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
-    DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions, null);
-    CompletableFuture<long[]> reply = c == null ? endpoint.commands().thenCompose(connected -> send(connected, call))
-        : sendOnce(c, call);
+    DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions(), null);
+    CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp()) : calls.sendOnce(c, call, g.stamp());
+    deadlines.track(reply);
     boolean recovering = c == null;
+    boolean caughtUp = false;
     while (true) {
       long[] answer;
       try {
-        answer = reply.get(deadlineNanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS);
+        answer = reply.get(deadlines.untilCheck(g.stamp()), TimeUnit.NANOSECONDS);
       } catch (ExecutionException e) {
         if (!recovering) {
           // Redis lacked the code (or FCALL): load it and call again, within the same deadline.
           recovering = true;
-          reply = recover(c, call, e.getCause());
+          reply = calls.recover(c, call, e.getCause(), g.stamp());
           continue;
         }
         return failed(request, e.getCause());
       } catch (TimeoutException | InterruptedException e) {
-        if (e instanceof InterruptedException) {
+        boolean interrupted = e instanceof InterruptedException;
+        if (interrupted) {
           Thread.currentThread().interrupt();
+        } else if (deadlines.waiting(g.stamp())) {
+          continue; // written meanwhile: the deadline now counts from the write
+        } else if (!caughtUp && deadlines.ioCaughtUp(g.stamp())) {
+          caughtUp = true; // the I/O loop has read what had arrived: look at the reply once more
+          continue;
         }
         // The failure policy decides; what Redis applies later is given back.
-        g.reply = reply;
+        g.reply(reply);
         giveBackWhenAllowed(groups, true);
-        return failed(request, deadlinePassed());
+        Exception why = interrupted ? deadlines.passed() : deadlines.expired(g.stamp());
+        if (why instanceof StoreOverloadedException) {
+          throw (StoreOverloadedException) why;
+        }
+        return failed(request, why);
       }
       List<PolicyOutcome> outcomes;
       try {
-        outcomes = DecisionScript.outcomes(answer, g.acquisitions);
+        outcomes = DecisionScript.outcomes(answer, g.acquisitions());
       } catch (RuntimeException e) {
         return failed(request, e);
       }
@@ -290,47 +317,80 @@ public final class RedisStore implements Store {
     }
   }
 
+  /** Decides without blocking; completes on Lettuce's I/O thread (or the store's timer). */
   @Override
   public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
     List<Acquisition> request = checked(acquisitions);
-    Pending p = decide(request, group(request));
+    Pending p = decide(request, SlotShare.of(layout, endpoint.cluster(), request));
     if (!p.result.isDone()) {
-      ScheduledFuture<?> deadline = timer.schedule(p::expire, deadlineNanos, TimeUnit.NANOSECONDS);
-      p.result.whenComplete((d, e) -> deadline.cancel(false));
+      p.schedule();
     }
     return p.result;
-  }
-
-  /** One slot's share of a request: the acquisitions and their places in the request. */
-  private static final class Group {
-    final List<Acquisition> acquisitions = new ArrayList<>(2);
-    final List<Integer> indexes = new ArrayList<>(2);
-    CompletableFuture<long[]> reply;
   }
 
   /** A decision under way: settled once, by Redis's answer or by the deadline. */
   private final class Pending {
     final List<Acquisition> request;
-    final List<Group> groups;
+    final List<SlotShare> groups;
     final CompletableFuture<Decision> result = new CompletableFuture<>();
     final AtomicBoolean settled = new AtomicBoolean();
+    volatile ScheduledFuture<?> timeout;
+    /** Whether the expiry was handed to the I/O loop (once). */
+    volatile boolean deferred;
 
-    Pending(List<Acquisition> request, List<Group> groups) {
+    Pending(List<Acquisition> request, List<SlotShare> groups) {
       this.request = request;
       this.groups = groups;
     }
 
-    /** The deadline passed: the failure policy decides; what Redis applies later is given back. */
-    void expire() {
-      if (settled.compareAndSet(false, true)) {
-        giveBackWhenAllowed(groups, true);
-        fail(result, request, deadlinePassed());
+    WriteStamp stamp() {
+      return SlotShare.deciding(groups);
+    }
+
+    /** Checks again when the deadline, counted from the write once there is one, will have passed. */
+    void schedule() {
+      ScheduledFuture<?> t = timer.schedule(this::check, deadlines.untilCheck(stamp()), TimeUnit.NANOSECONDS);
+      timeout = t;
+      if (result.isDone()) {
+        t.cancel(false);
       }
     }
-  }
 
-  private TimeoutException deadlinePassed() {
-    return new TimeoutException("Redis did not decide within " + Duration.ofNanos(deadlineNanos).toMillis() + " ms");
+    /**
+     * On the timer: expire when the deadline has passed, else wait for it. A written command
+     * expires on the loop that reads its reply (the timer one deadline later if it is stuck), so
+     * a reply that arrived in time but waited for a starved I/O thread still wins.
+     */
+    void check() {
+      if (result.isDone()) {
+        return;
+      }
+      WriteStamp s = stamp();
+      if (deadlines.waiting(s)) {
+        schedule(); // the command was written after the first check was set: count from the write
+        return;
+      }
+      Runnable expiry = () -> expire(() -> deadlines.expired(s));
+      if (!deferred && deadlines.runOnWriter(s, expiry)) {
+        deferred = true;
+        timeout = timer.schedule(expiry, deadlines.deadlineNanos(), TimeUnit.NANOSECONDS);
+      } else {
+        expiry.run();
+      }
+    }
+
+    /** The deadline passed: the failure policy decides; what Redis applies later is given back. */
+    void expire(java.util.function.Supplier<? extends Throwable> reason) {
+      if (settled.compareAndSet(false, true)) {
+        Throwable why = reason.get();
+        giveBackWhenAllowed(groups, true);
+        if (why instanceof StoreOverloadedException) {
+          result.completeExceptionally(why);
+        } else {
+          fail(result, request, why);
+        }
+      }
+    }
   }
 
   private static List<Acquisition> checked(List<Acquisition> acquisitions) {
@@ -340,19 +400,30 @@ public final class RedisStore implements Store {
     return List.copyOf(acquisitions);
   }
 
-  private Pending decide(List<Acquisition> request, List<Group> groups) {
+  private Pending decide(List<Acquisition> request, List<SlotShare> groups) {
     Long now = now();
     Pending p = new Pending(request, groups);
+    StoreOverloadedException full = deadlines.refuseOverLimit();
+    if (full != null) {
+      p.settled.set(true);
+      p.result.completeExceptionally(full);
+      return p;
+    }
     CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
-      Group g = groups.get(i);
-      g.reply = call(DecisionScript.ACQUIRE, now, g.acquisitions, null);
-      replies[i] = g.reply;
+      SlotShare g = groups.get(i);
+      g.reply(calls.call(encode(DecisionScript.ACQUIRE, now, g.acquisitions(), null), g.stamp()));
+      deadlines.track(g.reply());
+      replies[i] = g.reply();
     }
-    CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply : CompletableFuture.allOf(replies);
+    CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply() : CompletableFuture.allOf(replies);
     all.whenComplete((ignored, error) -> {
       if (!p.settled.compareAndSet(false, true)) {
         return; // decided by the deadline; that path gives back what Redis applies late
+      }
+      ScheduledFuture<?> t = p.timeout;
+      if (t != null) {
+        t.cancel(false);
       }
       if (error != null) {
         giveBackWhenAllowed(groups, false);
@@ -362,10 +433,12 @@ public final class RedisStore implements Store {
       try {
         succeeded();
         if (groups.size() == 1) {
-          Group g = groups.get(0);
-          p.result.complete(Decision.of(DecisionScript.outcomes(g.reply.join(), g.acquisitions)));
+          SlotShare g = groups.get(0);
+          p.result.complete(Decision.of(DecisionScript.outcomes(g.reply().join(), g.acquisitions())));
         } else {
-          decideAcrossSlots(request, groups, p.result);
+          SlotShare.merge(request, groups,
+              (g, leases) -> call(DecisionScript.GIVE_BACK, now(), g.acquisitions(), leases), failures::increment,
+              deadlineNanos, p.result);
         }
       } catch (RuntimeException e) {
         fail(p.result, request, e);
@@ -374,89 +447,18 @@ public final class RedisStore implements Store {
     return p;
   }
 
-  /** Several slots replied: merge, or give back the slots that admitted when another refused. */
-  private void decideAcrossSlots(List<Acquisition> request, List<Group> groups, CompletableFuture<Decision> result) {
-    PolicyOutcome[] merged = new PolicyOutcome[request.size()];
-    boolean allAllowed = true;
-    for (Group g : groups) {
-      allAllowed &= DecisionScript.allAllowed(g.reply.join());
-    }
-    List<Group> toGiveBack = new ArrayList<>();
-    List<CompletableFuture<long[]>> givenBack = new ArrayList<>();
-    for (Group g : groups) {
-      long[] reply = g.reply.join();
-      List<PolicyOutcome> outcomes = DecisionScript.outcomes(reply, g.acquisitions);
-      if (allAllowed || !DecisionScript.allAllowed(reply)) {
-        for (int i = 0; i < outcomes.size(); i++) {
-          merged[g.indexes.get(i)] = outcomes.get(i);
-        }
-      } else {
-        toGiveBack.add(g);
-        givenBack.add(call(DecisionScript.GIVE_BACK, now(), g.acquisitions, leaseIds(reply, g.acquisitions.size()))
-            .completeOnTimeout(null, deadlineNanos, TimeUnit.NANOSECONDS));
-      }
-    }
-    if (toGiveBack.isEmpty()) {
-      result.complete(Decision.of(Arrays.asList(merged)));
-      return;
-    }
-    CompletableFuture.allOf(givenBack.toArray(new CompletableFuture<?>[0])).whenComplete((ignored, error) -> {
-      for (int k = 0; k < toGiveBack.size(); k++) {
-        Group g = toGiveBack.get(k);
-        long[] after = givenBack.get(k).isCompletedExceptionally() ? null : givenBack.get(k).join();
-        List<PolicyOutcome> outcomes;
-        if (after != null) {
-          outcomes = DecisionScript.outcomes(after, g.acquisitions);
-        } else {
-          // The refund did not answer in time: report the state before the request as the
-          // reservation saw it (r before = r after + cost; t as seen after).
-          failures.increment();
-          outcomes = new ArrayList<>();
-          for (PolicyOutcome o : DecisionScript.outcomes(g.reply.join(), g.acquisitions)) {
-            outcomes.add(new PolicyOutcome(o.policy(), o.key(), o.cost(), true,
-                Math.min(o.policy().quota(), o.remaining() + o.cost()), o.reset().toNanos(), 0, null));
-          }
-        }
-        for (int i = 0; i < outcomes.size(); i++) {
-          merged[g.indexes.get(i)] = outcomes.get(i);
-        }
-      }
-      result.complete(Decision.of(Arrays.asList(merged)));
-    });
-  }
-
-  private List<Group> group(List<Acquisition> request) {
-    if (!endpoint.cluster() || request.size() == 1) {
-      Group g = new Group();
-      for (int i = 0; i < request.size(); i++) {
-        g.acquisitions.add(request.get(i));
-        g.indexes.add(i);
-      }
-      return List.of(g);
-    }
-    Map<Integer, Group> bySlot = new LinkedHashMap<>();
-    for (int i = 0; i < request.size(); i++) {
-      Acquisition a = request.get(i);
-      int slot = SlotHash.getSlot(layout.key(a.policy(), a.key()));
-      Group g = bySlot.computeIfAbsent(slot, s -> new Group());
-      g.acquisitions.add(a);
-      g.indexes.add(i);
-    }
-    return new ArrayList<>(bySlot.values());
-  }
-
   /**
    * For every group whose reply is (or will be) an admission that no decision used: give it back.
    * Late replies are counted in {@link #givenBackLate()}.
    */
-  private void giveBackWhenAllowed(List<Group> groups, boolean late) {
-    for (Group g : groups) {
-      g.reply.thenAccept(reply -> {
+  private void giveBackWhenAllowed(List<SlotShare> groups, boolean late) {
+    for (SlotShare g : groups) {
+      g.reply().thenAccept(reply -> {
         if (DecisionScript.allAllowed(reply)) {
           if (late) {
             givenBackLate.increment();
           }
-          call(DecisionScript.GIVE_BACK, now(), g.acquisitions, leaseIds(reply, g.acquisitions.size()))
+          call(DecisionScript.GIVE_BACK, now(), g.acquisitions(), g.leaseIds(reply))
               .whenComplete((r, e) -> {
                 if (e != null) {
                   failures.increment();
@@ -466,14 +468,6 @@ public final class RedisStore implements Store {
         }
       });
     }
-  }
-
-  private static long[] leaseIds(long[] reply, int n) {
-    long[] ids = new long[n];
-    for (int i = 0; i < n; i++) {
-      ids[i] = DecisionScript.leaseId(reply, i);
-    }
-    return ids;
   }
 
   /** Redis could not decide: apply the failure policy to the result. */
@@ -556,9 +550,10 @@ public final class RedisStore implements Store {
   }
 
   private void update(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
-    CompletableFuture<long[]> f = call(mode, now(), List.of(a), leaseIds);
+    WriteStamp stamp = new WriteStamp(System.nanoTime());
+    CompletableFuture<long[]> f = calls.call(encode(mode, now(), List.of(a), leaseIds), stamp);
     try {
-      f.get(deadlineNanos, TimeUnit.NANOSECONDS);
+      deadlines.await(f, stamp);
       succeeded();
       return;
     } catch (InterruptedException e) {
@@ -572,118 +567,18 @@ public final class RedisStore implements Store {
     }
   }
 
-  private Long now() {
-    return ticker == null ? null : ticker.read();
-  }
-
-  /**
-   * One call of the decision code: {@code FCALL} of the library's function, loading the library
-   * first when Redis answers that it has no such function (a new or restarted Redis, or
-   * {@code FUNCTION FLUSH}); before Redis 7, which has no {@code FCALL}, {@code EVALSHA}, and
-   * {@code EVAL} when Redis answers {@code NOSCRIPT}. Either way one command in the steady state.
-   */
+  /** A call that no caller waits on past its reply (a give-back): its stamp only marks the write. */
   private CompletableFuture<long[]> call(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
-    DecisionScript.Call call = encode(mode, now, acquisitions, leaseIds);
-    RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
-    if (c == null) {
-      return endpoint.commands().thenCompose(connected -> send(connected, call));
-    }
-    return send(c, call);
+    return calls.call(encode(mode, now, acquisitions, leaseIds), new WriteStamp(System.nanoTime()));
   }
 
-  /** The keys and arguments of a call, encoded on the calling thread (see {@link FcallArgs}). */
+  /** The keys and arguments of a call, encoded on the calling thread (see {@link DecisionScript#encode}). */
   private DecisionScript.Call encode(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
     return DecisionScript.encode(layout, endpoint.cluster(), mode, now, marginMillis, acquisitions, leaseIds);
   }
 
-  /** The call, recovering when Redis lacks the code or {@code FCALL} (see {@link #recover}). */
-  private CompletableFuture<long[]> send(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call) {
-    return sendOnce(c, call).exceptionallyCompose(e -> recover(c, call, e));
-  }
-
-  /** One command, with nothing behind it: {@code FCALL}, or {@code EVALSHA} before Redis 7. */
-  private CompletableFuture<long[]> sendOnce(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call) {
-    if (functions) {
-      return dispatch(c, CommandType.FCALL, functionName, call);
-    }
-    return dispatch(c, CommandType.EVALSHA, shaBytes, call);
-  }
-
-  private static CompletableFuture<long[]> dispatch(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
-      byte[] head, DecisionScript.Call call) {
-    try {
-      return c.dispatch(type, new LongArrayOutput(), new FcallArgs(head, call)).toCompletableFuture();
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  /**
-   * After a call failed: when Redis has no such function, the library loaded and the call made
-   * again; when Redis has no {@code FCALL} (before 7), scripts from now on; when it has no such
-   * script ({@code NOSCRIPT}), {@code EVAL}; otherwise the same failure.
-   */
-  private CompletableFuture<long[]> recover(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call,
-      Throwable e) {
-    String message = message(e);
-    if (message.startsWith("ERR Function not found")) {
-      return loadLibrary(c).thenCompose(loaded -> dispatch(c, CommandType.FCALL, functionName, call));
-    }
-    if (message.toLowerCase(java.util.Locale.ROOT).contains("unknown command")
-        && message.toUpperCase(java.util.Locale.ROOT).contains("FCALL")) {
-      if (functions) {
-        functions = false;
-        LOG.info("Redis has no FCALL (before Redis 7): Headroom decides with EVALSHA");
-      }
-      return send(c, call);
-    }
-    if (isNoScript(e)) {
-      return dispatch(c, CommandType.EVAL, script.evalSource(), call);
-    }
-    return CompletableFuture.failedFuture(e);
-  }
-
-  /**
-   * Loads the library (once for all the calls that found it missing at the same time): on a
-   * standalone Redis, through the connection; on a Cluster, on every primary, since each node
-   * keeps its own functions (replicas receive them from their primary).
-   */
-  private CompletableFuture<Void> loadLibrary(RedisClusterAsyncCommands<byte[], byte[]> c) {
-    CompletableFuture<Void> mine = new CompletableFuture<>();
-    CompletableFuture<Void> running = loading.compareAndExchange(null, mine);
-    if (running != null) {
-      return running;
-    }
-    CompletionStage<?> load;
-    try {
-      if (c instanceof RedisAdvancedClusterAsyncCommands) {
-        load = ((RedisAdvancedClusterAsyncCommands<byte[], byte[]>) c).upstream().commands()
-            .functionLoad(script.functionSource(), true);
-      } else {
-        load = c.functionLoad(script.functionSource(), true);
-      }
-    } catch (RuntimeException e) {
-      load = CompletableFuture.failedFuture(e);
-    }
-    load.whenComplete((ok, error) -> {
-      loading.compareAndSet(mine, null);
-      if (error != null) {
-        mine.completeExceptionally(error);
-      } else {
-        mine.complete(null);
-      }
-    });
-    return mine;
-  }
-
-  private static String message(Throwable e) {
-    Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-    return t.getMessage() == null ? "" : t.getMessage();
-  }
-
-  private static boolean isNoScript(Throwable e) {
-    Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-    return t instanceof RedisNoScriptException || message(e).startsWith("NOSCRIPT");
+  private Long now() {
+    return ticker == null ? null : ticker.read();
   }
 
   @Override
@@ -710,7 +605,10 @@ public final class RedisStore implements Store {
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private FailurePolicy failurePolicy = FailurePolicy.FAIL_CLOSED;
     private Store fallback;
+    private long fallbackMaxKeys = InMemoryStore.DEFAULT_MAX_KEYS;
     private Duration decisionDeadline = DEFAULT_DECISION_DEADLINE;
+    private Duration writeTimeout = DEFAULT_WRITE_TIMEOUT;
+    private int maxOutstanding = DEFAULT_MAX_OUTSTANDING;
     private Ticker ticker;
     private boolean scriptsOnly;
 
@@ -809,14 +707,58 @@ public final class RedisStore implements Store {
     }
 
     /**
-     * How long a decision waits for Redis before the failure policy decides instead: the most
-     * latency Redis can add. From 1 ms to 1 minute; defaults to 100 ms.
+     * The bound on keys of the {@link InMemoryStore} this store builds for
+     * {@link FailurePolicy#FALLBACK} when no {@link #fallback} is given; defaults to
+     * {@link InMemoryStore#DEFAULT_MAX_KEYS}. That store keeps its flood guarantee: a key refused
+     * while Redis is away stays refused however many keys push it out (see {@link InMemoryStore}).
+     */
+    public Builder fallbackMaxKeys(long maxKeys) {
+      if (maxKeys < 1) {
+        throw new IllegalArgumentException("fallbackMaxKeys: expected at least 1, got " + maxKeys);
+      }
+      this.fallbackMaxKeys = maxKeys;
+      return this;
+    }
+
+    /**
+     * How long a decision waits for Redis's reply, counted from the moment its command is written
+     * to the connection, before the failure policy decides instead: the most latency Redis can add.
+     * The wait before the write is this process's own queue, bounded by {@link #writeTimeout}.
+     * From 1 ms to 1 minute; defaults to 100 ms.
      */
     public Builder decisionDeadline(Duration deadline) {
       if (deadline == null || deadline.compareTo(Duration.ofMillis(1)) < 0 || deadline.compareTo(Duration.ofMinutes(1)) > 0) {
         throw new IllegalArgumentException("decisionDeadline: expected from 1 ms to 1 minute, got " + deadline);
       }
       this.decisionDeadline = deadline;
+      return this;
+    }
+
+    /**
+     * How long a decision may wait in this store's own queue before Lettuce writes its command to
+     * Redis. The decision deadline counts from that write, so that this process's own backlog
+     * (its I/O thread behind on a busy machine) is never taken for a slow Redis; a decision still
+     * unwritten after this long is refused with {@link StoreOverloadedException}. From 1 ms to 1
+     * minute, at least the decision deadline (a shorter one is raised to it); defaults to 1 s.
+     */
+    public Builder writeTimeout(Duration timeout) {
+      if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+        throw new IllegalArgumentException("writeTimeout: expected from 1 ms to 1 minute, got " + timeout);
+      }
+      this.writeTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * The most decisions that may await Redis's reply at once; one more is refused at once with
+     * {@link StoreOverloadedException}, whatever the failure policy. Bounds the memory a flood
+     * can pin in the connection's queues. From 1 to 1,000,000; defaults to 10,000.
+     */
+    public Builder maxOutstanding(int max) {
+      if (max < 1 || max > 1_000_000) {
+        throw new IllegalArgumentException("maxOutstanding: expected from 1 to 1000000, got " + max);
+      }
+      this.maxOutstanding = max;
       return this;
     }
 
@@ -865,37 +807,12 @@ public final class RedisStore implements Store {
       }
       if (clusterClient != null) {
         RedisClusterClient c = clusterClient;
-        return Endpoint.opening(true, () -> connectCluster(c), () -> {});
+        return Endpoint.opening(true, () -> Endpoint.connectCluster(c), () -> {});
       }
       if (uri != null) {
-        RedisClient c = RedisClient.create(uri);
-        c.setOptions(ClientOptions.builder()
-            .autoReconnect(true)
-            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-            .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).build())
-            .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-            .build());
-        RedisURI u = uri;
-        return Endpoint.opening(false, () -> c.connectAsync(ByteArrayCodec.INSTANCE, u),
-            () -> c.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+        return Endpoint.owned(uri, COMMAND_TIMEOUT);
       }
-      RedisClusterClient c = RedisClusterClient.create(clusterUris);
-      c.setOptions(ClusterClientOptions.builder()
-          .autoReconnect(true)
-          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-          .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).build())
-          .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-          .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-              .enablePeriodicRefresh(Duration.ofSeconds(2))
-              .enableAllAdaptiveRefreshTriggers()
-              .build())
-          .build());
-      return Endpoint.opening(true, () -> connectCluster(c), () -> c.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
-    }
-
-    /** Lettuce connects to a Cluster asynchronously only once it has read the topology. */
-    private static CompletionStage<StatefulRedisClusterConnection<byte[], byte[]>> connectCluster(RedisClusterClient c) {
-      return c.refreshPartitionsAsync().thenCompose(ignored -> c.connectAsync(ByteArrayCodec.INSTANCE));
+      return Endpoint.ownedCluster(clusterUris, COMMAND_TIMEOUT);
     }
   }
 }

@@ -65,6 +65,23 @@ final class GatewayMetrics {
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 
+  /**
+   * The Redis store's own counters: decisions whose deadline passed after Redis received them
+   * (they followed the failure policy), decisions refused as this process's overload before Redis
+   * could decide them, and decisions awaiting Redis now.
+   */
+  void redisStore(dev.headroom.redis.RedisStore store) {
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.deadline.passed", store,
+            dev.headroom.redis.RedisStore::deadlinesPassed)
+        .description("Decisions Redis did not answer within the decision deadline after receiving them")
+        .register(registry);
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.shed", store, dev.headroom.redis.RedisStore::shed)
+        .description("Decisions refused because the gateway's own queue to Redis was full (503, Redis not at fault)")
+        .register(registry);
+    io.micrometer.core.instrument.Gauge.builder("headroom.store.outstanding", store, dev.headroom.redis.RedisStore::outstanding)
+        .description("Decisions sent to Redis whose reply has not arrived yet").register(registry);
+  }
+
   void localResponse(int status) {
     Counter c = local[status];
     if (c == null) {

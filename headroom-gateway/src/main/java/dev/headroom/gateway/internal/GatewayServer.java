@@ -74,9 +74,14 @@ public final class GatewayServer implements AutoCloseable {
         new io.prometheus.metrics.model.registry.PrometheusRegistry(), meterClock);
     meterClock.start(boss.next());
     new JvmMemoryMetrics().bindTo(registry);
+    StoreMetrics.bind(store, registry);
     this.file = file;
     this.maxConfigBytes = maxConfigBytes;
-    this.state = new GatewayState(store, ticker, new GatewayMetrics(registry), null);
+    GatewayMetrics metrics = new GatewayMetrics(registry);
+    if (store instanceof dev.headroom.redis.RedisStore redis) {
+      metrics.redisStore(redis);
+    }
+    this.state = new GatewayState(store, ticker, metrics, null);
   }
 
   /** Starts listening; returns once both listeners accept connections. */

@@ -21,6 +21,15 @@ final class GatewayState {
   final Escalations escalations = new Escalations();
   final Capacity capacity = new Capacity();
   final GatewayMetrics metrics;
+  /**
+   * The store's failures to decide, logged at most once per {@link #STORE_WARNING_INTERVAL} with
+   * a count of the others (each refused request is still counted in the metrics).
+   */
+  final ThrottledWarning storeWarning = new ThrottledWarning(STORE_WARNING_INTERVAL,
+      org.slf4j.LoggerFactory.getLogger(ProxyHandler.class)::warn);
+
+  /** The least time between two log lines about the store failing to decide. */
+  static final java.time.Duration STORE_WARNING_INTERVAL = java.time.Duration.ofSeconds(10);
   private volatile Snapshot snapshot;
   private volatile CachedDiscovery discovery;
 

@@ -1,6 +1,6 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.GatewayConfig.PkSettings;
 import dev.headroom.gateway.GatewayConfig.PkMode;
 import dev.headroom.gateway.GatewayConfig.Route;
 import dev.headroom.http.PartitionKeyExposure;
@@ -13,12 +13,12 @@ import dev.headroom.http.partition.PartitionKeyExposures;
 final class PkExposures {
   private PkExposures() {}
 
-  static PartitionKeyExposure forRoute(GatewayConfig config, Route route) {
-    PkMode mode = route.pk().orElse(config.pk().mode());
+  static PartitionKeyExposure forRoute(PkSettings pk, Route route) {
+    PkMode mode = route.pk().orElse(pk.mode());
     return switch (mode) {
       case OFF -> PartitionKeyExposures.off();
       case HASH -> PartitionKeyExposures.predictableHash();
-      case HMAC -> config.pk().hmac().orElseThrow(() -> new IllegalStateException(
+      case HMAC -> pk.hmac().orElseThrow(() -> new IllegalStateException(
           "route " + route.name() + ": pk hmac without a key (the configuration reader checks this)"));
     };
   }

@@ -17,6 +17,7 @@ import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.discovery.EntityTag;
 import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.redis.StoreOverloadedException;
 import dev.headroom.vend.CallIdentity;
 import dev.headroom.vend.VendDecision;
 import dev.headroom.vend.VendRateLimiter;
@@ -90,6 +91,8 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   /** Retry-After of a 503 when the store cannot decide: long enough for a reconnect, short enough to retry soon. */
   static final long STORE_RETRY_AFTER_SECONDS = 2;
+  /** Retry-After of a 503 when the gateway's own queue to the store is full (StoreOverloadedException). */
+  static final long OVERLOAD_RETRY_AFTER_SECONDS = 1;
   private static final String DISCOVERY_API = "/api/limits";
 
   static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
@@ -791,15 +794,21 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
      * (draft-ietf-httpapi-ratelimit-headers-09 section 5.2) with a short Retry-After.
      */
     private void storeFailed(Throwable e) {
-      LOG.warn("store failed to decide a request on route {}: {}", route.route().name(), e.toString());
+      Throwable why = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+      state.storeWarning.warn(state.ticker, "store failed to decide a request on route " + route.route().name()
+          + ": " + why);
       discardBody();
+      // the gateway's own overload (its queue to Redis full, Redis possibly healthy): shorter wait
+      boolean overloaded = why instanceof StoreOverloadedException;
+      long retry = overloaded ? OVERLOAD_RETRY_AFTER_SECONDS : STORE_RETRY_AFTER_SECONDS;
       LocalResponse r = snap.speech().error(new GatewayError(503, ProblemType.TEMPORARY_REDUCED_CAPACITY.error(),
-          "Quotas cannot be checked right now, so requests are not forwarded. Try again in "
-              + STORE_RETRY_AFTER_SECONDS + " seconds.",
+          (overloaded ? "The gateway has more requests than it can check right now, so this one is not forwarded."
+              : "Quotas cannot be checked right now, so requests are not forwarded.")
+              + " Try again in " + retry + (retry == 1 ? " second." : " seconds."),
           "Requests are not forwarded when their quota cannot be checked, so that the service is never overrun.",
-          Map.of("type", ProblemType.TEMPORARY_REDUCED_CAPACITY, "retryAfterSeconds", STORE_RETRY_AFTER_SECONDS)),
+          Map.of("type", ProblemType.TEMPORARY_REDUCED_CAPACITY, "retryAfterSeconds", retry)),
           format, path());
-      r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(STORE_RETRY_AFTER_SECONDS));
+      r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(retry));
       local(r);
     }
 

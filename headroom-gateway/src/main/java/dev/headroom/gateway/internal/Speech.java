@@ -52,7 +52,7 @@ import org.slf4j.LoggerFactory;
 final class Speech implements HttpSpeech {
   private static final Logger LOG = LoggerFactory.getLogger(Speech.class);
 
-  private final GatewayConfig config;
+  private final ConfigSections config;
   private final Ticker ticker;
   private final Map<Route, RateLimitHeaders> headers = new IdentityHashMap<>();
   private final Map<String, PartitionKeyDerivation> derivations = new HashMap<>();
@@ -70,7 +70,7 @@ final class Speech implements HttpSpeech {
   /** Per route (identity), the last whole refusal per policy: see {@link #cachedRefusal}. */
   private final Map<Route, Map<String, CachedResponse>> responses = new IdentityHashMap<>();
 
-  private Speech(GatewayConfig config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
+  private Speech(ConfigSections config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
     this.config = config;
     this.ticker = ticker;
     // trustedProxies believes Forwarded and X-Forwarded-For (README): Forwarded wins when a
@@ -105,7 +105,14 @@ final class Speech implements HttpSpeech {
    *     reader has checked each part already, so this means two parts disagree)
    */
   static Speech of(GatewayConfig config, Ticker ticker) {
-    return new Speech(config, ticker, r -> PkExposures.forRoute(config, r));
+    return of(new ConfigSections(config.service(), config.listen(), config.admin(), config.store(),
+        config.trustedProxies(), config.limits(), config.timeouts(), config.upstreams(), config.policies(),
+        config.routes(), config.pk()), ticker);
+  }
+
+  /** As {@link #of(GatewayConfig, Ticker)}, for sections not yet made a configuration (the load-time check). */
+  static Speech of(ConfigSections config, Ticker ticker) {
+    return new Speech(config, ticker, r -> PkExposures.forRoute(config.pk(), r));
   }
 
   @Override

@@ -1,6 +1,5 @@
 package dev.headroom.http.body;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -54,6 +53,13 @@ import java.util.Set;
  * by {@link RefusalReader} is built leniently instead: members of the wrong type are dropped, and
  * {@link #issues()} lists what was dropped and which requirements the body does not meet.
  *
+ * <h2>Who owns what</h2>
+ *
+ * <p>This class is the value (its members, equality, {@link #toBuilder()}) and its {@link Builder}'s
+ * setters; {@link RefusalRules} holds the rules {@link Builder#build()} enforces and the issues a
+ * read refusal reports; {@link RefusalJson} writes the JSON; {@link RefusalReader} reads it back;
+ * {@link RefusalHtml} renders the HTML form; {@link ReasonPhrase} gives the about:blank title.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class Refusal {
@@ -70,36 +76,35 @@ public final class Refusal {
   /** Most extension members a refusal carries. */
   public static final int MAX_EXTENSIONS = 32;
 
-  private static final JsonFactory JSON = new JsonFactory();
-
-  private final int status;
-  private final String type;
-  private final String title;
-  private final String detail;
-  private final String instance;
-  private final String error;
-  private final String why;
-  private final String limit;
-  private final Long retryAfterSeconds;
-  private final String limitId;
-  private final String limitType;
-  private final String scope;
-  private final Instant windowResetAt;
-  private final List<String> violatedPolicies;
-  private final Boolean cached;
-  private final String cachedResultUrl;
-  private final String alternativeEndpoint;
-  private final String upgradeUrl;
-  private final String humanUrl;
-  private final String field;
-  private final String expected;
-  private final List<String> allowedMethods;
-  private final String authUrl;
-  private final Boolean scanAvailable;
-  private final String scanUrl;
-  private final String statusUrl;
-  private final Map<String, Object> extensions;
-  private final List<String> issues;
+  // package-private for RefusalJson (the writer) and RefusalRules; final and never exposed mutable
+  final int status;
+  final String type;
+  final String title;
+  final String detail;
+  final String instance;
+  final String error;
+  final String why;
+  final String limit;
+  final Long retryAfterSeconds;
+  final String limitId;
+  final String limitType;
+  final String scope;
+  final Instant windowResetAt;
+  final List<String> violatedPolicies;
+  final Boolean cached;
+  final String cachedResultUrl;
+  final String alternativeEndpoint;
+  final String upgradeUrl;
+  final String humanUrl;
+  final String field;
+  final String expected;
+  final List<String> allowedMethods;
+  final String authUrl;
+  final Boolean scanAvailable;
+  final String scanUrl;
+  final String statusUrl;
+  final Map<String, Object> extensions;
+  final List<String> issues;
 
   private Refusal(Builder b, List<String> issues) {
     this.status = b.status;
@@ -331,8 +336,8 @@ public final class Refusal {
   /** The JSON text, UTF-8 encoded; to be sent as {@value #PROBLEM_JSON} or {@code application/json}. */
   public byte[] toJsonBytes() {
     ByteArrayOutputStream out = new ByteArrayOutputStream(512);
-    try (JsonGenerator g = JSON.createGenerator(out)) {
-      write(g);
+    try (JsonGenerator g = RefusalJson.JSON.createGenerator(out)) {
+      RefusalJson.write(g, this);
     } catch (IOException e) {
       throw new UncheckedIOException("writing to memory cannot fail", e);
     }
@@ -342,100 +347,6 @@ public final class Refusal {
   /** The JSON text. */
   public String toJson() {
     return new String(toJsonBytes(), StandardCharsets.UTF_8);
-  }
-
-  private void write(JsonGenerator g) throws IOException {
-    g.writeStartObject();
-    str(g, "type", type);
-    str(g, "title", title);
-    g.writeNumberField("status", status);
-    str(g, "detail", detail);
-    str(g, "instance", instance);
-    str(g, "error", error);
-    str(g, "why", why);
-    str(g, "limit", limit);
-    if (retryAfterSeconds != null) {
-      g.writeNumberField("retryAfterSeconds", retryAfterSeconds);
-    }
-    str(g, "limitId", limitId);
-    str(g, "limitType", limitType);
-    str(g, "scope", scope);
-    if (windowResetAt != null) {
-      g.writeStringField("windowResetAt", windowResetAt.toString());
-    }
-    if (!violatedPolicies.isEmpty()) {
-      array(g, "violated-policies", violatedPolicies);
-    }
-    if (cached != null) {
-      g.writeBooleanField("cached", cached);
-    }
-    str(g, "cachedResultUrl", cachedResultUrl);
-    str(g, "alternativeEndpoint", alternativeEndpoint);
-    str(g, "upgradeUrl", upgradeUrl);
-    str(g, "humanUrl", humanUrl);
-    str(g, "field", field);
-    str(g, "expected", expected);
-    if (allowedMethods != null) {
-      array(g, "allowedMethods", allowedMethods);
-    }
-    str(g, "authUrl", authUrl);
-    if (scanAvailable != null) {
-      g.writeBooleanField("scanAvailable", scanAvailable);
-    }
-    str(g, "scanUrl", scanUrl);
-    str(g, "statusUrl", statusUrl);
-    for (Map.Entry<String, Object> e : extensions.entrySet()) {
-      g.writeFieldName(e.getKey());
-      value(g, e.getValue());
-    }
-    g.writeEndObject();
-  }
-
-  private static void str(JsonGenerator g, String name, String value) throws IOException {
-    if (value != null) {
-      g.writeStringField(name, value);
-    }
-  }
-
-  private static void array(JsonGenerator g, String name, List<String> values) throws IOException {
-    g.writeArrayFieldStart(name);
-    for (String v : values) {
-      g.writeString(v);
-    }
-    g.writeEndArray();
-  }
-
-  static void value(JsonGenerator g, Object v) throws IOException {
-    if (v == null) {
-      g.writeNull();
-    } else if (v instanceof String) {
-      g.writeString((String) v);
-    } else if (v instanceof Boolean) {
-      g.writeBoolean((Boolean) v);
-    } else if (v instanceof Long || v instanceof Integer) {
-      g.writeNumber(((Number) v).longValue());
-    } else if (v instanceof BigInteger) {
-      g.writeNumber((BigInteger) v);
-    } else if (v instanceof Double) {
-      g.writeNumber((Double) v);
-    } else if (v instanceof BigDecimal) {
-      g.writeNumber((BigDecimal) v);
-    } else if (v instanceof List) {
-      g.writeStartArray();
-      for (Object o : (List<?>) v) {
-        value(g, o);
-      }
-      g.writeEndArray();
-    } else if (v instanceof Map) {
-      g.writeStartObject();
-      for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-        g.writeFieldName(String.valueOf(e.getKey()));
-        value(g, e.getValue());
-      }
-      g.writeEndObject();
-    } else {
-      throw new IllegalStateException("extension values are checked on the way in, got " + v.getClass());
-    }
   }
 
   @Override
@@ -477,34 +388,35 @@ public final class Refusal {
    * Not thread-safe.
    */
   public static final class Builder {
-    private final int status;
-    private String type;
-    private String title;
-    private String detail;
-    private String instance;
-    private String error;
-    private String why;
-    private String limit;
-    private Long retryAfterSeconds;
-    private String limitId;
-    private String limitType;
-    private String scope;
-    private Instant windowResetAt;
-    private List<String> violatedPolicies = new ArrayList<>();
-    private Boolean cached;
-    private String cachedResultUrl;
-    private String alternativeEndpoint;
-    private String upgradeUrl;
-    private String humanUrl;
-    private String field;
-    private String expected;
-    private List<String> allowedMethods;
-    private String authUrl;
-    private Boolean scanAvailable;
-    private String scanUrl;
-    private String statusUrl;
-    private URI origin;
-    private final Map<String, Object> extensions = new LinkedHashMap<>();
+    // package-private for RefusalRules, which validates them at build()
+    final int status;
+    String type;
+    String title;
+    String detail;
+    String instance;
+    String error;
+    String why;
+    String limit;
+    Long retryAfterSeconds;
+    String limitId;
+    String limitType;
+    String scope;
+    Instant windowResetAt;
+    List<String> violatedPolicies = new ArrayList<>();
+    Boolean cached;
+    String cachedResultUrl;
+    String alternativeEndpoint;
+    String upgradeUrl;
+    String humanUrl;
+    String field;
+    String expected;
+    List<String> allowedMethods;
+    String authUrl;
+    Boolean scanAvailable;
+    String scanUrl;
+    String statusUrl;
+    URI origin;
+    final Map<String, Object> extensions = new LinkedHashMap<>();
 
     private Builder(int status) {
       this.status = status;
@@ -712,186 +624,15 @@ public final class Refusal {
      * @throws IllegalArgumentException naming the field, the value and what is expected
      */
     public Refusal build() {
-      if (status < 400 || status > 599) {
-        throw new IllegalArgumentException("status: expected a non-success status from 400 to 599, got " + status);
-      }
-      String where = "refusal " + status + ": ";
-      URI o = Texts.origin(where + "origin", origin);
-      Texts.errorToken(where + "error", error);
-      Texts.require(where + "detail", detail, Texts.MAX_TEXT);
-      if (title == null && type == null) {
-        title = ReasonPhrase.of(status);
-      }
-      Texts.optional(where + "title", title, Texts.MAX_SHORT);
-      Texts.optional(where + "limit", limit, Texts.MAX_SHORT);
-      Texts.why(where + "why", why, detail, limit, title, error.replace('_', ' '));
-      Texts.uriReference(where + "type", type, true);
-      Texts.uriReference(where + "instance", instance, false);
-      if (status == 429) {
-        if (limit == null) {
-          throw new IllegalArgumentException(where + "limit: required on 429 (Graceful Boundaries section 2), "
-              + "expected the limit in concrete terms such as '10 requests per hour per client address', got nothing");
-        }
-        if (retryAfterSeconds == null) {
-          throw new IllegalArgumentException(where + "retryAfterSeconds: required on 429 (Graceful Boundaries "
-              + "section 2), expected whole seconds, got nothing");
-        }
-        if (!detail.chars().anyMatch(Character::isDigit)) {
-          throw new IllegalArgumentException(where + "detail: on 429 it must state the wait (Graceful Boundaries "
-              + "section 2), e.g. 'Try again in 42 seconds.', got '" + Texts.printable(detail) + "'");
-        }
-      }
-      if (retryAfterSeconds != null && retryAfterSeconds < 0) {
-        throw new IllegalArgumentException(where + "retryAfterSeconds: expected a non-negative integer, got "
-            + retryAfterSeconds);
-      }
-      if (limitId != null && (limitId.isEmpty() || limitId.length() > 128)) {
-        throw new IllegalArgumentException(where + "limitId: expected 1 to 128 characters, got '"
-            + Texts.printable(limitId) + "'");
-      }
-      Texts.optional(where + "limitId", limitId, 128);
-      if (limitType != null) {
-        LimitType.of(limitType);
-      }
-      if (scope != null && !scope.matches("[a-z][a-z0-9-]{0,31}")) {
-        throw new IllegalArgumentException(where + "scope: expected a lowercase token such as ip, key, user, "
-            + "resource or global, got '" + Texts.printable(scope) + "'");
-      }
-      if (violatedPolicies.size() > 64) {
-        throw new IllegalArgumentException(where + "violated-policies: expected at most 64 names, got "
-            + violatedPolicies.size());
-      }
-      for (String p : violatedPolicies) {
-        Texts.require(where + "violated-policies", p, 64);
-      }
-      Texts.url(where + "cachedResultUrl", cachedResultUrl, true, o);
-      Texts.url(where + "alternativeEndpoint", alternativeEndpoint, true, o);
-      Texts.url(where + "scanUrl", scanUrl, true, o);
-      Texts.url(where + "upgradeUrl", upgradeUrl, false, o);
-      Texts.url(where + "humanUrl", humanUrl, false, o);
-      Texts.url(where + "authUrl", authUrl, false, o);
-      Texts.url(where + "statusUrl", statusUrl, false, o);
-      Texts.optional(where + "field", field, Texts.MAX_SHORT);
-      Texts.expected(where + "expected", expected);
-      if (status == 405 && (allowedMethods == null || allowedMethods.isEmpty())) {
-        throw new IllegalArgumentException(where + "allowedMethods: required on 405 (Graceful Boundaries section 6, "
-            + "input class), expected the accepted methods such as [GET, HEAD], got nothing");
-      }
-      if (allowedMethods != null) {
-        for (String m : allowedMethods) {
-          if (m == null || !m.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,32}")) {
-            throw new IllegalArgumentException(where + "allowedMethods: expected method tokens such as GET, got "
-                + (m == null ? "null" : "'" + Texts.printable(m) + "'"));
-          }
-        }
-      }
-      if (extensions.size() > MAX_EXTENSIONS) {
-        throw new IllegalArgumentException(where + "extensions: expected at most " + MAX_EXTENSIONS + " members, got "
-            + extensions.size());
-      }
-      for (Map.Entry<String, Object> e : extensions.entrySet()) {
-        String name = e.getKey();
-        if (name == null || name.isEmpty() || name.length() > 64 || MEMBERS.contains(name)) {
-          throw new IllegalArgumentException(where + "extension: expected a name of 1 to 64 characters that is not one "
-              + "of the defined members, got " + (name == null ? "null" : "'" + Texts.printable(name) + "'"));
-        }
-        Texts.require(where + "extension name", name, 64);
-        checkValue(where + "extension '" + name + "'", e.getValue(), 0);
-      }
+      RefusalRules.check(this);
       return new Refusal(this, List.of());
     }
 
     /** For {@link RefusalReader}: a refusal of whatever arrived, with its issues. */
     Refusal buildRead(List<String> readIssues) {
       List<String> issues = new ArrayList<>(readIssues);
-      if (error == null) {
-        issues.add("error: missing; every non-success response needs it (Graceful Boundaries section 6)");
-      } else if (!error.matches("[a-z0-9_]+")) {
-        issues.add("error: expected a snake_case token, got '" + Texts.printable(error) + "'");
-      }
-      if (detail == null || detail.isEmpty()) {
-        issues.add("detail: missing; every non-success response needs it (Graceful Boundaries section 6)");
-      }
-      if (why == null || why.isEmpty()) {
-        issues.add("why: missing; every non-success response needs it (Graceful Boundaries section 6)");
-      }
-      if (status == 429) {
-        if (limit == null) {
-          issues.add("limit: missing; every 429 needs it (Graceful Boundaries section 2)");
-        }
-        if (retryAfterSeconds == null) {
-          issues.add("retryAfterSeconds: missing; every 429 needs it (Graceful Boundaries section 2)");
-        }
-      }
+      RefusalRules.readIssues(this, issues);
       return new Refusal(this, issues);
-    }
-
-    private static void checkValue(String field, Object v, int depth) {
-      if (depth > 8) {
-        throw new IllegalArgumentException(field + ": expected at most 8 levels of nesting");
-      }
-      if (v == null || v instanceof String || v instanceof Boolean || v instanceof Long || v instanceof Integer
-          || v instanceof BigInteger || v instanceof BigDecimal) {
-        return;
-      }
-      if (v instanceof Double) {
-        if (((Double) v).isNaN() || ((Double) v).isInfinite()) {
-          throw new IllegalArgumentException(field + ": expected a finite number, got " + v);
-        }
-        return;
-      }
-      if (v instanceof List) {
-        for (Object o : (List<?>) v) {
-          checkValue(field, o, depth + 1);
-        }
-        return;
-      }
-      if (v instanceof Map) {
-        for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-          if (!(e.getKey() instanceof String)) {
-            throw new IllegalArgumentException(field + ": expected String keys, got " + e.getKey());
-          }
-          checkValue(field, e.getValue(), depth + 1);
-        }
-        return;
-      }
-      throw new IllegalArgumentException(field + ": expected a String, Boolean, number, List or Map, got "
-          + v.getClass().getName());
-    }
-  }
-
-  /** Reason phrases (RFC 9110 section 15) for the about:blank title (RFC 9457 section 4.2.1). */
-  static final class ReasonPhrase {
-    private ReasonPhrase() {}
-
-    static String of(int status) {
-      switch (status) {
-        case 400: return "Bad Request";
-        case 401: return "Unauthorized";
-        case 402: return "Payment Required";
-        case 403: return "Forbidden";
-        case 404: return "Not Found";
-        case 405: return "Method Not Allowed";
-        case 406: return "Not Acceptable";
-        case 408: return "Request Timeout";
-        case 409: return "Conflict";
-        case 410: return "Gone";
-        case 411: return "Length Required";
-        case 412: return "Precondition Failed";
-        case 413: return "Content Too Large";
-        case 414: return "URI Too Long";
-        case 415: return "Unsupported Media Type";
-        case 422: return "Unprocessable Content";
-        case 428: return "Precondition Required";
-        case 429: return "Too Many Requests";
-        case 431: return "Request Header Fields Too Large";
-        case 500: return "Internal Server Error";
-        case 501: return "Not Implemented";
-        case 502: return "Bad Gateway";
-        case 503: return "Service Unavailable";
-        case 504: return "Gateway Timeout";
-        default: return status < 500 ? "Client Error" : "Server Error";
-      }
     }
   }
 }

@@ -22,7 +22,7 @@ public final class RefusalHtml {
    * @param alternateJsonHref where the JSON form of this refusal can be fetched; null for none
    */
   public static String render(Refusal refusal, String alternateJsonHref) {
-    String heading = refusal.title().orElse(Refusal.ReasonPhrase.of(refusal.status()));
+    String heading = refusal.title().orElse(ReasonPhrase.of(refusal.status()));
     StringBuilder h = new StringBuilder(2048);
     h.append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
         .append("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")

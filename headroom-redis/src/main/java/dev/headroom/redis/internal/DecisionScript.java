@@ -45,6 +45,18 @@ import java.util.List;
  * Policy constants that need division ({@code T = ceil(w / q)}, {@code tau = q * T}) are computed
  * here by {@link Gcra} in Java longs, so that the script only adds, multiplies and compares.
  *
+ * <p><b>Exact integers in Lua.</b> Lua numbers are IEEE doubles, exact only below 2^53, while epoch
+ * nanoseconds are near 1.8e18 and a 366-day window is 3.2e16 ns. The script therefore keeps every
+ * time and duration as a pair (seconds, nanoseconds below 10^9): a sum or difference is a carry,
+ * a product by a unit count is split into parts that stay below 2^53, and the window index
+ * {@code floor(now / w)} is {@code floor(seconds / w_seconds)} because windows are whole seconds.
+ * Constants that need division ({@code T = ceil(w / q)}, {@code tau = q T}) come from Java. The
+ * token bucket's {@code floor(h / T)} is estimated in doubles and corrected with exact products.
+ * The sliding window's weight is computed in doubles in the order the core states, and converting
+ * (seconds, nanoseconds) to a double rounds once, exactly as Java's {@code (double)} cast does.
+ * Times saturate at {@code Long.MAX_VALUE} as in the core; window counters saturate at 2^53 units
+ * instead of 2^63 (a debt no real charge reaches), which is the one documented difference.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class DecisionScript {

@@ -1,9 +1,20 @@
 package dev.headroom.redis.internal;
 
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -78,6 +89,44 @@ public final class Endpoint {
       }
     }
     return e;
+  }
+
+  /**
+   * A standalone Redis the store connects to itself: it rejects commands while disconnected (so
+   * that nothing queues up to be applied after the decision was made without Redis), reconnects
+   * by itself, and fails a command Redis never answers after {@code commandTimeout}.
+   */
+  public static Endpoint owned(RedisURI uri, Duration commandTimeout) {
+    RedisClient c = RedisClient.create(uri);
+    c.setOptions(ClientOptions.builder()
+        .autoReconnect(true)
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).build())
+        .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+        .build());
+    return opening(false, () -> c.connectAsync(ByteArrayCodec.INSTANCE, uri),
+        () -> c.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+  }
+
+  /** A Redis Cluster the store connects to itself; as {@link #owned}, plus topology refresh. */
+  public static Endpoint ownedCluster(List<RedisURI> uris, Duration commandTimeout) {
+    RedisClusterClient c = RedisClusterClient.create(uris);
+    c.setOptions(ClusterClientOptions.builder()
+        .autoReconnect(true)
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).build())
+        .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+            .enablePeriodicRefresh(Duration.ofSeconds(2))
+            .enableAllAdaptiveRefreshTriggers()
+            .build())
+        .build());
+    return opening(true, () -> connectCluster(c), () -> c.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+  }
+
+  /** Lettuce connects to a Cluster asynchronously only once it has read the topology. */
+  public static CompletionStage<StatefulRedisClusterConnection<byte[], byte[]>> connectCluster(RedisClusterClient c) {
+    return c.refreshPartitionsAsync().thenCompose(ignored -> c.connectAsync(ByteArrayCodec.INSTANCE));
   }
 
   public boolean cluster() {

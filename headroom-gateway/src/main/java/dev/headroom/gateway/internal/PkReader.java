@@ -1,0 +1,98 @@
+package dev.headroom.gateway.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.gateway.GatewayConfig.PkMode;
+import dev.headroom.gateway.GatewayConfig.PkSettings;
+import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.http.PartitionKeyExposure;
+import dev.headroom.http.partition.PartitionKeyExposures;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * Reads {@code pk}: how the {@code pk} parameter of the RateLimit fields is made, and, when any
+ * route uses {@code hmac}, the key from the environment variable or file named.
+ */
+final class PkReader extends SectionReader {
+  /** The environment variables {@code pk.keyEnv} may name. */
+  private final Function<String, String> env;
+
+  PkReader(List<String> problems, Function<String, String> env) {
+    super(problems);
+    this.env = env;
+  }
+
+  /**
+   * {@code pk: {exposure: off|hash|hmac, keyEnv: NAME | keyFile: PATH}}. The HMAC key is read here,
+   * once, from the environment variable or file named (base64, at least 32 bytes); it is never
+   * written in the file, and no message repeats it.
+   */
+  PkSettings pk(JsonNode n, List<Route> routes) {
+    PkMode mode = PkMode.OFF;
+    Optional<String> keyEnv = Optional.empty();
+    Optional<String> keyFile = Optional.empty();
+    if (!n.isMissingNode() && object("pk", n)) {
+      keys("pk", n, "exposure", "keyEnv", "keyFile");
+      if (!n.path("exposure").isMissingNode()) {
+        mode = pkMode("pk.exposure", n.path("exposure")).orElse(PkMode.OFF);
+      }
+      keyEnv = optionalText("pk.keyEnv", n.path("keyEnv"));
+      keyFile = optionalText("pk.keyFile", n.path("keyFile"));
+      if (keyEnv.isPresent() && keyFile.isPresent()) {
+        problem("pk.keyFile", n.path("keyFile"), "either keyEnv or keyFile, not both");
+      }
+    }
+    boolean hmacUsed = mode == PkMode.HMAC;
+    for (Route r : routes) {
+      hmacUsed |= r.pk().orElse(PkMode.OFF) == PkMode.HMAC;
+    }
+    Optional<PartitionKeyExposure> hmac = Optional.empty();
+    if (hmacUsed) {
+      String key = null;
+      if (keyEnv.isPresent()) {
+        key = env.apply(keyEnv.get());
+        if (key == null) {
+          problems.add("pk.keyEnv: the environment variable " + keyEnv.get() + " is not set; expected the "
+              + "base64 HMAC key (at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes) in it");
+        }
+      } else if (keyFile.isPresent()) {
+        try {
+          key = Files.readString(Path.of(keyFile.get()), StandardCharsets.US_ASCII).strip();
+        } catch (IOException | RuntimeException e) {
+          problems.add("pk.keyFile: cannot read \"" + keyFile.get() + "\" (" + e.getClass().getSimpleName()
+              + "); expected a readable file holding the base64 HMAC key");
+        }
+      } else {
+        problem("pk.keyEnv", n.path("keyEnv"), "the name of an environment variable (or keyFile: a file) holding "
+            + "the base64 HMAC key, because pk exposure hmac is used");
+      }
+      if (key != null) {
+        try {
+          hmac = Optional.of(PartitionKeyExposures.hmacSha256Base64(key));
+        } catch (IllegalArgumentException e) {
+          problems.add((keyEnv.isPresent() ? "pk.keyEnv" : "pk.keyFile") + ": " + e.getMessage());
+        }
+      }
+    }
+    return new PkSettings(mode, keyEnv, keyFile, hmac);
+  }
+
+  Optional<PkMode> pkMode(String path, JsonNode n) {
+    if (n.isTextual()) {
+      for (PkMode m : PkMode.values()) {
+        if (m.token().equals(n.asText())) {
+          return Optional.of(m);
+        }
+      }
+    } else if (n.isBoolean() && !n.asBoolean()) {
+      return Optional.of(PkMode.OFF); // YAML 1.1 reads a bare off as false
+    }
+    problem(path, n, "off, hash (a predictable SHA-256 a client can compute) or hmac (keyed)");
+    return Optional.empty();
+  }
+}

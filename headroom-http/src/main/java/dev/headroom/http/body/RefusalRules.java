@@ -1,0 +1,170 @@
+package dev.headroom.http.body;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The rules a {@link Refusal.Builder} is held to: {@link #check} for {@link Refusal.Builder#build()}
+ * (the core fields on every status, {@code limit} and {@code retryAfterSeconds} on 429,
+ * {@code allowedMethods} on 405, the security considerations a program can check through
+ * {@link Texts}, extension values), each refused with a message naming the field, the value and
+ * what is expected; and {@link #readIssues} for a refusal read by {@link RefusalReader}, which
+ * lists what the body lacks instead of refusing it. Stateless.
+ */
+final class RefusalRules {
+  private RefusalRules() {}
+
+  /**
+   * Validates a builder before it builds; sets the about:blank title (RFC 9457 section 4.2.1)
+   * when neither type nor title is given.
+   *
+   * @throws IllegalArgumentException naming the field, the value and what is expected
+   */
+  static void check(Refusal.Builder b) {
+    if (b.status < 400 || b.status > 599) {
+      throw new IllegalArgumentException("status: expected a non-success status from 400 to 599, got " + b.status);
+    }
+    String where = "refusal " + b.status + ": ";
+    URI o = Texts.origin(where + "origin", b.origin);
+    Texts.errorToken(where + "error", b.error);
+    Texts.require(where + "detail", b.detail, Texts.MAX_TEXT);
+    if (b.title == null && b.type == null) {
+      b.title = ReasonPhrase.of(b.status);
+    }
+    Texts.optional(where + "title", b.title, Texts.MAX_SHORT);
+    Texts.optional(where + "limit", b.limit, Texts.MAX_SHORT);
+    Texts.why(where + "why", b.why, b.detail, b.limit, b.title, b.error.replace('_', ' '));
+    Texts.uriReference(where + "type", b.type, true);
+    Texts.uriReference(where + "instance", b.instance, false);
+    if (b.status == 429) {
+      if (b.limit == null) {
+        throw new IllegalArgumentException(where + "limit: required on 429 (Graceful Boundaries section 2), "
+            + "expected the limit in concrete terms such as '10 requests per hour per client address', got nothing");
+      }
+      if (b.retryAfterSeconds == null) {
+        throw new IllegalArgumentException(where + "retryAfterSeconds: required on 429 (Graceful Boundaries "
+            + "section 2), expected whole seconds, got nothing");
+      }
+      if (!b.detail.chars().anyMatch(Character::isDigit)) {
+        throw new IllegalArgumentException(where + "detail: on 429 it must state the wait (Graceful Boundaries "
+            + "section 2), e.g. 'Try again in 42 seconds.', got '" + Texts.printable(b.detail) + "'");
+      }
+    }
+    if (b.retryAfterSeconds != null && b.retryAfterSeconds < 0) {
+      throw new IllegalArgumentException(where + "retryAfterSeconds: expected a non-negative integer, got "
+          + b.retryAfterSeconds);
+    }
+    if (b.limitId != null && (b.limitId.isEmpty() || b.limitId.length() > 128)) {
+      throw new IllegalArgumentException(where + "limitId: expected 1 to 128 characters, got '"
+          + Texts.printable(b.limitId) + "'");
+    }
+    Texts.optional(where + "limitId", b.limitId, 128);
+    if (b.limitType != null) {
+      LimitType.of(b.limitType);
+    }
+    if (b.scope != null && !b.scope.matches("[a-z][a-z0-9-]{0,31}")) {
+      throw new IllegalArgumentException(where + "scope: expected a lowercase token such as ip, key, user, "
+          + "resource or global, got '" + Texts.printable(b.scope) + "'");
+    }
+    if (b.violatedPolicies.size() > 64) {
+      throw new IllegalArgumentException(where + "violated-policies: expected at most 64 names, got "
+          + b.violatedPolicies.size());
+    }
+    for (String p : b.violatedPolicies) {
+      Texts.require(where + "violated-policies", p, 64);
+    }
+    Texts.url(where + "cachedResultUrl", b.cachedResultUrl, true, o);
+    Texts.url(where + "alternativeEndpoint", b.alternativeEndpoint, true, o);
+    Texts.url(where + "scanUrl", b.scanUrl, true, o);
+    Texts.url(where + "upgradeUrl", b.upgradeUrl, false, o);
+    Texts.url(where + "humanUrl", b.humanUrl, false, o);
+    Texts.url(where + "authUrl", b.authUrl, false, o);
+    Texts.url(where + "statusUrl", b.statusUrl, false, o);
+    Texts.optional(where + "field", b.field, Texts.MAX_SHORT);
+    Texts.expected(where + "expected", b.expected);
+    if (b.status == 405 && (b.allowedMethods == null || b.allowedMethods.isEmpty())) {
+      throw new IllegalArgumentException(where + "allowedMethods: required on 405 (Graceful Boundaries section 6, "
+          + "input class), expected the accepted methods such as [GET, HEAD], got nothing");
+    }
+    if (b.allowedMethods != null) {
+      for (String m : b.allowedMethods) {
+        if (m == null || !m.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,32}")) {
+          throw new IllegalArgumentException(where + "allowedMethods: expected method tokens such as GET, got "
+              + (m == null ? "null" : "'" + Texts.printable(m) + "'"));
+        }
+      }
+    }
+    if (b.extensions.size() > Refusal.MAX_EXTENSIONS) {
+      throw new IllegalArgumentException(where + "extensions: expected at most " + Refusal.MAX_EXTENSIONS + " members, got "
+          + b.extensions.size());
+    }
+    for (Map.Entry<String, Object> e : b.extensions.entrySet()) {
+      String name = e.getKey();
+      if (name == null || name.isEmpty() || name.length() > 64 || Refusal.MEMBERS.contains(name)) {
+        throw new IllegalArgumentException(where + "extension: expected a name of 1 to 64 characters that is not one "
+            + "of the defined members, got " + (name == null ? "null" : "'" + Texts.printable(name) + "'"));
+      }
+      Texts.require(where + "extension name", name, 64);
+      checkValue(where + "extension '" + name + "'", e.getValue(), 0);
+    }
+  }
+
+  /** Adds to {@code issues} the Graceful Boundaries requirements a read refusal does not meet. */
+  static void readIssues(Refusal.Builder b, List<String> issues) {
+    if (b.error == null) {
+      issues.add("error: missing; every non-success response needs it (Graceful Boundaries section 6)");
+    } else if (!b.error.matches("[a-z0-9_]+")) {
+      issues.add("error: expected a snake_case token, got '" + Texts.printable(b.error) + "'");
+    }
+    if (b.detail == null || b.detail.isEmpty()) {
+      issues.add("detail: missing; every non-success response needs it (Graceful Boundaries section 6)");
+    }
+    if (b.why == null || b.why.isEmpty()) {
+      issues.add("why: missing; every non-success response needs it (Graceful Boundaries section 6)");
+    }
+    if (b.status == 429) {
+      if (b.limit == null) {
+        issues.add("limit: missing; every 429 needs it (Graceful Boundaries section 2)");
+      }
+      if (b.retryAfterSeconds == null) {
+        issues.add("retryAfterSeconds: missing; every 429 needs it (Graceful Boundaries section 2)");
+      }
+    }
+  }
+
+  private static void checkValue(String field, Object v, int depth) {
+    if (depth > 8) {
+      throw new IllegalArgumentException(field + ": expected at most 8 levels of nesting");
+    }
+    if (v == null || v instanceof String || v instanceof Boolean || v instanceof Long || v instanceof Integer
+        || v instanceof BigInteger || v instanceof BigDecimal) {
+      return;
+    }
+    if (v instanceof Double) {
+      if (((Double) v).isNaN() || ((Double) v).isInfinite()) {
+        throw new IllegalArgumentException(field + ": expected a finite number, got " + v);
+      }
+      return;
+    }
+    if (v instanceof List) {
+      for (Object o : (List<?>) v) {
+        checkValue(field, o, depth + 1);
+      }
+      return;
+    }
+    if (v instanceof Map) {
+      for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+        if (!(e.getKey() instanceof String)) {
+          throw new IllegalArgumentException(field + ": expected String keys, got " + e.getKey());
+        }
+        checkValue(field, e.getValue(), depth + 1);
+      }
+      return;
+    }
+    throw new IllegalArgumentException(field + ": expected a String, Boolean, number, List or Map, got "
+        + v.getClass().getName());
+  }
+}
