@@ -13,7 +13,9 @@
 # Environment: HEADROOM_BENCH_ROUNDS (rounds of the five runs, default 3; the proxies swap order
 # each round), HEADROOM_BENCH_JAVA (the java binary, default java on the PATH),
 # HEADROOM_BENCH_JAVA_FLAGS (default -Xms256m -Xmx256m -XX:+UseParallelGC), HEADROOM_BENCH_WARMUP (s),
-# HEADROOM_BENCH_WORKERS (Headroom's event loops and the peer's worker processes, default 1).
+# HEADROOM_BENCH_WORKERS (Headroom's event loops and the peer's worker processes, default 1),
+# HEADROOM_BENCH_JAR (the gateway jar to measure, default this checkout's, built when missing: a
+# baseline build's jar can be measured from the same script).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 secs="${1:-10}"
@@ -83,7 +85,7 @@ nginx_conf peer "  upstream origin { server 127.0.0.1:$UP; keepalive 64; }
     location /spent { limit_req zone=spent; proxy_pass http://origin; }
   }" "$workers"
 
-jar="$root/headroom-cli/target/headroom-cli-0.1.0-SNAPSHOT-all.jar"
+jar="${HEADROOM_BENCH_JAR:-$root/headroom-cli/target/headroom-cli-0.1.0-SNAPSHOT-all.jar}"
 if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-cli -am package -DskipTests); fi
 cat > "$work/headroom.yaml" <<CONF
 service: {name: Load test}

@@ -4,6 +4,7 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.Store;
 import dev.headroom.redis.RedisStore;
 import dev.headroom.Ticker;
+import dev.headroom.gateway.internal.Timers;
 import dev.headroom.gateway.internal.GatewayServer;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -96,6 +97,7 @@ public final class Gateway implements AutoCloseable {
   public static final class Builder {
     private final GatewayConfig config;
     private Ticker ticker = Ticker.system();
+    private Timers timers = Timers.on(Ticker.system());
     private Store store;
     private Path file;
     private boolean watch = true;
@@ -109,6 +111,17 @@ public final class Gateway implements AutoCloseable {
     /** The clock; exists so that tests can drive time with {@code ManualTicker}. */
     public Builder ticker(Ticker ticker) {
       this.ticker = Objects.requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    /**
+     * The client connections' timers (timeouts.idle, timeouts.response); package-private, for
+     * tests that drive timeouts in virtual time. By default they run on {@link Ticker#system()},
+     * whatever {@link #ticker} is: a test that drives quotas with a manual ticker keeps real
+     * timeouts unless it passes timers too.
+     */
+    Builder timers(Timers timers) {
+      this.timers = Objects.requireNonNull(timers, "timers");
       return this;
     }
 
@@ -163,7 +176,7 @@ public final class Gateway implements AutoCloseable {
     public Gateway start() throws ConfigException, InterruptedException {
       Store s = store != null ? store : storeFor(config);
       try {
-        return new Gateway(GatewayServer.start(config, s, ticker, Optional.ofNullable(file),
+        return new Gateway(GatewayServer.start(config, s, ticker, timers, Optional.ofNullable(file),
             maxConfigBytes, watch, threads),
             store == null ? s : null);
       } catch (RuntimeException | InterruptedException e) {

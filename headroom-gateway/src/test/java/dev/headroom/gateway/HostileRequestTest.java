@@ -24,7 +24,6 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,6 +53,11 @@ class HostileRequestTest {
   }
 
   void startGateway(String idle) throws Exception {
+    startGateway(idle, null);
+  }
+
+  /** With {@code timers}, the connections' timeouts run in the test's virtual time. */
+  void startGateway(String idle, ManualTimers timers) throws Exception {
     Path config = dir.resolve("hostile.yaml");
     Files.writeString(config, """
         service: {name: Hostile}
@@ -75,7 +79,9 @@ class HostileRequestTest {
           - {name: vend, type: vend, path: /vend, upstream: up, vend: {limits: {service: svc}}}
           - {name: all, methods: [GET, POST], path: "/**", upstream: up, policies: [plenty]}
         """.formatted(idle, upstream.port()));
-    gateway = Gateway.builder(GatewayConfig.load(config)).ticker(ManualTicker.atFixedInstant()).threads(1).start();
+    Gateway.Builder b = Gateway.builder(GatewayConfig.load(config)).threads(1);
+    gateway = timers == null ? b.ticker(ManualTicker.atFixedInstant()).start()
+        : b.ticker(timers.ticker()).timers(timers).start();
     upstream.answer("/up", OK);
   }
 
@@ -238,39 +244,25 @@ class HostileRequestTest {
 
   @Test
   void aHeadTrickledInByteByByteGets408WithinTheIdleTimeoutAndTheConnectionCloses() throws Exception {
-    Duration idle = Duration.ofMillis(500);
-    startGateway("500ms");
+    ManualTimers timers = new ManualTimers(ManualTicker.atFixedInstant());
+    startGateway("500ms", timers);
     try (Client c = new Client()) {
-      long connected = System.nanoTime();
+      timers.awaitPending(1); // the gateway has taken the connection
       c.send("GET /up HTTP/1.1\r\nHost: test\r\nX-Slow: ");
-      // one byte every 50 ms, far inside any per-read timeout: the head never ends by itself
-      AtomicInteger trickled = new AtomicInteger();
-      Thread trickler = new Thread(() -> {
-        try {
-          for (int i = 0; i < 400; i++) {
-            Thread.sleep(50);
-            c.send("a");
-            trickled.incrementAndGet();
-          }
-        } catch (IOException | InterruptedException e) {
-          // the gateway closed the connection, or the test ended
-        }
-      }, "slowloris");
-      trickler.setDaemon(true);
-      trickler.start();
-      try {
-        Message r = c.read();
-        Duration waited = Duration.ofNanos(System.nanoTime() - connected);
-        JsonNode body = assertRefused(r, 408, "request_timeout");
-        assertThat(body.get("detail").asText()).contains("request head").contains("500 milliseconds");
-        assertThat(body.get("timeoutSeconds").asDouble()).isEqualTo(0.5);
-        // never before the idle timeout; well before the 20 s the trickle would take to stop
-        assertThat(waited).isGreaterThanOrEqualTo(idle).isLessThan(Duration.ofSeconds(8));
-        assertThat(trickled.get()).as("the head was still arriving").isGreaterThan(0);
-        c.assertClosed();
-      } finally {
-        trickler.interrupt();
+      // one byte every 50 ms of the gateway's time, far inside any per-read timeout: the head
+      // keeps arriving and never ends by itself
+      for (int i = 0; i < 9; i++) {
+        timers.advance(Duration.ofMillis(50));
+        c.send("a");
       }
+      timers.advance(Duration.ofMillis(49)); // 499 ms: still within the idle timeout
+      assertThat(c.available()).as("nothing answered before the idle timeout").isZero();
+      timers.advance(Duration.ofMillis(1));
+      Message r = c.read();
+      JsonNode body = assertRefused(r, 408, "request_timeout");
+      assertThat(body.get("detail").asText()).contains("request head").contains("500 milliseconds");
+      assertThat(body.get("timeoutSeconds").asDouble()).isEqualTo(0.5);
+      c.assertClosed();
     }
     assertThat(upstream.connections()).isZero();
   }
@@ -389,6 +381,10 @@ class HostileRequestTest {
         throw new EOFException("the gateway closed the connection instead of answering");
       }
       return Wire.body(in, h, false);
+    }
+
+    int available() throws IOException {
+      return in.available();
     }
 
     void assertClosed() throws IOException {

@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.headroom.ManualTicker;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.net.SocketTimeoutException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -23,6 +25,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -30,22 +33,21 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The gateway's timeouts over real sockets: {@code timeouts.idle} closes a keep-alive client
- * connection with no exchange in progress, {@code timeouts.response} answers 504 when an
- * upstream's response head is late. Both are one timer per client connection, so these tests
- * check what each timeout covers and what it must leave alone.
- *
- * <p>Timing assertions are one-sided where the machine's load could matter: a lower bound that
- * follows from the design (nothing can close before its deadline) or a loose one, and upper
- * bounds only as generous deadlines on the client's reads.
+ * The gateway's timeouts over real sockets, in virtual time: {@code timeouts.idle} closes a
+ * keep-alive client connection with no exchange in progress, {@code timeouts.response} answers 504
+ * when an upstream's response head is late. Both are one timer per client connection, on the
+ * gateway's {@link ManualTimers}: a test moves time with {@link ManualTimers#advance} and sees
+ * exactly what happens just before and at each deadline; nothing sleeps. The upstream's pacing
+ * (the slow response's pieces) is driven by the test too.
  */
 class TimeoutTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  /** How long a client waits for anything the gateway owes it: far above every configured timeout. */
+  /** How long a client waits for anything the gateway owes it: a guard against a hang, never a timing. */
   private static final Duration PATIENCE = Duration.ofSeconds(10);
 
   @TempDir Path dir;
   final ScriptedUpstream upstream;
+  final ManualTimers timers = new ManualTimers(ManualTicker.atFixedInstant());
   Gateway gateway;
   Path configFile;
 
@@ -81,34 +83,23 @@ class TimeoutTest {
     configFile = dir.resolve("timeouts.yaml");
     Files.writeString(configFile, yaml(idle, response));
     gateway = Gateway.builder(GatewayConfig.load(configFile)).configFile(configFile).watchFile(false)
-        .threads(1).start();
+        .ticker(timers.ticker()).timers(timers).threads(1).start();
   }
 
-  RawClient connect() throws IOException {
-    return new RawClient(new Socket(InetAddress.getLoopbackAddress(), gateway.address().getPort()));
+  /** A client connection, once the gateway has taken it (its timer is armed). */
+  RawClient connect() throws Exception {
+    int before = timers.pending();
+    RawClient c = new RawClient(new Socket(InetAddress.getLoopbackAddress(), gateway.address().getPort()));
+    timers.awaitPending(before + 1);
+    return c;
   }
 
-  static Duration since(long nanos) {
-    return Duration.ofNanos(System.nanoTime() - nanos);
+  void advance(long millis) throws Exception {
+    timers.advance(Duration.ofMillis(millis));
   }
 
-  /**
-   * The gateway closes {@code c}, idle since its last response: end of stream with no bytes
-   * before it, and (loosely, for a busy machine) not before half the idle timeout has passed.
-   */
-  static void assertClosedAsIdle(RawClient c, Duration idle) throws IOException {
-    assertThat(c.readAfterResponse(PATIENCE)).as("end of stream, and no bytes before it").isEqualTo(-1);
-    assertThat(since(c.answeredAt)).isGreaterThanOrEqualTo(idle.dividedBy(2));
-  }
-
-  /**
-   * {@code r}, the response to {@code c}'s last request, is the gateway's 504 for a response head
-   * later than {@code response}: never before that deadline, and well within {@link #PATIENCE}.
-   */
-  static JsonNode assertTimedOut(RawClient c, RawResponse r, Duration response) throws IOException {
+  static JsonNode assertTimedOut(RawResponse r) throws IOException {
     assertThat(r.status()).isEqualTo(504);
-    assertThat(Duration.ofNanos(c.answeredAt - c.sentAt)).isGreaterThanOrEqualTo(response)
-        .isLessThan(Duration.ofSeconds(5));
     JsonNode body = JSON.readTree(r.body());
     assertThat(body.get("error").asText()).isEqualTo("upstream_timeout");
     return body;
@@ -125,19 +116,21 @@ class TimeoutTest {
       assertThat(r.body()).isEqualTo("fast");
       assertThat(r.header("connection")).isNull(); // kept alive: only the idle timeout may end it
 
-      assertClosedAsIdle(c, Duration.ofMillis(300));
-      // the exchange ended after the request was sent, so the connection cannot close earlier
-      assertThat(since(c.sentAt)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+      advance(299);
+      c.assertOpen();
+      advance(1);
+      assertThat(c.readAfterResponse()).as("end of stream, and no bytes before it").isEqualTo(-1);
     }
   }
 
   @Test
   void aConnectionThatNeverSendsARequestIsClosedAfterTheIdleTimeout() throws Exception {
     startGateway("300ms", "2s");
-    long connecting = System.nanoTime();
     try (RawClient c = connect()) {
-      assertThat(c.readAfterResponse(PATIENCE)).isEqualTo(-1);
-      assertThat(since(connecting)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+      advance(299);
+      c.assertOpen();
+      advance(1);
+      assertThat(c.readAfterResponse()).isEqualTo(-1);
     }
   }
 
@@ -145,18 +138,20 @@ class TimeoutTest {
   void requestsMoreOftenThanTheIdleTimeoutKeepTheConnectionOpen() throws Exception {
     startGateway("400ms", "2s");
     try (RawClient c = connect()) {
-      long first = System.nanoTime();
       // ten requests 100 ms apart span more than two idle periods; a gap never comes near one
       for (int i = 0; i < 10; i++) {
         if (i > 0) {
-          Thread.sleep(100);
+          advance(100);
         }
         RawResponse r = c.get("/fast");
         assertThat(r.status()).as("request %d", i).isEqualTo(200);
         assertThat(r.header("connection")).as("request %d", i).isNull();
       }
-      assertThat(since(first)).isGreaterThan(Duration.ofMillis(800));
       assertThat(upstream.connections()).as("the gateway's upstream connection was reused too").isEqualTo(1);
+      advance(399);
+      c.assertOpen();
+      advance(1);
+      assertThat(c.readAfterResponse()).isEqualTo(-1);
     }
   }
 
@@ -167,12 +162,14 @@ class TimeoutTest {
     try (RawClient c = connect()) {
       assertThat(c.get("/fast").status()).isEqualTo(200);
       // past the timer's first check, so the connection has been checked under the old idle timeout
-      Thread.sleep(700);
+      advance(700);
+      c.assertOpen();
       Files.writeString(configFile, yaml("300ms", "500ms"));
       gateway.reloadFromFile();
       assertThat(gateway.config().timeouts().idle()).isEqualTo(Duration.ofMillis(300));
-      // under the 30 s in force when the connection opened it would stay open past PATIENCE
-      assertThat(c.readAfterResponse(PATIENCE)).isEqualTo(-1);
+      // the timer's next check, 1 s after the last exchange: under the 30 s it would stay open
+      advance(300);
+      assertThat(c.readAfterResponse()).isEqualTo(-1);
     }
   }
 
@@ -182,12 +179,18 @@ class TimeoutTest {
   void anUpstreamThatNeverAnswersGets504AndTheClientConnectionStaysUsable() throws Exception {
     startGateway("5s", "400ms");
     try (RawClient c = connect()) {
-      RawResponse r = c.get("/stall");
-      JsonNode body = assertTimedOut(c, r, Duration.ofMillis(400));
+      c.send("/stall");
+      upstream.awaitStall();
+      advance(399);
+      c.assertNothingYet();
+      advance(1);
+      RawResponse r = c.read();
+      JsonNode body = assertTimedOut(r);
       assertThat(r.header("content-type")).startsWith("application/problem+json");
       assertThat(r.header("connection")).isNull(); // the client connection is kept
-      assertThat(body.get("detail").asText()).isNotBlank();
+      assertThat(body.get("detail").asText()).contains("400 milliseconds");
       assertThat(body.get("why").asText()).isNotBlank();
+      assertThat(body.get("timeoutSeconds").asDouble()).isEqualTo(0.4);
       assertThat(Schemas.validate(Schemas.REFUSAL, body)).isEmpty();
       assertThat(upstream.stalledClosed.await(PATIENCE.toSeconds(), TimeUnit.SECONDS))
           .as("the gateway closed the stalled upstream connection").isTrue();
@@ -201,45 +204,39 @@ class TimeoutTest {
   @Test
   void anUploadThatStopsMidBodyGets408AndTheConnectionCloses() throws Exception {
     startGateway("300ms", "5s");
-    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), gateway.address().getPort())) {
-      s.setSoTimeout((int) PATIENCE.toMillis());
-      long sent = System.nanoTime();
-      s.getOutputStream().write("POST /upload HTTP/1.1\r\nHost: gateway\r\nContent-Length: 10\r\n\r\nab"
-          .getBytes(StandardCharsets.US_ASCII));
-      InputStream in = new BufferedInputStream(s.getInputStream());
-      String status = line(in);
-      Duration waited = since(sent);
-      Map<String, String> fields = headers(in);
-      JsonNode body = JSON.readTree(in.readNBytes(Integer.parseInt(fields.get("content-length"))));
-      assertThat(status).startsWith("HTTP/1.1 408 ");
-      assertThat(waited).isGreaterThanOrEqualTo(Duration.ofMillis(300)).isLessThan(Duration.ofSeconds(5));
-      assertThat(fields.get("connection")).isEqualTo("close");
+    try (RawClient c = connect()) {
+      c.write("POST /upload HTTP/1.1\r\nHost: gateway\r\nContent-Length: 10\r\n\r\nab");
+      upstream.awaitUploadBytes(2); // the gateway has read and forwarded what was sent
+      // a stall is seen by two of the timer's checks, one idle period apart: never before the
+      // idle timeout, and by two of them
+      advance(299);
+      c.assertNothingYet();
+      advance(301);
+      RawResponse r = c.read();
+      assertThat(r.status()).isEqualTo(408);
+      assertThat(r.header("connection")).isEqualTo("close");
+      JsonNode body = JSON.readTree(r.body());
       assertThat(body.get("error").asText()).isEqualTo("request_timeout");
       assertThat(body.get("detail").asText()).contains("300 milliseconds");
       assertThat(body.get("timeoutSeconds").asDouble()).isEqualTo(0.3);
       assertThat(Schemas.validate(Schemas.REFUSAL, body)).isEmpty();
-      assertThat(in.read()).as("the gateway closes the connection after the 408").isEqualTo(-1);
+      assertThat(c.readAfterResponse()).as("the gateway closes the connection after the 408").isEqualTo(-1);
     }
   }
 
   @Test
   void anUploadThatKeepsComingIsNotCutByTheIdleTimeout() throws Exception {
     startGateway("300ms", "5s");
-    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), gateway.address().getPort())) {
-      s.setSoTimeout((int) PATIENCE.toMillis());
-      OutputStream out = s.getOutputStream();
-      out.write("POST /upload HTTP/1.1\r\nHost: gateway\r\nContent-Length: 8\r\n\r\n"
-          .getBytes(StandardCharsets.US_ASCII));
+    try (RawClient c = connect()) {
+      c.write("POST /upload HTTP/1.1\r\nHost: gateway\r\nContent-Length: 8\r\n\r\n");
       for (int i = 0; i < 8; i++) { // 8 bytes 150 ms apart: 1.2 s in all, four idle periods
-        Thread.sleep(150);
-        out.write('0' + i);
-        out.flush();
+        advance(150);
+        c.write(Character.toString('0' + i));
+        upstream.awaitUploadBytes(i + 1);
       }
-      InputStream in = new BufferedInputStream(s.getInputStream());
-      assertThat(line(in)).startsWith("HTTP/1.1 200 ");
-      Map<String, String> fields = headers(in);
-      assertThat(new String(in.readNBytes(Integer.parseInt(fields.get("content-length"))), StandardCharsets.US_ASCII))
-          .isEqualTo("got01234567");
+      RawResponse r = c.read();
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(r.body()).isEqualTo("got01234567");
     }
   }
 
@@ -249,8 +246,13 @@ class TimeoutTest {
     try (RawClient c = connect()) {
       assertThat(c.get("/fast").status()).isEqualTo(200);
       // a deadline carried over from the first request would time the second out early
-      Thread.sleep(300);
-      assertTimedOut(c, c.get("/stall"), Duration.ofMillis(400));
+      advance(300);
+      c.send("/stall");
+      upstream.awaitStall();
+      advance(399);
+      c.assertNothingYet();
+      advance(1);
+      assertTimedOut(c.read());
       assertThat(c.get("/fast").status()).isEqualTo(200);
     }
   }
@@ -259,14 +261,23 @@ class TimeoutTest {
   void aSlowStreamingResponseOutlivesBothTimeoutsAndIdleCountsFromItsEnd() throws Exception {
     startGateway("300ms", "400ms");
     try (RawClient c = connect()) {
-      RawResponse r = c.get("/slow");
-      assertThat(r.status()).isEqualTo(200);
-      assertThat(r.body()).isEqualTo(ScriptedUpstream.SLOW_BODY);
-      // the body took longer than both timeouts: neither may cut a response whose head has arrived
-      assertThat(Duration.ofNanos(c.answeredAt - c.sentAt))
-          .isGreaterThanOrEqualTo(ScriptedUpstream.SLOW_PAUSE.multipliedBy(ScriptedUpstream.SLOW_PIECES));
+      c.send("/slow");
+      assertThat(c.readHead().status()).isEqualTo(200);
+      // the body takes longer than both timeouts: neither may cut a response whose head has arrived
+      StringBuilder body = new StringBuilder();
+      for (int i = 0; i < ScriptedUpstream.SLOW_PIECES; i++) {
+        advance(ScriptedUpstream.SLOW_PAUSE.toMillis());
+        upstream.releaseSlowPiece();
+        body.append(c.readChunk());
+      }
+      upstream.releaseSlowPiece(); // the last chunk
+      assertThat(c.readChunk()).isEmpty();
+      assertThat(body.toString()).isEqualTo(ScriptedUpstream.SLOW_BODY);
       // the timer kept running through the exchange: the connection, idle now, is closed in time
-      assertClosedAsIdle(c, Duration.ofMillis(300));
+      advance(299);
+      c.assertOpen();
+      advance(1);
+      assertThat(c.readAfterResponse()).isEqualTo(-1);
     }
   }
 
@@ -277,9 +288,6 @@ class TimeoutTest {
     private final Socket socket;
     private final InputStream in;
     private final OutputStream out;
-    /** When the last request was sent and its response read whole (nanoTime). */
-    long sentAt;
-    long answeredAt;
 
     RawClient(Socket socket) throws IOException {
       this.socket = socket;
@@ -289,28 +297,76 @@ class TimeoutTest {
     }
 
     RawResponse get(String path) throws IOException {
-      sentAt = System.nanoTime();
-      out.write(("GET " + path + " HTTP/1.1\r\nHost: gateway\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-      out.flush();
-      String status = line(in);
-      if (status == null) {
-        throw new IOException("the gateway closed the connection instead of answering GET " + path);
-      }
-      Map<String, String> headers = headers(in);
-      byte[] body;
-      if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
-        body = chunked(in);
-      } else {
-        body = in.readNBytes(Integer.parseInt(headers.getOrDefault("content-length", "0")));
-      }
-      answeredAt = System.nanoTime();
-      return new RawResponse(Integer.parseInt(status.split(" ")[1]), headers,
-          new String(body, StandardCharsets.UTF_8));
+      send(path);
+      return read();
     }
 
-    /** The next byte the gateway sends, -1 when it closes; throws when {@code limit} passes first. */
-    int readAfterResponse(Duration limit) throws IOException {
-      socket.setSoTimeout((int) limit.toMillis());
+    void send(String path) throws IOException {
+      write("GET " + path + " HTTP/1.1\r\nHost: gateway\r\n\r\n");
+    }
+
+    void write(String s) throws IOException {
+      out.write(s.getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+    }
+
+    /** The next response, whole. */
+    RawResponse read() throws IOException {
+      RawResponse head = readHead();
+      byte[] body;
+      if ("chunked".equalsIgnoreCase(head.header("transfer-encoding"))) {
+        body = chunked(in);
+      } else {
+        body = in.readNBytes(Integer.parseInt(head.headers().getOrDefault("content-length", "0")));
+      }
+      return new RawResponse(head.status(), head.headers(), new String(body, StandardCharsets.UTF_8));
+    }
+
+    /** The next response's status line and fields. */
+    RawResponse readHead() throws IOException {
+      String status = line(in);
+      if (status == null) {
+        throw new IOException("the gateway closed the connection instead of answering");
+      }
+      return new RawResponse(Integer.parseInt(status.split(" ")[1]), headers(in), "");
+    }
+
+    /** One chunk of a chunked body; empty for the last chunk (whose trailer section it reads too). */
+    String readChunk() throws IOException {
+      int n = Integer.parseInt(line(in).split(";")[0].trim(), 16);
+      if (n == 0) {
+        headers(in);
+        return "";
+      }
+      String data = new String(in.readNBytes(n), StandardCharsets.UTF_8);
+      line(in);
+      return data;
+    }
+
+    /** The gateway has written nothing (what it writes on its loop is in this socket's buffer once the loop settled). */
+    void assertNothingYet() throws IOException {
+      assertThat(in.available()).as("bytes from the gateway").isZero();
+    }
+
+    /**
+     * The gateway has neither written nor closed: a close made on its loop has reached this
+     * socket once the loop settled, so a read that sees nothing for a moment finds it open.
+     */
+    void assertOpen() throws IOException {
+      assertNothingYet();
+      socket.setSoTimeout(200);
+      try {
+        int b = in.read();
+        throw new AssertionError(b < 0 ? "the gateway closed the connection" : "the gateway wrote a byte");
+      } catch (SocketTimeoutException expected) {
+        // open and silent
+      } finally {
+        socket.setSoTimeout((int) PATIENCE.toMillis());
+      }
+    }
+
+    /** The next byte the gateway sends, -1 when it closes; throws when {@link #PATIENCE} passes first. */
+    int readAfterResponse() throws IOException {
       return in.read();
     }
 
@@ -332,9 +388,11 @@ class TimeoutTest {
    *   <li>{@code /fast}: 200 {@code fast} at once</li>
    *   <li>{@code /stall}: reads the request and never answers; counts down {@link #stalledClosed}
    *       when the gateway closes the connection</li>
-   *   <li>{@code /slow}: the head at once, then {@link #SLOW_PIECES} chunks {@link #SLOW_PAUSE} apart</li>
+   *   <li>{@code /slow}: the head at once, then {@link #SLOW_PIECES} chunks and the last one, each
+   *       when the test releases it ({@link #releaseSlowPiece}), {@link #SLOW_PAUSE} apart in its time</li>
+   *   <li>{@code /upload}: reads the body byte by byte ({@link #awaitUploadBytes}), then 200 {@code got} and the body</li>
    * </ul>
-   * Requests carry no body (all routes are GET). Each connection is served on its own thread.
+   * Each connection is served on its own thread.
    */
   static final class ScriptedUpstream implements AutoCloseable {
     static final int SLOW_PIECES = 8;
@@ -343,6 +401,10 @@ class TimeoutTest {
         "piece 0\npiece 1\npiece 2\npiece 3\npiece 4\npiece 5\npiece 6\npiece 7\n";
 
     final CountDownLatch stalledClosed = new CountDownLatch(1);
+    private final Semaphore stalls = new Semaphore(0);
+    private final Semaphore uploaded = new Semaphore(0);
+    private int uploadedSeen;
+    private final Semaphore slowPieces = new Semaphore(0);
     private final ServerSocket server;
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final AtomicInteger accepted = new AtomicInteger();
@@ -354,6 +416,30 @@ class TimeoutTest {
 
     int port() {
       return server.getLocalPort();
+    }
+
+    /** Waits until a /stall request has arrived. */
+    void awaitStall() throws InterruptedException {
+      assertThat(stalls.tryAcquire(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)).as("a /stall request upstream").isTrue();
+    }
+
+    /** Waits until {@code total} bytes of upload bodies have arrived, in all. */
+    void awaitUploadBytes(int total) throws InterruptedException {
+      int more = total - uploadedSeen;
+      assertThat(uploaded.tryAcquire(more, PATIENCE.toMillis(), TimeUnit.MILLISECONDS))
+          .as("%d upload bytes upstream", total).isTrue();
+      uploadedSeen = total;
+    }
+
+    /** Lets /slow send its next chunk. */
+    void releaseSlowPiece() {
+      slowPieces.release();
+    }
+
+    private void awaitSlowPiece() throws InterruptedException {
+      if (!slowPieces.tryAcquire(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)) {
+        throw new InterruptedException("the test never released the next piece");
+      }
     }
 
     /** Connections the gateway has opened so far. */
@@ -384,15 +470,21 @@ class TimeoutTest {
           switch (path) {
             case "/upload" -> {
               int n = Integer.parseInt(fields.getOrDefault("content-length", "0"));
-              byte[] body = in.readNBytes(n);
-              if (body.length < n) {
-                return; // the gateway gave up on the upload and closed
+              byte[] body = new byte[n];
+              for (int i = 0; i < n; i++) {
+                int b = in.read();
+                if (b < 0) {
+                  return; // the gateway gave up on the upload and closed
+                }
+                body[i] = (byte) b;
+                uploaded.release();
               }
               send(out, "HTTP/1.1 200 OK\r\nContent-Length: " + (3 + n) + "\r\n\r\ngot" + new String(body, StandardCharsets.ISO_8859_1));
             }
             case "/fast" ->
                 send(out, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nfast");
             case "/stall" -> {
+              stalls.release();
               while (in.read() >= 0) {
                 // never answers: waits for the gateway to give up and close
               }
@@ -402,9 +494,10 @@ class TimeoutTest {
             case "/slow" -> {
               send(out, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n");
               for (int i = 0; i < SLOW_PIECES; i++) {
-                Thread.sleep(SLOW_PAUSE.toMillis());
+                awaitSlowPiece();
                 send(out, "8\r\npiece " + i + "\n\r\n");
               }
+              awaitSlowPiece();
               send(out, "0\r\n\r\n");
             }
             default -> send(out, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");

@@ -62,8 +62,8 @@ public final class GatewayServer implements AutoCloseable {
   private Channel admin;
   private ConfigWatcher watcher;
 
-  private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file, long maxConfigBytes,
-      int threads) {
+  private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Timers timers, Optional<Path> file,
+      long maxConfigBytes, int threads) {
     boolean epoll = Epoll.isAvailable();
     this.boss = epoll ? new EpollEventLoopGroup(1) : new NioEventLoopGroup(1);
     this.workers = epoll ? new EpollEventLoopGroup(threads) : new NioEventLoopGroup(threads);
@@ -81,13 +81,16 @@ public final class GatewayServer implements AutoCloseable {
     if (store instanceof dev.headroom.redis.RedisStore redis) {
       metrics.redisStore(redis);
     }
-    this.state = new GatewayState(store, ticker, metrics, null);
+    this.state = new GatewayState(store, ticker, timers, metrics, null);
   }
 
-  /** Starts listening; returns once both listeners accept connections. */
-  public static GatewayServer start(GatewayConfig config, Store store, Ticker ticker, Optional<Path> file,
-      long maxConfigBytes, boolean watchFile, int threads) throws InterruptedException {
-    GatewayServer s = new GatewayServer(config, store, ticker, file, maxConfigBytes, threads);
+  /**
+   * Starts listening; returns once both listeners accept connections. {@code ticker} decides
+   * quotas, {@code timers} run the connections' timeouts (see {@link Timers}).
+   */
+  public static GatewayServer start(GatewayConfig config, Store store, Ticker ticker, Timers timers,
+      Optional<Path> file, long maxConfigBytes, boolean watchFile, int threads) throws InterruptedException {
+    GatewayServer s = new GatewayServer(config, store, ticker, timers, file, maxConfigBytes, threads);
     try {
       s.state.swap(s.snapshot(config, Map.of()));
       s.bind(config);

@@ -18,6 +18,8 @@ final class GatewayState {
   final Store store;
   final RateLimiter limiter;
   final Ticker ticker;
+  /** The client connections' timers; their time is the ticker's in production (see {@link Timers}). */
+  final Timers timers;
   final Escalations escalations = new Escalations();
   final Capacity capacity = new Capacity();
   final GatewayMetrics metrics;
@@ -32,13 +34,16 @@ final class GatewayState {
   static final java.time.Duration STORE_WARNING_INTERVAL = java.time.Duration.ofSeconds(10);
   private volatile Snapshot snapshot;
   private volatile CachedDiscovery discovery;
+  /** {@link #discovery()} as a supplier, made once: admission reads it only for the discovery paths. */
+  final java.util.function.Supplier<HttpSpeech.Discovery> discoveryDocument = this::discovery;
 
   private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpSpeech.Discovery doc) {}
 
-  GatewayState(Store store, Ticker ticker, GatewayMetrics metrics, Snapshot initial) {
+  GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Snapshot initial) {
     this.store = store;
     this.limiter = RateLimiter.of(store);
     this.ticker = ticker;
+    this.timers = timers;
     this.metrics = metrics;
     this.snapshot = initial;
   }

@@ -17,7 +17,6 @@ import io.netty.handler.codec.http.LastHttpContent;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * Netty's request decoder, with two additions.
@@ -64,10 +63,6 @@ final class RequestDecoder extends HttpRequestDecoder {
       return error;
     }
   }
-
-  private static final String FRAMING_WHY =
-      "Only requests with one unambiguous body length are forwarded, so that the service behind the gateway never"
-          + " reads a body boundary other than the gateway's.";
 
   /** Set when Netty dropped a Content-Length beside Transfer-Encoding in the head being decoded. */
   private boolean contentLengthBesideTransferEncoding;
@@ -125,12 +120,10 @@ final class RequestDecoder extends HttpRequestDecoder {
     // quoted in the answer, bounded: the field may be as long as the head
     String value = joined.length() <= 80 ? joined : joined.substring(0, 80) + "...";
     if (r.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
-      return malformed("Transfer-Encoding \"" + value + "\" in an HTTP/1.0 request, which has no transfer codings.",
-          "An HTTP/1.0 request framed by Content-Length alone (RFC 9112 section 6.1).");
+      return Speech.transferEncodingInHttp10(value);
     }
     if (contentLengthBesideTransferEncoding) {
-      return malformed("Content-Length beside Transfer-Encoding \"" + value + "\": the body length is ambiguous.",
-          "Either Content-Length or Transfer-Encoding: chunked, never both (RFC 9112 section 6.1).");
+      return Speech.contentLengthBesideTransferEncoding(value);
     }
     List<String> codings = new ArrayList<>();
     for (String line : lines) {
@@ -142,26 +135,14 @@ final class RequestDecoder extends HttpRequestDecoder {
       }
     }
     if (codings.isEmpty() || !codings.get(codings.size() - 1).equals("chunked")) {
-      return malformed("Transfer-Encoding \"" + value + "\" does not end in chunked, so the body length cannot be"
-          + " determined.", "Transfer-Encoding: chunked (RFC 9112 section 6.3).");
+      return Speech.transferEncodingNotChunked(value);
     }
     if (codings.indexOf("chunked") != codings.size() - 1) {
-      return malformed("Transfer-Encoding \"" + value + "\" applies chunked more than once.",
-          "Transfer-Encoding: chunked, once (RFC 9112 section 6.1).");
+      return Speech.chunkedTwice(value);
     }
     if (codings.size() > 1) {
-      return new GatewayError(501, "transfer_coding_not_implemented",
-          "Transfer-Encoding \"" + value + "\" has codings before chunked, which the gateway does not forward.",
-          "The gateway re-frames request bodies for the service behind it and forwards them only chunked, so that no"
-              + " coding is lost on the way.",
-          Map.of("field", "Transfer-Encoding",
-              "expected", "Transfer-Encoding: chunked alone; a content coding belongs in Content-Encoding."));
+      return Speech.codingsBeforeChunked(value);
     }
     return null;
-  }
-
-  private static GatewayError malformed(String detail, String expected) {
-    return new GatewayError(400, "malformed_request", detail, FRAMING_WHY,
-        Map.of("field", "Transfer-Encoding", "expected", expected));
   }
 }

@@ -31,13 +31,6 @@ final class ResponseHead {
     UNTIL_CLOSE
   }
 
-  /**
-   * Hop-by-hop fields (RFC 9110 section 7.6.1), lower case: removed in both directions, with
-   * whatever Connection names. The one list the gateway keeps of them.
-   */
-  static final java.util.List<String> HOP_BY_HOP_NAMES = java.util.List.of("connection", "proxy-connection",
-      "keep-alive", "te", "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate");
-  private static final byte[][] HOP_BY_HOP = bytes(HOP_BY_HOP_NAMES.toArray(new String[0]));
   static final byte[] CONTENT_LENGTH = bytes("content-length")[0];
   static final byte[] TRANSFER_ENCODING = bytes("transfer-encoding")[0];
 
@@ -199,15 +192,6 @@ final class ResponseHead {
       l.add(new String[] {name(i), value(i)});
     }
     return l;
-  }
-
-  static boolean isHopByHopName(byte[] raw, int start, int end) {
-    for (byte[] h : HOP_BY_HOP) {
-      if (equalsLower(raw, start, end, h)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /** Whether two ranges of {@code raw} hold the same ASCII text, ignoring case. */

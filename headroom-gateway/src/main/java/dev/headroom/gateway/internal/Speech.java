@@ -303,6 +303,240 @@ final class Speech implements HttpSpeech {
     return n == 1 ? "1 second" : n + " seconds";
   }
 
+  // ---- the gateway's own errors: every error, detail and why it writes, in one place ----
+  // (Graceful Boundaries section 6: each states what happened, why, and, for input, what was expected)
+
+  /** Retry-After of a 503 when the store cannot decide: long enough for a reconnect, short enough to retry soon. */
+  static final long STORE_RETRY_AFTER_SECONDS = 2;
+
+  /** 431: the request's header fields are over {@code limits.maxHeaderBytes} (RFC 6585 section 5). */
+  static GatewayError headerFieldsTooLarge(int max) {
+    return new GatewayError(431, "request_header_fields_too_large",
+        "The request's header fields are larger than " + max + " bytes in total.",
+        "Header size is bounded so that every connection costs the gateway a bounded amount of memory.",
+        Map.of("maxHeaderBytes", max, "field", "headers",
+            "expected", "Header fields of at most " + max + " bytes in total."));
+  }
+
+  /** 414: the request line is over {@code limits.maxRequestLineBytes} (RFC 9110 section 15.5.15). */
+  static GatewayError requestLineTooLong(int max) {
+    return new GatewayError(414, "uri_too_long",
+        "The request line is longer than " + max + " bytes.",
+        "The request line is bounded so that every connection costs the gateway a bounded amount of memory.",
+        Map.of("maxRequestLineBytes", max, "field", "request-line",
+            "expected", "A request line of at most " + max + " bytes."));
+  }
+
+  /** 400: the request could not be parsed (RFC 9112); {@code why} is the parser's message. */
+  static GatewayError malformedRequest(String why) {
+    return new GatewayError(400, "malformed_request",
+        "The request could not be parsed as HTTP/1.1: " + why,
+        "Only well-formed requests are forwarded, so that the upstream never sees ambiguous framing.",
+        Map.of("expected", "A well-formed HTTP/1.1 request (RFC 9112)."));
+  }
+
+  private static final String FRAMING_WHY =
+      "Only requests with one unambiguous body length are forwarded, so that the service behind the gateway never"
+          + " reads a body boundary other than the gateway's.";
+
+  /** 400: Transfer-Encoding in an HTTP/1.0 request (RFC 9112 section 6.1); {@code value} quoted, bounded. */
+  static GatewayError transferEncodingInHttp10(String value) {
+    return malformedFraming("Transfer-Encoding \"" + value + "\" in an HTTP/1.0 request, which has no transfer codings.",
+        "An HTTP/1.0 request framed by Content-Length alone (RFC 9112 section 6.1).");
+  }
+
+  /** 400: Content-Length beside Transfer-Encoding (RFC 9112 section 6.1). */
+  static GatewayError contentLengthBesideTransferEncoding(String value) {
+    return malformedFraming("Content-Length beside Transfer-Encoding \"" + value + "\": the body length is ambiguous.",
+        "Either Content-Length or Transfer-Encoding: chunked, never both (RFC 9112 section 6.1).");
+  }
+
+  /** 400: a Transfer-Encoding whose final coding is not chunked (RFC 9112 section 6.3). */
+  static GatewayError transferEncodingNotChunked(String value) {
+    return malformedFraming("Transfer-Encoding \"" + value + "\" does not end in chunked, so the body length cannot be"
+        + " determined.", "Transfer-Encoding: chunked (RFC 9112 section 6.3).");
+  }
+
+  /** 400: chunked applied more than once (RFC 9112 section 6.1). */
+  static GatewayError chunkedTwice(String value) {
+    return malformedFraming("Transfer-Encoding \"" + value + "\" applies chunked more than once.",
+        "Transfer-Encoding: chunked, once (RFC 9112 section 6.1).");
+  }
+
+  /** 501: codings before chunked in a request, which the gateway does not forward. */
+  static GatewayError codingsBeforeChunked(String value) {
+    return new GatewayError(501, "transfer_coding_not_implemented",
+        "Transfer-Encoding \"" + value + "\" has codings before chunked, which the gateway does not forward.",
+        "The gateway re-frames request bodies for the service behind it and forwards them only chunked, so that no"
+            + " coding is lost on the way.",
+        Map.of("field", "Transfer-Encoding",
+            "expected", "Transfer-Encoding: chunked alone; a content coding belongs in Content-Encoding."));
+  }
+
+  private static GatewayError malformedFraming(String detail, String expected) {
+    return new GatewayError(400, "malformed_request", detail, FRAMING_WHY,
+        Map.of("field", "Transfer-Encoding", "expected", expected));
+  }
+
+  /** 400: the request body's chunked framing broke (RFC 9112 section 7.1). */
+  static GatewayError malformedRequestBody() {
+    return new GatewayError(400, "malformed_request",
+        "The request body's chunked framing is invalid: a chunk-size line, chunk or trailer could not be read.",
+        "Only complete, well-formed request bodies are forwarded, so that the service never takes part of a body"
+            + " for all of it.",
+        Map.of("field", "body", "expected", "A chunked body of hexadecimal chunk sizes, each chunk followed by CRLF,"
+            + " ended by a zero-size chunk (RFC 9112 section 7.1)."));
+  }
+
+  /** 404: no route matches; the discovery document lists the routes. */
+  static GatewayError notFound(String method, String path, String discoveryUrl) {
+    return new GatewayError(404, "not_found",
+        "No route of this service matches " + method + " " + path + ".",
+        "The gateway only forwards the routes it is configured for; the discovery document at "
+            + discoveryUrl + " lists them.",
+        Map.of("discoveryUrl", discoveryUrl));
+  }
+
+  /** 405: the route exists for other methods (RFC 9110 section 15.5.6; the caller sets Allow). */
+  static GatewayError methodNotAllowed(String path, java.util.Collection<String> allowed, String method) {
+    return new GatewayError(405, "method_not_allowed",
+        "The route " + path + " accepts " + String.join(", ", allowed) + ", not " + method + ".",
+        "Each route accepts only the methods its service implements.",
+        Map.of("allowedMethods", List.copyOf(allowed)));
+  }
+
+  /** 413: the request body is over {@code limits.maxBodyBytes} (RFC 9110 section 15.5.14). */
+  static GatewayError contentTooLarge(long maxBody) {
+    return new GatewayError(413, "content_too_large",
+        "The request body is larger than " + maxBody + " bytes.",
+        "Request bodies are bounded so that one caller cannot tie up the service with an unbounded upload.",
+        Map.of("maxBodyBytes", maxBody, "field", "body",
+            "expected", "A request body of at most " + maxBody + " bytes."));
+  }
+
+  /** Retry-After of a 503 when the gateway's own queue to the store is full (StoreOverloadedException). */
+  static final long OVERLOAD_RETRY_AFTER_SECONDS = 1;
+
+  /** The Retry-After of a 503 from {@link #storeUnavailable}. */
+  static long storeRetryAfterSeconds(boolean overloaded) {
+    return overloaded ? OVERLOAD_RETRY_AFTER_SECONDS : STORE_RETRY_AFTER_SECONDS;
+  }
+
+  /**
+   * 503: the store could not decide (a Redis store failing closed), or the gateway's own queue to
+   * it is full ({@code overloaded}; Redis possibly healthy, so a shorter wait):
+   * temporary-reduced-capacity (draft-ietf-httpapi-ratelimit-headers-09 section 5.2); the caller
+   * sets Retry-After to {@link #storeRetryAfterSeconds}.
+   */
+  static GatewayError storeUnavailable(boolean overloaded) {
+    long retry = storeRetryAfterSeconds(overloaded);
+    return new GatewayError(503, ProblemType.TEMPORARY_REDUCED_CAPACITY.error(),
+        (overloaded ? "The gateway has more requests than it can check right now, so this one is not forwarded."
+            : "Quotas cannot be checked right now, so requests are not forwarded.")
+            + " Try again in " + retry + (retry == 1 ? " second." : " seconds."),
+        "Requests are not forwarded when their quota cannot be checked, so that the service is never overrun.",
+        Map.of("type", ProblemType.TEMPORARY_REDUCED_CAPACITY, "retryAfterSeconds", retry));
+  }
+
+  /** 408: the next request head was not complete within timeouts.idle (RFC 9110 section 15.5.9). */
+  static GatewayError requestHeadTimedOut(Duration idle) {
+    return new GatewayError(408, "request_timeout",
+        "The request head was not complete within " + spoken(idle) + ". Send the request again.",
+        "A connection is held open only while its request makes progress, so that slow senders cannot tie up the"
+            + " gateway.",
+        Map.of("timeoutSeconds", secondsOf(idle)));
+  }
+
+  /** 408: the request body stopped arriving for timeouts.idle. */
+  static GatewayError requestBodyTimedOut(Duration idle) {
+    return new GatewayError(408, "request_timeout",
+        "The request body stopped arriving: no bytes for " + spoken(idle) + ". Send the request again.",
+        "A connection is held open only while its request makes progress, so that stalled uploads cannot tie up the gateway.",
+        Map.of("timeoutSeconds", secondsOf(idle)));
+  }
+
+  /** 504: the upstream's response head is later than timeouts.response (RFC 9110 section 15.6.5). */
+  static GatewayError upstreamTimedOut(Duration response) {
+    return new GatewayError(504, "upstream_timeout",
+        "The upstream service did not answer within " + spoken(response) + ". Try again later.",
+        "The gateway bounds how long a request may wait so that callers are never left hanging on a stalled service.",
+        Map.of("timeoutSeconds", secondsOf(response)));
+  }
+
+  /** 502: the upstream could not be reached, closed early or answered with no valid HTTP; see the details below. */
+  static GatewayError badGateway(String detail) {
+    return new GatewayError(502, "upstream_unavailable", detail + " Try again later.",
+        "The gateway forwards requests to the service behind it; when that service is down the gateway says so instead of guessing.",
+        Map.of());
+  }
+
+  static String upstreamUnreachable(Throwable cause) {
+    return "The upstream service could not be reached (" + cause.getClass().getSimpleName() + ").";
+  }
+
+  static final String UPSTREAM_CLOSED_EARLY = "The upstream service closed the connection before answering.";
+  static final String UPSTREAM_RESPONSE_INVALID = "The upstream sent a response that is not valid HTTP/1.1.";
+
+  /**
+   * 502 for an HTTP/1.0 client whose response carries a transfer coding such as gzip: HTTP/1.0
+   * has no Transfer-Encoding (RFC 9112 section 6.1).
+   */
+  static GatewayError untransferable(String codings) {
+    return new GatewayError(502, "upstream_response_undeliverable",
+        "The upstream answered with the transfer coding " + codings + ", which an HTTP/1.0 request cannot receive.",
+        "An HTTP/1.0 request cannot receive an answer sent with a transfer coding, so this answer cannot reach"
+            + " this client unchanged; the same request in HTTP/1.1 receives it.",
+        Map.of());
+  }
+
+  /**
+   * A bare upstream error, normalised: the registered reason phrase, not the upstream's, so that
+   * the body never quotes upstream text; {@code allow} is the upstream's Allow of a 405, or null.
+   */
+  static GatewayError upstreamAnswered(int status, String allow) {
+    String phrase = HttpResponseStatus.valueOf(status).reasonPhrase();
+    return new GatewayError(status,
+        snakeCase(phrase),
+        "The upstream service answered " + status + " " + phrase + ".",
+        status >= 500
+            ? "The service behind this gateway failed to complete the request; it is reported in a structured form so that callers can decide whether to retry."
+            : "The service behind this gateway refused the request; it is reported in a structured form so that callers can correct it.",
+        allow == null ? Map.of("upstreamStatus", status)
+            : Map.of("upstreamStatus", status, "allowedMethods", allowList(allow)));
+  }
+
+  /** A duration as a caller reads it: "400 milliseconds", "1 second", "30 seconds". */
+  static String spoken(Duration d) {
+    long ms = d.toMillis();
+    if (ms < 1000 || ms % 1000 != 0) {
+      return ms + (ms == 1 ? " millisecond" : " milliseconds");
+    }
+    long s = ms / 1000;
+    return s + (s == 1 ? " second" : " seconds");
+  }
+
+  /** A duration in seconds for a JSON body: whole seconds as an integer, else a decimal. */
+  static Number secondsOf(Duration d) {
+    long ms = d.toMillis();
+    return ms % 1000 == 0 ? (Number) (ms / 1000) : (Number) (ms / 1000.0);
+  }
+
+  static String snakeCase(String reason) {
+    String s = reason == null ? "upstream_error" : reason.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+    s = s.replaceAll("^_+|_+$", "");
+    return s.isEmpty() ? "upstream_error" : s.length() > 64 ? s.substring(0, 64) : s;
+  }
+
+  static List<String> allowList(String allow) {
+    List<String> methods = new java.util.ArrayList<>();
+    for (String m : allow.split(",")) {
+      if (!m.isBlank()) {
+        methods.add(m.strip());
+      }
+    }
+    return methods;
+  }
+
   @Override
   public LocalResponse error(GatewayError e, RefusalFormat format, String path) {
     Refusal body;

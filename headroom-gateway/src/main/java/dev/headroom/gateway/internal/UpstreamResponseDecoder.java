@@ -321,7 +321,7 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
     for (int i = 0; i < count; i++) {
       int ns = fields[i * 4];
       int ne = fields[i * 4 + 1];
-      hop[i] = ResponseHead.isHopByHopName(raw, ns, ne)
+      hop[i] = HopByHop.isName(raw, ns, ne)
           // a Content-Length beside Transfer-Encoding is not forwarded (RFC 9112 section 6.3, item 3)
           || anyTe && ResponseHead.equalsLower(raw, ns, ne, ResponseHead.CONTENT_LENGTH);
     }

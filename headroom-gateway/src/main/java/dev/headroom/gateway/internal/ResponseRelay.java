@@ -1,0 +1,25 @@
+package dev.headroom.gateway.internal;
+
+/**
+ * One path an upstream response takes to the client, chosen by {@link Exchange} from the
+ * response head: {@link RawRelay} (forwarded as received, byte ranges of the head and the body's
+ * bytes as they come), {@link ReframedRelay} (re-encoded by the HTTP encoder: an until-close body,
+ * or a chunked one for an HTTP/1.0 client), {@link VendRelay} (read whole and rewritten with the
+ * vend extension's data, seed 003) and {@link NormalisedErrorRelay} (a bare upstream error
+ * replaced by a structured one, Graceful Boundaries). Every relay drops hop-by-hop fields through
+ * {@link HopByHop}. Confined to the client connection's event loop.
+ */
+interface ResponseRelay {
+
+  /** A piece of the response body; the relay owns its bytes. */
+  void body(ResponseBody piece);
+
+  /** The upstream's read batch is over: writes what the relay held back for it (a head). */
+  default void readComplete() {}
+
+  /** Whether nothing of the response has reached the client connection yet, so that 502 can still be said. */
+  boolean nothingSent();
+
+  /** Drops what the relay holds: the exchange ended before the response did. */
+  default void release() {}
+}
