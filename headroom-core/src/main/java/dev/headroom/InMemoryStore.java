@@ -7,7 +7,7 @@ import java.util.List;
  * The {@link Store} of one process: lock-free, bounded, no threads of its own.
  *
  * <p>Decisions on tracked keys are lock-free (one probe of an open-addressing table and one
- * compare-and-set per policy; see {@link RateLimiter#tryAcquire} for the path that allocates nothing).
+ * compare-and-set per policy; see {@link QuotaLimiter#tryAcquire} for the path that allocates nothing).
  * Memory is bounded by {@link Builder#maxKeys(long)}: keys whose state is at rest (a full bucket, a
  * past window, no live lease: indistinguishable from a new key) are forgotten first; when a sample
  * of keys holds none, the least consumed live key of the sample is evicted, and what it had used is

@@ -4,7 +4,7 @@ import java.util.Objects;
 
 /**
  * A held unit of a {@link Algorithm#CONCURRENCY} policy. It is given back by
- * {@link RateLimiter#release(Decision)} (or {@link Store#release(Lease)}) when the request completes;
+ * {@link QuotaLimiter#release(Decision)} (or {@link Store#release(Lease)}) when the request completes;
  * if that never happens, the store drops it after the policy's {@link QuotaPolicy#leaseTimeout()}.
  */
 public final class Lease {

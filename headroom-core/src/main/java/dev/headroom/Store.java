@@ -5,7 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Where quota state lives: the service provider interface behind {@link RateLimiter}.
+ * Where quota state lives: the service provider interface behind {@link QuotaLimiter}.
  *
  * <p>The unit of work is a whole request: {@link #acquire(List)} receives every policy that applies,
  * so that a remote store can decide them all in one round trip (one Lua script in Redis), and must

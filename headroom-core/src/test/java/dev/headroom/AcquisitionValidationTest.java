@@ -12,14 +12,14 @@ import org.junit.jupiter.api.Test;
 /**
  * Bad input at the request edge: costs ({@link Acquisition}), partition keys
  * (draft-ietf-httpapi-ratelimit-headers-09 section 3.1.4, bounded at 512 characters), the
- * acquisition list of {@link RateLimiter}, and {@link ManualTicker}. Each error names the field,
+ * acquisition list of {@link QuotaLimiter}, and {@link ManualTicker}. Each error names the field,
  * the value and what is expected.
  */
 class AcquisitionValidationTest {
 
   private final QuotaPolicy policy = QuotaPolicy.builder("api").quota(10).window(Duration.ofSeconds(60)).build();
   private final PartitionKey key = PartitionKey.of("client");
-  private final RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ManualTicker.atFixedInstant()).build());
+  private final QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ManualTicker.atFixedInstant()).build());
 
   @Test
   @DisplayName("a negative cost is refused")
@@ -66,7 +66,7 @@ class AcquisitionValidationTest {
   }
 
   @Test
-  @DisplayName("RateLimiter: an empty or null acquisition list is refused")
+  @DisplayName("QuotaLimiter: an empty or null acquisition list is refused")
   void emptyAcquisitions() {
     assertThatThrownBy(() -> limiter.acquire(List.of())).isInstanceOf(IllegalArgumentException.class)
         .hasMessage("acquisitions: expected at least one policy to decide, got none");
@@ -77,7 +77,7 @@ class AcquisitionValidationTest {
   }
 
   @Test
-  @DisplayName("RateLimiter: one policy twice for one partition is refused, naming both")
+  @DisplayName("QuotaLimiter: one policy twice for one partition is refused, naming both")
   void duplicateAcquisitions() {
     List<Acquisition> twice = List.of(Acquisition.of(policy, key), Acquisition.of(policy, key, 3));
     assertThatThrownBy(() -> limiter.acquire(twice)).isInstanceOf(IllegalArgumentException.class)

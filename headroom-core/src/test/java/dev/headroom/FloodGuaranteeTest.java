@@ -29,7 +29,7 @@ class FloodGuaranteeTest {
   private static final Algorithm[] RATES = {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW, Algorithm.TOKEN_BUCKET};
 
   /** Spends the victim's whole quota, one request at a time; returns when it may ask again. */
-  private Duration exhaust(RateLimiter limiter, QuotaPolicy p, PartitionKey victim) {
+  private Duration exhaust(QuotaLimiter limiter, QuotaPolicy p, PartitionKey victim) {
     for (int i = 0; i < 50; i++) {
       assertThat(limiter.acquire(p, victim).allowed()).as("request %d of 50", i + 1).isTrue();
     }
@@ -39,7 +39,7 @@ class FloodGuaranteeTest {
   }
 
   /** The victim is refused up to 1 ms before {@code retry}, and allowed at it. */
-  private void refusedUntil(RateLimiter limiter, QuotaPolicy p, PartitionKey victim, Duration retry) {
+  private void refusedUntil(QuotaLimiter limiter, QuotaPolicy p, PartitionKey victim, Duration retry) {
     ticker.advance(retry.minusMillis(1));
     assertThat(limiter.acquire(p, victim).allowed()).as("1 ms before the victim's retry time").isFalse();
     ticker.advance(Duration.ofMillis(1));
@@ -51,7 +51,7 @@ class FloodGuaranteeTest {
   @DisplayName("the issue's scenario: refused at 50/50, 10,000 new keys into maxKeys=1000, still refused")
   void aRefusedKeyStaysRefusedThroughAFloodOfNewKeys(Algorithm algorithm) {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(1_000).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy p = policy(algorithm);
     PartitionKey victim = PartitionKey.of("victim");
     Duration retry = exhaust(limiter, p, victim);
@@ -69,7 +69,7 @@ class FloodGuaranteeTest {
   @DisplayName("pushed out by keys as exhausted as it is, the refused key comes back refused from the sketch")
   void aRefusedKeyEvictedAndRestoredComesBackRefused(Algorithm algorithm) {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(1_000).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy p = policy(algorithm);
     PartitionKey victim = PartitionKey.of("victim");
     Duration retry = exhaust(limiter, p, victim);
@@ -93,7 +93,7 @@ class FloodGuaranteeTest {
   @DisplayName("held leases are never forgotten: evicted, they stay held until they time out")
   void heldLeasesSurviveEviction() {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(100).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy leases = QuotaPolicy.builder("uploads").quota(3).window(Duration.ofMinutes(1))
         .unit(QuotaUnit.CONCURRENT_REQUESTS).leaseTimeout(Duration.ofSeconds(30)).build();
     PartitionKey victim = PartitionKey.of("victim");
@@ -123,7 +123,7 @@ class FloodGuaranteeTest {
       for (int run = 0; run < 4; run++) {
         ManualTicker clock = ManualTicker.atFixedInstant();
         InMemoryStore store = InMemoryStore.builder().ticker(clock).maxKeys(50 + random.nextInt(200)).build();
-        RateLimiter limiter = RateLimiter.of(store);
+        QuotaLimiter limiter = QuotaLimiter.of(store);
         QuotaPolicy p = QuotaPolicy.builder("p").quota(5).window(Duration.ofSeconds(60)).algorithm(algorithm).build();
         long windowNanos = Duration.ofSeconds(60).toNanos();
         Map<String, Long> notBefore = new HashMap<>();

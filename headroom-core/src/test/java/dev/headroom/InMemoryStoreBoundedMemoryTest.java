@@ -32,7 +32,7 @@ class InMemoryStoreBoundedMemoryTest {
   @DisplayName("a flood of 200k distinct keys into maxKeys=1000 never tracks more than 1000")
   void floodOfDistinctKeys() {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(1000).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy fixed = QuotaPolicy.builder("fixed").quota(10).window(Duration.ofHours(1))
         .algorithm(Algorithm.FIXED_WINDOW).build();
     long maxSeen = 0;
@@ -50,7 +50,7 @@ class InMemoryStoreBoundedMemoryTest {
   @DisplayName("a flood across several policies and algorithms stays within the bound too")
   void floodAcrossPolicies() {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(500).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     List<QuotaPolicy> policies = List.of(
         bucket(10, Duration.ofMinutes(1)),
         QuotaPolicy.builder("sliding").quota(10).window(Duration.ofMinutes(1)).algorithm(Algorithm.SLIDING_WINDOW).build(),
@@ -69,7 +69,7 @@ class InMemoryStoreBoundedMemoryTest {
   @DisplayName("expired keys are evicted before any live key: a full bucket equals an absent key")
   void expiredKeysGoFirst() {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(1000).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy p = bucket(10, Duration.ofSeconds(60));
     for (int i = 0; i < 1000; i++) {
       limiter.acquire(p, PartitionKey.of("old-" + i));
@@ -97,7 +97,7 @@ class InMemoryStoreBoundedMemoryTest {
   @DisplayName("expired windows and leases are evicted too, without counting a live eviction")
   void expiredWindowsAndLeases() {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(100).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy fixed = QuotaPolicy.builder("fixed").quota(5).window(Duration.ofSeconds(60))
         .algorithm(Algorithm.FIXED_WINDOW).build();
     QuotaPolicy sliding = QuotaPolicy.builder("sliding").quota(5).window(Duration.ofSeconds(60))
@@ -126,7 +126,7 @@ class InMemoryStoreBoundedMemoryTest {
   void liveEvictionTakesTheLeastConsumedKeyAndRemembersIt() {
     // 16 keys: the whole store fits in one eviction sample, so the choice is deterministic.
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(16).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy p = bucket(10, Duration.ofSeconds(60));
     for (int i = 0; i < 15; i++) {
       limiter.acquire(List.of(Acquisition.of(p, PartitionKey.of("busy-" + i), 10))); // full for 60 s
@@ -155,7 +155,7 @@ class InMemoryStoreBoundedMemoryTest {
   @DisplayName("maxKeys = 1 still decides correctly, one key at a time")
   void singleKeyStore() {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(1).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy p = bucket(2, Duration.ofSeconds(60));
     assertThat(limiter.acquire(p, PartitionKey.of("a")).allowed()).isTrue();
     assertThat(limiter.acquire(p, PartitionKey.of("a")).allowed()).isTrue();
@@ -169,7 +169,7 @@ class InMemoryStoreBoundedMemoryTest {
   @DisplayName("a concurrent flood of distinct keys from several threads never tracks more than maxKeys")
   void concurrentFlood() throws Exception {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(1000).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy p = bucket(10, Duration.ofHours(1));
     int threads = 4;
     AtomicLong maxSeen = new AtomicLong();

@@ -33,7 +33,7 @@ class InMemoryStoreEvictionRaceTest {
   void admissionsStayExactWhileKeysAreEvictedAndSlotsReused(Algorithm algorithm) throws Exception {
     ManualTicker ticker = ManualTicker.atFixedInstant();
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(16).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     long quota = 1_000;
     QuotaPolicy p = QuotaPolicy.builder("race").quota(quota).window(Duration.ofHours(1)).algorithm(algorithm).build();
     int callers = 8;

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The in-memory store's tables under load: exact admission counts while tables grow and rebuild,
- * {@link RateLimiter#tryAcquire} agreeing with {@link RateLimiter#acquire}, and the bound on keys.
+ * {@link QuotaLimiter#tryAcquire} agreeing with {@link QuotaLimiter#acquire}, and the bound on keys.
  */
 class InMemoryStoreTablesTest {
 
@@ -32,8 +32,8 @@ class InMemoryStoreTablesTest {
   @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "FIXED_WINDOW", "SLIDING_WINDOW"})
   void tryAcquireMakesTheSameDecisionsAsAcquire(Algorithm algorithm) {
     QuotaPolicy p = policy(algorithm, 5);
-    RateLimiter fast = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
-    RateLimiter full = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter fast = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter full = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     PartitionKey k = PartitionKey.of("client");
     for (int i = 0; i < 12; i++) {
       assertThat(fast.tryAcquire(p, k)).as("call %d", i).isEqualTo(full.acquire(p, k).allowed());
@@ -46,7 +46,7 @@ class InMemoryStoreTablesTest {
 
   @Test
   void tryAcquireRefusesConcurrencyPoliciesWithAMessageNamingThePolicy() {
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     QuotaPolicy uploads = QuotaPolicy.builder("uploads").quota(2).window(Duration.ofMinutes(1))
         .unit(QuotaUnit.CONCURRENT_REQUESTS).algorithm(Algorithm.CONCURRENCY).build();
     assertThatThrownBy(() -> limiter.tryAcquire(uploads, PartitionKey.GLOBAL))
@@ -61,7 +61,7 @@ class InMemoryStoreTablesTest {
     long quota = 3;
     int keys = 20_000;
     QuotaPolicy p = policy(algorithm, quota);
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     PartitionKey[] pks = new PartitionKey[keys];
     for (int i = 0; i < keys; i++) {
       pks[i] = PartitionKey.of("k" + i);
@@ -103,7 +103,7 @@ class InMemoryStoreTablesTest {
   @Test
   void aFloodOfNewKeysNeverTracksMoreThanMaxKeysAndCountsLiveEvictions() throws Exception {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(500).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy bucket = policy(Algorithm.TOKEN_BUCKET, 10);
     QuotaPolicy window = policy(Algorithm.FIXED_WINDOW, 10);
     ExecutorService pool = Executors.newFixedThreadPool(3);
@@ -129,7 +129,7 @@ class InMemoryStoreTablesTest {
   @Test
   void expiredKeysAreEvictedBeforeLiveOnes() {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(100).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy p = policy(Algorithm.TOKEN_BUCKET, 10);
     for (int i = 0; i < 100; i++) {
       limiter.tryAcquire(p, PartitionKey.of("old-" + i));
@@ -147,7 +147,7 @@ class InMemoryStoreTablesTest {
   @Test
   void anEvictedHotKeyIsRecreatedAndItsUpdatesAfterwardsCountExactly() {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).maxKeys(1).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy p = policy(Algorithm.TOKEN_BUCKET, 2);
     PartitionKey hot = PartitionKey.of("hot");
     assertThat(limiter.tryAcquire(p, hot)).isTrue();
@@ -163,7 +163,7 @@ class InMemoryStoreTablesTest {
   @Test
   void leasesAndChargesStillWorkOnTheTables() {
     InMemoryStore store = InMemoryStore.builder().ticker(ticker).build();
-    RateLimiter limiter = RateLimiter.of(store);
+    QuotaLimiter limiter = QuotaLimiter.of(store);
     QuotaPolicy uploads = QuotaPolicy.builder("uploads").quota(1).window(Duration.ofMinutes(1))
         .unit(QuotaUnit.CONCURRENT_REQUESTS).algorithm(Algorithm.CONCURRENCY).build();
     Decision first = limiter.acquire(uploads, PartitionKey.GLOBAL);
@@ -186,8 +186,8 @@ class InMemoryStoreTablesTest {
   void tryAcquireAgreesWithAcquireAcrossWindowsAndDebt(Algorithm algorithm) {
     QuotaPolicy p = QuotaPolicy.builder("debt-" + algorithm.token()).quota(4).window(Duration.ofMinutes(1))
         .algorithm(algorithm).build();
-    RateLimiter fast = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
-    RateLimiter full = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter fast = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter full = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     PartitionKey k = PartitionKey.of("client");
     fast.charge(p, k, 9);
     full.charge(p, k, 9);
@@ -203,7 +203,7 @@ class InMemoryStoreTablesTest {
    */
   @Test
   void policiesSharingABindingCacheSlotKeepTheirOwnExactCounts() {
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     List<QuotaPolicy> colliding = new ArrayList<>();
     int slot = -1;
     for (int n = 0; colliding.size() < 3; n++) {

@@ -51,7 +51,7 @@ class InMemoryStoreUndoTest {
         .algorithm(Algorithm.SLIDING_WINDOW).build();
     PartitionKey k = PartitionKey.of("client");
     assertThat(store.acquire(List.of(Acquisition.of(p, k, 4))).allowed()).isTrue();
-    // Twice the same policy and key (the Store SPI tolerates it; RateLimiter refuses it): both
+    // Twice the same policy and key (the Store SPI tolerates it; QuotaLimiter refuses it): both
     // peeks see one unit left, the first commit takes it, the second fails and the first is undone.
     Instant nextWindow = Instant.parse("2026-01-01T00:01:00.000000001Z");
     ticker.thenReads(start, nextWindow);

@@ -1,7 +1,7 @@
 package dev.headroom.checker;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.client.LimitsDocument;
+import dev.headroom.client.DiscoveredLimits;
 import dev.headroom.http.headers.QuotaPolicyItem;
 import dev.headroom.http.headers.RateLimitFields;
 import dev.headroom.http.headers.ServiceLimitItem;
@@ -33,7 +33,7 @@ final class DiscoveryCheck {
 
   private static final Pattern LINK_LIMITS = Pattern.compile("<([^>]*)>\\s*;[^,]*rel=\"?limits\"?", Pattern.CASE_INSENSITIVE);
 
-  LimitsDocument document;
+  DiscoveredLimits document;
   JsonNode documentJson;
   final List<String> discoveryEvidence = new ArrayList<>();
   boolean discoveryFailed;
@@ -133,7 +133,7 @@ final class DiscoveryCheck {
           "discovery document sent as '" + s.contentType() + "', expected application/json"));
     }
     try {
-      document = LimitsDocument.parse(s.body());
+      document = DiscoveredLimits.parse(s.body());
       for (String issue : document.issues()) {
         if (issue.contains(".endpoint: ")) {
           // Section 1 leaves "path pattern" undefined: a pattern outside the grammar Headroom's
@@ -155,7 +155,7 @@ final class DiscoveryCheck {
     if (document == null) {
       return out;
     }
-    for (LimitsDocument.Endpoint e : document.endpoints()) {
+    for (DiscoveredLimits.Endpoint e : document.endpoints()) {
       if (e.method().filter(m -> !m.equals("GET")).isPresent()) {
         run.findings.add(new Finding(Finding.Severity.NOTE, "GB-1", "Graceful Boundaries section 1", "limits." + e.key(),
             "not requested: " + e.method().get() + " " + e.path() + " may change state"));
@@ -193,7 +193,7 @@ final class DiscoveryCheck {
     }
     String path = s.uri().getRawPath();
     List<Long> published = new ArrayList<>();
-    for (LimitsDocument.Endpoint e : document.endpoints()) {
+    for (DiscoveredLimits.Endpoint e : document.endpoints()) {
       if (e.matches("GET", path)) {
         e.limits().forEach(l -> l.max().ifPresent(published::add));
       }

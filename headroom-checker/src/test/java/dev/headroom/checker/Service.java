@@ -6,7 +6,7 @@ import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Ticker;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
@@ -72,7 +72,7 @@ final class Service {
   TestServer start(Ticker ticker) throws java.io.IOException {
     QuotaPolicy policy = QuotaPolicy.builder("default").quota(3).window(Duration.ofSeconds(60))
         .algorithm(Algorithm.FIXED_WINDOW).build();
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     RateLimitHeaders emitter = RateLimitHeaders.builder().dialects(EnumSet.of(dialect)).ticker(ticker)
         .policies(List.of(policy)).build();
     return new TestServer(ticker, req -> {

@@ -585,12 +585,12 @@ final class BudgetTracker implements Budgets {
   // ---- discovery
 
   /** Installs the plan of a discovery document for an origin. */
-  synchronized void plan(String origin, LimitsDocument document) {
+  synchronized void plan(String origin, DiscoveredLimits document) {
     long now = ticker.read();
     List<TrackedBudget> entries = new ArrayList<>();
-    for (LimitsDocument.Endpoint ep : document.endpoints()) {
+    for (DiscoveredLimits.Endpoint ep : document.endpoints()) {
       for (int i = 0; i < ep.limits().size(); i++) {
-        LimitsDocument.Limit l = ep.limits().get(i);
+        DiscoveredLimits.Limit l = ep.limits().get(i);
         if (!l.isWindowed()) {
           continue;
         }

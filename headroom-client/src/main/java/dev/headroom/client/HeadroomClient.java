@@ -86,7 +86,7 @@ public final class HeadroomClient {
    * origin's documents did not describe (each forces at most one read; bounded by
    * {@link #MAX_UNFAMILIAR_LIMITS}).
    */
-  private record Discovery(CompletableFuture<Reading> reading, CompletableFuture<Optional<LimitsDocument>> result,
+  private record Discovery(CompletableFuture<Reading> reading, CompletableFuture<Optional<DiscoveredLimits>> result,
       long fetchedAt, Set<String> unfamiliar) {}
 
   /**
@@ -94,7 +94,7 @@ public final class HeadroomClient {
    * "none here": 404 and the like) or the read failed (no answer, 5xx, 408, 429, a cut body), in
    * which case it is tried again after {@link #FAILED_DISCOVERY_RETRY} rather than the full TTL.
    */
-  private record Reading(Optional<LimitsDocument> document, boolean definitive) {}
+  private record Reading(Optional<DiscoveredLimits> document, boolean definitive) {}
 
   /** How long a discovery read that failed is trusted before it is tried again. */
   static final Duration FAILED_DISCOVERY_RETRY = Duration.ofMinutes(1);
@@ -194,8 +194,8 @@ public final class HeadroomClient {
    * @return the document; empty when the origin publishes none that can be read (the client then
    *     paces by what responses say, as spec appendix A advises)
    */
-  public Optional<LimitsDocument> discover(URI uri) throws IOException, InterruptedException {
-    CompletableFuture<Optional<LimitsDocument>> f = discoverAsync(uri);
+  public Optional<DiscoveredLimits> discover(URI uri) throws IOException, InterruptedException {
+    CompletableFuture<Optional<DiscoveredLimits>> f = discoverAsync(uri);
     try {
       return f.get();
     } catch (ExecutionException e) {
@@ -204,7 +204,7 @@ public final class HeadroomClient {
   }
 
   /** {@link #discover} without blocking. */
-  public CompletableFuture<Optional<LimitsDocument>> discoverAsync(URI uri) {
+  public CompletableFuture<Optional<DiscoveredLimits>> discoverAsync(URI uri) {
     Objects.requireNonNull(uri, "uri");
     String origin = Origins.of(uri);
     long now = ticker.read();
@@ -218,13 +218,13 @@ public final class HeadroomClient {
   }
 
   /** Starts a read of an origin's document; the caller holds the lock on {@link #discoveries}. */
-  private CompletableFuture<Optional<LimitsDocument>> refetch(URI uri, String origin, long now, Set<String> unfamiliar) {
+  private CompletableFuture<Optional<DiscoveredLimits>> refetch(URI uri, String origin, long now, Set<String> unfamiliar) {
     discoveries.remove(origin);
     if (discoveries.size() >= maxDiscoveries) {
       discoveries.remove(discoveries.keySet().iterator().next());
     }
     CompletableFuture<Reading> reading = fetchDiscovery(uri, 0, false);
-    CompletableFuture<Optional<LimitsDocument>> f = reading.thenApply(r -> {
+    CompletableFuture<Optional<DiscoveredLimits>> f = reading.thenApply(r -> {
       r.document().ifPresent(doc -> budgets.plan(origin, doc));
       return r.document();
     });
@@ -234,7 +234,7 @@ public final class HeadroomClient {
 
   /**
    * Watches each attempt's answer for a refusal of a limit the origin's discovery document does not
-   * describe ({@link LimitsDocument#describes}), and then reads the document again (Graceful
+   * describe ({@link DiscoveredLimits#describes}), and then reads the document again (Graceful
    * Boundaries section 1: "an agent that receives a 429 with an unfamiliar limit value SHOULD
    * re-fetch the discovery endpoint, as limits may have changed"). Only for origins whose document
    * the client has read; at most once per unfamiliar limit, and never sooner than
@@ -285,7 +285,7 @@ public final class HeadroomClient {
     URI target = uri.resolve(DISCOVERY_PATHS.get(index));
     HttpRequest request = HttpRequest.newBuilder(target).GET().header("Accept", "application/json").build();
     List<Interceptor> chain = List.of(new PacingInterceptor(budgets),
-        NetworkInterceptor.bounded(http, LimitsDocument.MAX_BYTES, ticker));
+        NetworkInterceptor.bounded(http, DiscoveredLimits.MAX_BYTES, ticker));
     // per path: a document (done), the origin's "none here" (next path), or a failed read (next
     // path, and the result is retried sooner)
     return new RealChain(chain, 0, request, this).proceed(request).handle((ex, error) -> {
@@ -299,14 +299,14 @@ public final class HeadroomClient {
           return Boolean.FALSE;
         }
         try {
-          return (Object) LimitsDocument.parse(body.bytes());
+          return (Object) DiscoveredLimits.parse(body.bytes());
         } catch (IllegalArgumentException notADocument) {
           return Boolean.TRUE;
         }
       }
       boolean failed = status >= 500 || status == 408 || status == 425 || status == 429;
       return (Object) Boolean.valueOf(!failed);
-    }).thenCompose(o -> o instanceof LimitsDocument doc
+    }).thenCompose(o -> o instanceof DiscoveredLimits doc
         ? CompletableFuture.completedFuture(new Reading(Optional.of(doc), true))
         : fetchDiscovery(uri, index + 1, failedSoFar || !((Boolean) o)));
   }

@@ -12,7 +12,7 @@ final class TrackedBudget {
 
   final String policy;
   final String pk;
-  final LimitsDocument.Endpoint endpoint;
+  final DiscoveredLimits.Endpoint endpoint;
   long remaining;
   long resetAt;
   long quota = -1;
@@ -33,7 +33,7 @@ final class TrackedBudget {
   private final long[] recentR = new long[RECENT];
   private int recentCount;
 
-  TrackedBudget(String policy, String pk, LimitsDocument.Endpoint endpoint) {
+  TrackedBudget(String policy, String pk, DiscoveredLimits.Endpoint endpoint) {
     this.policy = policy;
     this.pk = pk;
     this.endpoint = endpoint;

@@ -7,7 +7,7 @@ import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Ticker;
 import dev.headroom.http.headers.HeaderDialect;
 import java.net.http.HttpRequest;
@@ -192,7 +192,7 @@ class AdaptivePacingTest {
   /** The ideal schedule's span: a copy of the limiter admits each request at the earliest instant it allows. */
   private static long idealSpan(Algorithm algorithm, long firstDecision) {
     ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, firstDecision));
-    RateLimiter oracle = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter oracle = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     long start = ticker.read();
     for (int admitted = 0; admitted < REQUESTS;) {
       Decision d = oracle.acquire(Peers.policy(QUOTA, WINDOW, algorithm), PartitionKey.of("client"));

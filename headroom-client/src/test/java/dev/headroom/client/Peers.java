@@ -6,7 +6,7 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Ticker;
 import dev.headroom.http.RetryAfter;
 import dev.headroom.http.headers.HeaderDialect;
@@ -41,8 +41,8 @@ final class Peers {
     TestServer.Handler create(Ticker ticker, int quota, Duration window);
   }
 
-  static RateLimiter limiter(Ticker ticker) {
-    return RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+  static QuotaLimiter limiter(Ticker ticker) {
+    return QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
   }
 
   static QuotaPolicy policy(int quota, Duration window, Algorithm algorithm) {
@@ -52,7 +52,7 @@ final class Peers {
   /** Wraps a limiter: the formatter writes headers for allowed and refused outcomes alike. */
   static TestServer.Handler limited(Ticker ticker, QuotaPolicy policy,
       Function<Decision, TestServer.Reply> allowed, Function<Decision, TestServer.Reply> refused) {
-    RateLimiter limiter = limiter(ticker);
+    QuotaLimiter limiter = limiter(ticker);
     return req -> {
       Decision d = limiter.acquire(policy, PartitionKey.of("client"));
       return d.allowed() ? allowed.apply(d) : refused.apply(d);
@@ -207,7 +207,7 @@ final class Peers {
     return (ticker, quota, window) -> {
       QuotaPolicy p = policy(quota, window, algorithm);
       RateLimitHeaders emitter = RateLimitHeaders.builder().dialects(java.util.EnumSet.of(dialect)).ticker(ticker).policies(java.util.List.of(p)).build();
-      RateLimiter limiter = limiter(ticker);
+      QuotaLimiter limiter = limiter(ticker);
       return req -> {
         Decision d = limiter.acquire(p, PartitionKey.of("client"));
         TestServer.Reply r = d.allowed() ? TestServer.Reply.of(200).body("text/plain", "ok")

@@ -5,7 +5,7 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
@@ -72,7 +72,7 @@ public final class SpecFixture {
 
   private final ManualTicker ticker = ManualTicker.atFixedInstant();
   private final RecordingStore store = new RecordingStore(InMemoryStore.builder().ticker(ticker).build());
-  private final RateLimiter limiter = RateLimiter.of(store);
+  private final QuotaLimiter limiter = QuotaLimiter.of(store);
   private final Gate gate = new Gate();
   private final LimitRefusals refusals;
   private final List<SpecRoute> routes = new ArrayList<>();
@@ -125,7 +125,7 @@ public final class SpecFixture {
   }
 
   /** The limiter the adapter must decide with. */
-  public RateLimiter limiter() {
+  public QuotaLimiter limiter() {
     return limiter;
   }
 

@@ -8,7 +8,7 @@ import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +28,7 @@ public final class Demo {
   /** Prints twelve requests from one client, one every 100 ms of simulated time. */
   public static void run(PrintStream out) {
     ManualTicker ticker = ManualTicker.atFixedInstant();
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     QuotaPolicy burst = QuotaPolicy.builder("burst").quota(5).window(Duration.ofSeconds(10))
         .algorithm(Algorithm.TOKEN_BUCKET).partitioning("client-ip").build();
     QuotaPolicy daily = QuotaPolicy.builder("daily").quota(1000).window(Duration.ofDays(1))

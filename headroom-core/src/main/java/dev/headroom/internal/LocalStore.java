@@ -284,7 +284,7 @@ public final class LocalStore {
 
   /**
    * Decides one policy for one key and says only whether it allowed: the allocation-free path of
-   * {@link dev.headroom.RateLimiter#tryAcquire}. Exactly the decision {@link #acquire} makes.
+   * {@link dev.headroom.QuotaLimiter#tryAcquire}. Exactly the decision {@link #acquire} makes.
    *
    * @throws IllegalArgumentException for a concurrency policy (a lease must be handed back)
    */

@@ -8,7 +8,7 @@ import dev.headroom.Ticker;
  *
  * <p>Every specification in {@code dev.headroom.spec} drives time through a
  * {@link dev.headroom.ManualTicker} and talks to the store only through the public {@link Store} and
- * {@link dev.headroom.RateLimiter} API, so that any store can run it: the in-memory store in
+ * {@link dev.headroom.QuotaLimiter} API, so that any store can run it: the in-memory store in
  * headroom-core, the Redis store (in test mode, taking its time from the ticker) in headroom-redis.
  */
 @FunctionalInterface

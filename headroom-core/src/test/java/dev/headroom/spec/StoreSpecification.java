@@ -8,7 +8,7 @@ import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,7 +32,7 @@ public abstract class StoreSpecification {
 
   protected ManualTicker ticker;
   protected Store store;
-  protected RateLimiter limiter;
+  protected QuotaLimiter limiter;
   private String keyPrefix;
 
   /** The store under test. */
@@ -42,7 +42,7 @@ public abstract class StoreSpecification {
   final void openStore() {
     ticker = ManualTicker.atFixedInstant();
     store = fixture().newStore(ticker);
-    limiter = RateLimiter.of(store);
+    limiter = QuotaLimiter.of(store);
     keyPrefix = UUID.randomUUID().toString().substring(0, 8) + ":";
   }
 

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
-import dev.headroom.http.discovery.LimitsDocument;
+import dev.headroom.http.discovery.LimitsDiscoveryDocument;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -325,7 +325,7 @@ class GatewayEndToEndTest {
       HttpResponse<String> r = get(path);
       assertThat(r.statusCode()).isEqualTo(200);
       // Graceful Boundaries section 1: cacheable for at least 300 seconds by shared caches
-      assertThat(r.headers().firstValue("Cache-Control")).hasValue(LimitsDocument.cacheControl());
+      assertThat(r.headers().firstValue("Cache-Control")).hasValue(LimitsDiscoveryDocument.cacheControl());
       assertThat(Long.parseLong(r.headers().firstValue("Cache-Control").orElseThrow().replaceAll(".*s-maxage=(\\d+).*", "$1")))
           .isGreaterThanOrEqualTo(300);
       JsonNode doc = json(r);

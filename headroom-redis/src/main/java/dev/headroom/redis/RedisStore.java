@@ -90,7 +90,7 @@ import org.slf4j.LoggerFactory;
  *     .failurePolicy(FailurePolicy.FALLBACK)
  *     .decisionDeadline(Duration.ofMillis(50))
  *     .build();
- * RateLimiter limiter = RateLimiter.of(store);
+ * QuotaLimiter limiter = QuotaLimiter.of(store);
  * }</pre>
  *
  * <p>Thread-safe. Callbacks of {@link #acquireAsync} may run on a Lettuce I/O thread: do not block

@@ -7,7 +7,7 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -30,7 +30,7 @@ class FallbackFloodTest {
         .fallbackMaxKeys(1_000).decisionDeadline(Duration.ofMillis(50)).ticker(ticker).build()) {
       InMemoryStore fallback = (InMemoryStore) store.fallback().orElseThrow();
       assertThat(fallback.maxKeys()).isEqualTo(1_000);
-      RateLimiter limiter = RateLimiter.of(store);
+      QuotaLimiter limiter = QuotaLimiter.of(store);
       QuotaPolicy p = QuotaPolicy.builder("hourly").quota(50).window(Duration.ofHours(1))
           .algorithm(Algorithm.FIXED_WINDOW).build();
       PartitionKey victim = PartitionKey.of("victim");

@@ -7,7 +7,7 @@ import dev.headroom.Algorithm;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.redis.internal.KeyLayout;
 import java.time.Duration;
 import java.util.List;
@@ -37,7 +37,7 @@ class KeyEncodingTest {
     KeyLayout layout = new KeyLayout(prefix);
     try (RedisStore store = RedisStore.builder().uri(LocalRedis.URI).keyPrefix(prefix)
         .decisionDeadline(Duration.ofSeconds(5)).build()) {
-      RateLimiter limiter = RateLimiter.of(store);
+      QuotaLimiter limiter = QuotaLimiter.of(store);
       for (String partition : List.of("client-1", "a{b}c%7B", "zoë-東京", "")) {
         PartitionKey key = partition.isEmpty() ? PartitionKey.GLOBAL : PartitionKey.of(partition);
         assertThat(limiter.acquire(List.of(Acquisition.of(bucket, key), Acquisition.of(inflight, key))).allowed())

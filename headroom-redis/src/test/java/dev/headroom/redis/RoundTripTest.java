@@ -7,7 +7,7 @@ import dev.headroom.Algorithm;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,7 +35,7 @@ class RoundTripTest {
   void everyDecisionIsOneFcall() throws Exception {
     try (RedisServer server = RedisServer.launch();
         RedisStore store = RedisStore.builder().uri(server.uri()).decisionDeadline(Duration.ofSeconds(5)).build()) {
-      RateLimiter limiter = RateLimiter.of(store);
+      QuotaLimiter limiter = QuotaLimiter.of(store);
       limiter.acquire(REQUEST); // connection set up, library loaded
       server.command("FUNCTION FLUSH");
       int decisions = 200;
@@ -66,7 +66,7 @@ class RoundTripTest {
     try (RedisServer server = RedisServer.launch();
         RedisStore store = RedisStore.builder().uri(server.uri()).scriptsOnly()
             .decisionDeadline(Duration.ofSeconds(5)).build()) {
-      RateLimiter limiter = RateLimiter.of(store);
+      QuotaLimiter limiter = QuotaLimiter.of(store);
       limiter.acquire(REQUEST); // connection set up, script loaded
       server.command("SCRIPT FLUSH");
       int decisions = 200;

@@ -4,7 +4,7 @@ import dev.headroom.Acquisition;
 import dev.headroom.Decision;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
 import dev.headroom.http.HeaderNames;
@@ -15,7 +15,7 @@ import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.discovery.DiscoveryRoute;
 import dev.headroom.http.discovery.EntityTag;
-import dev.headroom.http.discovery.LimitsDocument;
+import dev.headroom.http.discovery.LimitsDiscoveryDocument;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.ClientAddressResolver;
@@ -55,7 +55,7 @@ import java.util.random.RandomGenerator;
  *
  * <pre>{@code
  * HeadroomFilter filter = HeadroomFilter.builder()
- *     .limiter(RateLimiter.of(InMemoryStore.builder().build()))
+ *     .limiter(QuotaLimiter.of(InMemoryStore.builder().build()))
  *     .refusals(LimitRefusals.builder().ticker(Ticker.system())
  *         .defaults(PolicyTexts.builder("Limits keep the service responsive for every caller.").build()).build())
  *     .route(Route.builder("/api/items/{id}").methods("GET").policy(perClient).build())
@@ -67,7 +67,7 @@ import java.util.random.RandomGenerator;
  * <h2>One request (DESIGN.md, "One request through the gateway", applied in-process)</h2>
  * <ol>
  * <li>{@code GET}/{@code HEAD} of a discovery path ({@code /.well-known/limits}, {@code /api/limits})
- *   is answered from the {@link LimitsDocument}, with a strong ETag, {@code Cache-Control} and 304
+ *   is answered from the {@link LimitsDiscoveryDocument}, with a strong ETag, {@code Cache-Control} and 304
  *   for a matching {@code If-None-Match} (Graceful Boundaries section 1, RFC 9110 section 13.1.2).
  * <li>The first route whose methods and path template match, and whose condition (if any) accepts
  *   the request, decides the policies; a request matching none passes untouched.
@@ -107,17 +107,17 @@ public final class HeadroomFilter implements Filter {
     REFUSE
   }
 
-  private final RateLimiter limiter;
+  private final QuotaLimiter limiter;
   private final LimitRefusals refusals;
   private final List<CompiledRoute> routes;
   private final UserResolver users;
   private final DecisionListener listener;
   private final StoreFailureMode storeFailureMode;
-  private final LimitsDocument discovery;
+  private final LimitsDiscoveryDocument discovery;
   private final byte[] discoveryJson;
   private final Set<String> discoveryPaths;
 
-  private HeadroomFilter(Builder b, List<CompiledRoute> routes, LimitsDocument discovery) {
+  private HeadroomFilter(Builder b, List<CompiledRoute> routes, LimitsDiscoveryDocument discovery) {
     this.limiter = b.limiter;
     this.refusals = b.refusals;
     this.routes = List.copyOf(routes);
@@ -142,7 +142,7 @@ public final class HeadroomFilter implements Filter {
   }
 
   /** The discovery document served, when discovery is on. */
-  public Optional<LimitsDocument> discovery() {
+  public Optional<LimitsDiscoveryDocument> discovery() {
     return Optional.ofNullable(discovery);
   }
 
@@ -373,7 +373,7 @@ public final class HeadroomFilter implements Filter {
 
   private void serveDiscovery(HttpServletRequest request, HttpServletResponse response) throws IOException {
     response.setHeader("ETag", discovery.etag());
-    response.setHeader("Cache-Control", LimitsDocument.cacheControl());
+    response.setHeader("Cache-Control", LimitsDiscoveryDocument.cacheControl());
     if (EntityTag.matchesIfNoneMatch(request.getHeader("If-None-Match"), discovery.etag())) {
       response.setStatus(HttpServletResponse.SC_NOT_MODIFIED);
       return;
@@ -405,7 +405,7 @@ public final class HeadroomFilter implements Filter {
 
   /** Configures a {@link HeadroomFilter}; {@link #build()} validates everything at once. Not thread-safe. */
   public static final class Builder {
-    private RateLimiter limiter;
+    private QuotaLimiter limiter;
     private LimitRefusals refusals;
     private final List<Route> routes = new ArrayList<>();
     private Set<HeaderDialect> dialects = EnumSet.of(HeaderDialect.IETF);
@@ -421,13 +421,13 @@ public final class HeadroomFilter implements Filter {
     private RandomGenerator jitterRandom;
     private String service;
     private String description;
-    private Consumer<LimitsDocument.Builder> discoveryCustomizer = b -> {};
+    private Consumer<LimitsDiscoveryDocument.Builder> discoveryCustomizer = b -> {};
     private final Set<String> discoveryPaths = new LinkedHashSet<>(DEFAULT_DISCOVERY_PATHS);
 
     private Builder() {}
 
     /** Required: decides every request, through its store. */
-    public Builder limiter(RateLimiter limiter) {
+    public Builder limiter(QuotaLimiter limiter) {
       this.limiter = limiter;
       return this;
     }
@@ -548,7 +548,7 @@ public final class HeadroomFilter implements Filter {
     }
 
     /** Adds changelog, feed or extensions to the discovery document. */
-    public Builder discoveryCustomizer(Consumer<LimitsDocument.Builder> customizer) {
+    public Builder discoveryCustomizer(Consumer<LimitsDiscoveryDocument.Builder> customizer) {
       this.discoveryCustomizer = Objects.requireNonNull(customizer, "discoveryCustomizer");
       return this;
     }
@@ -576,7 +576,7 @@ public final class HeadroomFilter implements Filter {
      */
     public HeadroomFilter build() {
       if (limiter == null) {
-        throw new IllegalArgumentException("limiter: required, the RateLimiter that decides requests; got nothing");
+        throw new IllegalArgumentException("limiter: required, the QuotaLimiter that decides requests; got nothing");
       }
       if (refusals == null) {
         throw new IllegalArgumentException("refusals: required, the LimitRefusals with the texts of every policy; got nothing");
@@ -610,9 +610,9 @@ public final class HeadroomFilter implements Filter {
         }
         compiled.add(new CompiledRoute(r, derivations, headers));
       }
-      LimitsDocument doc = null;
+      LimitsDiscoveryDocument doc = null;
       if (service != null || description != null) {
-        LimitsDocument.Builder d = LimitsDocument.builder(service, description).texts(refusals::texts).proactiveHeaders(true);
+        LimitsDiscoveryDocument.Builder d = LimitsDiscoveryDocument.builder(service, description).texts(refusals::texts).proactiveHeaders(true);
         refusals.origin().ifPresent(d::origin);
         for (Route r : routes) {
           List<String> methods = r.methods().isEmpty() ? List.of("ANY") : List.copyOf(r.methods());

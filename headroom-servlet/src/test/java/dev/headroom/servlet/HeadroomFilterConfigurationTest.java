@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
@@ -23,7 +23,7 @@ class HeadroomFilterConfigurationTest {
 
   private HeadroomFilter.Builder valid() {
     return HeadroomFilter.builder()
-        .limiter(RateLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
+        .limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build());
   }
 
@@ -39,7 +39,7 @@ class HeadroomFilterConfigurationTest {
   @Test
   void limiterAndRefusalsAreRequired() {
     assertThatThrownBy(() -> HeadroomFilter.builder().build()).hasMessageStartingWith("limiter: required");
-    assertThatThrownBy(() -> HeadroomFilter.builder().limiter(RateLimiter.of(InMemoryStore.builder().build())).build())
+    assertThatThrownBy(() -> HeadroomFilter.builder().limiter(QuotaLimiter.of(InMemoryStore.builder().build())).build())
         .hasMessageStartingWith("refusals: required");
   }
 

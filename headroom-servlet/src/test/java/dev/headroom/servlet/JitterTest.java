@@ -9,7 +9,7 @@ import dev.headroom.Algorithm;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import jakarta.servlet.http.HttpServlet;
@@ -48,7 +48,7 @@ class JitterTest {
     ManualTicker ticker = ManualTicker.atFixedInstant();
     QuotaPolicy one = QuotaPolicy.builder("one").quota(1).window(Duration.ofSeconds(60)).algorithm(Algorithm.FIXED_WINDOW).build();
     HeadroomFilter filter = HeadroomFilter.builder()
-        .limiter(RateLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
+        .limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
         .route(Route.builder("/a").policy(one).build())
         .jitter(Duration.ofSeconds(30), new SplittableRandom(7))

@@ -7,7 +7,7 @@ import dev.headroom.Decision;
 import dev.headroom.Lease;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.http.body.LimitRefusals;
@@ -57,7 +57,7 @@ class StoreFailureTest {
   private HttpResponse<String> requestThrough(HeadroomFilter.StoreFailureMode mode) throws Exception {
     ManualTicker ticker = ManualTicker.atFixedInstant();
     HeadroomFilter filter = HeadroomFilter.builder()
-        .limiter(RateLimiter.of(new DownStore()))
+        .limiter(QuotaLimiter.of(new DownStore()))
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
         .route(Route.builder("/a").policy(QuotaPolicy.builder("p").quota(1).window(Duration.ofMinutes(1)).build()).build())
         .storeFailureMode(mode)

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.Acquisition;
 import dev.headroom.Decision;
 import dev.headroom.PartitionKey;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.vend.format.RateLimitExtension;
 import dev.headroom.vend.format.Scope;
 import dev.headroom.vend.format.VendError;
@@ -25,13 +25,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The vend rate-limit extension (seed 003) on top of a {@link RateLimiter}: decides a call in every
+ * The vend rate-limit extension (seed 003) on top of a {@link QuotaLimiter}: decides a call in every
  * applicable scope at once, and writes the extension data, the {@code RATE_LIMITED} refusal and
  * the {@code vend.capabilities} document.
  *
  * <pre>{@code
  * VendRateLimiter vend = VendRateLimiter.builder(limits)
- *     .limiter(RateLimiter.of(InMemoryStore.builder().build()))
+ *     .limiter(QuotaLimiter.of(InMemoryStore.builder().build()))
  *     .build();
  * VendRequest call = VendRequestReader.standard().parse(body);          // 400 on bad envelopes
  * VendDecision d = vend.decide(call, CallIdentity.of(header("X-Vend-Caller"), userId));
@@ -56,7 +56,7 @@ import java.util.concurrent.CompletionStage;
  * {@code user?}): omitting the caller never escapes the service limit, and all anonymous callers
  * share it.
  *
- * <p>Every scope is decided in one {@link RateLimiter#acquire(List)} call: all or nothing, so a call
+ * <p>Every scope is decided in one {@link QuotaLimiter#acquire(List)} call: all or nothing, so a call
  * refused in one scope consumes nothing in the others. Time is the store's {@code Ticker}. A
  * {@link dev.headroom.StoreException} propagates: whether to fail open or closed is the host's
  * choice.
@@ -72,7 +72,7 @@ public final class VendRateLimiter {
   public static final String CALLER_HEADER = "X-Vend-Caller";
 
   private final VendRateLimits limits;
-  private final RateLimiter limiter;
+  private final QuotaLimiter limiter;
   private final int maxResponseBytes;
   private final ObjectMapper reader;
 
@@ -93,7 +93,7 @@ public final class VendRateLimiter {
   }
 
   /** The core limiter deciding the calls (for its store, or to emit headers). */
-  public RateLimiter limiter() {
+  public QuotaLimiter limiter() {
     return limiter;
   }
 
@@ -287,7 +287,7 @@ public final class VendRateLimiter {
   /** Builds a {@link VendRateLimiter}. */
   public static final class Builder {
     private final VendRateLimits limits;
-    private RateLimiter limiter;
+    private QuotaLimiter limiter;
     private int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
     private int maxResponseDepth = VendRequestReader.DEFAULT_MAX_DEPTH;
 
@@ -299,9 +299,9 @@ public final class VendRateLimiter {
     }
 
     /** The core limiter (and through it the store and its ticker). Required. */
-    public Builder limiter(RateLimiter limiter) {
+    public Builder limiter(QuotaLimiter limiter) {
       if (limiter == null) {
-        throw new IllegalArgumentException("limiter: expected a RateLimiter, got null");
+        throw new IllegalArgumentException("limiter: expected a QuotaLimiter, got null");
       }
       this.limiter = limiter;
       return this;
@@ -335,7 +335,7 @@ public final class VendRateLimiter {
      */
     public VendRateLimiter build() {
       if (limiter == null) {
-        throw new IllegalArgumentException("limiter: expected a RateLimiter, got nothing (limiter is required)");
+        throw new IllegalArgumentException("limiter: expected a QuotaLimiter, got nothing (limiter is required)");
       }
       return new VendRateLimiter(this);
     }

@@ -8,7 +8,7 @@ import dev.headroom.Algorithm;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.vend.format.VendRequest;
 import dev.headroom.vend.format.VendRequestReader;
 import java.io.IOException;
@@ -22,7 +22,7 @@ final class Fixtures {
   static final ObjectMapper MAPPER = new ObjectMapper();
 
   final ManualTicker ticker = ManualTicker.atFixedInstant();
-  final RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+  final QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
   final VendRequestReader reader = VendRequestReader.standard();
 
   static QuotaPolicy perMinute(String name, long quota) {

@@ -222,7 +222,7 @@ class VendRateLimiterTest {
     assertThatThrownBy(() -> VendRateLimits.builder().limit(Scope.GLOBAL, perMinute("a", 1)).limit(Scope.GLOBAL, perMinute("b", 1)))
         .hasMessage("limit: scope global already has a policy for every function ('a'), got a second one ('b')");
     assertThatThrownBy(() -> VendRateLimiter.builder(VendRateLimits.builder().build()).build())
-        .hasMessage("limiter: expected a RateLimiter, got nothing (limiter is required)");
+        .hasMessage("limiter: expected a QuotaLimiter, got nothing (limiter is required)");
     assertThatThrownBy(() -> CallIdentity.of(null, "")).hasMessageStartingWith("user: expected 1 to 256 printable characters");
   }
 }

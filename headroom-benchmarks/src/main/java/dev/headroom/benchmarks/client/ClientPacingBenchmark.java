@@ -8,7 +8,7 @@ import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Ticker;
 import dev.headroom.client.HeadroomClient;
 import dev.headroom.client.Pacing;
@@ -180,7 +180,7 @@ public final class ClientPacingBenchmark {
   static Result run(Algorithm algorithm, Dialect dialect, Pacing pacing, int q, int w, int n, int callers) throws Exception {
     QuotaPolicy policy = QuotaPolicy.builder("default").quota(q).window(Duration.ofSeconds(w)).algorithm(algorithm).build();
     Ticker ticker = Ticker.system();
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     AtomicInteger refusals = new AtomicInteger();
     AtomicInteger sent = new AtomicInteger();
     AtomicLong first = new AtomicLong(Long.MIN_VALUE);
@@ -254,7 +254,7 @@ public final class ClientPacingBenchmark {
    */
   static long idealSpan(QuotaPolicy policy, long firstDecision, int n) {
     ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, firstDecision));
-    RateLimiter oracle = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter oracle = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     long start = ticker.read();
     for (int admitted = 0; admitted < n;) {
       Decision d = oracle.acquire(policy, PartitionKey.of("client"));

@@ -6,7 +6,7 @@ import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Ticker;
 import dev.headroom.client.HeadroomClient;
 import dev.headroom.client.Pacing;
@@ -80,7 +80,7 @@ public final class ClientPacingOpenLoopBenchmark {
     QuotaPolicy policy = QuotaPolicy.builder("default").quota(q).window(Duration.ofSeconds(w))
         .algorithm(Algorithm.TOKEN_BUCKET).build();
     Ticker ticker = Ticker.system();
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     RateLimitHeaders headers = RateLimitHeaders.builder().dialects(EnumSet.of(HeaderDialect.IETF)).ticker(ticker)
         .policies(List.of(policy)).build();
     AtomicInteger refusedAfterFields = new AtomicInteger();

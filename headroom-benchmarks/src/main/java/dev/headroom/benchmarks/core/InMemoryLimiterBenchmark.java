@@ -64,7 +64,7 @@ public class InMemoryLimiterBenchmark {
   PartitionKey[] partitionKeys;
   int[] draws;
 
-  dev.headroom.RateLimiter headroom;
+  dev.headroom.QuotaLimiter headroom;
   QuotaPolicy tokenBucket;
   QuotaPolicy fixedWindow;
 
@@ -92,7 +92,7 @@ public class InMemoryLimiterBenchmark {
     }
     draws = count == 1 ? new int[Workload.DRAWS] : Workload.zipfIndices(count, 42);
 
-    headroom = dev.headroom.RateLimiter.of(InMemoryStore.builder().maxKeys(1_000_000).build());
+    headroom = dev.headroom.QuotaLimiter.of(InMemoryStore.builder().maxKeys(1_000_000).build());
     tokenBucket = QuotaPolicy.builder("bench-bucket").quota(quota).window(window)
         .algorithm(Algorithm.TOKEN_BUCKET).build();
     fixedWindow = QuotaPolicy.builder("bench-window").quota(quota).window(window)

@@ -4,7 +4,7 @@ import dev.headroom.Algorithm;
 import dev.headroom.InMemoryStore;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import java.time.Duration;
@@ -39,7 +39,7 @@ public final class MemoryPerKey {
     Duration window = Duration.ofHours(1);
     for (Algorithm algorithm : new Algorithm[] {Algorithm.TOKEN_BUCKET, Algorithm.FIXED_WINDOW}) {
       InMemoryStore store = InMemoryStore.builder().maxKeys(count).build();
-      RateLimiter limiter = RateLimiter.of(store);
+      QuotaLimiter limiter = QuotaLimiter.of(store);
       QuotaPolicy policy = QuotaPolicy.builder("memory").quota(10).window(window).algorithm(algorithm).build();
       for (String name : names) {
         limiter.tryAcquire(policy, PartitionKey.of(name));

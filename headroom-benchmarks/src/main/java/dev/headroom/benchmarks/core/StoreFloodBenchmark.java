@@ -55,7 +55,7 @@ public class StoreFloodBenchmark {
   public String algorithm;
 
   InMemoryStore store;
-  dev.headroom.RateLimiter limiter;
+  dev.headroom.QuotaLimiter limiter;
   QuotaPolicy policy;
   int span;
   boolean mixed;
@@ -64,7 +64,7 @@ public class StoreFloodBenchmark {
   @Setup(Level.Trial)
   public void setUp() {
     store = InMemoryStore.builder().maxKeys(MAX_KEYS).build();
-    limiter = dev.headroom.RateLimiter.of(store);
+    limiter = dev.headroom.QuotaLimiter.of(store);
     policy = QuotaPolicy.builder("flood").quota(50).window(Duration.ofHours(1))
         .algorithm(Algorithm.valueOf(algorithm)).build();
     for (int i = 0; i < PREFILL; i++) {

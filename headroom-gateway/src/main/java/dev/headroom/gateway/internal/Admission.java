@@ -52,22 +52,22 @@ sealed interface Admission {
 
   /** Decides what becomes of {@code request} under {@code snap}; answers are in {@code format}. */
   static Admission of(Snapshot snap, HttpRequest request, RefusalFormat format,
-      Supplier<HttpSpeech.Discovery> discovery) {
+      Supplier<HttpVocabulary.Discovery> discovery) {
     String path = path(request.uri());
     DecoderResult dr = request.decoderResult();
     if (dr.isFailure()) {
       Throwable cause = dr.cause();
-      HttpSpeech.GatewayError e;
+      HttpVocabulary.GatewayError e;
       if (cause instanceof TooLongHttpHeaderException) {
-        e = Speech.headerFieldsTooLarge(snap.config().limits().maxHeaderBytes());
+        e = GatewayMessages.headerFieldsTooLarge(snap.config().limits().maxHeaderBytes());
       } else if (cause instanceof TooLongHttpLineException || cause instanceof TooLongFrameException) {
-        e = Speech.requestLineTooLong(snap.config().limits().maxRequestLineBytes());
+        e = GatewayMessages.requestLineTooLong(snap.config().limits().maxRequestLineBytes());
       } else if (cause instanceof RequestDecoder.Refusal refusal) {
         e = refusal.error();
       } else {
-        e = Speech.malformedRequest(cause.getMessage());
+        e = GatewayMessages.malformedRequest(cause.getMessage());
       }
-      return new Local(snap.speech().error(e, format, path), Body.UNREAD);
+      return new Local(snap.vocabulary().error(e, format, path), Body.UNREAD);
     }
     HttpMethod method = request.method();
     if ((path.equals(DISCOVERY_WELL_KNOWN) || path.equals(DISCOVERY_API))
@@ -76,11 +76,11 @@ sealed interface Admission {
     }
     RouteTable.Match m = snap.routes().match(method.name(), path);
     if (m instanceof RouteTable.NotFound) {
-      return new Local(snap.speech().error(Speech.notFound(method.name(), path, DISCOVERY_WELL_KNOWN), format, path),
+      return new Local(snap.vocabulary().error(GatewayMessages.notFound(method.name(), path, DISCOVERY_WELL_KNOWN), format, path),
           Body.DROP);
     }
     if (m instanceof RouteTable.WrongMethod w) {
-      LocalResponse r = snap.speech().error(Speech.methodNotAllowed(path, w.allowed(), method.name()), format, path);
+      LocalResponse r = snap.vocabulary().error(GatewayMessages.methodNotAllowed(path, w.allowed(), method.name()), format, path);
       r.headers().set(HttpHeaderNames.ALLOW, String.join(", ", w.allowed()));
       return new Local(r, Body.DROP);
     }
@@ -95,7 +95,7 @@ sealed interface Admission {
           OptionalLong.of(declared))), Body.UNREAD);
     }
     if (declared > maxBody) {
-      return new Local(snap.speech().error(Speech.contentTooLarge(maxBody), format, path), Body.UNREAD);
+      return new Local(snap.vocabulary().error(GatewayMessages.contentTooLarge(maxBody), format, path), Body.UNREAD);
     }
     return vend != null ? new Vend(route, vend) : new Forward(route);
   }
@@ -114,7 +114,7 @@ sealed interface Admission {
   }
 
   /** The discovery document, or 304 when If-None-Match names its ETag (RFC 9110 section 13.1.2). */
-  private static LocalResponse discovery(HttpRequest request, HttpSpeech.Discovery doc) {
+  private static LocalResponse discovery(HttpRequest request, HttpVocabulary.Discovery doc) {
     String inm = request.headers().get(HttpHeaderNames.IF_NONE_MATCH);
     HttpHeaders h = LocalResponse.ownHeaders();
     h.set(HttpHeaderNames.CACHE_CONTROL, doc.cacheControl());

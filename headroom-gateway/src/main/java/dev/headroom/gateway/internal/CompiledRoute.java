@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * A route ready to match: its template parsed, its policies resolved, and the writer of its
- * RateLimit fields (the snapshot's {@link HttpSpeech#headers}, held here so that a response finds
+ * RateLimit fields (the snapshot's {@link HttpVocabulary#headers}, held here so that a response finds
  * it without a lookup). Immutable.
  */
 record CompiledRoute(Route route, PathTemplate template, List<Policy> policies, RateLimitHeaders headers) {

@@ -44,8 +44,8 @@ import java.util.function.Function;
  *
  * <p>Dependency direction: {@code GatewayConfig} calls {@link #read} and builds itself from the
  * {@link ConfigSections} returned; no reader refers to {@code GatewayConfig} itself, only to the
- * section records nested in it. (The vocabulary check builds the same {@link Speech} requests use,
- * and {@code Speech} also offers a factory from a whole {@code GatewayConfig}; that path back goes
+ * section records nested in it. (The vocabulary check builds the same {@link GatewayMessages} requests use,
+ * and {@code GatewayMessages} also offers a factory from a whole {@code GatewayConfig}; that path back goes
  * through the request vocabulary, not through a reader.)
  *
  * <p>Not thread-safe; one instance per read.
@@ -123,7 +123,7 @@ public final class ConfigReader {
    */
   private void vocabulary(ConfigSections config) {
     try {
-      Speech.of(config, dev.headroom.Ticker.system()).discovery(Map.of(), Set.of());
+      GatewayMessages.of(config, dev.headroom.Ticker.system()).discovery(Map.of(), Set.of());
     } catch (IllegalArgumentException e) {
       String m = e.getMessage();
       String where = m.startsWith("changelog:") ? "service.changelog"

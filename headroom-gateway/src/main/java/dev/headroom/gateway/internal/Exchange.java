@@ -101,7 +101,7 @@ final class Exchange {
     this.snap = snap;
     this.request = request;
     this.keepAlive = HttpUtil.isKeepAlive(request);
-    this.format = snap.speech().format(request.headers().get(HttpHeaderNames.ACCEPT));
+    this.format = snap.vocabulary().format(request.headers().get(HttpHeaderNames.ACCEPT));
     this.maxBody = snap.config().limits().maxBodyBytes();
   }
 
@@ -310,7 +310,7 @@ final class Exchange {
         abort("request body over the limit after the response started");
       } else {
         closeUpstream();
-        local(snap.speech().error(Speech.contentTooLarge(maxBody), format, path()));
+        local(snap.vocabulary().error(GatewayMessages.contentTooLarge(maxBody), format, path()));
       }
       return;
     }
@@ -356,7 +356,7 @@ final class Exchange {
       return;
     }
     LOG.debug("request body framing invalid", cause);
-    local(snap.speech().error(Speech.malformedRequestBody(), format, path()));
+    local(snap.vocabulary().error(GatewayMessages.malformedRequestBody(), format, path()));
   }
 
   void clientWritable() {
@@ -412,7 +412,7 @@ final class Exchange {
           relay = null;
         }
         clientUnflushed = false;
-        badGateway(Speech.UPSTREAM_RESPONSE_INVALID);
+        badGateway(GatewayMessages.UPSTREAM_RESPONSE_INVALID);
       } else {
         abort("upstream response malformed: " + h.failure());
       }
@@ -497,7 +497,7 @@ final class Exchange {
     }
     state.metrics.upstreamLatency(pool.name(), conn.now() - upstreamSentNanos);
     Duration timeout = snap.config().timeouts().response();
-    local(snap.speech().error(Speech.upstreamTimedOut(timeout), format, path()));
+    local(snap.vocabulary().error(GatewayMessages.upstreamTimedOut(timeout), format, path()));
   }
 
   /**
@@ -527,14 +527,14 @@ final class Exchange {
     }
     closeUpstream();
     requestComplete = true; // nothing more is read: the connection closes after the answer
-    local(snap.speech().error(Speech.requestBodyTimedOut(snap.config().timeouts().idle()), format, path()));
+    local(snap.vocabulary().error(GatewayMessages.requestBodyTimedOut(snap.config().timeouts().idle()), format, path()));
   }
 
   private void upstreamFailed(Throwable cause) {
     if (!requestComplete) {
       discardBody();
     }
-    badGateway(Speech.upstreamUnreachable(cause));
+    badGateway(GatewayMessages.upstreamUnreachable(cause));
   }
 
   /**
@@ -548,14 +548,14 @@ final class Exchange {
     if (!requestComplete) {
       discardBody();
     }
-    local(snap.speech().error(Speech.untransferable(codings), format, path()));
+    local(snap.vocabulary().error(GatewayMessages.untransferable(codings), format, path()));
   }
 
   private void badGateway(String detail) {
     if (!requestComplete) {
       discardBody();
     }
-    local(snap.speech().error(Speech.badGateway(detail), format, path()));
+    local(snap.vocabulary().error(GatewayMessages.badGateway(detail), format, path()));
   }
 
   private void upstreamClosed() {
@@ -565,7 +565,7 @@ final class Exchange {
     upstreamReusable = false;
     if (!responseStarted) {
       awaitingResponse = false;
-      badGateway(Speech.UPSTREAM_CLOSED_EARLY);
+      badGateway(GatewayMessages.UPSTREAM_CLOSED_EARLY);
     } else {
       // mid-body: the client cannot be told anything else; close so it sees a truncated body
       abort("upstream closed mid-response");

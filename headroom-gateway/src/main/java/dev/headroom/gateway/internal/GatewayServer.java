@@ -166,8 +166,8 @@ public final class GatewayServer implements AutoCloseable {
     for (GatewayConfig.Route r : config.routes()) {
       r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), state.limiter)));
     }
-    Speech speech = Speech.of(config, state.ticker);
-    return new Snapshot(config, new RouteTable(config, speech), pools, speech, vend);
+    GatewayMessages vocabulary = GatewayMessages.of(config, state.ticker);
+    return new Snapshot(config, new RouteTable(config, vocabulary), pools, vocabulary, vend);
   }
 
   /** The proxy listener's address. */

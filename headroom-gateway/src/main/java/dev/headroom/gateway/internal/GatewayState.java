@@ -1,6 +1,6 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.GatewayConfig.Policy;
@@ -16,7 +16,7 @@ import java.util.TreeSet;
  */
 final class GatewayState {
   final Store store;
-  final RateLimiter limiter;
+  final QuotaLimiter limiter;
   final Ticker ticker;
   /** The client connections' timers; their time is the ticker's in production (see {@link Timers}). */
   final Timers timers;
@@ -35,13 +35,13 @@ final class GatewayState {
   private volatile Snapshot snapshot;
   private volatile CachedDiscovery discovery;
   /** {@link #discovery()} as a supplier, made once: admission reads it only for the discovery paths. */
-  final java.util.function.Supplier<HttpSpeech.Discovery> discoveryDocument = this::discovery;
+  final java.util.function.Supplier<HttpVocabulary.Discovery> discoveryDocument = this::discovery;
 
-  private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpSpeech.Discovery doc) {}
+  private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpVocabulary.Discovery doc) {}
 
   GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Snapshot initial) {
     this.store = store;
-    this.limiter = RateLimiter.of(store);
+    this.limiter = QuotaLimiter.of(store);
     this.ticker = ticker;
     this.timers = timers;
     this.metrics = metrics;
@@ -57,7 +57,7 @@ final class GatewayState {
   }
 
   /** The discovery document for the current snapshot and capacities; rebuilt only when they change. */
-  HttpSpeech.Discovery discovery() {
+  HttpVocabulary.Discovery discovery() {
     Snapshot s = snapshot;
     Map<String, Double> factors = capacity.factors();
     CachedDiscovery c = discovery;
@@ -72,7 +72,7 @@ final class GatewayState {
         reduced.add(p.name());
       }
     }
-    HttpSpeech.Discovery doc = s.speech().discovery(quotas, reduced);
+    HttpVocabulary.Discovery doc = s.vocabulary().discovery(quotas, reduced);
     discovery = new CachedDiscovery(s, factors, doc);
     return doc;
   }

@@ -15,7 +15,7 @@ import java.util.Map;
  * <p>Its head (status line, fields, {@code Content-Type}, {@code Content-Length}; not the fields
  * about the connection, which depend on the exchange) is serialised once, when first written, and
  * kept: a refusal shared by every caller refused in the same second
- * ({@link Speech}) is serialised once for all of them. So the fields must not change once the
+ * ({@link GatewayMessages}) is serialised once for all of them. So the fields must not change once the
  * response has been written; the code that adds a field (405's {@code Allow}, a 503's
  * {@code Retry-After}) does so on a response just built, before writing it.
  */

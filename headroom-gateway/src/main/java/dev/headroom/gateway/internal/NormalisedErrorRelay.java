@@ -6,7 +6,7 @@ import java.util.Locale;
 /**
  * The normalised-error path (a route's {@code normaliseErrors}): a bare upstream error, one
  * without a JSON body a caller could parse, is replaced by the gateway's structured error for its
- * status (Graceful Boundaries: error, detail, why; the texts are in {@link Speech}). The upstream's
+ * status (Graceful Boundaries: error, detail, why; the texts are in {@link GatewayMessages}). The upstream's
  * body is read and dropped; the answer goes out when it ends, with the route's RateLimit fields.
  */
 final class NormalisedErrorRelay implements ResponseRelay {
@@ -55,12 +55,12 @@ final class NormalisedErrorRelay implements ResponseRelay {
       return;
     }
     ex.responseComplete = true;
-    LocalResponse r = ex.snap.speech().error(Speech.upstreamAnswered(status, allow), ex.format, ex.path());
+    LocalResponse r = ex.snap.vocabulary().error(GatewayMessages.upstreamAnswered(status, allow), ex.format, ex.path());
     if (allow != null) {
       r.headers().set(HttpHeaderNames.ALLOW, allow);
     }
     if (ex.decision != null) {
-      ex.snap.speech().rateLimitHeaders(ex.route.route(), ex.decision, status, r.headers());
+      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision, status, r.headers());
     }
     ex.writeLocal(r);
   }

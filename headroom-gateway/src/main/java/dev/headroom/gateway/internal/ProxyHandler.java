@@ -3,7 +3,7 @@ package dev.headroom.gateway.internal;
 import dev.headroom.PartitionKey;
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.internal.HttpSpeech.RequestFacts;
+import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -130,7 +130,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         return peerKeys[i];
       }
     }
-    HttpSpeech.Derived d = snap.speech().derive(p, facts);
+    HttpVocabulary.Derived d = snap.vocabulary().derive(p, facts);
     if (d.peerOnly() && peerKeyPolicies.length < 16) {
       peerKeyPolicies = Arrays.copyOf(peerKeyPolicies, peerKeyPolicies.length + 1);
       peerKeys = Arrays.copyOf(peerKeys, peerKeys.length + 1);
@@ -242,7 +242,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private void headTimedOut(Duration idle) {
     DefaultFullHttpRequest r = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/",
         Unpooled.EMPTY_BUFFER);
-    r.setDecoderResult(DecoderResult.failure(new RequestDecoder.Refusal(Speech.requestHeadTimedOut(idle))));
+    r.setDecoderResult(DecoderResult.failure(new RequestDecoder.Refusal(GatewayMessages.requestHeadTimedOut(idle))));
     start(r);
   }
 

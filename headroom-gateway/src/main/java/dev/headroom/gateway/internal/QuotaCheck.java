@@ -8,9 +8,9 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
 import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.internal.HttpSpeech.LimitRefusal;
-import dev.headroom.gateway.internal.HttpSpeech.RefusalKind;
-import dev.headroom.gateway.internal.HttpSpeech.RequestFacts;
+import dev.headroom.gateway.internal.HttpVocabulary.LimitRefusal;
+import dev.headroom.gateway.internal.HttpVocabulary.RefusalKind;
+import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
 import dev.headroom.redis.StoreOverloadedException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.util.ArrayList;
@@ -61,7 +61,7 @@ final class QuotaCheck {
       if (blocked > 0) {
         state.metrics.decision(p.name(), "blocked");
         long seconds = Math.max(1, (blocked + 999_999_999L) / 1_000_000_000L);
-        ex.refused(ex.snap.speech().refusal(new LimitRefusal(RefusalKind.ABNORMAL_USAGE_DETECTED, p, null, seconds,
+        ex.refused(ex.snap.vocabulary().refusal(new LimitRefusal(RefusalKind.ABNORMAL_USAGE_DETECTED, p, null, seconds,
             route.route(), ex.path()), ex.format));
         return;
       }
@@ -128,8 +128,8 @@ final class QuotaCheck {
         + ex.route.route().name() + ": " + why);
     // the gateway's own overload (its queue to Redis full, Redis possibly healthy): shorter wait
     boolean overloaded = why instanceof StoreOverloadedException;
-    LocalResponse r = ex.snap.speech().error(Speech.storeUnavailable(overloaded), ex.format, ex.path());
-    r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(Speech.storeRetryAfterSeconds(overloaded)));
+    LocalResponse r = ex.snap.vocabulary().error(GatewayMessages.storeUnavailable(overloaded), ex.format, ex.path());
+    r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(GatewayMessages.storeRetryAfterSeconds(overloaded)));
     ex.refused(r);
   }
 
@@ -158,7 +158,7 @@ final class QuotaCheck {
         }
       }
     }
-    ex.refused(ex.snap.speech().refusal(
+    ex.refused(ex.snap.vocabulary().refusal(
         new LimitRefusal(kind, policy, d, retryAfter, ex.route.route(), ex.path()), ex.format));
   }
 }

@@ -60,7 +60,7 @@ final class ReframedRelay implements ResponseRelay {
       }
     }
     if (ex.decision != null) {
-      ex.snap.speech().rateLimitHeaders(ex.route.route(), ex.decision, code, h);
+      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision, code, h);
     }
     if (!ex.keepAlive) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);

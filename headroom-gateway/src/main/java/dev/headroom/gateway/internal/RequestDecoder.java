@@ -1,6 +1,6 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.gateway.internal.HttpSpeech.GatewayError;
+import dev.headroom.gateway.internal.HttpVocabulary.GatewayError;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
@@ -120,10 +120,10 @@ final class RequestDecoder extends HttpRequestDecoder {
     // quoted in the answer, bounded: the field may be as long as the head
     String value = joined.length() <= 80 ? joined : joined.substring(0, 80) + "...";
     if (r.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
-      return Speech.transferEncodingInHttp10(value);
+      return GatewayMessages.transferEncodingInHttp10(value);
     }
     if (contentLengthBesideTransferEncoding) {
-      return Speech.contentLengthBesideTransferEncoding(value);
+      return GatewayMessages.contentLengthBesideTransferEncoding(value);
     }
     List<String> codings = new ArrayList<>();
     for (String line : lines) {
@@ -135,13 +135,13 @@ final class RequestDecoder extends HttpRequestDecoder {
       }
     }
     if (codings.isEmpty() || !codings.get(codings.size() - 1).equals("chunked")) {
-      return Speech.transferEncodingNotChunked(value);
+      return GatewayMessages.transferEncodingNotChunked(value);
     }
     if (codings.indexOf("chunked") != codings.size() - 1) {
-      return Speech.chunkedTwice(value);
+      return GatewayMessages.chunkedTwice(value);
     }
     if (codings.size() > 1) {
-      return Speech.codingsBeforeChunked(value);
+      return GatewayMessages.codingsBeforeChunked(value);
     }
     return null;
   }

@@ -18,11 +18,11 @@ import java.util.TreeSet;
 final class RouteTable {
   private final List<CompiledRoute> routes;
 
-  RouteTable(GatewayConfig config, HttpSpeech speech) {
+  RouteTable(GatewayConfig config, HttpVocabulary vocabulary) {
     List<CompiledRoute> out = new ArrayList<>();
     for (Route r : config.routes()) {
       out.add(new CompiledRoute(r, PathTemplate.parse(r.path()),
-          r.policies().stream().map(config.policies()::get).toList(), speech.headers(r)));
+          r.policies().stream().map(config.policies()::get).toList(), vocabulary.headers(r)));
     }
     this.routes = List.copyOf(out);
   }

@@ -8,7 +8,7 @@ import java.util.Map;
  * vocabulary built. A request keeps the snapshot it started with, so a reload never changes a
  * request in flight. Immutable.
  */
-record Snapshot(GatewayConfig config, RouteTable routes, Map<String, UpstreamPool> pools, HttpSpeech speech,
+record Snapshot(GatewayConfig config, RouteTable routes, Map<String, UpstreamPool> pools, HttpVocabulary vocabulary,
     Map<GatewayConfig.Route, VendRoutes> vend) {
   Snapshot {
     pools = Map.copyOf(pools);

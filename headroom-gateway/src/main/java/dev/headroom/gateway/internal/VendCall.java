@@ -69,7 +69,7 @@ final class VendCall {
         ex.state.metrics.decision(o.policy().name(), o.allowed() ? "allowed" : "refused");
       }
     }
-    RateLimitHeaders headers = ex.snap.speech().headers(ex.route.route());
+    RateLimitHeaders headers = ex.snap.vocabulary().headers(ex.route.route());
     if (!d.allowed()) {
       LocalResponse r = new LocalResponse(HttpResponseStatus.valueOf(d.httpStatus()), "application/json",
           new byte[0]);

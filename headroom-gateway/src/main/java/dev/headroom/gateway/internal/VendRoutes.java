@@ -1,6 +1,6 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.GatewayConfig.Vend;
 import dev.headroom.vend.format.Scope;
@@ -27,7 +27,7 @@ record VendRoutes(Vend settings, VendRequestReader reader, VendRateLimiter limit
     return b.build();
   }
 
-  static VendRoutes of(Vend v, Map<String, Policy> policies, RateLimiter limiter) {
+  static VendRoutes of(Vend v, Map<String, Policy> policies, QuotaLimiter limiter) {
     return new VendRoutes(v, VendRequestReader.builder().maxBytes(v.maxRequestBytes()).build(),
         VendRateLimiter.builder(limits(v, policies)).limiter(limiter).maxResponseBytes(v.maxResponseBytes()).build());
   }

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.http.body.RefusalFormat;
 import io.netty.buffer.Unpooled;
@@ -47,17 +47,17 @@ class AdmissionTest {
 
   private final Snapshot snap;
   private final AtomicInteger discoveryReads = new AtomicInteger();
-  private final HttpSpeech.Discovery doc = new HttpSpeech.Discovery("{\"limits\":[]}".getBytes(), "\"v1\"", "max-age=60");
+  private final HttpVocabulary.Discovery doc = new HttpVocabulary.Discovery("{\"limits\":[]}".getBytes(), "\"v1\"", "max-age=60");
 
   AdmissionTest() throws Exception {
     GatewayConfig config = GatewayConfig.parse(YAML, "admission.yaml");
-    Speech speech = Speech.of(config, ManualTicker.atFixedInstant());
-    RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().ticker(ManualTicker.atFixedInstant()).build());
+    GatewayMessages vocabulary = GatewayMessages.of(config, ManualTicker.atFixedInstant());
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ManualTicker.atFixedInstant()).build());
     Map<GatewayConfig.Route, VendRoutes> vend = new IdentityHashMap<>();
     for (GatewayConfig.Route r : config.routes()) {
       r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), limiter)));
     }
-    snap = new Snapshot(config, new RouteTable(config, speech), Map.of(), speech, vend);
+    snap = new Snapshot(config, new RouteTable(config, vocabulary), Map.of(), vocabulary, vend);
   }
 
   private Admission admit(HttpRequest r) {
@@ -150,7 +150,7 @@ class AdmissionTest {
     assertThat(l.get("expected").asText()).isEqualTo("A request line of at most 2048 bytes.");
     JsonNode m = json(local(admit(failed(new IllegalArgumentException("bad version"))), 400, Admission.Body.UNREAD));
     assertThat(m.get("detail").asText()).isEqualTo("The request could not be parsed as HTTP/1.1: bad version");
-    JsonNode t = json(local(admit(failed(new RequestDecoder.Refusal(Speech.requestHeadTimedOut(
+    JsonNode t = json(local(admit(failed(new RequestDecoder.Refusal(GatewayMessages.requestHeadTimedOut(
         java.time.Duration.ofMillis(1500))))), 408, Admission.Body.UNREAD));
     assertThat(t.get("detail").asText()).contains("1500 milliseconds");
     assertThat(t.get("timeoutSeconds").asDouble()).isEqualTo(1.5);

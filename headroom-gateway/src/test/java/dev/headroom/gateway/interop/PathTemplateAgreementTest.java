@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
-import dev.headroom.client.LimitsDocument;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.client.DiscoveredLimits;
 import dev.headroom.gateway.Gateway;
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.http.body.LimitRefusals;
@@ -145,7 +145,7 @@ class PathTemplateAgreementTest {
 
   private static HeadroomFilter filter(ManualTicker ticker, QuotaPolicy plenty) {
     HeadroomFilter.Builder filter = HeadroomFilter.builder()
-        .limiter(RateLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
+        .limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
         .refusals(LimitRefusals.builder().ticker(ticker)
             .defaults(PolicyTexts.builder("Enough for the whole table.").build()).build())
         .ticker(ticker)
@@ -175,9 +175,9 @@ class PathTemplateAgreementTest {
     Map<String, URI> origins = new LinkedHashMap<>();
     origins.put("gateway", gw);
     origins.putAll(servlets);
-    Map<String, LimitsDocument> documents = new LinkedHashMap<>();
+    Map<String, DiscoveredLimits> documents = new LinkedHashMap<>();
     for (Map.Entry<String, URI> o : origins.entrySet()) {
-      LimitsDocument doc = LimitsDocument.parse(get(o.getValue(), "/.well-known/limits").body());
+      DiscoveredLimits doc = DiscoveredLimits.parse(get(o.getValue(), "/.well-known/limits").body());
       assertThat(doc.issues()).as(o.getKey()).isEmpty();
       documents.put(o.getKey(), doc);
     }
@@ -191,7 +191,7 @@ class PathTemplateAgreementTest {
       String where = row.template() + " at " + row.path();
       for (Map.Entry<String, URI> o : origins.entrySet()) {
         String name = o.getKey();
-        LimitsDocument.Endpoint e = endpoint(documents.get(name), prefix.substring(1));
+        DiscoveredLimits.Endpoint e = endpoint(documents.get(name), prefix.substring(1));
         // every front end publishes the canonical form of the one grammar
         soft.assertThat(e.path()).as(name + " publishes " + where).isEqualTo(canonical);
         // the client reading its document covers what the table says
@@ -214,7 +214,7 @@ class PathTemplateAgreementTest {
         .as("rows %s served", name).isGreaterThan(rows.size() * 3 / 4));
   }
 
-  private static LimitsDocument.Endpoint endpoint(LimitsDocument doc, String key) {
+  private static DiscoveredLimits.Endpoint endpoint(DiscoveredLimits doc, String key) {
     return doc.endpoints().stream().filter(e -> e.key().equals(key)).findFirst()
         .orElseThrow(() -> new AssertionError("no endpoint " + key + " in " + doc.endpoints()));
   }

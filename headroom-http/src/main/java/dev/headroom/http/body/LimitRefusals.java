@@ -207,15 +207,15 @@ public final class LimitRefusals {
       if (defaults == null) {
         throw new IllegalArgumentException("defaults: required, the texts (at least why) for policies without their own; got nothing");
       }
-      URI o = Texts.origin("origin", origin);
+      URI o = OperatorTextChecks.origin("origin", origin);
       check("defaults", defaults, o);
       texts.forEach((name, t) -> check("texts for policy '" + name + "'", t, o));
       return new LimitRefusals(this);
     }
 
     private static void check(String where, PolicyTexts t, URI origin) {
-      Texts.url(where + ": cachedResultUrl", t.cachedResultUrl().orElse(null), true, origin);
-      Texts.url(where + ": alternativeEndpoint", t.alternativeEndpoint().orElse(null), true, origin);
+      OperatorTextChecks.url(where + ": cachedResultUrl", t.cachedResultUrl().orElse(null), true, origin);
+      OperatorTextChecks.url(where + ": alternativeEndpoint", t.alternativeEndpoint().orElse(null), true, origin);
     }
   }
 }

@@ -53,7 +53,7 @@ public final class LimitType {
   public static LimitType of(String token) {
     if (token == null || token.isEmpty() || token.length() > 64 || !token.matches("[a-z0-9][a-z0-9-]*")) {
       throw new IllegalArgumentException("limitType: expected 1 to 64 lowercase letters, digits and hyphens "
-          + "such as ip-rate or cost-limit, got " + (token == null ? "null" : "'" + Texts.printable(token) + "'"));
+          + "such as ip-rate or cost-limit, got " + (token == null ? "null" : "'" + OperatorTextChecks.printable(token) + "'"));
     }
     return new LimitType(token);
   }

@@ -258,17 +258,17 @@ public final class PolicyTexts {
      * @throws IllegalArgumentException naming the field, the value and what is expected
      */
     public PolicyTexts build() {
-      Texts.optional("limit", limit, Texts.MAX_SHORT);
-      Texts.why("why", why, limit);
-      Texts.optional("description", description, Texts.MAX_TEXT);
+      OperatorTextChecks.optional("limit", limit, OperatorTextChecks.MAX_SHORT);
+      OperatorTextChecks.why("why", why, limit);
+      OperatorTextChecks.optional("description", description, OperatorTextChecks.MAX_TEXT);
       if (error != null) {
-        Texts.errorToken("error", error);
+        OperatorTextChecks.errorToken("error", error);
       }
-      Texts.optional("limitId", limitId, 128);
-      Texts.url("cachedResultUrl", cachedResultUrl, false, null);
-      Texts.url("alternativeEndpoint", alternativeEndpoint, false, null);
-      Texts.url("upgradeUrl", upgradeUrl, false, null);
-      Texts.url("humanUrl", humanUrl, false, null);
+      OperatorTextChecks.optional("limitId", limitId, 128);
+      OperatorTextChecks.url("cachedResultUrl", cachedResultUrl, false, null);
+      OperatorTextChecks.url("alternativeEndpoint", alternativeEndpoint, false, null);
+      OperatorTextChecks.url("upgradeUrl", upgradeUrl, false, null);
+      OperatorTextChecks.url("humanUrl", humanUrl, false, null);
       return new PolicyTexts(this);
     }
   }

@@ -48,7 +48,7 @@ import java.util.Set;
  *
  * <p>{@link Builder#build()} enforces the spec: the core fields on every status, {@code limit} and
  * {@code retryAfterSeconds} on 429, {@code allowedMethods} on 405, and the security
- * considerations a program can check (SC-2, SC-3, SC-6, SC-16; see {@code Texts}). It refuses
+ * considerations a program can check (SC-2, SC-3, SC-6, SC-16; see {@code OperatorTextChecks}). It refuses
  * anything else with a message naming the field, the value and what is expected. A refusal read
  * by {@link RefusalReader} is built leniently instead: members of the wrong type are dropped, and
  * {@link #issues()} lists what was dropped and which requirements the body does not meet.

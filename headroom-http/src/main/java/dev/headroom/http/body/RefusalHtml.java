@@ -88,7 +88,7 @@ public final class RefusalHtml {
 
   /** Relative references (not scheme-relative) and http(s) URLs only. */
   static boolean linkable(String url) {
-    if (url.isEmpty() || url.length() > Texts.MAX_URL || url.startsWith("//")) {
+    if (url.isEmpty() || url.length() > OperatorTextChecks.MAX_URL || url.startsWith("//")) {
       return false;
     }
     for (int i = 0; i < url.length(); i++) {

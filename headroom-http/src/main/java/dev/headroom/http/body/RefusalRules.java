@@ -10,7 +10,7 @@ import java.util.Map;
  * The rules a {@link Refusal.Builder} is held to: {@link #check} for {@link Refusal.Builder#build()}
  * (the core fields on every status, {@code limit} and {@code retryAfterSeconds} on 429,
  * {@code allowedMethods} on 405, the security considerations a program can check through
- * {@link Texts}, extension values), each refused with a message naming the field, the value and
+ * {@link OperatorTextChecks}, extension values), each refused with a message naming the field, the value and
  * what is expected; and {@link #readIssues} for a refusal read by {@link RefusalReader}, which
  * lists what the body lacks instead of refusing it. Stateless.
  */
@@ -28,17 +28,17 @@ final class RefusalRules {
       throw new IllegalArgumentException("status: expected a non-success status from 400 to 599, got " + b.status);
     }
     String where = "refusal " + b.status + ": ";
-    URI o = Texts.origin(where + "origin", b.origin);
-    Texts.errorToken(where + "error", b.error);
-    Texts.require(where + "detail", b.detail, Texts.MAX_TEXT);
+    URI o = OperatorTextChecks.origin(where + "origin", b.origin);
+    OperatorTextChecks.errorToken(where + "error", b.error);
+    OperatorTextChecks.require(where + "detail", b.detail, OperatorTextChecks.MAX_TEXT);
     if (b.title == null && b.type == null) {
       b.title = ReasonPhrase.of(b.status);
     }
-    Texts.optional(where + "title", b.title, Texts.MAX_SHORT);
-    Texts.optional(where + "limit", b.limit, Texts.MAX_SHORT);
-    Texts.why(where + "why", b.why, b.detail, b.limit, b.title, b.error.replace('_', ' '));
-    Texts.uriReference(where + "type", b.type, true);
-    Texts.uriReference(where + "instance", b.instance, false);
+    OperatorTextChecks.optional(where + "title", b.title, OperatorTextChecks.MAX_SHORT);
+    OperatorTextChecks.optional(where + "limit", b.limit, OperatorTextChecks.MAX_SHORT);
+    OperatorTextChecks.why(where + "why", b.why, b.detail, b.limit, b.title, b.error.replace('_', ' '));
+    OperatorTextChecks.uriReference(where + "type", b.type, true);
+    OperatorTextChecks.uriReference(where + "instance", b.instance, false);
     if (b.status == 429) {
       if (b.limit == null) {
         throw new IllegalArgumentException(where + "limit: required on 429 (Graceful Boundaries section 2), "
@@ -50,7 +50,7 @@ final class RefusalRules {
       }
       if (!b.detail.chars().anyMatch(Character::isDigit)) {
         throw new IllegalArgumentException(where + "detail: on 429 it must state the wait (Graceful Boundaries "
-            + "section 2), e.g. 'Try again in 42 seconds.', got '" + Texts.printable(b.detail) + "'");
+            + "section 2), e.g. 'Try again in 42 seconds.', got '" + OperatorTextChecks.printable(b.detail) + "'");
       }
     }
     if (b.retryAfterSeconds != null && b.retryAfterSeconds < 0) {
@@ -59,32 +59,32 @@ final class RefusalRules {
     }
     if (b.limitId != null && (b.limitId.isEmpty() || b.limitId.length() > 128)) {
       throw new IllegalArgumentException(where + "limitId: expected 1 to 128 characters, got '"
-          + Texts.printable(b.limitId) + "'");
+          + OperatorTextChecks.printable(b.limitId) + "'");
     }
-    Texts.optional(where + "limitId", b.limitId, 128);
+    OperatorTextChecks.optional(where + "limitId", b.limitId, 128);
     if (b.limitType != null) {
       LimitType.of(b.limitType);
     }
     if (b.scope != null && !b.scope.matches("[a-z][a-z0-9-]{0,31}")) {
       throw new IllegalArgumentException(where + "scope: expected a lowercase token such as ip, key, user, "
-          + "resource or global, got '" + Texts.printable(b.scope) + "'");
+          + "resource or global, got '" + OperatorTextChecks.printable(b.scope) + "'");
     }
     if (b.violatedPolicies.size() > 64) {
       throw new IllegalArgumentException(where + "violated-policies: expected at most 64 names, got "
           + b.violatedPolicies.size());
     }
     for (String p : b.violatedPolicies) {
-      Texts.require(where + "violated-policies", p, 64);
+      OperatorTextChecks.require(where + "violated-policies", p, 64);
     }
-    Texts.url(where + "cachedResultUrl", b.cachedResultUrl, true, o);
-    Texts.url(where + "alternativeEndpoint", b.alternativeEndpoint, true, o);
-    Texts.url(where + "scanUrl", b.scanUrl, true, o);
-    Texts.url(where + "upgradeUrl", b.upgradeUrl, false, o);
-    Texts.url(where + "humanUrl", b.humanUrl, false, o);
-    Texts.url(where + "authUrl", b.authUrl, false, o);
-    Texts.url(where + "statusUrl", b.statusUrl, false, o);
-    Texts.optional(where + "field", b.field, Texts.MAX_SHORT);
-    Texts.expected(where + "expected", b.expected);
+    OperatorTextChecks.url(where + "cachedResultUrl", b.cachedResultUrl, true, o);
+    OperatorTextChecks.url(where + "alternativeEndpoint", b.alternativeEndpoint, true, o);
+    OperatorTextChecks.url(where + "scanUrl", b.scanUrl, true, o);
+    OperatorTextChecks.url(where + "upgradeUrl", b.upgradeUrl, false, o);
+    OperatorTextChecks.url(where + "humanUrl", b.humanUrl, false, o);
+    OperatorTextChecks.url(where + "authUrl", b.authUrl, false, o);
+    OperatorTextChecks.url(where + "statusUrl", b.statusUrl, false, o);
+    OperatorTextChecks.optional(where + "field", b.field, OperatorTextChecks.MAX_SHORT);
+    OperatorTextChecks.expected(where + "expected", b.expected);
     if (b.status == 405 && (b.allowedMethods == null || b.allowedMethods.isEmpty())) {
       throw new IllegalArgumentException(where + "allowedMethods: required on 405 (Graceful Boundaries section 6, "
           + "input class), expected the accepted methods such as [GET, HEAD], got nothing");
@@ -93,7 +93,7 @@ final class RefusalRules {
       for (String m : b.allowedMethods) {
         if (m == null || !m.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]{1,32}")) {
           throw new IllegalArgumentException(where + "allowedMethods: expected method tokens such as GET, got "
-              + (m == null ? "null" : "'" + Texts.printable(m) + "'"));
+              + (m == null ? "null" : "'" + OperatorTextChecks.printable(m) + "'"));
         }
       }
     }
@@ -105,9 +105,9 @@ final class RefusalRules {
       String name = e.getKey();
       if (name == null || name.isEmpty() || name.length() > 64 || Refusal.MEMBERS.contains(name)) {
         throw new IllegalArgumentException(where + "extension: expected a name of 1 to 64 characters that is not one "
-            + "of the defined members, got " + (name == null ? "null" : "'" + Texts.printable(name) + "'"));
+            + "of the defined members, got " + (name == null ? "null" : "'" + OperatorTextChecks.printable(name) + "'"));
       }
-      Texts.require(where + "extension name", name, 64);
+      OperatorTextChecks.require(where + "extension name", name, 64);
       checkValue(where + "extension '" + name + "'", e.getValue(), 0);
     }
   }
@@ -117,7 +117,7 @@ final class RefusalRules {
     if (b.error == null) {
       issues.add("error: missing; every non-success response needs it (Graceful Boundaries section 6)");
     } else if (!b.error.matches("[a-z0-9_]+")) {
-      issues.add("error: expected a snake_case token, got '" + Texts.printable(b.error) + "'");
+      issues.add("error: expected a snake_case token, got '" + OperatorTextChecks.printable(b.error) + "'");
     }
     if (b.detail == null || b.detail.isEmpty()) {
       issues.add("detail: missing; every non-success response needs it (Graceful Boundaries section 6)");

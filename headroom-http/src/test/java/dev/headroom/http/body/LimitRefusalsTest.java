@@ -14,7 +14,7 @@ import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,12 +35,12 @@ class LimitRefusalsTest {
   private static final PolicyTexts WHY = PolicyTexts.builder("Limits keep this free service available for everyone.").build();
 
   private ManualTicker ticker;
-  private RateLimiter limiter;
+  private QuotaLimiter limiter;
 
   @BeforeEach
   void setUp() {
     ticker = ManualTicker.atFixedInstant();
-    limiter = RateLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
   }
 
   private Decision refuseHourly() {

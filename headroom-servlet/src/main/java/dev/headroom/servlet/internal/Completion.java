@@ -3,7 +3,7 @@ package dev.headroom.servlet.internal;
 import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaUnit;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.StoreException;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  */
 public final class Completion implements AsyncListener {
 
-  private final RateLimiter limiter;
+  private final QuotaLimiter limiter;
   private final Decision decision;
   private final LimitedResponse metered;
   private final Consumer<StoreException> failures;
@@ -33,7 +33,7 @@ public final class Completion implements AsyncListener {
    *     content-bytes policy, or a HEAD request)
    * @param failures told when the store fails to charge or release
    */
-  public Completion(RateLimiter limiter, Decision decision, LimitedResponse metered, Consumer<StoreException> failures) {
+  public Completion(QuotaLimiter limiter, Decision decision, LimitedResponse metered, Consumer<StoreException> failures) {
     this.limiter = limiter;
     this.decision = decision;
     this.metered = metered;

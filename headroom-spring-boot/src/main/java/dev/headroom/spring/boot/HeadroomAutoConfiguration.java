@@ -2,7 +2,7 @@ package dev.headroom.spring.boot;
 
 import dev.headroom.InMemoryStore;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.RateLimiter;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
@@ -104,8 +104,8 @@ public class HeadroomAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  RateLimiter headroomRateLimiter(Store store) {
-    return RateLimiter.of(store);
+  QuotaLimiter headroomQuotaLimiter(Store store) {
+    return QuotaLimiter.of(store);
   }
 
   @Bean
@@ -122,7 +122,7 @@ public class HeadroomAutoConfiguration {
 
   @Bean
   FilterRegistrationBean<HeadroomFilter> headroomFilter(HeadroomProperties props, HeadroomPolicies policies,
-      RateLimiter limiter, LimitRefusals refusals, Ticker ticker, UserResolver users,
+      QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, UserResolver users,
       ObjectProvider<DecisionListener> listeners, ObjectProvider<RequestMappingHandlerMapping> mappings,
       ObjectProvider<HandlerMappingIntrospector> introspector, Environment environment) {
     List<Route> routes = new ArrayList<>(HeadroomSettings.routes(props, policies.byName()));

@@ -130,7 +130,7 @@ class StartupFailureTest {
           assertThat(store).isInstanceOf(dev.headroom.redis.RedisStore.class);
           dev.headroom.QuotaPolicy burst = ctx.getBean(HeadroomAutoConfiguration.HeadroomPolicies.class).byName().get("burst");
           dev.headroom.PartitionKey key = dev.headroom.PartitionKey.of("spring-boot-test-" + java.util.UUID.randomUUID());
-          assertThat(dev.headroom.RateLimiter.of(store).acquire(burst, key).outcomes().get(0).remaining()).isEqualTo(9);
+          assertThat(dev.headroom.QuotaLimiter.of(store).acquire(burst, key).outcomes().get(0).remaining()).isEqualTo(9);
         });
   }
 

@@ -29,7 +29,7 @@ import java.util.regex.Pattern;
  *       from what it says); bounded lengths.
  * </ul>
  */
-final class Texts {
+final class OperatorTextChecks {
 
   /** Longest accepted prose text (detail, why), in characters. */
   static final int MAX_TEXT = 1000;
@@ -68,7 +68,7 @@ final class Texts {
       "^\\s*(?:not|no|never|nothing|none|anything\\s+(?:but|except)|except|excluding|without)\\b",
       Pattern.CASE_INSENSITIVE);
 
-  private Texts() {}
+  private OperatorTextChecks() {}
 
   private static Pattern words(String... alternatives) {
     return Pattern.compile("\\b(?:" + String.join("|", alternatives) + ")\\b", Pattern.CASE_INSENSITIVE);

@@ -11,12 +11,12 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Everything the gateway says over HTTP, in one place: header dialects, refusal and error bodies,
+ * The HTTP vocabulary of the gateway, in one place: header dialects, refusal and error bodies,
  * the discovery document, partition keys. The vocabulary itself belongs to headroom-http; this
  * interface is the gateway's seam onto it, so the proxy never formats a header or a body itself.
  * Implementations are immutable and thread-safe; a new one is built for each configuration.
  */
-interface HttpSpeech {
+interface HttpVocabulary {
 
   /** The refusal classes of draft-ietf-httpapi-ratelimit-headers-09 section 5. */
   enum RefusalKind {

@@ -9,8 +9,17 @@ import java.util.concurrent.CompletionStage;
 /**
  * The entry point: decides requests against quota policies, all policies of a request at once.
  *
+ * <p>The shortest use, in memory with the defaults: at most 10 requests a minute per client.
+ *
  * <pre>{@code
- * RateLimiter limiter = RateLimiter.of(InMemoryStore.builder().build());
+ * QuotaLimiter limiter = QuotaLimiter.inMemory();
+ * boolean allowed = limiter.tryAcquire(QuotaPolicy.builder("per-client").quota(10).window(Duration.ofMinutes(1)).build(), PartitionKey.of(clientId));
+ * }</pre>
+ *
+ * <p>With several policies, concurrency leases and the reasons of a refusal:
+ *
+ * <pre>{@code
+ * QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().build());
  * Decision d = limiter.acquire(List.of(
  *     Acquisition.of(burst, PartitionKey.of(clientIp)),
  *     Acquisition.of(daily, PartitionKey.of(apiKeyHash))));
@@ -22,18 +31,31 @@ import java.util.concurrent.CompletionStage;
  * }</pre>
  *
  * <p>All or nothing: a request refused by one policy consumes nothing from the others. Thread-safe.
+ *
+ * <p>Named for what it limits, the quota of a policy (draft-ietf-httpapi-ratelimit-headers-09
+ * section 3.1), and so that it does not clash with Guava's or Resilience4j's {@code RateLimiter}
+ * in a file that uses either.
  */
-public final class RateLimiter {
+public final class QuotaLimiter {
 
   private final Store store;
 
-  private RateLimiter(Store store) {
+  private QuotaLimiter(Store store) {
     this.store = Objects.requireNonNull(store, "store");
   }
 
   /** A limiter deciding through the given store. */
-  public static RateLimiter of(Store store) {
-    return new RateLimiter(store);
+  public static QuotaLimiter of(Store store) {
+    return new QuotaLimiter(store);
+  }
+
+  /**
+   * A limiter deciding in this process's memory: an {@link InMemoryStore} with its defaults (the
+   * system ticker, at most {@link InMemoryStore#DEFAULT_MAX_KEYS} partitions tracked). For a store
+   * shared by several processes, or other settings, use {@link #of(Store)}.
+   */
+  public static QuotaLimiter inMemory() {
+    return new QuotaLimiter(InMemoryStore.builder().build());
   }
 
   /** The store behind this limiter. */

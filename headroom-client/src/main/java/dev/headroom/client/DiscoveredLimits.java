@@ -25,7 +25,7 @@ import java.util.OptionalLong;
  *
  * <p>Immutable.
  */
-public final class LimitsDocument {
+public final class DiscoveredLimits {
 
   /** Largest document read: 1 MiB. */
   public static final int MAX_BYTES = 1 << 20;
@@ -42,7 +42,7 @@ public final class LimitsDocument {
   private final List<Endpoint> endpoints;
   private final List<String> issues;
 
-  private LimitsDocument(String service, String conformance, List<Endpoint> endpoints, List<String> issues) {
+  private DiscoveredLimits(String service, String conformance, List<Endpoint> endpoints, List<String> issues) {
     this.service = service;
     this.conformance = conformance;
     this.endpoints = List.copyOf(endpoints);
@@ -54,7 +54,7 @@ public final class LimitsDocument {
    *
    * @throws IllegalArgumentException when the bytes are not a JSON object with a {@code limits} object
    */
-  public static LimitsDocument parse(byte[] json) {
+  public static DiscoveredLimits parse(byte[] json) {
     Objects.requireNonNull(json, "json");
     if (json.length > MAX_BYTES) {
       throw new IllegalArgumentException("limits document: expected at most " + MAX_BYTES + " bytes, got " + json.length);
@@ -118,7 +118,7 @@ public final class LimitsDocument {
       }
       endpoints.add(new Endpoint(key, path, template, method, entryLimits));
     }
-    return new LimitsDocument(root.path("service").isTextual() ? root.get("service").asText() : null,
+    return new DiscoveredLimits(root.path("service").isTextual() ? root.get("service").asText() : null,
         root.path("conformance").isTextual() ? root.get("conformance").asText() : null, endpoints, issues);
   }
 
@@ -151,7 +151,7 @@ public final class LimitsDocument {
     if (limitId.isEmpty() && limit.isEmpty()) {
       return true;
     }
-    String text = limit.map(LimitsDocument::normalised).orElse(null);
+    String text = limit.map(DiscoveredLimits::normalised).orElse(null);
     for (Endpoint e : endpoints) {
       for (Limit l : e.limits()) {
         if (limitId.isPresent() && limitId.get().equals(l.limitId())) {

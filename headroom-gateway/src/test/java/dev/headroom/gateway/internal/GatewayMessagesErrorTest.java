@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.GatewayConfig;
-import dev.headroom.gateway.internal.HttpSpeech.GatewayError;
+import dev.headroom.gateway.internal.HttpVocabulary.GatewayError;
 import dev.headroom.http.body.RefusalFormat;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
  * quoted detail that is not sendable, or a why naming a mechanism, Graceful Boundaries SC-2) is
  * replaced by a plain one rather than failing the exchange.
  */
-class SpeechErrorTest {
+class GatewayMessagesErrorTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private final Speech speech = Speech.of(GatewayConfig.sample(), Ticker.system());
+  private final GatewayMessages vocabulary = GatewayMessages.of(GatewayConfig.sample(), Ticker.system());
 
   private JsonNode body(LocalResponse r) throws Exception {
     return JSON.readTree(r.body());
@@ -26,7 +26,7 @@ class SpeechErrorTest {
 
   @Test
   void anErrorWithSendableTextsIsSentAsWritten() throws Exception {
-    LocalResponse r = speech.error(new GatewayError(502, "upstream_unavailable", "The upstream did not answer.",
+    LocalResponse r = vocabulary.error(new GatewayError(502, "upstream_unavailable", "The upstream did not answer.",
         "Callers are told when the service behind the gateway is down.", Map.of()), RefusalFormat.JSON, "/x");
     assertThat(r.status().code()).isEqualTo(502);
     assertThat(body(r).path("detail").asText()).isEqualTo("The upstream did not answer.");
@@ -35,13 +35,13 @@ class SpeechErrorTest {
 
   @Test
   void aWhyThatNamesAMechanismFallsBackToPlainTextsAndStillAnswers() throws Exception {
-    LocalResponse r = speech.error(new GatewayError(502, "upstream_response_undeliverable", "Quoted detail.",
+    LocalResponse r = vocabulary.error(new GatewayError(502, "upstream_response_undeliverable", "Quoted detail.",
         "Refused because of the token bucket algorithm (RFC 9112 section 6.1).", Map.of()), RefusalFormat.JSON, "/x");
     assertThat(r.status().code()).isEqualTo(502);
     JsonNode b = body(r);
     assertThat(b.path("error").asText()).isEqualTo("upstream_response_undeliverable");
     assertThat(b.path("detail").asText()).isEqualTo("The request could not be completed (502).");
-    assertThat(b.path("why").asText()).isEqualTo(Speech.FALLBACK_WHY);
+    assertThat(b.path("why").asText()).isEqualTo(GatewayMessages.FALLBACK_WHY);
     assertThat(r.head()).isNotEmpty();
   }
 }

@@ -17,7 +17,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /** Graceful Boundaries section 1: the limits discovery document, built from routes and policies. */
-class LimitsDocumentTest {
+class LimitsDiscoveryDocumentTest {
 
   private static final QuotaPolicy SCANS = QuotaPolicy.builder("scans").quota(10).window(Duration.ofHours(1))
       .partitioning("client-ip").build();
@@ -35,7 +35,7 @@ class LimitsDocumentTest {
 
   @Test
   void typesAndFieldsAreDerivedFromThePolicies() {
-    LimitsDocument doc = LimitsDocument.builder("Example", "Scans web sites.")
+    LimitsDiscoveryDocument doc = LimitsDiscoveryDocument.builder("Example", "Scans web sites.")
         .texts(refusals(WHY)::texts)
         .route(DiscoveryRoute.builder("GET", "/api/scan").key("scan").policy(SCANS).policy(KEYS).note("Heavy.").build())
         .route(DiscoveryRoute.builder("POST", "/api/upload").policy(INFLIGHT).policy(BYTES).build())
@@ -62,13 +62,13 @@ class LimitsDocumentTest {
   void conformanceIsComputedFromWhatIsConfigured() {
     DiscoveryRoute scan = DiscoveryRoute.builder("GET", "/api/scan").policy(SCANS).build();
     PolicyTexts guided = WHY.toBuilder().alternativeEndpoint("/api/result").build();
-    assertThat(LimitsDocument.builder("S", "D").texts(refusals(WHY)::texts).build().conformance())
+    assertThat(LimitsDiscoveryDocument.builder("S", "D").texts(refusals(WHY)::texts).build().conformance())
         .isEqualTo(ConformanceLevel.NOT_APPLICABLE);
-    assertThat(LimitsDocument.builder("S", "D").texts(refusals(WHY)::texts).route(scan).proactiveHeaders(true).build()
+    assertThat(LimitsDiscoveryDocument.builder("S", "D").texts(refusals(WHY)::texts).route(scan).proactiveHeaders(true).build()
         .conformance()).isEqualTo(ConformanceLevel.LEVEL_2);
-    assertThat(LimitsDocument.builder("S", "D").texts(refusals(guided)::texts).route(scan).build().conformance())
+    assertThat(LimitsDiscoveryDocument.builder("S", "D").texts(refusals(guided)::texts).route(scan).build().conformance())
         .isEqualTo(ConformanceLevel.LEVEL_3);
-    LimitsDocument four = LimitsDocument.builder("S", "D").texts(refusals(guided)::texts).route(scan)
+    LimitsDiscoveryDocument four = LimitsDiscoveryDocument.builder("S", "D").texts(refusals(guided)::texts).route(scan)
         .proactiveHeaders(true).changelog("/limits/changelog.json").feed("https://api.example.com/limits/feed.xml")
         .extension("actionBoundaries", "/.well-known/action-boundaries").origin(URI.create("https://api.example.com"))
         .build();
@@ -82,7 +82,7 @@ class LimitsDocumentTest {
   void operatorTextsOverrideTypeIdAndDescription() {
     PolicyTexts cooldown = WHY.toBuilder().limitType(LimitType.COOLDOWN).limitId("scan-cooldown")
         .description("One scan per minute.").build();
-    LimitsDocument doc = LimitsDocument.builder("S", "D").texts(p -> cooldown)
+    LimitsDiscoveryDocument doc = LimitsDiscoveryDocument.builder("S", "D").texts(p -> cooldown)
         .route(DiscoveryRoute.builder("GET", "/api/scan").policy(SCANS).build()).build();
     assertThat(doc.toJson()).contains("{\"type\":\"cooldown\",\"limitId\":\"scan-cooldown\",\"scope\":\"ip\"")
         .contains("\"description\":\"One scan per minute.\"");
@@ -90,11 +90,11 @@ class LimitsDocumentTest {
 
   @Test
   void etagIsAStrongContentHashAndRevalidates() {
-    LimitsDocument a = LimitsDocument.builder("S", "D").texts(refusals(WHY)::texts)
+    LimitsDiscoveryDocument a = LimitsDiscoveryDocument.builder("S", "D").texts(refusals(WHY)::texts)
         .route(DiscoveryRoute.builder("GET", "/x").policy(SCANS).build()).build();
-    LimitsDocument same = LimitsDocument.builder("S", "D").texts(refusals(WHY)::texts)
+    LimitsDiscoveryDocument same = LimitsDiscoveryDocument.builder("S", "D").texts(refusals(WHY)::texts)
         .route(DiscoveryRoute.builder("GET", "/x").policy(SCANS).build()).build();
-    LimitsDocument other = LimitsDocument.builder("S", "D2").texts(refusals(WHY)::texts)
+    LimitsDiscoveryDocument other = LimitsDiscoveryDocument.builder("S", "D2").texts(refusals(WHY)::texts)
         .route(DiscoveryRoute.builder("GET", "/x").policy(SCANS).build()).build();
     assertThat(a.etag()).isEqualTo(same.etag()).isNotEqualTo(other.etag()).matches("\"[A-Za-z0-9_-]{22}\"");
     assertThat(EntityTag.matchesIfNoneMatch(a.etag(), a.etag())).isTrue();
@@ -108,17 +108,17 @@ class LimitsDocumentTest {
   @Test
   void badConfigurationIsRefused() {
     DiscoveryRoute scan = DiscoveryRoute.builder("GET", "/api/scan").policy(SCANS).build();
-    assertThatThrownBy(() -> LimitsDocument.builder("S", "D").texts(refusals(WHY)::texts).route(scan).route(scan).build())
+    assertThatThrownBy(() -> LimitsDiscoveryDocument.builder("S", "D").texts(refusals(WHY)::texts).route(scan).route(scan).build())
         .hasMessageContaining("key 'GET /api/scan' is already used");
-    assertThatThrownBy(() -> LimitsDocument.builder("S", "D").texts(refusals(WHY)::texts).feed("https://other.example/feed").build())
+    assertThatThrownBy(() -> LimitsDiscoveryDocument.builder("S", "D").texts(refusals(WHY)::texts).feed("https://other.example/feed").build())
         .hasMessageContaining("feed: expected a relative path or a same-origin absolute URL");
-    assertThatThrownBy(() -> LimitsDocument.builder("", "D").texts(refusals(WHY)::texts).build())
+    assertThatThrownBy(() -> LimitsDiscoveryDocument.builder("", "D").texts(refusals(WHY)::texts).build())
         .hasMessageContaining("service: expected 1 to 200 characters");
-    assertThatThrownBy(() -> LimitsDocument.builder("S", "D").build()).hasMessageStartingWith("texts: required");
+    assertThatThrownBy(() -> LimitsDiscoveryDocument.builder("S", "D").build()).hasMessageStartingWith("texts: required");
     assertThatThrownBy(() -> DiscoveryRoute.builder("get", "/x").build()).hasMessageContaining("route method");
     assertThatThrownBy(() -> DiscoveryRoute.builder("GET", "x y").build()).hasMessageContaining("path template");
     QuotaPolicy odd = QuotaPolicy.builder("odd").quota(1).window(Duration.ofSeconds(1)).partitioning("cookie").build();
-    assertThatThrownBy(() -> LimitsDocument.builder("S", "D").texts(refusals(WHY)::texts)
+    assertThatThrownBy(() -> LimitsDiscoveryDocument.builder("S", "D").texts(refusals(WHY)::texts)
         .route(DiscoveryRoute.builder("GET", "/x").policy(odd).build()).build())
         .hasMessageContaining("policy 'odd': partitioning").hasMessageContaining("'cookie'");
   }

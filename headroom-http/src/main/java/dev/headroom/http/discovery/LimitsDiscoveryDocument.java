@@ -52,7 +52,7 @@ import java.util.function.Function;
  * <p>The JSON is deterministic (routes in the order given), so {@link #etag()} is stable across
  * restarts and nodes. Immutable and thread-safe.
  */
-public final class LimitsDocument {
+public final class LimitsDiscoveryDocument {
 
   private static final JsonFactory JSON = new JsonFactory();
 
@@ -67,7 +67,7 @@ public final class LimitsDocument {
   private final byte[] json;
   private final String etag;
 
-  private LimitsDocument(Builder b, List<DiscoveryRoute> listed, ConformanceLevel conformance) {
+  private LimitsDiscoveryDocument(Builder b, List<DiscoveryRoute> listed, ConformanceLevel conformance) {
     this.service = b.service;
     this.description = b.description;
     this.changelog = b.changelog;
@@ -178,7 +178,7 @@ public final class LimitsDocument {
     return toJson();
   }
 
-  /** Builds a {@link LimitsDocument}. Not thread-safe. */
+  /** Builds a {@link LimitsDiscoveryDocument}. Not thread-safe. */
   public static final class Builder {
     private final String service;
     private final String description;
@@ -245,7 +245,7 @@ public final class LimitsDocument {
      *
      * @throws IllegalArgumentException naming the field, the value and what is expected
      */
-    public LimitsDocument build() {
+    public LimitsDiscoveryDocument build() {
       text("service", service, 200);
       text("description", description, 1000);
       if (texts == null) {
@@ -290,7 +290,7 @@ public final class LimitsDocument {
       } else {
         level = proactiveHeaders ? ConformanceLevel.LEVEL_4 : ConformanceLevel.LEVEL_3;
       }
-      return new LimitsDocument(this, listed, level);
+      return new LimitsDiscoveryDocument(this, listed, level);
     }
 
     private static void text(String field, String value, int max) {

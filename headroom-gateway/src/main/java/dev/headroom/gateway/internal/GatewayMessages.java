@@ -16,7 +16,7 @@ import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.discovery.DiscoveryRoute;
-import dev.headroom.http.discovery.LimitsDocument;
+import dev.headroom.http.discovery.LimitsDiscoveryDocument;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.ClientAddressResolver;
@@ -40,17 +40,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The gateway's {@link HttpSpeech}, all of it headroom-http: header dialects
+ * The gateway's {@link HttpVocabulary}, all of it headroom-http: header dialects
  * ({@link RateLimitHeaders}, one prebuilt per route, with the route's {@code pk} exposure),
  * partition keys ({@link PartitionKeyDerivation} behind a {@link ClientAddressResolver} that trusts
  * the configured proxies), limit refusals ({@link LimitRefusals} from each policy's
  * {@link PolicyTexts}), gateway errors ({@link Refusal#builder(int)} with their class fields), the
- * body format ({@link RefusalFormat#negotiate}) and the discovery document ({@link LimitsDocument},
+ * body format ({@link RefusalFormat#negotiate}) and the discovery document ({@link LimitsDiscoveryDocument},
  * whose conformance level headroom-http computes from what the configuration delivers).
  * Immutable and thread-safe.
+ *
+ * <p>It also holds, as static factories, every message the gateway writes itself: the
+ * {@code error}, {@code detail} and {@code why} of each gateway error (Graceful Boundaries
+ * section 6), in one place so that they read alike.
  */
-final class Speech implements HttpSpeech {
-  private static final Logger LOG = LoggerFactory.getLogger(Speech.class);
+final class GatewayMessages implements HttpVocabulary {
+  private static final Logger LOG = LoggerFactory.getLogger(GatewayMessages.class);
 
   private final ConfigSections config;
   private final Ticker ticker;
@@ -70,7 +74,7 @@ final class Speech implements HttpSpeech {
   /** Per route (identity), the last whole refusal per policy: see {@link #cachedRefusal}. */
   private final Map<Route, Map<String, CachedResponse>> responses = new IdentityHashMap<>();
 
-  private Speech(ConfigSections config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
+  private GatewayMessages(ConfigSections config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
     this.config = config;
     this.ticker = ticker;
     // trustedProxies believes Forwarded and X-Forwarded-For (README): Forwarded wins when a
@@ -104,15 +108,15 @@ final class Speech implements HttpSpeech {
    * @throws IllegalArgumentException when headroom-http refuses part of it (the configuration
    *     reader has checked each part already, so this means two parts disagree)
    */
-  static Speech of(GatewayConfig config, Ticker ticker) {
+  static GatewayMessages of(GatewayConfig config, Ticker ticker) {
     return of(new ConfigSections(config.service(), config.listen(), config.admin(), config.store(),
         config.trustedProxies(), config.limits(), config.timeouts(), config.upstreams(), config.policies(),
         config.routes(), config.pk()), ticker);
   }
 
   /** As {@link #of(GatewayConfig, Ticker)}, for sections not yet made a configuration (the load-time check). */
-  static Speech of(ConfigSections config, Ticker ticker) {
-    return new Speech(config, ticker, r -> PkExposures.forRoute(config.pk(), r));
+  static GatewayMessages of(ConfigSections config, Ticker ticker) {
+    return new GatewayMessages(config, ticker, r -> PkExposures.forRoute(config.pk(), r));
   }
 
   @Override
@@ -441,7 +445,7 @@ final class Speech implements HttpSpeech {
   /** 408: the next request head was not complete within timeouts.idle (RFC 9110 section 15.5.9). */
   static GatewayError requestHeadTimedOut(Duration idle) {
     return new GatewayError(408, "request_timeout",
-        "The request head was not complete within " + spoken(idle) + ". Send the request again.",
+        "The request head was not complete within " + durationInWords(idle) + ". Send the request again.",
         "A connection is held open only while its request makes progress, so that slow senders cannot tie up the"
             + " gateway.",
         Map.of("timeoutSeconds", secondsOf(idle)));
@@ -450,7 +454,7 @@ final class Speech implements HttpSpeech {
   /** 408: the request body stopped arriving for timeouts.idle. */
   static GatewayError requestBodyTimedOut(Duration idle) {
     return new GatewayError(408, "request_timeout",
-        "The request body stopped arriving: no bytes for " + spoken(idle) + ". Send the request again.",
+        "The request body stopped arriving: no bytes for " + durationInWords(idle) + ". Send the request again.",
         "A connection is held open only while its request makes progress, so that stalled uploads cannot tie up the gateway.",
         Map.of("timeoutSeconds", secondsOf(idle)));
   }
@@ -458,7 +462,7 @@ final class Speech implements HttpSpeech {
   /** 504: the upstream's response head is later than timeouts.response (RFC 9110 section 15.6.5). */
   static GatewayError upstreamTimedOut(Duration response) {
     return new GatewayError(504, "upstream_timeout",
-        "The upstream service did not answer within " + spoken(response) + ". Try again later.",
+        "The upstream service did not answer within " + durationInWords(response) + ". Try again later.",
         "The gateway bounds how long a request may wait so that callers are never left hanging on a stalled service.",
         Map.of("timeoutSeconds", secondsOf(response)));
   }
@@ -506,7 +510,7 @@ final class Speech implements HttpSpeech {
   }
 
   /** A duration as a caller reads it: "400 milliseconds", "1 second", "30 seconds". */
-  static String spoken(Duration d) {
+  static String durationInWords(Duration d) {
     long ms = d.toMillis();
     if (ms < 1000 || ms % 1000 != 0) {
       return ms + (ms == 1 ? " millisecond" : " milliseconds");
@@ -595,7 +599,7 @@ final class Speech implements HttpSpeech {
 
   @Override
   public Discovery discovery(Map<String, Long> effectiveQuotas, Set<String> reduced) {
-    LimitsDocument.Builder b = LimitsDocument.builder(config.service().name(),
+    LimitsDiscoveryDocument.Builder b = LimitsDiscoveryDocument.builder(config.service().name(),
         config.service().description().isBlank() ? config.service().name() : config.service().description());
     config.service().origin().ifPresent(b::origin);
     config.service().changelog().ifPresent(b::changelog);
@@ -628,8 +632,8 @@ final class Speech implements HttpSpeech {
     }
     // Every response of a limited route carries the RateLimit fields (Level 4's proactive headers).
     b.proactiveHeaders(anyPolicy);
-    LimitsDocument doc = b.build();
-    return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDocument.cacheControl());
+    LimitsDiscoveryDocument doc = b.build();
+    return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDiscoveryDocument.cacheControl());
   }
 
   /**
