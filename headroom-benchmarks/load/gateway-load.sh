@@ -85,8 +85,8 @@ nginx_conf peer "  upstream origin { server 127.0.0.1:$UP; keepalive 64; }
     location /spent { limit_req zone=spent; proxy_pass http://origin; }
   }" "$workers"
 
-jar="${HEADROOM_BENCH_JAR:-$root/headroom-gateway/target/headroom-gateway-0.1.0-SNAPSHOT-all.jar}"
-if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-gateway -am package -DskipTests); fi
+jar="${HEADROOM_BENCH_JAR:-$root/headroom-cli/target/headroom-cli-0.1.0-SNAPSHOT-all.jar}"
+if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-cli -am package -DskipTests); fi
 cat > "$work/headroom.yaml" <<CONF
 service: {name: Load test}
 admin: {enabled: false}

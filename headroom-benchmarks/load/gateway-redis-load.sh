@@ -70,8 +70,8 @@ http {
 CONF
 "$NGINX" -c "$work/upstream.conf" -p "$work/upstream" -e "$work/upstream/error.log"
 
-jar="${HEADROOM_BENCH_JAR:-$root/headroom-gateway/target/headroom-gateway-0.1.0-SNAPSHOT-all.jar}"
-if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-gateway -am package -DskipTests); fi
+jar="${HEADROOM_BENCH_JAR:-$root/headroom-cli/target/headroom-cli-0.1.0-SNAPSHOT-all.jar}"
+if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-cli -am package -DskipTests); fi
 prefix="hr-bench-redis-load-$$-$(date +%s):"
 cat > "$work/headroom.yaml" <<CONF
 service: {name: Redis load test}

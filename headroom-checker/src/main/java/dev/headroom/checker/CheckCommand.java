@@ -14,7 +14,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code headroom check URL}: the conformance checker as a picocli command. The gateway's
+ * {@code headroom check URL}: the conformance checker as a picocli command. headroom-cli's
  * {@code headroom} command registers it as a subcommand; {@link #main} runs it alone.
  *
  * <p>Exit status: 0 when the check ran and the level is at least {@code --min-level} (default N/A,

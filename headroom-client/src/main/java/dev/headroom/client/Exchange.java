@@ -142,13 +142,13 @@ public final class Exchange {
   /**
    * A copy carrying what a vend body said; a {@code RATE_LIMITED} error makes it a refusal whose
    * wait is {@code details.retry_after} (or the Retry-After header, or {@link
-   * dev.headroom.vend.VendBackoff#MIN_RETRY_AFTER}).
+   * dev.headroom.vend.format.VendBackoff#MIN_RETRY_AFTER}).
    */
   Exchange withVend(VendReading reading) {
     boolean limited = reading.rateLimited().isPresent();
     Duration wait = reading.retryAfter().orElse(retryAfter);
     if (limited && wait == null) {
-      wait = dev.headroom.vend.VendBackoff.MIN_RETRY_AFTER;
+      wait = dev.headroom.vend.format.VendBackoff.MIN_RETRY_AFTER;
     }
     Exchange out = new Exchange(request, response, fields, fromCache, refused || limited, refusal,
         limited ? wait : retryAfter, receivedAt);

@@ -1,6 +1,6 @@
 package dev.headroom.client;
 
-import dev.headroom.vend.VendBackoff;
+import dev.headroom.vend.format.VendBackoff;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;

@@ -1,6 +1,6 @@
 package dev.headroom.client;
 
-import dev.headroom.vend.VendError;
+import dev.headroom.vend.format.VendError;
 import java.util.List;
 import java.util.Optional;
 

@@ -2,10 +2,10 @@ package dev.headroom.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.vend.RateLimitExtension;
-import dev.headroom.vend.Scope;
-import dev.headroom.vend.VendDuration;
-import dev.headroom.vend.VendError;
+import dev.headroom.vend.format.RateLimitExtension;
+import dev.headroom.vend.format.Scope;
+import dev.headroom.vend.format.VendDuration;
+import dev.headroom.vend.format.VendError;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -163,7 +163,7 @@ class RedisStoreGatewayTest {
     } finally {
       release.countDown();
       redis.shutdown();
-      ExactAdmissionTest.deleteKeys(prefix);
+      RedisKeys.deleteKeys(prefix);
     }
   }
 }

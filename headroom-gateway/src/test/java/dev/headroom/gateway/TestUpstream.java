@@ -28,8 +28,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code /sink}: reads the whole request body, answers its length</li>
  * </ul>
  * Every request's head is recorded in {@link #requests}.
+ * Public for headroom-cli's tests (through this module's test jar).
  */
-final class TestUpstream implements AutoCloseable {
+public final class TestUpstream implements AutoCloseable {
   record Seen(String method, String path, Map<String, List<String>> headers) {}
 
   final BlockingQueue<Seen> requests = new LinkedBlockingQueue<>();
@@ -38,14 +39,14 @@ final class TestUpstream implements AutoCloseable {
   private final HttpServer server;
   private final ExecutorService pool = Executors.newCachedThreadPool();
 
-  TestUpstream() throws IOException {
+  public TestUpstream() throws IOException {
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
     server.createContext("/", this::handle);
     server.setExecutor(pool);
     server.start();
   }
 
-  int port() {
+  public int port() {
     return server.getAddress().getPort();
   }
 

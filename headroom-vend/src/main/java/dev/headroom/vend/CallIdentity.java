@@ -1,5 +1,7 @@
 package dev.headroom.vend;
 
+import dev.headroom.vend.format.Scope;
+import dev.headroom.vend.format.VendRequestReader;
 import java.util.Optional;
 
 /**

@@ -2,7 +2,9 @@ package dev.headroom.vend;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.vend.internal.Json;
+import dev.headroom.vend.format.Scope;
+import dev.headroom.vend.format.VendDuration;
+import dev.headroom.vend.format.internal.Json;
 import java.util.Objects;
 import java.util.Optional;
 

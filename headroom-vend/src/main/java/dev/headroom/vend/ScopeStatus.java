@@ -2,7 +2,10 @@ package dev.headroom.vend;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.PolicyOutcome;
-import dev.headroom.vend.internal.Json;
+import dev.headroom.vend.format.RateLimitExtension;
+import dev.headroom.vend.format.Scope;
+import dev.headroom.vend.format.VendDuration;
+import dev.headroom.vend.format.internal.Json;
 import java.util.Objects;
 
 /**

@@ -1,13 +1,19 @@
 package dev.headroom.vend;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.vend.format.RateLimitExtension;
+import dev.headroom.vend.format.Scope;
+import dev.headroom.vend.format.VendDuration;
+import dev.headroom.vend.format.VendError;
+import dev.headroom.vend.format.VendRequest;
+import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.internal.VendResponses;
 import dev.headroom.vend.internal.ExtensionSplice;
-import dev.headroom.vend.internal.Json;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

@@ -2,6 +2,8 @@ package dev.headroom.vend;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
+import dev.headroom.vend.format.Scope;
+import dev.headroom.vend.format.VendRequestReader;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -9,6 +9,8 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
+import dev.headroom.vend.format.VendRequest;
+import dev.headroom.vend.format.VendRequestReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

@@ -5,6 +5,7 @@ import static dev.headroom.vend.Fixtures.perMinute;
 import static dev.headroom.vend.Fixtures.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.headroom.vend.format.Scope;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.BeforeEach;

@@ -6,6 +6,9 @@ import static dev.headroom.vend.Fixtures.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.headroom.vend.format.RateLimitExtension;
+import dev.headroom.vend.format.Scope;
+import dev.headroom.vend.format.VendRequest;
 import java.net.URI;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

@@ -9,6 +9,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
+import dev.headroom.vend.format.Scope;
+import dev.headroom.vend.format.VendError;
+import dev.headroom.vend.format.VendRequest;
+import dev.headroom.vend.format.VendRequestException;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

@@ -2,7 +2,7 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.discovery.EntityTag;
-import dev.headroom.vend.VendRequestException;
+import dev.headroom.vend.format.VendRequestException;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.HttpHeaderNames;

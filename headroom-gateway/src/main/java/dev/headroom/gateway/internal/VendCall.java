@@ -5,7 +5,7 @@ import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.vend.CallIdentity;
 import dev.headroom.vend.VendDecision;
 import dev.headroom.vend.VendRateLimiter;
-import dev.headroom.vend.VendRequestException;
+import dev.headroom.vend.format.VendRequestException;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;

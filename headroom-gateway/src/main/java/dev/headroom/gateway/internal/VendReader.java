@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.GatewayConfig.Policy;
 import dev.headroom.gateway.GatewayConfig.Vend;
 import dev.headroom.vend.VendRateLimiter;
-import dev.headroom.vend.VendRequestReader;
+import dev.headroom.vend.format.VendRequestReader;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Iterator;
