@@ -323,4 +323,22 @@ public final class QuotaPolicy {
       return out.toString();
     }
   }
+  /**
+   * The token bucket's emission interval {@code T} in nanoseconds: the refill time of one unit,
+   * {@code window / quota} rounded up (see the GCRA description in the store's class comment).
+   * Declared so that a distributed store evaluates the token bucket with exactly the parameters
+   * the in-memory store uses; meaningful for any policy, used for {@link Algorithm#TOKEN_BUCKET}.
+   */
+  public long emissionIntervalNanos() {
+    return dev.headroom.internal.Gcra.emissionInterval(this);
+  }
+
+  /**
+   * The token bucket's burst tolerance {@code tau = quota * T} in nanoseconds: how far the
+   * theoretical arrival time may run ahead of now (see {@link #emissionIntervalNanos()}).
+   */
+  public long burstToleranceNanos() {
+    return dev.headroom.internal.Gcra.tolerance(this);
+  }
+
 }

@@ -10,8 +10,6 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
-import dev.headroom.internal.Gcra;
-import dev.headroom.internal.Saturating;
 import dev.headroom.redis.internal.SliceSize;
 import java.util.ArrayList;
 import java.util.List;
@@ -238,7 +236,7 @@ public final class LeasingStore implements Store {
       long giveBack = 0;
       synchronized (s) {
         if (round == 0) {
-          s.askedSinceTake = Saturating.add(s.askedSinceTake, a.cost()); // demand, admitted or not
+          s.askedSinceTake = plus(s.askedSinceTake, a.cost()); // demand, admitted or not
         }
         giveBack = s.expire(now);
         PolicyOutcome local = s.trySpend(a, now);
@@ -383,11 +381,11 @@ public final class LeasingStore implements Store {
           s.learn(o, now);
           s.takeEpoch++;
           if (d.allowed()) {
-            s.unspent = Saturating.add(s.unspent, units);
-            s.heldWindowEnd = Saturating.add(now, o.reset().toNanos());
+            s.unspent = plus(s.unspent, units);
+            s.heldWindowEnd = plus(now, o.reset().toNanos());
             s.expiresAt = s.policy.algorithm() == Algorithm.FIXED_WINDOW
-                ? Math.min(s.heldWindowEnd, Saturating.add(now, maxHoldNanos))
-                : Saturating.add(now, maxHoldNanos);
+                ? Math.min(s.heldWindowEnd, plus(now, maxHoldNanos))
+                : plus(now, maxHoldNanos);
             s.retired = false;
             slicesTaken.increment();
           }
@@ -416,10 +414,10 @@ public final class LeasingStore implements Store {
         if (s.retired) {
           orphan = s.returnable(now) ? cost : 0;
         } else {
-          s.unspent = Saturating.add(s.unspent, cost);
+          s.unspent = plus(s.unspent, cost);
         }
         PolicyOutcome o = outcomes[i];
-        outcomes[i] = new PolicyOutcome(o.policy(), o.key(), cost, true, Saturating.add(o.remaining(), cost),
+        outcomes[i] = new PolicyOutcome(o.policy(), o.key(), cost, true, plus(o.remaining(), cost),
             o.reset().toNanos(), 0, null);
       }
       giveBackLater(s, orphan);
@@ -457,7 +455,7 @@ public final class LeasingStore implements Store {
       long now = ticker.read();
       synchronized (s) {
         if (!s.retired && s.unspent > 0 && now < s.expiresAt) {
-          s.unspent = Saturating.add(s.unspent, acquisition.cost());
+          s.unspent = plus(s.unspent, acquisition.cost());
           return;
         }
       }
@@ -602,7 +600,7 @@ public final class LeasingStore implements Store {
         return null;
       }
       unspent -= a.cost();
-      long r = Math.min(policy.quota(), Saturating.add(global, unspent));
+      long r = Math.min(policy.quota(), plus(global, unspent));
       long t = Math.max(0, resetAtKnown - (now - knownAt));
       return new PolicyOutcome(policy, key, a.cost(), true, r, t, 0, null);
     }
@@ -639,7 +637,7 @@ public final class LeasingStore implements Store {
       if (policy.algorithm() == Algorithm.FIXED_WINDOW) {
         return age >= resetAtKnown ? policy.quota() : global;
       }
-      return Math.min(policy.quota(), Saturating.add(global, age / Gcra.emissionInterval(policy)));
+      return Math.min(policy.quota(), plus(global, age / policy.emissionIntervalNanos()));
     }
 
     /**
@@ -657,7 +655,7 @@ public final class LeasingStore implements Store {
           && sentAt - knownAt < resetAtKnown;
       learn(o, sentAt);
       if (!o.allowed() && !o.exceedsQuota()) {
-        refusedUntil = Saturating.add(sentAt, o.retryAfter().toNanos());
+        refusedUntil = plus(sentAt, o.retryAfter().toNanos());
       }
       if (sameWindow) {
         global = Math.min(known, global);
@@ -682,7 +680,16 @@ public final class LeasingStore implements Store {
       if (policy.algorithm() != Algorithm.FIXED_WINDOW) {
         return true;
       }
-      return Saturating.add(now, RETURN_GUARD_NANOS) < heldWindowEnd;
+      return plus(now, RETURN_GUARD_NANOS) < heldWindowEnd;
     }
+  }
+
+  /** {@code a + b}, clamped to the range of {@code long}: times and counts here never wrap. */
+  private static long plus(long a, long b) {
+    long r = a + b;
+    if (((a ^ r) & (b ^ r)) < 0) {
+      return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+    return r;
   }
 }

@@ -13,7 +13,6 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.Store;
-import dev.headroom.internal.Gcra;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -130,7 +129,7 @@ class LeasingStoreTest {
 
   @Test
   void aTokenBucketSliceAdvancesTheTatByNEmissionIntervals() {
-    long t = Gcra.emissionInterval(BUCKET); // 6 ms
+    long t = BUCKET.emissionIntervalNanos(); // 6 ms
     try (LeasingStore store = leasing(BUCKET)) {
       store.acquire(List.of(Acquisition.of(BUCKET, KEY)));
       ticker.advanceNanos(1); // time moves by far less than T: no refill between the two calls

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.vend.format.Scope;
 import dev.headroom.vend.format.VendDuration;
-import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.VendJson;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -40,7 +40,7 @@ public final class ScopeLimit {
 
   /** The {@code rate_limits} entry: {@code {scope, function?, limit, window}}. */
   public ObjectNode toJson() {
-    ObjectNode o = Json.object();
+    ObjectNode o = VendJson.object();
     o.put("scope", scope.token());
     if (function != null) {
       o.put("function", function);

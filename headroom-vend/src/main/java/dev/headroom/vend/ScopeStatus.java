@@ -5,7 +5,7 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.vend.format.RateLimitExtension;
 import dev.headroom.vend.format.Scope;
 import dev.headroom.vend.format.VendDuration;
-import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.VendJson;
 import java.util.Objects;
 
 /**
@@ -84,7 +84,7 @@ public final class ScopeStatus {
    * {@code withScope} (the single-scope form), then {@code warning} when due.
    */
   public ObjectNode toJson(boolean withScope) {
-    ObjectNode o = Json.object();
+    ObjectNode o = VendJson.object();
     o.put("limit", limit());
     o.put("used", used());
     o.put("remaining", remaining());

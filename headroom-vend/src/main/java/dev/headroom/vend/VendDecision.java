@@ -11,8 +11,8 @@ import dev.headroom.vend.format.Scope;
 import dev.headroom.vend.format.VendDuration;
 import dev.headroom.vend.format.VendError;
 import dev.headroom.vend.format.VendRequest;
-import dev.headroom.vend.format.internal.Json;
-import dev.headroom.vend.format.internal.VendResponses;
+import dev.headroom.vend.format.VendJson;
+import dev.headroom.vend.format.VendResponses;
 import dev.headroom.vend.internal.ExtensionSplice;
 import java.time.Duration;
 import java.util.List;
@@ -221,7 +221,7 @@ public final class VendDecision {
     if (scopes.size() == 1) {
       return scopes.get(0).toJson(true);
     }
-    ObjectNode data = Json.object();
+    ObjectNode data = VendJson.object();
     ObjectNode byScope = data.putObject("scopes");
     for (ScopeStatus s : scopes) {
       byScope.set(s.scope().token(), s.toJson(false));
@@ -237,7 +237,7 @@ public final class VendDecision {
         status = s;
       }
     }
-    ObjectNode details = Json.object();
+    ObjectNode details = VendJson.object();
     details.put("limit", status.limit());
     details.put("used", status.used());
     details.set("window", status.window().toJson());

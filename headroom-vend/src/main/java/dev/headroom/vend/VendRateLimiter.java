@@ -14,7 +14,7 @@ import dev.headroom.vend.format.VendError;
 import dev.headroom.vend.format.VendRequest;
 import dev.headroom.vend.format.VendRequestException;
 import dev.headroom.vend.format.VendRequestReader;
-import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.VendJson;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -80,7 +80,7 @@ public final class VendRateLimiter {
     this.limits = b.limits;
     this.limiter = b.limiter;
     this.maxResponseBytes = b.maxResponseBytes;
-    this.reader = Json.reader(b.maxResponseDepth);
+    this.reader = VendJson.reader(b.maxResponseDepth);
   }
 
   /** Starts a limiter enforcing these limits. */
@@ -138,7 +138,7 @@ public final class VendRateLimiter {
    * window}]}. A fresh copy each call.
    */
   public ObjectNode capabilities() {
-    ObjectNode result = Json.object();
+    ObjectNode result = VendJson.object();
     limits.service().ifPresent(s -> result.put("service", s));
     result.putArray("extensions").add(extensionDeclaration());
     ArrayNode rl = result.putArray("rate_limits");
@@ -204,11 +204,11 @@ public final class VendRateLimiter {
     for (ScopeLimit l : limits.all()) {
       rateLimits.add(l.toJson());
     }
-    return Json.bytes(root);
+    return VendJson.bytes(root);
   }
 
   private ObjectNode extensionDeclaration() {
-    ObjectNode e = Json.object();
+    ObjectNode e = VendJson.object();
     e.put("urn", RateLimitExtension.URN);
     limits.documentation().ifPresent(d -> e.put("documentation", d.toString()));
     return e;
@@ -223,7 +223,7 @@ public final class VendRateLimiter {
       if (!VendRequestReader.validCaller(h)) {
         throw new VendRequestException(VendError.INVALID_REQUEST, CALLER_HEADER + " header: expected 1 to "
             + VendRequestReader.MAX_CALLER_LENGTH + " printable characters naming the calling service, got \""
-            + Json.printable(h) + "\"", request.id(), request.protocolVersion());
+            + VendJson.printable(h) + "\"", request.id(), request.protocolVersion());
       }
       caller = h;
     }

@@ -5,7 +5,6 @@ import dev.headroom.Algorithm;
 import dev.headroom.Lease;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.internal.Gcra;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -267,8 +266,8 @@ public final class DecisionScript {
     c[1] = num(p.quota());
     switch (p.algorithm()) {
       case TOKEN_BUCKET: {
-        long t = Gcra.emissionInterval(p);
-        long tau = Gcra.tolerance(p);
+        long t = p.emissionIntervalNanos();
+        long tau = p.burstToleranceNanos();
         c[0] = new byte[] {'g'};
         c[2] = num(t / E9);
         c[3] = num(t % E9);

@@ -1,6 +1,6 @@
 package dev.headroom.vend.format;
 
-import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.VendJson;
 import java.util.Locale;
 
 /**
@@ -39,6 +39,6 @@ public enum Scope {
       }
     }
     throw new IllegalArgumentException("scope: expected global, service, function or user, got "
-        + (token == null ? "null" : "\"" + dev.headroom.vend.format.internal.Json.printable(token) + "\""));
+        + (token == null ? "null" : "\"" + VendJson.printable(token) + "\""));
   }
 }

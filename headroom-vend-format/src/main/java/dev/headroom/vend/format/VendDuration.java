@@ -2,7 +2,7 @@ package dev.headroom.vend.format;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.VendJson;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
@@ -56,7 +56,7 @@ public final class VendDuration {
         }
       }
       throw new IllegalArgumentException("unit: expected second, minute, hour or day, got "
-          + (token == null ? "null" : "\"" + Json.printable(token) + "\""));
+          + (token == null ? "null" : "\"" + VendJson.printable(token) + "\""));
     }
   }
 
@@ -123,15 +123,15 @@ public final class VendDuration {
   public static VendDuration fromJson(String field, JsonNode node) {
     if (node == null || !node.isObject()) {
       throw new IllegalArgumentException(field + ": expected an object {\"value\": n, \"unit\": \"second\"}, got "
-          + Json.describe(node));
+          + VendJson.describe(node));
     }
     JsonNode v = node.get("value");
     if (v == null || !v.canConvertToExactIntegral() || !v.canConvertToLong() || v.asLong() < 0) {
-      throw new IllegalArgumentException(field + ".value: expected an integer of zero or more, got " + Json.describe(v));
+      throw new IllegalArgumentException(field + ".value: expected an integer of zero or more, got " + VendJson.describe(v));
     }
     JsonNode u = node.get("unit");
     if (u == null || !u.isTextual()) {
-      throw new IllegalArgumentException(field + ".unit: expected second, minute, hour or day, got " + Json.describe(u));
+      throw new IllegalArgumentException(field + ".unit: expected second, minute, hour or day, got " + VendJson.describe(u));
     }
     Unit unit;
     try {
@@ -158,7 +158,7 @@ public final class VendDuration {
 
   /** {@code {"value": n, "unit": "..."}}. */
   public ObjectNode toJson() {
-    ObjectNode o = Json.object();
+    ObjectNode o = VendJson.object();
     o.put("value", value);
     o.put("unit", unit.token());
     return o;

@@ -1,7 +1,7 @@
 package dev.headroom.vend.format;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.VendJson;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -96,7 +96,7 @@ public final class VendError {
 
   /** The error object: {@code {"code", "message", "retryable", "details"?}}. */
   public ObjectNode toJson() {
-    ObjectNode o = Json.object();
+    ObjectNode o = VendJson.object();
     o.put("code", code);
     o.put("message", message);
     o.put("retryable", retryable);

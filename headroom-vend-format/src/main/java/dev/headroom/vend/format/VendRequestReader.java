@@ -6,7 +6,7 @@ import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.VendJson;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -81,7 +81,7 @@ public final class VendRequestReader {
   private VendRequestReader(Builder b) {
     this.maxBytes = b.maxBytes;
     this.maxDepth = b.maxDepth;
-    this.mapper = Json.reader(b.maxDepth);
+    this.mapper = VendJson.reader(b.maxDepth);
   }
 
   /** A reader with the default bounds (1 MiB, depth 64). */
@@ -144,7 +144,7 @@ public final class VendRequestReader {
             + ", column " + j.getLocation().getColumnNr()), null, RateLimitExtension.DEFAULT_PROTOCOL_VERSION);
       }
       String what = e instanceof JsonProcessingException ? firstLine((JsonProcessingException) e)
-          : Json.printable(String.valueOf(e.getMessage()), 120);
+          : VendJson.printable(String.valueOf(e.getMessage()), 120);
       throw new VendRequestException(VendError.PARSE_ERROR,
           "request: expected one JSON document, got invalid JSON (" + what + ")",
           null, RateLimitExtension.DEFAULT_PROTOCOL_VERSION);
@@ -190,12 +190,12 @@ public final class VendRequestReader {
 
   private VendRequest envelope(JsonNode root) {
     if (!root.isObject()) {
-      throw invalid("request: expected a JSON object (a vend request envelope), got " + Json.describe(root), null, null);
+      throw invalid("request: expected a JSON object (a vend request envelope), got " + VendJson.describe(root), null, null);
     }
     // The id first, so that every later error can echo it.
     JsonNode idNode = root.get("id");
     if (idNode == null || !idNode.isTextual() || idNode.textValue().isEmpty()) {
-      throw invalid("id: expected a non-empty string, got " + Json.describe(idNode), null, versionOrNull(root));
+      throw invalid("id: expected a non-empty string, got " + VendJson.describe(idNode), null, versionOrNull(root));
     }
     String id = idNode.textValue();
     if (id.length() > MAX_ID_LENGTH) {
@@ -206,48 +206,48 @@ public final class VendRequestReader {
     JsonNode protocol = root.get("protocol");
     if (protocol == null || !protocol.isObject()) {
       throw invalid("protocol: expected an object {\"name\": \"vend\", \"version\": \"0.1.0\"}, got "
-          + Json.describe(protocol), id, null);
+          + VendJson.describe(protocol), id, null);
     }
     JsonNode name = protocol.get("name");
     if (name == null || !name.isTextual() || !RateLimitExtension.PROTOCOL_NAME.equals(name.textValue())) {
-      throw invalid("protocol.name: expected \"vend\", got " + Json.describe(name), id, null);
+      throw invalid("protocol.name: expected \"vend\", got " + VendJson.describe(name), id, null);
     }
     String version = versionOrNull(root);
     if (version == null) {
       throw invalid("protocol.version: expected a version string MAJOR.MINOR.PATCH such as \"0.1.0\", got "
-          + Json.describe(protocol.get("version")), id, null);
+          + VendJson.describe(protocol.get("version")), id, null);
     }
     // call
     JsonNode call = root.get("call");
     if (call == null || !call.isObject()) {
-      throw invalid("call: expected an object with a \"function\", got " + Json.describe(call), id, version);
+      throw invalid("call: expected an object with a \"function\", got " + VendJson.describe(call), id, version);
     }
     JsonNode fn = call.get("function");
     if (fn == null || !fn.isTextual() || fn.textValue().length() > MAX_FUNCTION_LENGTH
         || !FUNCTION.matcher(fn.textValue()).matches()) {
       throw invalid("call.function: expected a function name in <service>.<action> dot form such as "
-          + "\"orders.create\" (at most " + MAX_FUNCTION_LENGTH + " characters), got " + Json.describe(fn), id, version);
+          + "\"orders.create\" (at most " + MAX_FUNCTION_LENGTH + " characters), got " + VendJson.describe(fn), id, version);
     }
     JsonNode fnVersion = call.get("version");
     if (fnVersion != null && !fnVersion.isTextual()) {
-      throw invalid("call.version: expected a string such as \"1\", got " + Json.describe(fnVersion), id, version);
+      throw invalid("call.version: expected a string such as \"1\", got " + VendJson.describe(fnVersion), id, version);
     }
     JsonNode args = call.get("arguments");
     if (args != null && !args.isObject()) {
-      throw invalid("call.arguments: expected an object, got " + Json.describe(args), id, version);
+      throw invalid("call.arguments: expected an object, got " + VendJson.describe(args), id, version);
     }
     // context
     JsonNode context = root.get("context");
     String caller = null;
     if (context != null) {
       if (!context.isObject()) {
-        throw invalid("context: expected an object, got " + Json.describe(context), id, version);
+        throw invalid("context: expected an object, got " + VendJson.describe(context), id, version);
       }
       JsonNode c = context.get("caller");
       if (c != null) {
         if (!c.isTextual() || !validCaller(c.textValue())) {
           throw invalid("context.caller: expected a string of 1 to " + MAX_CALLER_LENGTH
-              + " printable characters naming the calling service, got " + Json.describe(c), id, version);
+              + " printable characters naming the calling service, got " + VendJson.describe(c), id, version);
         }
         caller = c.textValue();
       }
@@ -259,32 +259,32 @@ public final class VendRequestReader {
     if (ext != null) {
       if (!ext.isArray() || ext.size() > MAX_EXTENSIONS) {
         throw invalid("extensions: expected an array of at most " + MAX_EXTENSIONS
-            + " {\"urn\", \"options\"} objects, got " + Json.describe(ext), id, version);
+            + " {\"urn\", \"options\"} objects, got " + VendJson.describe(ext), id, version);
       }
       boolean rateLimitSeen = false;
       for (int i = 0; i < ext.size(); i++) {
         String at = "extensions[" + i + "]";
         JsonNode e = ext.get(i);
         if (!e.isObject()) {
-          throw invalid(at + ": expected an object {\"urn\", \"options\"}, got " + Json.describe(e), id, version);
+          throw invalid(at + ": expected an object {\"urn\", \"options\"}, got " + VendJson.describe(e), id, version);
         }
         JsonNode urn = e.get("urn");
         if (urn == null || !urn.isTextual() || urn.textValue().isEmpty() || urn.textValue().length() > 256) {
           throw invalid(at + ".urn: expected a non-empty string such as \"" + RateLimitExtension.URN
-              + "\", got " + Json.describe(urn), id, version);
+              + "\", got " + VendJson.describe(urn), id, version);
         }
         JsonNode options = e.get("options");
         if (options != null && !options.isObject()) {
-          throw invalid(at + ".options: expected an object, got " + Json.describe(options), id, version);
+          throw invalid(at + ".options: expected an object, got " + VendJson.describe(options), id, version);
         }
-        ObjectNode opts = options == null ? Json.object() : (ObjectNode) options;
+        ObjectNode opts = options == null ? VendJson.object() : (ObjectNode) options;
         if (RateLimitExtension.URN.equals(urn.textValue()) && !rateLimitSeen) {
           rateLimitSeen = true;
           JsonNode scope = opts.get("scope");
           if (scope != null) {
             if (!scope.isTextual()) {
               throw invalid(at + ".options.scope: expected one of global, service, function, user, got "
-                  + Json.describe(scope), id, version);
+                  + VendJson.describe(scope), id, version);
             }
             try {
               requestedScope = Scope.fromToken(scope.textValue());
@@ -297,8 +297,8 @@ public final class VendRequestReader {
       }
     }
     return new VendRequest(version, id, fn.textValue(), fnVersion == null ? null : fnVersion.textValue(),
-        args == null ? Json.object() : (ObjectNode) args,
-        context == null ? Json.object() : (ObjectNode) context,
+        args == null ? VendJson.object() : (ObjectNode) args,
+        context == null ? VendJson.object() : (ObjectNode) context,
         caller, extensions, requestedScope);
   }
 
@@ -347,7 +347,7 @@ public final class VendRequestReader {
     }
     String where = e.getLocation() == null ? ""
         : " at line " + e.getLocation().getLineNr() + ", column " + e.getLocation().getColumnNr();
-    return Json.printable(head, 120) + where;
+    return VendJson.printable(head, 120) + where;
   }
 
   /** Builds a {@link VendRequestReader}. */

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.VendJson;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
@@ -96,7 +96,7 @@ public final class ExtensionSplice {
     if (sameUrn) {
       return replace(reader, doc, entry, urn);
     }
-    byte[] entryBytes = Json.bytes(entry);
+    byte[] entryBytes = VendJson.bytes(entry);
     if (arrayEnd >= 0) {
       return splice(doc, (int) arrayEnd, arrayElements > 0 ? "," : "", entryBytes, "");
     }
@@ -143,7 +143,7 @@ public final class ExtensionSplice {
         }
       }
       ext.add(entry);
-      return Json.bytes(root);
+      return VendJson.bytes(root);
     } catch (IOException | RuntimeException e) {
       return doc;
     }

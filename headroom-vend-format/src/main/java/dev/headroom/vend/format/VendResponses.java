@@ -1,4 +1,4 @@
-package dev.headroom.vend.format.internal;
+package dev.headroom.vend.format;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -6,11 +6,11 @@ import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.vend.format.RateLimitExtension;
 import dev.headroom.vend.format.VendError;
-import dev.headroom.vend.format.internal.Json;
+import dev.headroom.vend.format.VendJson;
 
 /**
- * Writes vend response envelopes (vend-notes.md, "Envelope"). Internal: public only so that the
- * enforcement module (headroom-vend) writes the envelopes this format reads.
+ * Writes vend response envelopes (vend-notes.md, "Envelope"): the format's writer, which the
+ * enforcement module (headroom-vend) uses so that what it writes is what this format reads.
  */
 public final class VendResponses {
 
@@ -22,7 +22,7 @@ public final class VendResponses {
     o.set("result", NullNode.getInstance());
     o.putArray("errors").add(error.toJson());
     extensions(o, extensionData);
-    return Json.bytes(o);
+    return VendJson.bytes(o);
   }
 
   /** {@code {protocol, id, result, extensions?}}. */
@@ -30,19 +30,19 @@ public final class VendResponses {
     ObjectNode o = head(protocolVersion, id);
     o.set("result", result == null ? NullNode.getInstance() : result.deepCopy());
     extensions(o, extensionData);
-    return Json.bytes(o);
+    return VendJson.bytes(o);
   }
 
   /** The extension entry {@code {"urn": ..., "data": ...}}. */
   public static ObjectNode entry(ObjectNode data) {
-    ObjectNode e = Json.object();
+    ObjectNode e = VendJson.object();
     e.put("urn", RateLimitExtension.URN);
     e.set("data", data);
     return e;
   }
 
   private static ObjectNode head(String protocolVersion, String id) {
-    ObjectNode o = Json.object();
+    ObjectNode o = VendJson.object();
     ObjectNode p = o.putObject("protocol");
     p.put("name", RateLimitExtension.PROTOCOL_NAME);
     p.put("version", protocolVersion);

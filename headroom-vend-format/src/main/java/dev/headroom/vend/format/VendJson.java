@@ -1,4 +1,4 @@
-package dev.headroom.vend.format.internal;
+package dev.headroom.vend.format;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -16,7 +16,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 
 /**
- * The Jackson configuration of the vend module, in one place.
+ * The Jackson configuration of the vend wire format, in one place: the reader of envelopes and
+ * the enforcement module (headroom-vend) read and write vend JSON with it, so both agree.
  *
  * <p>Reading is bounded (nesting depth, string and number lengths) and strict: a duplicated member
  * name is an error, so that two parsers can never disagree on which value a request carries.
@@ -25,7 +26,7 @@ import java.io.UncheckedIOException;
  *
  * <p>Thread-safe: mappers are immutable once built.
  */
-public final class Json {
+public final class VendJson {
 
   /** Longest string value accepted anywhere in a document, in characters. */
   static final int MAX_STRING_LENGTH = 1 << 20;
@@ -38,7 +39,7 @@ public final class Json {
 
   private static final ObjectMapper WRITER = JsonMapper.builder().nodeFactory(NODES).build();
 
-  private Json() {}
+  private VendJson() {}
 
   /** A reading mapper that refuses documents nested deeper than {@code maxDepth}. */
   public static ObjectMapper reader(int maxDepth) {
