@@ -110,9 +110,7 @@ public final class HeadroomClient {
   static final int MAX_UNFAMILIAR_LIMITS = 64;
 
   private HeadroomClient(Builder b) {
-    ClientBudget engine = b.engine != null ? b.engine
-        : ClientBudget.builder().ticker(b.ticker).scheduler(b.scheduler).pacing(b.pacing).ceilings(b.ceilings)
-            .retry(b.retry).scope(b.scope).vend(b.vend).build();
+    ClientBudget engine = b.engine != null ? b.engine : b.engineSettings.vend(b.vend).build();
     this.http = b.http;
     this.ticker = engine.ticker();
     this.scheduler = engine.scheduler();
@@ -347,12 +345,8 @@ public final class HeadroomClient {
   /** Builds a {@link HeadroomClient}. */
   public static final class Builder {
     private final HttpClient http;
-    private Ticker ticker = Ticker.system();
-    private Scheduler scheduler = Scheduler.system();
-    private Pacing pacing = Pacing.ADAPTIVE;
-    private Ceilings ceilings = Ceilings.defaults();
-    private RetryPolicy retry = RetryPolicy.defaults();
-    private Function<HttpRequest, String> scope = r -> Origins.of(r.uri());
+    /** The budget engine's settings (clock, waits, pacing, ceilings, retries, scope): one home, ClientBudget's. */
+    private final ClientBudget.Builder engineSettings = ClientBudget.builder();
     private final List<Interceptor> interceptors = new ArrayList<>();
     private final List<Interceptor> networkInterceptors = new ArrayList<>();
     private boolean followGuidance;
@@ -368,29 +362,29 @@ public final class HeadroomClient {
 
     /** The clock; exists for testing ({@link dev.headroom.ManualTicker}). {@link Ticker#system()} by default. */
     public Builder ticker(Ticker ticker) {
-      this.ticker = Objects.requireNonNull(ticker, "ticker");
+      engineSettings.ticker(ticker);
       return this;
     }
 
     /** How to wait; {@link Scheduler#system()} by default, {@link Scheduler#advancing} in tests. */
     public Builder scheduler(Scheduler scheduler) {
-      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      engineSettings.scheduler(scheduler);
       return this;
     }
 
     /** {@link Pacing#ADAPTIVE} by default. */
     public Builder pacing(Pacing pacing) {
-      this.pacing = Objects.requireNonNull(pacing, "pacing");
+      engineSettings.pacing(pacing);
       return this;
     }
 
     public Builder ceilings(Ceilings ceilings) {
-      this.ceilings = Objects.requireNonNull(ceilings, "ceilings");
+      engineSettings.ceilings(ceilings);
       return this;
     }
 
     public Builder retry(RetryPolicy retry) {
-      this.retry = Objects.requireNonNull(retry, "retry");
+      engineSettings.retry(retry);
       return this;
     }
 
@@ -399,7 +393,7 @@ public final class HeadroomClient {
      * API can scope by origin and credential (hashed) so that each user's quota is tracked apart.
      */
     public Builder scope(Function<HttpRequest, String> scope) {
-      this.scope = Objects.requireNonNull(scope, "scope");
+      engineSettings.scope(scope);
       return this;
     }
 
