@@ -9,8 +9,14 @@
 # of issue 14 and twice it), counting the answers by status: 200, 429, 503 (the store could not
 # decide) and anything else. It also counts the gateway's WARN lines and reads the store's own
 # counters from the admin port's Prometheus page (headroom_store_*), which say how many decisions
-# waited for Redis past the deadline and how many the gateway turned away before asking Redis.
+# waited for Redis past the deadline and how many the gateway turned away before asking Redis,
+# and FCALLs per request from Redis's commandstats (every client's: give the run a Redis of its own).
 # Every run is bounded in time (wrk -d) and the script stops what it started.
+#
+# HEADROOM_BENCH_STORES="memory redis leasing" measures the same gateway and policy on several stores
+# in one session, one gateway process after the other with the same warm-up (memory: store.type
+# memory; redis: as above; leasing: redis with store.leasing true), for the ratio of the gateway's
+# throughput on Redis to its own on memory (issue 17). Default: redis alone.
 #
 # Usage: headroom-benchmarks/load/gateway-redis-load.sh [seconds per run, default 10] [connections..., default 200 400]
 # Environment: HEADROOM_BENCH_THREADS (gateway event loops, default 2: the issue's "2 cores"),
@@ -73,10 +79,26 @@ CONF
 jar="${HEADROOM_BENCH_JAR:-$root/headroom-cli/target/headroom-cli-0.1.0-SNAPSHOT-all.jar}"
 if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-cli -am package -DskipTests); fi
 prefix="hr-bench-redis-load-$$-$(date +%s):"
-cat > "$work/headroom.yaml" <<CONF
+stores=(${HEADROOM_BENCH_STORES:-redis})
+hogs="${HEADROOM_BENCH_HOGS:-0}"
+for _ in $(seq 1 "$hogs"); do
+  timeout $(((secs * ${#conns[@]} + ${HEADROOM_BENCH_WARMUP:-15} + 30) * ${#stores[@]})) sh -c 'while :; do :; done' &
+  pids+=($!)
+done
+store_line() { # the store section for memory, redis or leasing
+  case "$1" in
+    memory) echo "store: {type: memory}" ;;
+    redis) echo "store: {type: redis, uri: \"$redis\", keyPrefix: \"$prefix\", failurePolicy: fail-closed, decisionDeadline: $deadline}" ;;
+    leasing) echo "store: {type: redis, uri: \"$redis\", keyPrefix: \"$prefix\", failurePolicy: fail-closed, decisionDeadline: $deadline, leasing: true}" ;;
+    *) echo "HEADROOM_BENCH_STORES: expected memory, redis or leasing, got $1" >&2; exit 1 ;;
+  esac
+}
+# One store: start its gateway, warm it up, measure each connection count, stop it.
+run_store() {
+cat > "$work/headroom-$1.yaml" <<CONF
 service: {name: Redis load test}
 admin: {enabled: true, host: 127.0.0.1, port: $ADMIN}
-store: {type: redis, uri: "$redis", keyPrefix: "$prefix", failurePolicy: fail-closed, decisionDeadline: $deadline}
+$(store_line "$1")
 upstreams:
   origin: {url: "http://127.0.0.1:$UP", maxConnections: 64}
 policies:
@@ -92,9 +114,10 @@ JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
 JAVA_BIN="${HEADROOM_BENCH_JAVA:-java}"
 threads="${HEADROOM_BENCH_THREADS:-2}"
 # its own session (scheduling group), as gateway-load.sh explains
-setsid "$JAVA_BIN" $JAVA_FLAGS -jar "$jar" serve --config "$work/headroom.yaml" --port 0 --threads "$threads" --no-watch \
+setsid "$JAVA_BIN" $JAVA_FLAGS -jar "$jar" serve --config "$work/headroom-$1.yaml" --port 0 --threads "$threads" --no-watch \
   > "$work/headroom.out" 2> "$work/headroom.err" &
-pids+=($!)
+gateway=$!
+pids+=($gateway)
 for _ in $(seq 1 100); do grep -q "listening on" "$work/headroom.out" 2>/dev/null && break; sleep 0.1; done
 HR=$(sed -n 's#listening on http://127.0.0.1:##p' "$work/headroom.out" | head -1)
 [[ -n "$HR" ]] || { echo "headroom did not start" >&2; cat "$work/headroom.err" >&2; exit 1; }
@@ -124,35 +147,40 @@ metric() { # the sum of a Prometheus counter's samples on the admin port, 0 when
   curl -s "http://127.0.0.1:$ADMIN/metrics" | awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $NF } END { printf "%.0f", s }'
 }
 warns() { grep -c ' WARN ' "$work/headroom.err" || true; }
+# FCALLs Redis has run so far (every client's: point HEADROOM_BENCH_REDIS at a Redis of the run's own)
+fcalls() { redis-cli -u "$redis" info commandstats 2>/dev/null | sed -n 's/^cmdstat_fcall:calls=\([0-9]*\),.*/\1/p' | grep . || echo 0; }
 
-hogs="${HEADROOM_BENCH_HOGS:-0}"
-for _ in $(seq 1 "$hogs"); do
-  timeout $((secs * ${#conns[@]} + ${HEADROOM_BENCH_WARMUP:-15} + 30)) sh -c 'while :; do :; done' &
-  pids+=($!)
-done
 # per-thread CPU of the gateway (clock ticks by thread name): where its time goes
 thread_ticks() { local t; for t in /proc/"$1"/task/*; do printf "%s\t%s\n" "$(tr ' ' '_' < "$t/comm")" "$(awk '{print $14 + $15}' "$t/stat")"; done | awk -F'\t' '{ s[$1] += $2 } END { for (k in s) print k "\t" s[k] }' | sort; }
 HZ=$(getconf CLK_TCK)
 warm="${HEADROOM_BENCH_WARMUP:-15}"
 (( warm > 0 )) && wrk -t2 -c64 -d"${warm}s" "http://127.0.0.1:$HR/ok" >/dev/null
-echo "# $(date -u +%FT%TZ) $(nproc) cores, $hogs busy loops beside; gateway --threads $threads, fail-closed, decisionDeadline $deadline, $redis; wrk -t2 -d${secs}s; $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS"
-printf "| connections | requests | req/s | p50 ms | p99 ms | 200 | 429 | 503 | other | socket errors | WARN lines | past deadline | turned away |\n"
-printf "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+echo "# store $1: $(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/'); $(nproc) cores, $hogs busy loops beside; gateway --threads $threads, fail-closed, decisionDeadline $deadline, $redis; wrk -t2 -d${secs}s; $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS"
+printf "| connections | requests | req/s | p50 ms | p99 ms | 200 | 429 | 503 | other | socket errors | WARN lines | past deadline | turned away | FCALL per request |\n"
+printf "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 for c in "${conns[@]}"; do
-  w0=$(warns); late0=$(metric headroom_store_deadline_passed_total); shed0=$(metric headroom_store_shed_total)
-  thread_ticks "${pids[0]}" > "$work/threads0"
+  w0=$(warns); late0=$(metric headroom_store_deadline_passed_total); shed0=$(metric headroom_store_shed_total); f0=$(fcalls)
+  thread_ticks "$gateway" > "$work/threads0"
   out=$(wrk -t2 -c"$c" -d"${secs}s" --latency -s "$work/status.lua" "http://127.0.0.1:$HR/ok")
-  thread_ticks "${pids[0]}" > "$work/threads1"
-  w1=$(warns); late1=$(metric headroom_store_deadline_passed_total); shed1=$(metric headroom_store_shed_total)
+  thread_ticks "$gateway" > "$work/threads1"
+  w1=$(warns); late1=$(metric headroom_store_deadline_passed_total); shed1=$(metric headroom_store_shed_total); f1=$(fcalls)
   read -r _ ok limited unavailable other errors <<<"$(grep '^STATUS' <<<"$out")"
   reqs=$(awk '/requests in/ {print $1}' <<<"$out")
   rps=$(awk '/Requests\/sec/ {printf "%.0f", $2}' <<<"$out")
   to_ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub(/us/,"",v); print v/1000 } else if (v ~ /ms$/) { sub(/ms/,"",v); print v } else if (v ~ /s$/) { sub(/s/,"",v); print v*1000 } else print v }'; }
   p50=$(to_ms "$(awk '$1=="50%" {print $2}' <<<"$out")"); p99=$(to_ms "$(awk '$1=="99%" {print $2}' <<<"$out")")
-  printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$c" "$reqs" "$rps" "$p50" "$p99" \
-    "$ok" "$limited" "$unavailable" "$other" "$errors" "$((w1 - w0))" "$((late1 - late0))" "$((shed1 - shed0))"
-  thread_cpu+="$c connections, gateway CPU us/request by thread:$(join -t $'\t' "$work/threads0" "$work/threads1" \
+  printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$c" "$reqs" "$rps" "$p50" "$p99" \
+    "$ok" "$limited" "$unavailable" "$other" "$errors" "$((w1 - w0))" "$((late1 - late0))" "$((shed1 - shed0))" \
+    "$(awk -v f="$((f1 - f0))" -v n="$reqs" 'BEGIN { printf "%.3f", (n > 0 ? f / n : 0) }')"
+  thread_cpu+="store $1, $c connections, gateway CPU us/request by thread:$(join -t $'\t' "$work/threads0" "$work/threads1" \
     | awk -F'\t' -v n="$reqs" -v hz="$HZ" '{ d = $3 - $2; if (d > 0) printf " %s %.1f;", $1, d * 1e6 / hz / n }')"$'\n'
+done
+  kill "$gateway" 2>/dev/null || true
+  wait "$gateway" 2>/dev/null || true
+  echo
+}
+for st in "${stores[@]}"; do
+  run_store "$st"
 done
 echo
 printf "%s" "${thread_cpu:-}"

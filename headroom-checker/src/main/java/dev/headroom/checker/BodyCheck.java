@@ -38,7 +38,7 @@ final class BodyCheck {
     }
     List<String> core = new ArrayList<>();
     for (String issue : r.get().issues()) {
-      if (issue.startsWith("error:") || issue.startsWith("detail:") || issue.startsWith("why:")) {
+      if ((issue.startsWith("error:") || issue.startsWith("detail:") || issue.startsWith("why:")) && !instructs(issue)) {
         core.add(issue);
       }
     }
@@ -50,11 +50,25 @@ final class BodyCheck {
     }
     if (!s.refusal()) {
       for (String issue : r.get().issues()) {
-        run.findings.add(new Finding(core.contains(issue) ? Finding.Severity.VIOLATION : Finding.Severity.WARNING, "GB-6",
-            "Graceful Boundaries section 6", s.where(), issue));
+        run.findings.add(instructs(issue) ? instruction(s, issue)
+            : new Finding(core.contains(issue) ? Finding.Severity.VIOLATION : Finding.Severity.WARNING, "GB-6",
+                "Graceful Boundaries section 6", s.where(), issue));
       }
       run.guidance.checkGuidanceOrigins(s, r.get());
     }
+  }
+
+  /** Whether a read refusal's issue is text that instructs agents (headroom-http's reader reports these, SC-16). */
+  static boolean instructs(String issue) {
+    return issue.endsWith("(Graceful Boundaries SC-16)");
+  }
+
+  /**
+   * SC-16 ("Services SHOULD keep guidance declarative"): a warning, not a violation, and it lowers
+   * no level, since the rule is a SHOULD; an agent must treat the text as data either way.
+   */
+  static Finding instruction(Seen s, String issue) {
+    return new Finding(Finding.Severity.WARNING, "SC-16", "Graceful Boundaries SC-16", s.where(), issue);
   }
 
   /** The body as a refusal, or empty (with a finding, once) when it is not JSON. */

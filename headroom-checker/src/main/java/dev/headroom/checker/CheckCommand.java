@@ -61,6 +61,11 @@ public final class CheckCommand implements Callable<Integer> {
       description = "Exit with 1 when the level is below this (N/A, 0-4; default: ${DEFAULT-VALUE})")
   String minLevel;
 
+  @Option(names = "--cloaking",
+      description = "Also request the target and the discovery document as a browser and report content "
+          + "that differs by User-Agent (Graceful Boundaries SC-9)")
+  boolean cloaking;
+
   @Option(names = "--json", description = "Print the report as JSON")
   boolean json;
 
@@ -81,7 +86,7 @@ public final class CheckCommand implements Callable<Integer> {
       min = Level.parse(minLevel);
       target = new URI(url);
       Checker.Builder b = Checker.builder(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(timeoutSeconds))
-          .followRedirects(HttpClient.Redirect.NEVER).build()).probe(probe).timeout(Duration.ofSeconds(timeoutSeconds));
+          .followRedirects(HttpClient.Redirect.NEVER).build()).probe(probe).timeout(Duration.ofSeconds(timeoutSeconds)).cloaking(cloaking);
       if (limitsPath != null) {
         b.limitsPath(limitsPath);
       }

@@ -33,11 +33,13 @@ final class CheckRun {
   final String probePath;
   final Duration timeout;
   final int maxEndpoints;
+  final boolean checkCloaking;
   final FieldCheck fieldCheck = new FieldCheck(this);
   final BodyCheck bodyCheck = new BodyCheck(this);
   final DiscoveryCheck discovery = new DiscoveryCheck(this);
   final RefusalCheck refusals = new RefusalCheck(this);
   final GuidanceCheck guidance = new GuidanceCheck(this);
+  final CloakingCheck cloaking = new CloakingCheck(this);
   final Verdict verdict = new Verdict(this);
 
   final URI target;
@@ -56,12 +58,19 @@ final class CheckRun {
     this.probePath = checker.probePath;
     this.timeout = checker.timeout;
     this.maxEndpoints = checker.maxEndpoints;
+    this.checkCloaking = checker.cloaking;
     this.target = target;
   }
 
   Report run() throws IOException, InterruptedException {
     Seen first = get(target, true);
     discovery.discover(first);
+    if (checkCloaking) {
+      cloaking.compare(first);
+      if (discovery.documentSeen != null) {
+        cloaking.compare(discovery.documentSeen);
+      }
+    }
     List<URI> endpoints = discovery.endpoints();
     for (URI u : endpoints) {
       Seen s = get(u, false);
@@ -82,11 +91,19 @@ final class CheckRun {
 
   // ---- requests
 
+  /** The User-Agent of every request but the cloaking check's. */
+  static final String USER_AGENT = "headroom-check";
+
   /** GETs a URL and checks what came back; null when it could not be reached (and was not the target). */
   Seen get(URI uri, boolean mustReach) throws IOException, InterruptedException {
+    return get(uri, mustReach, USER_AGENT);
+  }
+
+  /** {@link #get(URI, boolean)} as another client ({@code User-Agent}). */
+  Seen get(URI uri, boolean mustReach, String userAgent) throws IOException, InterruptedException {
     HttpRequest request = HttpRequest.newBuilder(uri).timeout(timeout).GET()
         .header("Accept", "application/json, application/problem+json;q=0.9, */*;q=0.1")
-        .header("User-Agent", "headroom-check").build();
+        .header("User-Agent", userAgent).build();
     requests++;
     HttpResponse<InputStream> response;
     try {

@@ -2,6 +2,7 @@ package dev.headroom.checker;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.Ticker;
+import dev.headroom.http.IoFailure;
 import dev.headroom.http.headers.RateLimitFields;
 import java.io.IOException;
 import java.net.URI;
@@ -34,22 +35,29 @@ import java.util.Objects;
  *       Retry-After, {@code detail} naming the wait, {@code why} not restating the error; the
  *       {@code refusal-429.schema.json}.
  *   <li>Guidance (section 3, SC-6, CONFORMANCE level 3): machine-actionable URLs same-origin, and
- *       honest: a same-origin {@code cachedResultUrl} or {@code alternativeEndpoint} is requested
- *       once and must not be a 404 or 410.
+ *       honest: every same-origin link of the refusal ({@code cachedResultUrl},
+ *       {@code alternativeEndpoint}, {@code upgradeUrl}, {@code humanUrl}) is requested once and
+ *       must not be a 404 or 410.
+ *   <li>Text that instructs agents in any non-success body (SC-16, a warning).
+ *   <li>Both conventional discovery paths, which must publish the same document (section 1).
+ *   <li>Absurd field values: a reset over a year, or beyond its policy's window (draft-09 sections
+ *       3.1.3 and 4.1.2).
+ *   <li>With {@link Builder#cloaking(boolean)}, content cloaking (SC-9): the target and the
+ *       discovery document as a browser sees them against what the checker was sent.
  * </ul>
  *
  * <h2>How many requests</h2>
- * The target once, each discovery path until one answers, at most {@link Builder#maxEndpoints(int)}
+ * The target once, each discovery path (all of the conventional ones), at most {@link Builder#maxEndpoints(int)}
  * listed GET endpoints once each, one request to a path that does not exist (to see a 404 body),
  * at most {@link Builder#probe(int)} requests to the probed endpoint (stopping at the first
- * refusal), and each same-origin guidance URL of that refusal once.
+ * refusal), each same-origin guidance URL of that refusal once, and with cloaking two more.
  *
  * <h2>Who owns what</h2>
  * This class is the entry point (settings, {@link #check}, the origin rules the checks share);
  * {@link CheckRun} holds one check's state and sends the requests; one class per concern adds
  * findings and evidence: {@link DiscoveryCheck} (discovery document, endpoints, accuracy),
  * {@link FieldCheck} (RateLimit fields), {@link BodyCheck} (non-success bodies), {@link RefusalCheck}
- * (the probe and its refusal), {@link GuidanceCheck} (guidance links); {@link Verdict} computes the
+ * (the probe and its refusal), {@link GuidanceCheck} (guidance links), {@link CloakingCheck} (SC-9); {@link Verdict} computes the
  * requirements and the level that make the {@link Report}.
  *
  * <p>Immutable and thread-safe; each {@link #check} is independent.
@@ -75,6 +83,7 @@ public final class Checker {
   final String probePath;
   final Duration timeout;
   final int maxEndpoints;
+  final boolean cloaking;
 
   private Checker(Builder b) {
     this.http = b.http;
@@ -84,6 +93,7 @@ public final class Checker {
     this.probePath = b.probePath;
     this.timeout = b.timeout;
     this.maxEndpoints = b.maxEndpoints;
+    this.cloaking = b.cloaking;
   }
 
   public static Builder builder(HttpClient http) {
@@ -133,7 +143,7 @@ public final class Checker {
   }
 
   static String describe(IOException e) {
-    return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
+    return IoFailure.inWords(e);
   }
 
   static String shorten(String s) {
@@ -149,6 +159,7 @@ public final class Checker {
     private String probePath;
     private Duration timeout = Duration.ofSeconds(10);
     private int maxEndpoints = 20;
+    private boolean cloaking;
 
     private Builder(HttpClient http) {
       this.http = Objects.requireNonNull(http, "http");
@@ -203,6 +214,16 @@ public final class Checker {
         throw new IllegalArgumentException("maxEndpoints: expected 0 to 1000, got " + n);
       }
       this.maxEndpoints = n;
+      return this;
+    }
+
+    /**
+     * Also request the target and the discovery document as a browser ({@code User-Agent}) and
+     * compare with what the checker was sent (Graceful Boundaries SC-9, content cloaking); off by
+     * default. Two more requests.
+     */
+    public Builder cloaking(boolean cloaking) {
+      this.cloaking = cloaking;
       return this;
     }
 

@@ -35,6 +35,8 @@ final class DiscoveryCheck {
 
   DiscoveredLimits document;
   JsonNode documentJson;
+  /** The exchange the document was read from; null when none was found. */
+  Seen documentSeen;
   final List<String> discoveryEvidence = new ArrayList<>();
   boolean discoveryFailed;
 
@@ -70,7 +72,10 @@ final class DiscoveryCheck {
         discoveryEvidence.add("GET " + uri.getRawPath() + (s == null ? ": no response" : ": " + s.status()));
         continue;
       }
-     readDocument(s);
+      readDocument(s);
+      if (run.limitsPath == null) {
+        readOtherConventionalPaths(s);
+      }
       return;
     }
     discoveryFailed = true;
@@ -78,7 +83,40 @@ final class DiscoveryCheck {
         "no limits discovery document at " + String.join(" or ", paths) + "; Level 2 and above need one"));
   }
 
+  /**
+   * Section 1 names two conventional paths ({@code /api/limits} or {@code /.well-known/limits}) and
+   * an agent may read either: each other one that answers must publish the same document.
+   */
+  private void readOtherConventionalPaths(Seen read) throws IOException, InterruptedException {
+    for (String path : Checker.DISCOVERY_PATHS) {
+      URI uri = run.target.resolve(path);
+      if (run.seen.stream().anyMatch(x -> x.uri().getRawPath().equals(uri.getRawPath()))) {
+        continue; // the document itself, or a path that already failed to answer
+      }
+      Seen other = run.get(uri, false);
+      if (other == null || other.status() != 200) {
+        discoveryEvidence.add("GET " + path + (other == null ? ": no response" : ": " + other.status()));
+        continue;
+      }
+      JsonNode json;
+      try {
+        json = Checker.MAPPER.readTree(other.body());
+      } catch (IOException e) {
+        json = null;
+      }
+      if (documentJson != null && documentJson.equals(json)) {
+        discoveryEvidence.add(other.where() + ": the same document");
+      } else {
+        discoveryFailed = true;
+        run.findings.add(new Finding(Finding.Severity.VIOLATION, "GB-1", "Graceful Boundaries section 1 "
+            + "(\"GET /api/limits or GET /.well-known/limits\") and Level 2 (\"accurate\")", other.where(),
+            "differs from " + read.uri().getRawPath() + ": an agent reading one path sees other limits than one reading the other"));
+      }
+    }
+  }
+
   private void readDocument(Seen s) {
+    documentSeen = s;
     discoveryEvidence.add(s.where() + " (" + s.body().length + " bytes)");
     try {
       documentJson = Checker.MAPPER.readTree(s.body());

@@ -1,6 +1,7 @@
 package dev.headroom.checker;
 
 import dev.headroom.http.headers.Diagnostic;
+import dev.headroom.http.headers.QuotaPolicyItem;
 import dev.headroom.http.headers.RateLimitFields;
 import dev.headroom.http.headers.ServiceLimitItem;
 
@@ -32,9 +33,41 @@ final class FieldCheck {
       }
       run.findings.add(new Finding(sev, "IETF-" + d.kind().name(), d.reference(), s.where(), message));
     }
+    checkValues(s);
     if (s.status() >= 300 && s.status() < 400 && !s.fields().limits().isEmpty()) {
       run.findings.add(new Finding(Finding.Severity.WARNING, "IETF-REDIRECT", "draft-09 section 6", s.where(),
           "RateLimit fields on a redirection: a low remaining value may keep clients from following it"));
+    }
+  }
+
+  /** A reset no client should believe: over {@value #YEAR_SECONDS} seconds. */
+  static final long YEAR_SECONDS = 365L * 24 * 3600;
+
+  /**
+   * Values well-formed but absurd: a reset ({@code t}, draft-09 section 4.1.2) over a year, or
+   * beyond the window ({@code w}, section 3.1.3) of the policy of the same name: the quota comes
+   * back within one window, so a longer wait makes a client hold off for no reason.
+   */
+  private void checkValues(Seen s) {
+    for (ServiceLimitItem l : s.fields().limits()) {
+      if (l.reset().isEmpty()) {
+        continue;
+      }
+      long t = l.reset().get().getSeconds();
+      String name = l.name().map(n -> "'" + n + "'").orElse("the limit");
+      if (t > YEAR_SECONDS) {
+        run.findings.add(new Finding(Finding.Severity.VIOLATION, "IETF-ABSURD", "draft-09 section 4.1.2", s.where(),
+            name + " resets in " + t + " s, over a year: no client can plan with it"));
+        continue;
+      }
+      for (QuotaPolicyItem p : s.fields().policies()) {
+        if (p.name().isPresent() && p.name().equals(l.name()) && p.window().isPresent()
+            && t > p.window().get().getSeconds()) {
+          run.findings.add(new Finding(Finding.Severity.WARNING, "IETF-ABSURD", "draft-09 sections 3.1.3 and 4.1.2",
+              s.where(), name + " resets in " + t + " s, beyond its policy's window of " + p.window().get().getSeconds()
+                  + " s"));
+        }
+      }
     }
   }
 

@@ -7,9 +7,11 @@ import java.util.List;
 
 /**
  * Checks constructive guidance (Graceful Boundaries section 3, SC-6, CONFORMANCE level 3):
- * machine-actionable URLs are relative or same-origin, and honest: a same-origin
- * {@code cachedResultUrl} or {@code alternativeEndpoint} is requested once and must not be a 404
- * or 410.
+ * machine-actionable URLs are relative or same-origin, and honest: every link a refusal hands out
+ * that stays on the origin ({@code cachedResultUrl}, {@code alternativeEndpoint}, {@code upgradeUrl}
+ * and {@code humanUrl}) is requested once and must not be a 404 or 410. {@code upgradeUrl} and
+ * {@code humanUrl} are for people and may leave the origin (SC-6 covers machine-actionable URLs
+ * only); such a link is not requested, only noted.
  */
 final class GuidanceCheck {
   private final CheckRun run;
@@ -34,13 +36,17 @@ final class GuidanceCheck {
       return;
     }
     guidanceFound = true;
+    r.humanUrl().ifPresent(u -> present.add(new String[] {"humanUrl", u}));
     for (String[] g : present) {
       guidanceEvidence.add(s.where() + ": " + g[0] + " " + g[1]);
-      if (g[0].equals("upgradeUrl")) {
-        continue;
-      }
+      boolean forPeople = g[0].equals("upgradeUrl") || g[0].equals("humanUrl");
       if (!Checker.sameOriginReference(g[1], s.uri())) {
-        guidanceFailed = true;
+        if (forPeople) {
+          run.findings.add(new Finding(Finding.Severity.NOTE, "GB-3", "Graceful Boundaries section 3", s.where(),
+              g[0] + " '" + g[1] + "' is on another origin; not requested"));
+        } else {
+          guidanceFailed = true;
+        }
         continue;
       }
       Seen followed = run.get(s.uri().resolve(g[1].strip()), false);

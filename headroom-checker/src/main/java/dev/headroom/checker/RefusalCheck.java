@@ -57,6 +57,36 @@ final class RefusalCheck {
     }
     refusalEvidence.add("refused after " + sent + " of at most " + run.probe + " request(s): " + refusal.where());
     checkRefusal(refusal);
+    if (run.limitedSuccesses.isEmpty()) {
+      askAgainAfterRetryAfter(uri);
+    }
+  }
+
+  /**
+   * When every answer so far was a refusal (the checker's address had used its quota before the
+   * check began), no success response has shown its RateLimit fields yet: as a polite client does,
+   * wait what the refusal's Retry-After asks, if that is no longer than the per-request timeout, and
+   * ask once more (draft-ietf-httpapi-ratelimit-headers-09 section 7: a client honours Retry-After).
+   */
+  private void askAgainAfterRetryAfter(URI uri) throws IOException, InterruptedException {
+    Optional<RetryAfter> ra = refusal.headers().firstValue(HeaderNames.RETRY_AFTER)
+        .flatMap(v -> RetryAfter.parse(v, run.ticker.instant()));
+    if (ra.isEmpty()) {
+      return;
+    }
+    java.time.Duration wait = ra.get().delay();
+    if (wait.isNegative() || wait.compareTo(run.timeout) > 0) {
+      run.findings.add(new Finding(Finding.Severity.NOTE, "GB-2", "draft-09 section 7", "GET " + uri.getRawPath(),
+          "every answer was a refusal and Retry-After (" + wait.toSeconds() + " s) is longer than the timeout; "
+              + "no success response to read RateLimit fields from"));
+      return;
+    }
+    Thread.sleep(wait.toMillis() + 100);
+    Seen again = run.get(uri, false);
+    if (again != null && again.success()) {
+      run.limitedSuccesses.add(again);
+      refusalEvidence.add("asked again after Retry-After (" + wait.toSeconds() + " s): " + again.where());
+    }
   }
 
   void checkRefusal(Seen s) throws IOException, InterruptedException {
@@ -83,6 +113,10 @@ final class RefusalCheck {
     }
     Refusal r = body.get();
     for (String issue : r.issues()) {
+      if (BodyCheck.instructs(issue)) {
+        run.findings.add(BodyCheck.instruction(s, issue));
+        continue;
+      }
       refusalFailed = true;
       run.findings.add(new Finding(Finding.Severity.VIOLATION, "GB-2", "Graceful Boundaries section 2", s.where(), issue));
     }
@@ -96,7 +130,7 @@ final class RefusalCheck {
     } catch (IOException e) {
       refusalFailed = true;
     }
-    if (r.issues().isEmpty()) {
+    if (r.issues().stream().allMatch(BodyCheck::instructs)) {
       refusalEvidence.add("error, detail, why, limit and retryAfterSeconds present");
     }
     OptionalLong ras = r.retryAfterSeconds();

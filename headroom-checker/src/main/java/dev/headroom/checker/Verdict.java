@@ -8,7 +8,7 @@ import java.util.List;
  * Computes the level from the evidence the checks gathered: one {@link Requirement} per level
  * (Level 1 bodies and refusals, Level 2 discovery, Level 3 guidance, Level 4 proactive fields),
  * each pass, fail or unverified; the level is the highest whose requirements and all below pass;
- * a declared {@code conformance} above it is a warning.
+ * a declared {@code conformance} above it is a warning, one below it a note.
  */
 final class Verdict {
   private final CheckRun run;
@@ -97,11 +97,19 @@ final class Verdict {
         if (d.compareTo(level) > 0) {
           run.findings.add(new Finding(Finding.Severity.WARNING, "GB-CONFORMANCE", "Graceful Boundaries \"Self-Assertion and External Validation\"",
               "conformance", "declares " + declared + " but validates as level " + level.label()));
+        } else if (d.compareTo(level) < 0) {
+          // Understating is no breach, but agents plan by the declaration: they miss what the service offers.
+          run.findings.add(new Finding(Finding.Severity.NOTE, "GB-CONFORMANCE", "Graceful Boundaries \"Self-Assertion and External Validation\"",
+              "conformance", "declares " + declared + " but validates as level " + level.label()
+                  + "; declaring the level it meets lets agents rely on it"));
         }
       } catch (IllegalArgumentException e) {
         // The schema check already reported a conformance value outside the enumeration.
       }
     }
-    return new Report(run.target, level, declared, run.dialects, reqs, run.findings, run.requests);
+    // the same finding seen on two answers (a probe's refusal and the one asked again after its
+    // Retry-After, say) is reported once
+    return new Report(run.target, level, declared, run.dialects, reqs, run.findings.stream().distinct().toList(),
+        run.requests);
   }
 }

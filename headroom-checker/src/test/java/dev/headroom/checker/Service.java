@@ -41,6 +41,7 @@ final class Service {
   private String document = DOCUMENT;
   private UnaryOperator<String> refusal = UnaryOperator.identity();
   private UnaryOperator<TestServer.Reply> success = UnaryOperator.identity();
+  private TestServer.Handler other = req -> null;
 
   Service dialect(HeaderDialect d) {
     this.dialect = d;
@@ -69,6 +70,12 @@ final class Service {
     return this;
   }
 
+  /** Answers other paths (a non-null reply wins over the catalogue's own, discovery included). */
+  Service other(TestServer.Handler handler) {
+    this.other = handler;
+    return this;
+  }
+
   TestServer start(Ticker ticker) throws java.io.IOException {
     QuotaPolicy policy = QuotaPolicy.builder("default").quota(3).window(Duration.ofSeconds(60))
         .algorithm(Algorithm.FIXED_WINDOW).build();
@@ -76,6 +83,10 @@ final class Service {
     RateLimitHeaders emitter = RateLimitHeaders.builder().dialects(EnumSet.of(dialect)).ticker(ticker)
         .policies(List.of(policy)).build();
     return new TestServer(ticker, req -> {
+      TestServer.Reply own = other.handle(req);
+      if (own != null) {
+        return own;
+      }
       switch (req.path()) {
         case "/.well-known/limits":
           if (discovery) {

@@ -8,6 +8,8 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -20,23 +22,30 @@ import picocli.CommandLine.Option;
 @Command(name = "serve",
     mixinStandardHelpOptions = true,
     versionProvider = Version.class,
+    // One paragraph per string, no line breaks of our own: picocli wraps each to the usage width
+    // (80 columns), so the help never breaks mid-line the way hand-wrapped lines did.
     description = {
         "Runs the gateway.",
         "",
-        "Without --config it runs the built-in sample configuration: the in-memory store, a demo",
-        "upstream started in-process on a loopback port, and three policies (a per-IP burst, a",
-        "daily quota, a concurrency limit) on GET /hello and GET|POST /items/{id}.",
+        "Without --config it runs the built-in sample configuration: the in-memory store, a demo upstream "
+            + "started in-process on a loopback port, and three policies (a per-IP burst, a daily quota, a "
+            + "concurrency limit) on GET /hello and GET|POST /items/{id}, with cached copies under /cached/, "
+            + "plans at /pricing and the limits page at /docs/limits.",
         "",
         "Once it accepts connections it prints one line: listening on http://ADDRESS:PORT",
-        "SIGHUP, a change to the configuration file, or POST /reload on the admin port reloads the",
-        "configuration without dropping requests in flight or resetting unchanged policies.",
+        "",
+        "SIGHUP, a change to the configuration file, or POST /reload on the admin port reloads the "
+            + "configuration without dropping requests in flight or resetting unchanged policies.",
         "",
         "Exit status: 0 after a clean stop, 2 for a bad command line, 3 for a bad configuration."},
     exitCodeOnInvalidInput = 2)
 final class ServeCommand implements Callable<Integer> {
+  /** Progress and events go to the log, in the gateway's one format (simplelogger.properties). */
+  private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
   @Option(names = {"-c", "--config"}, paramLabel = "FILE",
-      description = "The YAML configuration file (schema: headroom-config.schema.json). Default: the built-in sample.")
+      description = "The YAML configuration file; its keys are described by the JSON Schema "
+          + "headroom-config.schema.json. Default: the built-in sample.")
   Path config;
 
   @Option(names = {"-p", "--port"}, paramLabel = "N",
@@ -118,17 +127,13 @@ final class ServeCommand implements Callable<Integer> {
     Signals.onHangup(() -> {
       try {
         gateway.reloadFromFile();
-        err.println("configuration reloaded");
       } catch (ConfigException e) {
-        err.println("reload refused, the previous configuration stays in force: " + e.getMessage());
+        LOG.error("reload refused, the previous configuration stays in force: {}", e.getMessage());
       }
-      err.flush();
     });
     InetSocketAddress a = gateway.address();
     gateway.adminAddress().ifPresent(admin ->
-        err.println("admin on http://" + host(admin) + ":" + admin.getPort()
-            + " (/health, /metrics, /config, /capacity, /reload)"));
-    err.flush();
+        LOG.info("admin on http://{}:{} (/dashboard, /health, /metrics, /config, /capacity, /reload)", host(admin), admin.getPort()));
     out.println("listening on http://" + host(a) + ":" + a.getPort());
     out.flush();
     stopped.await();

@@ -50,7 +50,9 @@ class ServeConfigLimitsTest {
         GatewayConfig.sampleText().replace("  name: Headroom demo\n", "  name: Headroom demo\n  name: Again\n"));
     Run r = headroom("serve", "--config", dup.toString(), "--port", "0");
     assertThat(r.status()).isEqualTo(3);
-    assertThat(r.err()).isEqualTo(dup + ": service.name: duplicate key \"name\" at line 6, first at line 5; "
+    long first = GatewayConfig.sampleText().lines().takeWhile(l -> !l.equals("  name: Headroom demo")).count() + 1;
+    assertThat(r.err()).isEqualTo(dup + ": service.name: duplicate key \"name\" at line " + (first + 1) + ", first at line "
+        + first + "; "
         + "expected each key once in a mapping" + System.lineSeparator());
   }
 

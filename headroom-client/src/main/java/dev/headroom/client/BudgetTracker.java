@@ -61,7 +61,9 @@ import java.util.function.Function;
  *       {@link Pacing#ADAPTIVE}: at once against a fixed window, at once with the refill credited
  *       against a token bucket ({@link TrackedBudget#creditRefill}), as a modelled sliding window
  *       ({@link SlidingWindowModel}) against another refilling budget, as {@link Pacing#EVEN}
- *       otherwise. A window restarted locally at a reset is confirmed by one request alone.
+ *       otherwise. Without a stated window (X-RateLimit-*), the refill and the sliding window's
+ *       length are learnt from the reports ({@link WindowInference}). A window restarted locally
+ *       at a reset is confirmed by one request alone.
  *   <li>Requests that may not be counted in a report's {@code r} (still in flight, or answered
  *       while it was) are subtracted, so that concurrent answers, which arrive in any order, never
  *       overstate the budget (see {@link #apply}).
@@ -214,7 +216,7 @@ final class BudgetTracker implements Budgets {
     List<TrackedBudget> active = active(s, origin, method, path, labels);
     boolean waitForAnswer = false;
     for (TrackedBudget e : active) {
-      ObservedAlgorithm.Kind kind = e.seen.kind();
+      ObservedAlgorithm.Kind kind = e.kind();
       if (kind == ObservedAlgorithm.Kind.TOKEN_BUCKET) {
         e.creditRefill(now, s.inFlight());
       }
@@ -242,8 +244,9 @@ final class BudgetTracker implements Budgets {
       }
       if (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.REFILLING
           && e.window <= Ceilings.nanos(ceilings.maxReset())) {
-        // A sliding window, modelled from the client's own requests: wait for the unit it gives back.
-        long at = e.sliding.nextAllowed(now, e.quota, e.window);
+        // A sliding window, modelled from the client's own requests (its window stated or inferred,
+        // WindowInference): wait for the unit it gives back.
+        long at = e.nextAllowed(now, s.inFlight());
         if (at == Long.MAX_VALUE && s.inFlight() > 0) {
           waitForAnswer = true;
           continue;
@@ -289,7 +292,7 @@ final class BudgetTracker implements Budgets {
         e.remaining--;
       }
       e.lastAdmit = now;
-      e.sliding.admitted(seq, now);
+      e.admitted(seq, now);
     }
     boolean alone = s.inFlight.isEmpty();
     s.inFlight.add(seq);
@@ -379,11 +382,7 @@ final class BudgetTracker implements Budgets {
         long now = ticker.read();
         s.answered = true;
         for (TrackedBudget e : s.entries.values()) {
-          e.sliding.received(permit.seq, permit.admittedAt, now);
-          if (exchange.isRefused()) {
-            // The model of a sliding window, if any, was wrong: the budget is spent as without it.
-            e.sliding.disable();
-          }
+          e.received(permit.seq, permit.admittedAt, now, exchange.isRefused());
         }
         try {
           report(s, permit, exchange, now);
@@ -465,7 +464,7 @@ final class BudgetTracker implements Budgets {
       try {
         permit.scope.inFlight.remove(permit.seq);
         long now = ticker.read();
-        permit.scope.entries.values().forEach(e -> e.sliding.received(permit.seq, permit.admittedAt, now));
+        permit.scope.entries.values().forEach(e -> e.lost(permit.seq, permit.admittedAt, now));
       } finally {
         wake = permit.scope.drainWaiters();
       }
@@ -552,8 +551,10 @@ final class BudgetTracker implements Budgets {
     } else {
       return;
     }
+    // The server decided every request answered before this one was sent, and none sent after it was answered.
+    e.reported(permit.seq, permit.admittedAt, now, said, tNanos, permit.answeredAtAdmit + 1, s.lastSeq,
+        pacing == Pacing.ADAPTIVE && s.entries.size() == 1 && e.selector == null);
     e.learn(said, permit.admittedAt, now, tNanos, permit.answeredAtAdmit, s.answeredCount, pacing == Pacing.ADAPTIVE);
-    e.sliding.reported(permit.seq, permit.admittedAt, now, said, tNanos);
   }
 
   /**

@@ -85,15 +85,51 @@ final class SlidingWindowModel {
   private long ruledFor = -1;
   private boolean disabled;
   private boolean overflowed;
+  /** Since when the model has been fed: a model that did not know every request is blind for {@code 2 w} from here. */
+  private final long createdAt;
+  /**
+   * How much later than the server's time until empty, rounded up, a reported {@code t} may be:
+   * one second for a relative reset; two for an epoch one read against a {@code Date} truncated to
+   * the second ({@link WindowInference#SLACK}).
+   */
+  private final long slack;
 
   /**
    * A model that knows every request of its scope ({@code complete}), or one that starts from a
    * budget created after requests it never saw, usable once those weigh nothing ({@code 2 w}).
    */
   SlidingWindowModel(boolean complete, long now, long window) {
-    blindUntil = complete ? Long.MIN_VALUE
-        : window <= 0 ? Long.MAX_VALUE : Ceilings.saturatingAdd(now, 2 * Math.min(window, Long.MAX_VALUE / 4));
+    this(complete, now, window, SECOND);
+  }
+
+  private SlidingWindowModel(boolean complete, long now, long window, long slack) {
+    blindUntil = complete ? Long.MIN_VALUE : blindFor(now, window);
     knownFrom = complete ? Long.MIN_VALUE : now;
+    createdAt = now;
+    this.slack = slack;
+  }
+
+  private static long blindFor(long from, long window) {
+    return window <= 0 ? Long.MAX_VALUE : Ceilings.saturatingAdd(from, 2 * Math.min(window, Long.MAX_VALUE / 4));
+  }
+
+  /**
+   * A model of the same requests and reports for a window this one was not told ({@link
+   * WindowInference}): nothing ruled out yet, blind as this one was from its start, and reading
+   * {@code t} with {@code slack}.
+   */
+  SlidingWindowModel copyFor(long window, long slack) {
+    SlidingWindowModel m = new SlidingWindowModel(blindUntil == Long.MIN_VALUE, createdAt, window, slack);
+    m.knownFrom = knownFrom;
+    m.size = size;
+    System.arraycopy(seq, 0, m.seq, 0, size);
+    System.arraycopy(admit, 0, m.admit, 0, size);
+    System.arraycopy(receipt, 0, m.receipt, 0, size);
+    System.arraycopy(reportedR, 0, m.reportedR, 0, size);
+    System.arraycopy(reportedT, 0, m.reportedT, 0, size);
+    m.disabled = disabled;
+    m.overflowed = overflowed;
+    return m;
   }
 
   /** A model for a budget that is never modelled (a discovery plan's). */
@@ -177,7 +213,8 @@ final class SlidingWindowModel {
     if (consistent == null) {
       consistent = new boolean[PHASES];
       for (int p = 0; p < PHASES; p++) {
-        ruledOut[p] |= !consistent(p * step, step, quota, window);
+        // A phase ruled out stays out: it is not checked again.
+        ruledOut[p] = ruledOut[p] || !consistent(p * step, step, quota, window);
         consistent[p] = !ruledOut[p];
       }
     }
@@ -198,8 +235,25 @@ final class SlidingWindowModel {
     return Math.max(now, Ceilings.saturatingAdd(latest, step));
   }
 
+  /**
+   * Whether the reports rule out every phase of {@code window}: no two-counter sliding window of
+   * that length, spent by this client alone, says what the server said. False while the model
+   * cannot tell (see {@link #nextAllowed}).
+   */
+  boolean refuted(long now, long quota, long window) {
+    if (nextAllowed(now, quota, window) != -1 || ruledFor != window) {
+      return false;
+    }
+    for (boolean out : ruledOut) {
+      if (!out) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Forgets requests that weigh nothing any more: answered more than two windows ago. */
-  private void prune(long now, long window) {
+  void prune(long now, long window) {
     long horizon = now - 3 * window;
     int k = 0;
     for (int i = 0; i < size; i++) {
@@ -298,7 +352,7 @@ final class SlidingWindowModel {
       long tLo = window - eHi + decayPoint(sureCur, 0, window);
       long tHi = window - eLo + decayPoint(possCur, 0, window);
       long t = reportedT[i];
-      if (t < ceilSeconds(tLo) || t > ceilSeconds(tHi)) {
+      if (t < ceilSeconds(tLo) || t > ceilSeconds(tHi) + slack - SECOND) {
         return false;
       }
     }

@@ -28,6 +28,8 @@ final class TrackedBudget {
   long refillFrom;
   /** The client's model of a sliding window behind this budget; replaced when the budget is first reported. */
   SlidingWindowModel sliding = new SlidingWindowModel();
+  /** What the reports say of the window when the fields state none ({@link Pacing#ADAPTIVE}); null otherwise. */
+  WindowInference inferred;
   /** The window was restarted locally: one request goes and its answer confirms it. */
   boolean confirm;
   /** The last {@value #RECENT} answers' reported r, by answer number (ring). */
@@ -49,7 +51,7 @@ final class TrackedBudget {
   void learn(long said, long admittedAt, long receivedAt, long tNanos, long answersAtAdmit, long answerNumber,
       boolean confirmed) {
     seen.report(said, quota, window, admittedAt, receivedAt, tNanos, answersAtAdmit, answerNumber);
-    ObservedAlgorithm.Kind kind = seen.kind();
+    ObservedAlgorithm.Kind kind = kind();
     if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
         && seen.bounded()) {
       // Reports of one fixed window bound one instant: the tightest upper bound is as safe. Until
@@ -71,7 +73,7 @@ final class TrackedBudget {
    * over the request's time on the wire; else 0.
    */
   long servedBefore(long said, long from, long to, long flight) {
-    ObservedAlgorithm.Kind kind = seen.kind();
+    ObservedAlgorithm.Kind kind = kind();
     boolean noRefill = kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (kind == ObservedAlgorithm.Kind.UNKNOWN
         && quota > 0 && window > 0 && (double) flight * quota < window);
     if (!noRefill) {
@@ -92,6 +94,7 @@ final class TrackedBudget {
    * least this), up to the quota less the requests in flight.
    */
   void creditRefill(long now, int inFlight) {
+    long window = refillWindow();
     if (quota <= 0 || window <= 0 || now >= resetAt) {
       return;
     }
@@ -107,7 +110,8 @@ final class TrackedBudget {
 
   /** When this budget, spent, has its next unit: the reset, or a token bucket's next refill. */
   long nextUnit(long now) {
-    if (seen.kind() == ObservedAlgorithm.Kind.TOKEN_BUCKET && quota > 0 && window > 0) {
+    long window = refillWindow();
+    if (kind() == ObservedAlgorithm.Kind.TOKEN_BUCKET && quota > 0 && window > 0) {
       return Math.min(resetAt, refillFrom + (long) Math.ceil((double) window / quota));
     }
     return resetAt;
@@ -118,9 +122,95 @@ final class TrackedBudget {
    * window's reset as learnt, else {@code t} less the second it may have been rounded up by.
    */
   long lastInWindow() {
-    if (seen.kind() == ObservedAlgorithm.Kind.FIXED_WINDOW && seen.bounded() && seen.high() == resetAt) {
+    if (kind() == ObservedAlgorithm.Kind.FIXED_WINDOW && seen.bounded() && seen.high() == resetAt) {
       return seen.low();
     }
     return resetAt - ObservedAlgorithm.SECOND;
+  }
+
+  /**
+   * What the reports say the server runs: {@link ObservedAlgorithm}'s answer, except that a
+   * refilling budget without a stated window whose reports fit a token bucket and nothing else is
+   * one ({@link WindowInference}).
+   */
+  ObservedAlgorithm.Kind kind() {
+    ObservedAlgorithm.Kind kind = seen.kind();
+    if (kind == ObservedAlgorithm.Kind.REFILLING && window <= 0 && inferred != null && inferred.bucketOnly()) {
+      return ObservedAlgorithm.Kind.TOKEN_BUCKET;
+    }
+    return kind;
+  }
+
+  /** The window a token bucket refills over: the stated one, else the one inferred. */
+  private long refillWindow() {
+    if (window > 0) {
+      return window;
+    }
+    return inferred != null && inferred.bucketOnly() ? inferred.bucketWindow() : -1;
+  }
+
+  /**
+   * When a refilling budget that is not a token bucket allows one more request: by the model of
+   * its sliding window when the window is stated, else by what is inferred of it; {@code -1} when
+   * nothing can be said, {@code Long.MAX_VALUE} when only answers in flight can tell.
+   */
+  long nextAllowed(long now, int inFlight) {
+    if (window > 0) {
+      return sliding.nextAllowed(now, quota, window);
+    }
+    return inferred == null ? -1 : inferred.nextAllowed(now, remaining, inFlight, refillFrom);
+  }
+
+  /** Request {@code seq} of the scope was admitted at {@code at}. */
+  void admitted(long seq, long at) {
+    sliding.admitted(seq, at);
+    if (inferred != null) {
+      inferred.admitted(seq, at);
+    }
+  }
+
+  /** Request {@code seq} (admitted at {@code at}) was answered at {@code now}; {@code refused}: with a refusal. */
+  void received(long seq, long at, long now, boolean refused) {
+    sliding.received(seq, at, now);
+    if (inferred != null) {
+      inferred.received(seq, at, now);
+    }
+    if (refused) {
+      // The model of a sliding window, or what was inferred, was wrong: spent as without them.
+      sliding.disable();
+      if (inferred != null) {
+        inferred.disable();
+      }
+    }
+  }
+
+  /**
+   * Request {@code seq} failed without an answer at {@code now}: the server may or may not have
+   * counted it, which the inference of a window cannot allow for.
+   */
+  void lost(long seq, long at, long now) {
+    sliding.received(seq, at, now);
+    if (inferred != null) {
+      inferred.disable();
+    }
+  }
+
+  /**
+   * A report of request {@code seq} reached the models: {@code said} and {@code tNanos} as the
+   * server said them; the server decided {@code grantedLow} to {@code grantedHigh} of the scope's
+   * requests up to and with it. {@code infer}: learn the window when the fields state none.
+   */
+  void reported(long seq, long at, long now, long said, long tNanos, long grantedLow, long grantedHigh,
+      boolean infer) {
+    sliding.reported(seq, at, now, said, tNanos);
+    if (!infer || window > 0 || quota <= 0) {
+      inferred = null;
+      return;
+    }
+    if (inferred == null || inferred.quota != quota) {
+      inferred = new WindowInference(quota);
+    }
+    inferred.reported(seq, at, now, said, tNanos);
+    inferred.report(said, at, now, tNanos, grantedLow, grantedHigh, sliding);
   }
 }

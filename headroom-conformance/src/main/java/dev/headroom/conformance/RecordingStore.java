@@ -5,6 +5,7 @@ import dev.headroom.Decision;
 import dev.headroom.Lease;
 import dev.headroom.PartitionKey;
 import dev.headroom.Store;
+import dev.headroom.StoreException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,18 +62,43 @@ public final class RecordingStore implements Store {
 
   private final Store delegate;
   private final List<Event> events = new ArrayList<>();
+  private final java.util.Set<String> failing = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   public RecordingStore(Store delegate) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
   }
 
+  /**
+   * Makes every decision that involves the named policy fail with a {@link StoreException}, as a
+   * store that lost its backend does: what a front end answers then is part of the specification.
+   */
+  public void failFor(String policy) {
+    failing.add(Objects.requireNonNull(policy, "policy"));
+  }
+
+  private void failIfAsked(List<Acquisition> acquisitions) {
+    if (!failing.isEmpty()) {
+      for (Acquisition a : acquisitions) {
+        if (failing.contains(a.policy().name())) {
+          throw new StoreException("the specification's store fails decisions of policy '" + a.policy().name() + "'");
+        }
+      }
+    }
+  }
+
   @Override
   public Decision acquire(List<Acquisition> acquisitions) {
+    failIfAsked(acquisitions);
     return delegate.acquire(acquisitions);
   }
 
   @Override
   public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
+    try {
+      failIfAsked(acquisitions);
+    } catch (StoreException e) {
+      return java.util.concurrent.CompletableFuture.failedFuture(e);
+    }
     return delegate.acquireAsync(acquisitions);
   }
 

@@ -8,6 +8,8 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.enforcement.Escalation;
+import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,6 +38,20 @@ import java.util.Set;
  *   <td>BLOCKING_ASYNC</td></tr>
  * <tr><td>{@code GET /spec/bytes}</td><td>bytes: 100 content-bytes / 60 s per API key</td><td>ietf</td><td>BYTES</td></tr>
  * <tr><td>{@code GET /spec/moved}</td><td>moved: 5 requests / 60 s per API key</td><td>ietf</td><td>REDIRECT</td></tr>
+ * <tr><td>{@code GET /spec/escalating}</td><td>escalating: 1 request / 60 s per API key, escalating
+ *   ({@link #ESCALATION})</td><td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/reducible}</td><td>reducible: 4 requests / 60 s per API key, whose capacity the
+ *   specification lowers at run time</td><td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/fragile}</td><td>fragile: 5 requests / 60 s per API key; the store fails every
+ *   decision of it (the adapter refuses when its store fails)</td><td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/jitter}</td><td>jittered: 1 request / 60 s per API key, jitter {@link #JITTER}</td>
+ *   <td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/near}</td><td>near: 4 requests / 60 s per API key, fields only near exhaustion
+ *   ({@link #NEAR_EXHAUSTION})</td><td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/capped}</td><td>capped: token bucket of 10 / 60 s per API key, r/t capped at q/w</td>
+ *   <td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/hidden}</td><td>hidden: 2 requests / 60 s per API key, not listed in discovery</td>
+ *   <td>ietf</td><td>OK</td></tr>
  * <tr><td>{@code GET /spec/free}</td><td>none (not limited)</td><td>-</td><td>OK</td></tr>
  * </table>
  *
@@ -67,6 +83,24 @@ public final class SpecFixture {
   /** The service description in the discovery document. */
   public static final String DESCRIPTION = "The application every Headroom adapter is tested against.";
 
+  /** The escalation of {@code /spec/escalating}: two refusals inside the wait block for five minutes. */
+  public static final Escalation ESCALATION = new Escalation(2, Duration.ofMinutes(5));
+
+  /** The policy of {@code /spec/fragile}, whose every decision the store fails. */
+  public static final String FRAGILE = "fragile";
+
+  /** The jitter of {@code /spec/jitter} (draft-09 section 8.5). */
+  public static final Duration JITTER = Duration.ofSeconds(5);
+
+  /** The near-exhaustion share of {@code /spec/near} (draft-09 section 6.2). */
+  public static final double NEAR_EXHAUSTION = 0.5;
+
+  /** Where an adapter that serves vend routes serves one (seed 003), limited per function by {@link #VEND_POLICY}. */
+  public static final String VEND_PATH = "/spec/vend";
+
+  /** The policy of {@link #VEND_PATH}'s function scope: one call a minute. */
+  public static final String VEND_POLICY = "vend-calls";
+
   /** The reason given for every limit. */
   public static final String WHY = "Limits keep the service responsive for every caller.";
 
@@ -96,7 +130,22 @@ public final class SpecFixture {
         .unit(QuotaUnit.CONTENT_BYTES).algorithm(Algorithm.FIXED_WINDOW).partitioning("api-key").build()),
         ietf, SpecEndpoint.BYTES));
     routes.add(new SpecRoute("GET", "/spec/moved", List.of(requests("moved", 5, "api-key")), ietf, SpecEndpoint.REDIRECT));
+    // the gateway's behaviour every front end shares (issue 18 item 4), one route each
+    routes.add(new SpecRoute("GET", "/spec/escalating", List.of(requests("escalating", 1, "api-key")), ietf,
+        SpecEndpoint.OK, FieldOptions.none(), true, ESCALATION));
+    routes.add(new SpecRoute("GET", "/spec/reducible", List.of(requests("reducible", 4, "api-key")), ietf, SpecEndpoint.OK));
+    routes.add(new SpecRoute("GET", "/spec/fragile", List.of(requests(FRAGILE, 5, "api-key")), ietf, SpecEndpoint.OK));
+    routes.add(new SpecRoute("GET", "/spec/jitter", List.of(requests("jittered", 1, "api-key")), ietf, SpecEndpoint.OK,
+        FieldOptions.none().jitter(JITTER), true, null));
+    routes.add(new SpecRoute("GET", "/spec/near", List.of(requests("near", 4, "api-key")), ietf, SpecEndpoint.OK,
+        FieldOptions.none().onlyNearExhaustion(NEAR_EXHAUSTION), true, null));
+    routes.add(new SpecRoute("GET", "/spec/capped", List.of(QuotaPolicy.builder("capped").quota(10).window(WINDOW)
+        .unit(QuotaUnit.REQUESTS).algorithm(Algorithm.TOKEN_BUCKET).partitioning("api-key").build()), ietf, SpecEndpoint.OK,
+        FieldOptions.none().capRemainingToResetRatio(1, Duration.ZERO), true, null));
+    routes.add(new SpecRoute("GET", "/spec/hidden", List.of(requests("hidden", 2, "api-key")), ietf, SpecEndpoint.OK,
+        FieldOptions.none(), false, null));
     routes.add(new SpecRoute("GET", "/spec/free", List.of(), ietf, SpecEndpoint.OK));
+    store.failFor(FRAGILE);
   }
 
   private static QuotaPolicy requests(String name, long quota, String partitioning) {

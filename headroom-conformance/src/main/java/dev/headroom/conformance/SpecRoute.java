@@ -1,8 +1,11 @@
 package dev.headroom.conformance;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.http.enforcement.Escalation;
+import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -15,13 +18,39 @@ public final class SpecRoute {
   private final List<QuotaPolicy> policies;
   private final Set<HeaderDialect> dialects;
   private final SpecEndpoint endpoint;
+  private final FieldOptions fields;
+  private final boolean listed;
+  private final Escalation escalation;
 
   SpecRoute(String method, String template, List<QuotaPolicy> policies, Set<HeaderDialect> dialects, SpecEndpoint endpoint) {
+    this(method, template, policies, dialects, endpoint, FieldOptions.none(), true, null);
+  }
+
+  SpecRoute(String method, String template, List<QuotaPolicy> policies, Set<HeaderDialect> dialects, SpecEndpoint endpoint,
+      FieldOptions fields, boolean listed, Escalation escalation) {
     this.method = method;
     this.template = template;
     this.policies = List.copyOf(policies);
     this.dialects = Set.copyOf(dialects);
     this.endpoint = endpoint;
+    this.fields = fields;
+    this.listed = listed;
+    this.escalation = escalation;
+  }
+
+  /** The route's own field rules (jitter, near exhaustion, ratio cap); {@link FieldOptions#none()} for most. */
+  public FieldOptions fields() {
+    return fields;
+  }
+
+  /** Whether the discovery document lists the route (Graceful Boundaries SC-4); false keeps it out. */
+  public boolean listed() {
+    return listed;
+  }
+
+  /** The escalation of the route's (one) policy, if it escalates (draft-09 section 5.3). */
+  public Optional<Escalation> escalation() {
+    return Optional.ofNullable(escalation);
   }
 
   /** The method, such as {@code GET}. */
@@ -51,6 +80,7 @@ public final class SpecRoute {
 
   @Override
   public String toString() {
-    return method + " " + template + " " + policies + " " + dialects + " " + endpoint;
+    return method + " " + template + " " + policies + " " + dialects + " " + endpoint + " " + fields
+        + (listed ? "" : " unlisted") + (escalation == null ? "" : " " + escalation);
   }
 }

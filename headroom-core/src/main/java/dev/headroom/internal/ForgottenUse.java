@@ -44,7 +44,7 @@ package dev.headroom.internal;
  * of its cells hold refusing uses (chance {@code (r/W)^4} for {@code r} refused keys forgotten in the
  * window): the only collateral of a flood, and only of an expensive one (each refused key costs the
  * flood a full quota). No ratchet: a newcomer starts at rest, and a returning key adds its own use
- * to its own use. The hash is seeded per sketch, so nobody can aim keys at another key's cells.
+ * to its own use. The hash is seeded per table, so nobody can aim keys at another key's cells.
  *
  * <h2>Cells expire</h2>
  * Each cell holds a value, its owners' expiry (when their state would equal an absent key's: end
@@ -59,6 +59,12 @@ package dev.headroom.internal;
  * <h2>What it costs</h2>
  * Memory: {@code ROWS x width} cells of 32 bytes (16 for a token bucket), one cell's fields side
  * by side so that a cell is one cache line visit, allocated on a table's first live eviction. The
+ * four cells of a key are four independent cache misses; the store takes them before it takes the
+ * table's lock ({@link #warm}), so the locked fold and read find them cached. A blocked layout (a
+ * key's four cells in one line) would make them one miss, but four cells in a line are four cells
+ * every key of that line shares: a below-quota key would then lose its use when one heavier key
+ * shared its line (about {@code h/B} for {@code h} such keys and {@code B} lines), not all four of
+ * its rows ({@code (h/W)^4} above), for a miss that costs no latency once taken in parallel. The
  * store sizes {@code width} as {@code maxKeys / 16} rounded up to a power of two within
  * {@link #MIN_WIDTH}..{@link #MAX_WIDTH}: {@code maxKeys = 1,000,000} gives 65,536 cells per row,
  * 8 MiB for a window or concurrency policy and 4 MiB for a token bucket, against about 100 MB for
@@ -81,7 +87,6 @@ final class ForgottenUse {
   static final int KEYS_PER_CELL = 16;
 
   private final int mask;
-  private final long seed;
   /** Longs per cell: value, owners, then (unless self-expiring) cell expiry and owners' expiry. */
   private final int stride;
   /**
@@ -98,7 +103,6 @@ final class ForgottenUse {
    */
   ForgottenUse(int width, boolean selfExpiring) {
     this.mask = width - 1;
-    this.seed = java.util.concurrent.ThreadLocalRandom.current().nextLong();
     this.stride = selfExpiring ? 2 : 4;
     this.cells = new long[ROWS * width * stride];
     for (int c = 0; c < cells.length; c += stride) {
@@ -118,9 +122,12 @@ final class ForgottenUse {
 
   /**
    * A seeded 64-bit hash of the key's characters (FNV-1a from the seed, then a finaliser),
-   * independent of the 32-bit {@code String.hashCode} the tables use.
+   * independent of the 32-bit {@code String.hashCode} the tables use. Every other method takes
+   * this hash, so that a caller can compute it before it takes the table's lock (see
+   * {@link PolicyPartitions}, "Where a new key's time goes"); the seed is the table's, chosen at random
+   * when the table is created, so that the hash is known before the sketch exists.
    */
-  private long hash(String key) {
+  static long hash(long seed, String key) {
     long h = 0xcbf29ce484222325L ^ seed;
     for (int i = 0; i < key.length(); i++) {
       h = (h ^ key.charAt(i)) * 0x100000001b3L;
@@ -153,11 +160,21 @@ final class ForgottenUse {
   }
 
   /**
-   * Remembers that {@code key} had used {@code value} until {@code expiry}. For a self-expiring
-   * sketch {@code expiry} is ignored (the value is its expiry).
+   * Reads the cells of {@code hash} without the lock, so that the locked {@link #fold} or
+   * {@link #read} that follows finds them in cache: the four cells are four independent cache
+   * misses, taken here in parallel and outside the critical section. The values are not to be
+   * trusted (a racy read); the answer only keeps the reads from being optimised away.
    */
-  void fold(String key, long value, long expiry, long now) {
-    long hash = hash(key);
+  long warm(long hash) {
+    long[] cs = cells;
+    return cs[cell(hash, 0)] ^ cs[cell(hash, 1)] ^ cs[cell(hash, 2)] ^ cs[cell(hash, 3)];
+  }
+
+  /**
+   * Remembers that the key of {@code hash} had used {@code value} until {@code expiry}. For a
+   * self-expiring sketch {@code expiry} is ignored (the value is its expiry).
+   */
+  void fold(long hash, long value, long expiry, long now) {
     int fp = fingerprint(hash);
     long self = fp & 0xFFFF_FFFFL;
     for (int r = 0; r < ROWS; r++) {
@@ -187,12 +204,11 @@ final class ForgottenUse {
   }
 
   /**
-   * An upper bound of the use remembered for {@code key} at {@code now}, or {@code rest} when
+   * An upper bound of the use remembered for the key of {@code hash} at {@code now}, or {@code rest} when
    * nothing live is remembered of it (see the class comment: named by a cell, or every cell at
    * least {@code refusing}). For a self-expiring sketch, a TAT after now, or {@code rest}.
    */
-  long read(String key, long now, long rest, long refusing) {
-    long hash = hash(key);
+  long read(long hash, long now, long rest, long refusing) {
     int fp = fingerprint(hash);
     long min = Long.MAX_VALUE;
     boolean named = false;
@@ -208,11 +224,10 @@ final class ForgottenUse {
   }
 
   /**
-   * When the remembered use of {@code key} stops mattering: the latest expiry among the cells
+   * When the remembered use of the key of {@code hash} stops mattering: the latest expiry among the cells
    * naming it, else the smallest cell expiry. Meaningful only when {@link #read} found something.
    */
-  long expiry(String key) {
-    long hash = hash(key);
+  long expiry(long hash) {
     int fp = fingerprint(hash);
     long named = Long.MIN_VALUE;
     long any = Long.MAX_VALUE;

@@ -43,9 +43,10 @@ import java.util.concurrent.atomic.LongAdder;
  * <h2>Bounded memory, and what a flood cannot buy</h2>
  * At most {@code maxKeys} keys are tracked. A key whose state is at rest (a full bucket, a past
  * window, no live lease) equals an absent key and costs nothing to forget. When a new key arrives
- * at a full store, its own table ({@link PolicyPartitions}) samples {@link
- * PolicyPartitions#EVICTION_SAMPLE} keys from the new key's home slot on (hashes are spread, so the
- * sample is random; the slot it frees is usually on the new key's own probe path): the keys at rest
+ * at a full store, its own table ({@link PolicyPartitions}) samples up to {@link
+ * PolicyPartitions#EVICTION_SAMPLE} keys in the {@link PolicyPartitions#SAMPLE_SLOTS} slots from the
+ * new key's home on (hashes are spread, so the sample is random; the lines are the ones the new
+ * key's lookup has just read): the keys at rest
  * among them are removed; if none was, one other table is sampled for keys at rest; only then is
  * the <em>least consumed</em> live key of the sample evicted (share of its quota used; lease
  * holders last), and its state is folded into the table's {@link ForgottenUse} sketch. A key
@@ -73,10 +74,14 @@ import java.util.concurrent.atomic.LongAdder;
  * racing with the eviction either lands before it (and is folded with the state) or sees the
  * retirement and starts again on the returning key: no update is lost. A new key reserves its
  * place in {@link #size} under its table's lock right before it enters the table, so inserts racing
- * at a full store never take the count above {@code maxKeys}. Every {@link #SWEEP_INTERVAL}
- * inserts into a table, the inserting thread also removes keys at rest among the next
- * {@link #SWEEP_SLICE} keys of that table. {@link #evictedResting}, {@link #evictedLive} and
- * {@link #restored} count what happened.
+ * at a full store never take the count above {@code maxKeys}; a place freed by its own eviction
+ * is taken at once. Every {@link #SWEEP_INTERVAL} inserts into a table, the inserting thread also
+ * removes keys at rest among the next {@link #SWEEP_SLICE} keys of that table; a sweep that finds
+ * none doubles the interval to the next (up to {@link #MAX_SWEEP_INTERVAL}), one that finds some
+ * resets it. {@link #evictedResting}, {@link #evictedLive} and {@link #restored} count what
+ * happened.
+ * How a new key's cache misses are taken before the lock: {@link PolicyPartitions}, "Where a new
+ * key's time goes".
  */
 public final class LocalStore {
 
@@ -85,6 +90,12 @@ public final class LocalStore {
 
   /** How many keys one periodic sweep looks at. */
   static final int SWEEP_SLICE = 256;
+
+  /** The longest interval, in new keys, between sweeps that keep finding nothing at rest. */
+  static final int MAX_SWEEP_INTERVAL = 64 * SWEEP_INTERVAL;
+
+  /** A value the warming reads of {@link #add} are compared with, so that they are not dropped. */
+  private static final long WARMTH_NEVER = 0x5EED_5EED_5EED_5EEDL;
 
   /** The TAT of a key never seen: far in the past, so the bucket is full. */
   static final long EMPTY_TAT = Long.MIN_VALUE + 1;
@@ -176,20 +187,34 @@ public final class LocalStore {
 
   /**
    * Adds {@code key} to the table unless present, within the bound on tracked keys, starting from
-   * what the table's sketch remembers of it.
+   * what the table's sketch remembers of it. At a full store, the cache misses of the eviction are
+   * taken before the lock ({@link PolicyPartitions}, "Where a new key's time goes").
    */
-  private void add(PolicyPartitions t, String key, int hash) {
+  private void add(PolicyPartitions t, String key, int hash, long now) {
     PartitionTable pt = t.partitions;
+    long keyHash = t.sketchHash(key);
+    Object guessed = null;
+    long guessedHash = 0;
+    long warmth = 0;
+    if (size.get() >= maxKeys) {
+      warmth = t.warm(keyHash); // first: independent of the reads below, so they overlap
+      int v = t.guessVictim(now, hash);
+      Object k = v < 0 ? null : pt.slots().key(v);
+      if (k instanceof String) {
+        guessed = k;
+        guessedHash = t.sketchHash((String) k);
+        warmth ^= t.warm(guessedHash);
+      }
+    }
     pt.lock.lock();
     try {
       if (pt.slots().find(key, hash) >= 0) {
         return; // another thread added it
       }
-      long now = ticker.read();
-      reserve(t, now, hash);
+      reserve(t, now, hash, guessed, guessedHash);
       try {
-        long word = pt.words ? t.startingWord(key, now, EMPTY_TAT) : 0;
-        Object ref = pt.words ? null : t.startingRef(key, now);
+        long word = pt.words ? t.startingWord(keyHash, now, EMPTY_TAT) : 0;
+        Object ref = pt.words ? null : t.startingRef(keyHash, now);
         pt.insertAbsent(key, hash, word, ref);
         if (t.remembered(word, ref)) {
           restored.increment();
@@ -198,21 +223,29 @@ public final class LocalStore {
         size.decrementAndGet();
         throw e;
       }
-      if (++t.insertions % SWEEP_INTERVAL == 0) {
+      if (++t.insertions >= t.nextSweep) {
         int removed = t.sweep(SWEEP_SLICE, now);
+        // A sweep that finds nothing at rest is wasted on a flood of live keys: back off.
+        t.sweepInterval = removed > 0 ? SWEEP_INTERVAL : Math.min(MAX_SWEEP_INTERVAL, t.sweepInterval * 2);
+        t.nextSweep = t.insertions + t.sweepInterval;
         size.addAndGet(-removed);
         evictedResting.add(removed);
       }
     } finally {
       pt.lock.unlock();
     }
+    if (warmth == WARMTH_NEVER) {
+      Thread.onSpinWait(); // never taken: keeps the warming reads from being optimised away
+    }
   }
 
   /**
    * Takes one place in {@link #size}, evicting first when the store is full: from {@code t}, whose
-   * lock the caller holds, else from another table whose lock is free.
+   * lock the caller holds, else from another table whose lock is free. A place freed by an eviction
+   * is taken at once, without giving it back to {@link #size} first (two atomic updates of a
+   * shared counter fewer per new key at a full store).
    */
-  private void reserve(PolicyPartitions t, long now, int hash) {
+  private void reserve(PolicyPartitions t, long now, int hash, Object guessed, long guessedHash) {
     for (;;) {
       long n = size.get();
       if (n < maxKeys) {
@@ -224,28 +257,37 @@ public final class LocalStore {
       int removed = 0;
       if (t.partitions.liveLocked() > 0) {
         boolean alone = tables.size() < 2;
-        int[] r = t.evictSample(now, alone, hash);
-        removed = r[0] + r[1];
-        evictedResting.add(r[0]);
-        evictedLive.add(r[1]);
+        removed = count(t.evictSample(now, alone, hash, guessed, guessedHash));
         if (removed == 0 && !alone) {
           removed = evictElsewhere(t, now, false); // a key at rest elsewhere costs less than a live one here
           if (removed == 0) {
-            r = t.evictSample(now, true, hash);
-            removed = r[0] + r[1];
-            evictedResting.add(r[0]);
-            evictedLive.add(r[1]);
+            removed = count(t.evictSample(now, true, hash, guessed, guessedHash));
           }
         }
       } else {
         removed = evictElsewhere(t, now, true);
       }
       if (removed > 0) {
-        size.addAndGet(-removed);
-      } else {
-        Thread.onSpinWait(); // the keys are in tables busy with inserts of their own: they end soon
+        if (removed > 1) {
+          size.addAndGet(1 - removed);
+        }
+        return; // one of the places freed is this key's
       }
+      Thread.onSpinWait(); // the keys are in tables busy with inserts of their own: they end soon
     }
+  }
+
+  /** Counts an eviction's result (see {@link PolicyPartitions#evictSample}); returns the keys removed. */
+  private int count(long evicted) {
+    int resting = PolicyPartitions.resting(evicted);
+    int live = PolicyPartitions.live(evicted);
+    if (resting > 0) {
+      evictedResting.add(resting);
+    }
+    if (live > 0) {
+      evictedLive.add(live);
+    }
+    return resting + live;
   }
 
   /**
@@ -267,11 +309,9 @@ public final class LocalStore {
         if (other.partitions.liveLocked() == 0) {
           continue;
         }
-        int[] r = other.evictSample(now, force);
-        evictedResting.add(r[0]);
-        evictedLive.add(r[1]);
-        if (r[0] + r[1] > 0 || !force) {
-          return r[0] + r[1];
+        int removed = count(other.evictSample(now, force));
+        if (removed > 0 || !force) {
+          return removed;
         }
       } finally {
         other.partitions.lock.unlock();
@@ -312,7 +352,7 @@ public final class LocalStore {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
       if (i < 0) {
-        add(b.table, key, hash);
+        add(b.table, key, hash, now);
         continue;
       }
       for (;;) {
@@ -345,7 +385,7 @@ public final class LocalStore {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
       if (i < 0) {
-        add(b.table, key, hash);
+        add(b.table, key, hash, now);
         continue;
       }
       long generation = s.tag(i);
@@ -479,8 +519,9 @@ public final class LocalStore {
     PolicyPartitions t = b.table;
     t.partitions.lock.lock();
     try {
-      return t.partitions.words ? evaluateTat(b, t.startingWord(key, now, EMPTY_TAT), now, cost)
-          : evaluateRef(b, t.startingRef(key, now), now, cost, 0);
+      long keyHash = t.sketchHash(key);
+      return t.partitions.words ? evaluateTat(b, t.startingWord(keyHash, now, EMPTY_TAT), now, cost)
+          : evaluateRef(b, t.startingRef(keyHash, now), now, cost, 0);
     } finally {
       t.partitions.lock.unlock();
     }
@@ -497,7 +538,7 @@ public final class LocalStore {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
       if (i < 0) {
-        add(b.table, key, hash);
+        add(b.table, key, hash, now);
         continue;
       }
       if (pt.words) {
@@ -671,7 +712,7 @@ public final class LocalStore {
         if (!addIfAbsent) {
           return;
         }
-        add(b.table, key, hash);
+        add(b.table, key, hash, now);
         continue;
       }
       if (pt.words) {

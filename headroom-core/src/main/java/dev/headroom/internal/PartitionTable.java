@@ -28,13 +28,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * cached {@code String} hash, and the identity of their immutable states serves as generation.
  *
  * <p>Keys are found by linear probing from a Fibonacci hash of {@code String.hashCode()} (cached in
- * the string). Lookups take no lock: a slot's key goes from {@code null} to a key to
- * {@link #TOMBSTONE} and never back within one {@link Slots}, so a reader that finds a key at a
- * slot has found that key's one and only slot, and a reader that misses a key being inserted
- * simply takes the insert path, which looks again under the lock. A slot's key goes from
- * {@code null} to a key to {@link #TOMBSTONE} and, since tombstones are reused, to another key
- * again; a reader therefore checks, after it read a state, that the slot still belongs to its key
- * (the <em>generation</em> check below).
+ * the string). Lookups take no lock: a key is in at most one slot at a time, so a reader that
+ * finds a key at a slot has found that key's only slot, and a reader that misses a key being
+ * inserted simply takes the insert path, which looks again under the lock. A slot's key goes from
+ * {@code null} to a key to {@link #TOMBSTONE}, then either to another key (tombstones are reused)
+ * or back to {@code null} (see "Emptying tombstones"); a reader therefore checks, after it read a
+ * state, that the slot still belongs to its key (the <em>generation</em> check below).
  *
  * <h2>State transitions</h2>
  * A state is changed only by compare-and-set (volatile semantics: a decision happens-after every
@@ -69,12 +68,25 @@ import java.util.concurrent.locks.ReentrantLock;
  *       {@code S} is there, i.e. on its own key.
  * </ul>
  *
+ * <h2>Emptying tombstones</h2>
+ * A tombstone whose next slot is empty lies on no key's probe path: a key is always placed in the
+ * first free slot of its path, so every slot from a key's home to the key is occupied (by a key or a
+ * tombstone) as long as the key is there, and a path that reaches an empty slot ends. So when an
+ * eviction leaves a tombstone before an empty slot, it empties it and the run of tombstones before
+ * it, under the lock: a lookup passing those slots was for an absent key either way (it stops one
+ * slot earlier, or at the same place), and an insert looking for a free slot takes the same one or
+ * an earlier one. Without this, at a full store every eviction whose victim lay past the new
+ * key's first free slot left a tombstone, lookups that miss crossed them (a flood's every call
+ * is one), and the table was rebuilt (a million keys copied under the lock) every half million new
+ * keys. An emptied slot keeps its tag, so its generation keeps increasing when a key takes it.
+ *
  * <h2>Growth</h2>
  * Inserts, evictions and rebuilds take {@link #lock}; decisions on tracked keys never do. When
  * live keys and tombstones that no insert reused together exceed {@link #MAX_LOAD_NUMERATOR}/{@link #MAX_LOAD_DENOMINATOR}
- * of the capacity, the table is rebuilt at a capacity of at least {@link #REBUILD_SPACE} times the
- * live keys (growing, purging tombstones, or shrinking). A decision on a key that is being moved
- * waits for the rebuild to finish: this happens at most once per doubling and once per purge.
+ * of the capacity, or live keys fall below one in {@link #SHRINK_FACTOR} slots, the table is rebuilt at
+ * a capacity of at least {@link #REBUILD_SPACE} times the live keys (growing, purging tombstones, or
+ * shrinking). A decision on a key that is being moved waits for the rebuild to finish: this
+ * happens at most once per doubling, purge or shrink.
  *
  * <p>Thread-safe.
  */
@@ -124,6 +136,13 @@ final class PartitionTable {
 
   /** A rebuilt table has at least this many slots per live key, so that probe chains stay short. */
   static final int REBUILD_SPACE = 2;
+
+  /**
+   * A table with more than this many slots per live key is rebuilt smaller at the next insert: the
+   * memory of a flood that has receded is given back (tombstones that would trigger a purge are
+   * mostly emptied on the spot, so growth no longer comes with purges).
+   */
+  static final int SHRINK_FACTOR = 8;
 
   private static final VarHandle KEYS = MethodHandles.arrayElementVarHandle(Object[].class);
   private static final VarHandle TAGS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -293,7 +312,7 @@ final class PartitionTable {
         i = (i + 1) & mask;
       }
       if (words != null) {
-        long generation = k == TOMBSTONE ? (tags[i] >>> 32) + 1 : 0;
+        long generation = (tags[i] >>> 32) + 1; // emptied tombstones keep their tag: never reuse one
         TAGS.setVolatile(tags, i, generation << 32 | (hash & 0xFFFF_FFFFL));
         WORDS.setVolatile(words, i, word);
       } else {
@@ -348,7 +367,9 @@ final class PartitionTable {
    */
   void insertAbsent(String key, int hash, long initialWord, Object initialRef) {
     Slots s = slots;
-    if ((long) (used + 1) * MAX_LOAD_DENOMINATOR > (long) s.capacity() * MAX_LOAD_NUMERATOR) {
+    long capacity = s.capacity();
+    if ((long) (used + 1) * MAX_LOAD_DENOMINATOR > capacity * MAX_LOAD_NUMERATOR
+        || capacity > MIN_CAPACITY && (long) (live + 1) * SHRINK_FACTOR < capacity) {
       s = rebuild(live + 1);
     }
     if (s.place(key, hash, initialWord, initialRef) >= 0) {
@@ -376,8 +397,7 @@ final class PartitionTable {
     if (!s.casWord(i, expected, RETIRED_WORD)) {
       return false;
     }
-    KEYS.setRelease(s.keys, i, TOMBSTONE);
-    live--;
+    bury(s, i);
     return true;
   }
 
@@ -386,9 +406,24 @@ final class PartitionTable {
     if (!s.casRef(i, expected, RETIRED)) {
       return false;
     }
+    bury(s, i);
+    return true;
+  }
+
+  /**
+   * Tombstones the key of the retired slot {@code i}, then empties the run of tombstones that ends
+   * there when the next slot is empty (see "Emptying tombstones" above). Caller holds the lock.
+   */
+  private void bury(Slots s, int i) {
     KEYS.setRelease(s.keys, i, TOMBSTONE);
     live--;
-    return true;
+    if (KEYS.getAcquire(s.keys, (i + 1) & s.mask) != null) {
+      return;
+    }
+    for (int j = i; s.keys[j] == TOMBSTONE; j = (j - 1) & s.mask) {
+      KEYS.setRelease(s.keys, j, null);
+      used--;
+    }
   }
 
   /**

@@ -29,18 +29,43 @@ import java.util.concurrent.ThreadLocalRandom;
  * </ul>
  * Cost-weighted requests need nothing more: every value is in units.
  *
- * <p>Guarded by the table's {@link PartitionTable#lock} (eviction, sketch, counters); the policy
- * field is volatile.
+ * <h2>Where a new key's time goes</h2>
+ * A decision on a held key reads three cache lines (slot key, tag, state), usually cached for the
+ * keys in use. A new key at a full store reads cold memory wherever it goes: the lines of its own
+ * probe (keys, tags, states of the sample), the evicted key's string (to hash it for the sketch),
+ * and the four sketch cells of the evicted key and the four of the new one. These are independent
+ * reads, so {@link LocalStore} takes them all <em>before</em> the table's lock: it hashes the new key
+ * (with the table's seed, see {@link ForgottenUse#hash}), reads its cells, guesses the victim from
+ * the same sample without the lock ({@link #guessVictim}), hashes the victim's
+ * string and reads its cells. The locked part then redoes the sample and the eviction on lines
+ * already in cache, and uses the victim's hash when it picks the same key object (a guess that
+ * went stale costs a hash, never a wrong fold). Two threads flooding one policy thus overlap their
+ * cache misses instead of queueing behind one another's. No object is allocated on this path but
+ * the new key's initial state (window and concurrency policies) and what growth allocates.
+ *
+ * <p>Guarded by the table's {@link PartitionTable#lock} (eviction, sketch, counters), except
+ * {@link #sketchHash}, {@link #warm} and {@link #guessVictim}, which only read and take no lock;
+ * the policy field is volatile.
  */
 final class PolicyPartitions implements PartitionTable.StateTest {
 
   /** The lease id of leases restored from the sketch: no release names it (ids start at 1). */
   static final long FORGOTTEN_LEASE = Long.MIN_VALUE;
 
-  /** How many live keys one eviction samples to find a key at rest or the least consumed one. */
-  static final int EVICTION_SAMPLE = 16;
+  /**
+   * How many keys one eviction samples to find a key at rest or the least consumed one: the keys of
+   * the first {@link #SAMPLE_SLOTS} slots from the new key's home, the lines its lookup has just read.
+   */
+  static final int EVICTION_SAMPLE = 8;
 
-  /** A sample or sweep looks at no more than this many slots (empty ones included) per key. */
+  /**
+   * How many slots from the new key's home an eviction sample looks at (unless all are empty): one
+   * cache line of keys, two of states. A wider sample (it was 16 keys in up to 128 slots) reads
+   * more cold lines per new key, and for window policies one cold state object per key sampled.
+   */
+  static final int SAMPLE_SLOTS = 16;
+
+  /** A sweep looks at no more than this many slots (empty ones included) per key. */
   static final int SCAN_FACTOR = 8;
 
   /**
@@ -53,11 +78,17 @@ final class PolicyPartitions implements PartitionTable.StateTest {
   volatile QuotaPolicy policy;
   final PartitionTable partitions;
   private final int sketchWidth;
+  /** The seed of {@link #sketchHash}: random per table, so that nobody can aim keys at a cell. */
+  private final long sketchSeed = ThreadLocalRandom.current().nextLong();
   private ForgottenUse forgotten; // guarded by partitions.lock; created on the first live eviction
   private int sweepCursor; // guarded by partitions.lock
   /** Whether the last slice swept from the cursor found keys at rest (guarded by the lock). */
   private boolean cursorFindsRest = true;
   long insertions; // guarded by partitions.lock
+  /** The insertion count at which the next periodic sweep runs (guarded by the lock). */
+  long nextSweep = LocalStore.SWEEP_INTERVAL;
+  /** New keys between periodic sweeps now: longer while sweeps find nothing (guarded by the lock). */
+  int sweepInterval = LocalStore.SWEEP_INTERVAL;
 
   PolicyPartitions(QuotaPolicy policy, int sketchWidth) {
     this.algorithm = policy.algorithm();
@@ -124,11 +155,28 @@ final class PolicyPartitions implements PartitionTable.StateTest {
     return forgotten;
   }
 
-  /** Remembers the live state of an evicted key. Caller holds the lock. */
-  void fold(String key, long word, Object ref, long now) {
+  /** The hash under which the sketch knows {@code key} ({@link ForgottenUse#hash}). Takes no lock. */
+  long sketchHash(String key) {
+    return ForgottenUse.hash(sketchSeed, key);
+  }
+
+  /**
+   * Brings the sketch cells of {@code sketchHash} into cache without the lock (see
+   * {@link ForgottenUse#warm}); nothing when the table has no sketch yet.
+   */
+  long warm(long sketchHash) {
+    ForgottenUse f = forgotten; // racy: a sketch is safely published by its final fields
+    return f == null ? 0 : f.warm(sketchHash);
+  }
+
+  /**
+   * Remembers the live state of an evicted key whose sketch hash is {@code keyHash}. Caller holds
+   * the lock.
+   */
+  void fold(long keyHash, long word, Object ref, long now) {
     if (partitions.words) {
       if (word > now) {
-        sketch().fold(key, word, word, now);
+        sketch().fold(keyHash, word, word, now);
       }
       return;
     }
@@ -156,37 +204,37 @@ final class PolicyPartitions implements PartitionTable.StateTest {
       }
     }
     if (value > 0 && expiry > now) {
-      sketch().fold(key, value, expiry, now);
+      sketch().fold(keyHash, value, expiry, now);
     }
   }
 
   /**
-   * The TAT a key starts from when it enters the table: what the sketch remembers of it, or a
-   * full bucket. Caller holds the lock.
+   * The TAT a key (sketch hash {@code keyHash}) starts from when it enters the table: what the
+   * sketch remembers of it, or a full bucket. Caller holds the lock.
    */
-  long startingWord(String key, long now, long fullBucket) {
+  long startingWord(long keyHash, long now, long fullBucket) {
     if (forgotten == null) {
       return fullBucket;
     }
     QuotaPolicy p = policy;
     long refusing = Saturating.add(now, Gcra.tolerance(p) - Gcra.emissionInterval(p) + 1); // refuses one unit now
-    long tat = forgotten.read(key, now, fullBucket, refusing);
+    long tat = forgotten.read(keyHash, now, fullBucket, refusing);
     return tat > now ? tat : fullBucket;
   }
 
   /**
-   * The state a key starts from when it enters the table: what the sketch remembers of it, or a
-   * state at rest. Always a new object (see {@link PartitionTable}, "Tombstone reuse"). Caller
-   * holds the lock.
+   * The state a key (sketch hash {@code keyHash}) starts from when it enters the table: what the
+   * sketch remembers of it, or a state at rest. Always a new object (see {@link PartitionTable},
+   * "Tombstone reuse"). Caller holds the lock.
    */
-  Object startingRef(String key, long now) {
+  Object startingRef(long keyHash, long now) {
     QuotaPolicy p = policy;
-    long used = forgotten == null ? 0 : forgotten.read(key, now, 0, p.quota());
+    long used = forgotten == null ? 0 : forgotten.read(keyHash, now, 0, p.quota());
     if (algorithm == Algorithm.CONCURRENCY) {
       if (used <= 0) {
         return new Concurrency.Leases(new long[0], new long[0], new long[0], 0);
       }
-      long until = forgotten.expiry(key);
+      long until = forgotten.expiry(keyHash);
       return new Concurrency.Leases(new long[] {FORGOTTEN_LEASE}, new long[] {used}, new long[] {until}, used);
     }
     if (used <= 0) {
@@ -205,13 +253,28 @@ final class PolicyPartitions implements PartitionTable.StateTest {
 
   // ---------------------------------------------------------------- eviction
 
+  /** The keys at rest an eviction removed, from its packed result. */
+  static int resting(long evicted) {
+    return (int) (evicted >>> 32);
+  }
+
+  /** The live keys an eviction removed (0 or 1), from its packed result. */
+  static int live(long evicted) {
+    return (int) evicted;
+  }
+
+  private static long evicted(int resting, int live) {
+    return (long) resting << 32 | live;
+  }
+
   /**
    * Samples up to {@link #EVICTION_SAMPLE} keys from a random slot on and removes those at rest.
    * When none was at rest and {@code force}, removes the least consumed one, folding its state
-   * into the sketch. Returns {@code {at rest removed, live removed}}. Caller holds the lock.
+   * into the sketch. Returns the keys removed at rest and live, packed (read them with
+   * {@link #resting} and {@link #live}: no array per eviction). Caller holds the lock.
    */
-  int[] evictSample(long now, boolean force) {
-    return evictSample(now, force, ThreadLocalRandom.current().nextInt());
+  long evictSample(long now, boolean force) {
+    return evictSample(now, force, ThreadLocalRandom.current().nextInt(), null, 0);
   }
 
   /**
@@ -219,16 +282,50 @@ final class PolicyPartitions implements PartitionTable.StateTest {
    * inserted samples its own neighbourhood, so that the slot it frees is usually on its own probe
    * path (taken at once, no tombstone left for the next rebuild) and the lines it reads are the
    * ones the insert reads next. Hashes are spread, so the sample is as random as a random slot.
+   * When the victim is {@code guessed} (the same key object a {@link #guessVictim} outside the
+   * lock chose), its sketch hash {@code guessedHash} is used instead of reading its string again.
    */
-  int[] evictSample(long now, boolean force, int hash) {
+  long evictSample(long now, boolean force, int hash, Object guessed, long guessedHash) {
+    PartitionTable.Slots s = partitions.slots();
+    long scan = scan(s, s.home(hash), now, true);
+    int resting = (int) (scan >>> 32);
+    int victim = (int) scan;
+    if (resting == 0 && cursorFindsRest) {
+      resting = sweep(CURSOR_SLICE, now); // random samples miss the last few keys at rest; a cursor does not
+    }
+    if (resting > 0 || !force || victim < 0) {
+      return evicted(resting, 0);
+    }
+    return evicted(0, evictLive(s, victim, now, guessed, guessedHash) ? 1 : 0);
+  }
+
+  /**
+   * The slot of the key a full table would evict for a new key of {@code hash}, guessed without
+   * the lock from the same sample {@link #evictSample} takes, or -1 when the sample holds a key at
+   * rest (nothing live to evict) or no key. A guess: the caller reads that key's string and the
+   * sketch cells before it takes the lock, so that the locked eviction finds them in cache.
+   */
+  int guessVictim(long now, int hash) {
+    PartitionTable.Slots s = partitions.slots();
+    long scan = scan(s, s.home(hash), now, false);
+    return scan >>> 32 != 0 ? -1 : (int) scan;
+  }
+
+  /**
+   * Looks at up to {@link #EVICTION_SAMPLE} keys from slot {@code start} on, in no more than
+   * {@link #SAMPLE_SLOTS} slots (or until it has seen one key). When {@code retire} (caller holds the lock), removes the
+   * keys at rest among them; else only counts them (no lock: states are read racily, and a retired
+   * or moved one is skipped). Returns the number at rest in the high half and the slot of the least
+   * consumed live key (-1 for none) in the low half.
+   */
+  private long scan(PartitionTable.Slots s, int start, long now, boolean retire) {
     PartitionTable pt = partitions;
-    PartitionTable.Slots s = pt.slots();
     int capacity = s.capacity();
-    int start = s.home(hash);
-    int limit = EVICTION_SAMPLE * SCAN_FACTOR;
+    int limit = SAMPLE_SLOTS;
     int seen = 0;
     int resting = 0;
     int victim = -1;
+    long leastTat = Long.MAX_VALUE;
     double least = Double.MAX_VALUE;
     for (int scanned = 0; scanned < capacity && (seen < EVICTION_SAMPLE && scanned < limit || seen == 0);
         scanned++) {
@@ -238,54 +335,55 @@ final class PolicyPartitions implements PartitionTable.StateTest {
         continue;
       }
       seen++;
-      double c;
       if (pt.words) {
         long w = s.word(i);
-        if (w <= now) {
-          resting += pt.retireWord(s, i, w) ? 1 : 0;
-          continue;
+        if (w <= now) { // retired and moved words too: they are far in the past
+          resting += !retire || pt.retireWord(s, i, w) ? 1 : 0;
+        } else if (w < leastTat) { // consumed (TAT - now) / tau: the earliest TAT is the least consumed
+          leastTat = w;
+          victim = i;
         }
-        c = consumed(w, null, now);
-      } else {
-        Object r = s.ref(i);
-        if (expiresAt(r) <= now) {
-          resting += pt.retireRef(s, i, r) ? 1 : 0;
-          continue;
-        }
-        c = consumed(0, r, now);
+        continue;
       }
+      Object r = s.ref(i);
+      if (r == PartitionTable.RETIRED || r == PartitionTable.MOVED) {
+        continue; // only without the lock
+      }
+      if (expiresAt(r) <= now) {
+        resting += !retire || pt.retireRef(s, i, r) ? 1 : 0;
+        continue;
+      }
+      double c = consumed(0, r, now);
       if (c < least) {
         least = c;
         victim = i;
       }
     }
-    if (resting == 0 && cursorFindsRest) {
-      resting = sweep(CURSOR_SLICE, now); // random samples miss the last few keys at rest; a cursor does not
-    }
-    if (resting > 0 || !force || victim < 0) {
-      return new int[] {resting, 0};
-    }
-    return new int[] {0, evictLive(s, victim, now) ? 1 : 0};
+    return (long) resting << 32 | (victim & 0xFFFF_FFFFL);
   }
 
-  /** Removes the key at slot {@code i} whatever its state, folding a live state into the sketch. */
-  private boolean evictLive(PartitionTable.Slots s, int i, long now) {
+  /**
+   * Removes the key at slot {@code i} whatever its state, folding a live state into the sketch
+   * (under {@code guessedHash} when the key is {@code guessed}).
+   */
+  private boolean evictLive(PartitionTable.Slots s, int i, long now, Object guessed, long guessedHash) {
     PartitionTable pt = partitions;
     Object k = s.key(i);
     if (k == null || k == PartitionTable.TOMBSTONE) {
       return false;
     }
+    long keyHash = k == guessed ? guessedHash : sketchHash((String) k);
     for (;;) { // a decision may change the state in between: retire what is there
       if (pt.words) {
         long w = s.word(i);
         if (pt.retireWord(s, i, w)) {
-          fold((String) k, w, null, now);
+          fold(keyHash, w, null, now);
           return true;
         }
       } else {
         Object r = s.ref(i);
         if (pt.retireRef(s, i, r)) {
-          fold((String) k, 0, r, now);
+          fold(keyHash, 0, r, now);
           return true;
         }
       }

@@ -145,6 +145,7 @@ class PartitionTableTest {
     List<String> keys = collidingKeys(2); // one hash code: one home slot
     PartitionTable t = new PartitionTable(true);
     insert(t, keys.get(0), 0);
+    insert(t, keys.get(3), 3); // the next slot: the tombstone below is not followed by an empty slot
     PartitionTable.Slots s = t.slots();
     int first = find(t, keys.get(0));
     long generation = s.tag(first);
@@ -161,6 +162,35 @@ class PartitionTableTest {
     insert(t, keys.get(0), 7);
     assertThat(find(t, keys.get(0))).isNotEqualTo(first);
     assertThat(t.slots().word(find(t, keys.get(0)))).as("a fresh state").isEqualTo(7);
+    assertThat(t.live()).isEqualTo(3);
+  }
+
+  /** PartitionTable, "Emptying tombstones": a tombstone before an empty slot is on no probe path. */
+  @Test
+  void aTombstoneBeforeAnEmptySlotIsEmptiedWithTheTombstonesBeforeIt() {
+    List<String> keys = collidingKeys(2); // one home slot: the keys take consecutive slots
+    PartitionTable t = new PartitionTable(true);
+    for (int i = 0; i < 3; i++) {
+      insert(t, keys.get(i), i);
+    }
+    PartitionTable.Slots s = t.slots();
+    int home = find(t, keys.get(0));
+    int second = (home + 1) & s.mask;
+    int third = (home + 2) & s.mask;
+    long generation = s.tag(second);
+    evict(t, keys.get(1), false);
+    assertThat(s.key(second)).as("followed by a key: stays a tombstone").isSameAs(PartitionTable.TOMBSTONE);
+    evict(t, keys.get(2), false);
+    assertThat(s.key(third)).as("followed by an empty slot: emptied").isNull();
+    assertThat(s.key(second)).as("the run before it too").isNull();
+    assertThat(find(t, keys.get(0))).isEqualTo(home);
+    assertThat(find(t, keys.get(1))).isEqualTo(-1);
+    assertThat(find(t, keys.get(2))).isEqualTo(-1);
+    assertThat(t.tombstones()).isZero();
+    insert(t, keys.get(3), 9);
+    assertThat(find(t, keys.get(3))).isEqualTo(second);
+    assertThat(s.tag(second) >>> 32).as("an emptied slot's generation keeps increasing")
+        .isEqualTo((generation >>> 32) + 1);
     assertThat(t.live()).isEqualTo(2);
   }
 
@@ -175,7 +205,7 @@ class PartitionTableTest {
       evict(t, "key-" + i, false);
     }
     assertThat(t.live()).isZero();
-    // Tombstones count against the load: inserting keeps triggering purges, never growth.
+    // A table that lost its keys shrinks at the next insert; churn then never makes it grow.
     for (int i = 0; i < 5000; i++) {
       insert(t, "again-" + i, 0);
       evict(t, "again-" + i, false);

@@ -187,6 +187,23 @@ public final class Gateway implements AutoCloseable {
       }
     }
 
+    /**
+     * {@code store.leasing}: the Redis store wrapped in a {@link dev.headroom.redis.LeasingStore},
+     * which owns it. Policies are leased by name, so that a reload or a capacity change (a new
+     * policy of the same name) keeps them leased.
+     */
+    private Store leasing(RedisStore redis, dev.headroom.gateway.config.LeasingSettings l) {
+      dev.headroom.redis.Leasing.Builder b = dev.headroom.redis.Leasing.builder()
+          .targetInterval(l.targetInterval()).maxFraction(l.maxFraction()).maxHold(l.maxHold())
+          .idleReturn(l.idleReturn()).maxKeys(l.maxKeys()).ticker(ticker);
+      if (l.policies().isEmpty()) {
+        b.everyPolicy();
+      } else {
+        l.policies().forEach(b::policyNamed);
+      }
+      return dev.headroom.redis.LeasingStore.wrap(redis, b.build());
+    }
+
     private Store storeFor(GatewayConfig c) throws ConfigException {
       return switch (c.store().type()) {
         case MEMORY -> InMemoryStore.builder().ticker(ticker).maxKeys(c.store().maxKeys()).build();
@@ -201,7 +218,8 @@ public final class Gateway implements AutoCloseable {
           if (ticker != Ticker.system()) {
             b.ticker(ticker);
           }
-          yield b.build();
+          RedisStore redis = b.build();
+          yield c.store().leasing().isPresent() ? leasing(redis, c.store().leasing().get()) : redis;
         }
       };
     }

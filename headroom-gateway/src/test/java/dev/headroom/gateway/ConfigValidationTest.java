@@ -61,6 +61,49 @@ class ConfigValidationTest {
     assertThat(Schemas.validate(Schemas.CONFIG, readYaml(bad))).isNotEmpty();
   }
 
+  /**
+   * A policy with a problem is reported once: the route naming it gets no second, misleading
+   * problem ("expected one of the policies: []"), and no message repeats its field name.
+   */
+  @Test
+  void aPolicyProblemDoesNotCascadeIntoTheRouteThatUsesIt() {
+    String bad = """
+        service: {name: s, description: d}
+        upstreams:
+          a: {url: "http://127.0.0.1:1"}
+        policies:
+          perip: {quota: 5, window: 1m, why: ok, partition: "client-ip+"}
+        routes:
+          - {name: r0, method: GET, path: /x, upstream: a, policies: [perip, nosuch]}
+        """;
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).hasSize(2);
+    assertThat(e.problems().get(0)).startsWith("policies.perip.partition: ").doesNotContain("partitioning:");
+    assertThat(e.problems().get(1)).isEqualTo("routes[0].policies[1]: \"nosuch\" is not valid; expected one of the policies: [perip]");
+  }
+
+  /** {@code service.humanUrl} is a plain path no route covers; {@code service.conformance} a level token. */
+  @Test
+  void theLimitsPagePathAndTheDeclaredLevelAreChecked() {
+    String bad = """
+        service: {name: s, description: d, humanUrl: "/docs/{page}", conformance: level-5}
+        upstreams:
+          a: {url: "http://127.0.0.1:1"}
+        routes:
+          - {name: r0, method: GET, path: /x, upstream: a}
+        """;
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).containsExactly(
+        "service.humanUrl: \"/docs/{page}\" is not valid; expected a path such as /docs/limits (no variable, wildcard or "
+            + "query), other than " + java.util.Set.of("/.well-known/limits", "/api/limits"),
+        "service.conformance: \"level-5\" is not valid; expected one of [not-applicable, none, level-1, level-2, "
+            + "level-3, level-4], or no key to publish the level the configuration delivers");
+    String clash = bad.replace("\"/docs/{page}\", conformance: level-5", "/docs/limits").replace("path: /x", "path: /docs/**");
+    ConfigException c = catchThrowableOfType(() -> GatewayConfig.parse(clash, "clash.yaml"), ConfigException.class);
+    assertThat(c.problems()).containsExactly("service.humanUrl: \"/docs/limits\" is also a path of route r0 (/docs/**); "
+        + "expected a path no route covers (the gateway serves the limits page there)");
+  }
+
   /** Route paths are templates of the one grammar (headroom-http PathTemplate), checked with the rest. */
   @Test
   void routePathsAreCheckedByTheOneGrammarNamingThePosition() {

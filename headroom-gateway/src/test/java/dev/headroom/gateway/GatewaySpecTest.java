@@ -76,6 +76,18 @@ class GatewaySpecTest extends HttpAdapterSpec {
     return "key";
   }
 
+  /** Through the admin port, as an operator would: {@code POST /capacity?policy=NAME&factor=F}. */
+  @Override
+  protected void reduceCapacity(String policy, double factor) throws Exception {
+    java.net.http.HttpResponse<String> r = client.send(java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+            + gateway.adminAddress().orElseThrow().getPort() + "/capacity?policy=" + policy + "&factor=" + factor))
+        .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).timeout(TIMEOUT).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    if (r.statusCode() != 200) {
+      throw new AssertionError("POST /capacity answered " + r.statusCode() + ": " + r.body());
+    }
+  }
+
   @Override
   protected void stop() {
     if (gateway != null) {
@@ -95,7 +107,7 @@ class GatewaySpecTest extends HttpAdapterSpec {
         .append("service: {name: '").append(SpecFixture.SERVICE).append("', description: '")
         .append(SpecFixture.DESCRIPTION).append("'}\n")
         .append("listen: {host: 127.0.0.1, port: 0}\n")
-        .append("admin: {enabled: false}\n")
+        .append("admin: {host: 127.0.0.1, port: 0}\n")
         .append("upstreams:\n  app: {url: 'http://127.0.0.1:").append(upstreamPort).append("'}\n")
         .append("policies:\n");
     for (QuotaPolicy p : policies.values()) {
@@ -107,18 +119,36 @@ class GatewaySpecTest extends HttpAdapterSpec {
           .append("    partition: '").append(partition(p.partitioning().map(Object::toString).orElse("global"))).append("'\n")
           .append("    leaseTimeout: ").append(p.leaseTimeout().toSeconds()).append("s\n")
           .append("    why: '").append(SpecFixture.WHY).append("'\n");
+      for (SpecRoute r : fixture.routes()) {
+        if (r.policies().contains(p)) {
+          r.escalation().ifPresent(e -> y.append("    escalation: {threshold: ").append(e.threshold())
+              .append(", block: ").append(e.block().getSeconds()).append("s}\n"));
+        }
+      }
     }
+    y.append("  ").append(SpecFixture.VEND_POLICY).append(": {quota: 1, window: 60s, algorithm: fixed-window, why: '")
+        .append(SpecFixture.WHY).append("'}\n");
     y.append("routes:\n");
+    y.append("  - {name: vend, type: vend, path: '").append(SpecFixture.VEND_PATH).append("', upstream: app, vend: {limits: {function: ")
+        .append(SpecFixture.VEND_POLICY).append("}}}\n");
     for (SpecRoute r : fixture.routes()) {
       y.append("  - name: '").append(r.method()).append(' ').append(r.template()).append("'\n")
           .append("    method: ").append(r.method()).append('\n')
           .append("    path: '").append(r.template()).append("'\n")
           .append("    upstream: app\n")
           .append("    omitOnRedirect: ").append(SpecFixture.OMIT_ON_REDIRECT).append('\n')
+          // the servlet filter's application errors are the application's own; the gateway, which
+          // cannot know its upstream's, promises level 1 only when it normalises them
+          .append("    normaliseErrors: true\n")
           .append("    policies: [").append(r.policies().stream().map(QuotaPolicy::name).collect(Collectors.joining(", ")))
           .append("]\n")
           .append("    dialect: [").append(r.dialects().stream().sorted().map(HeaderDialect::token)
-              .collect(Collectors.joining(", "))).append("]\n");
+              .collect(Collectors.joining(", "))).append("]\n")
+          .append("    listed: ").append(r.listed()).append('\n');
+      r.fields().jitter().ifPresent(j -> y.append("    jitter: ").append(j.getSeconds()).append("s\n"));
+      r.fields().onlyNearExhaustion().ifPresent(n -> y.append("    onlyNearExhaustion: ").append(n).append('\n'));
+      r.fields().ratioCap().ifPresent(c -> y.append("    capRemainingToResetRatio: {factor: ").append(c.factor())
+          .append(c.minWindow().isZero() ? "" : ", minWindow: " + c.minWindow().getSeconds() + "s").append("}\n"));
     }
     return y.toString();
   }
@@ -136,6 +166,12 @@ class GatewaySpecTest extends HttpAdapterSpec {
       Map<String, String> query = query(ex.getRequestURI().getRawQuery());
       SpecRoute route = fixture.routes().stream().filter(r -> matches(r.template(), path)).findFirst().orElse(null);
       boolean head = ex.getRequestMethod().equals("HEAD");
+      if (path.equals(SpecFixture.VEND_PATH)) {
+        // a vend service: every call succeeds (seed 003 response envelope)
+        text(ex, 200, "application/json", "{\"protocol\":{\"name\":\"vend\",\"version\":\"0.1.0\"},\"id\":\"spec\","
+            + "\"result\":{\"ok\":true}}", head);
+        return;
+      }
       if (route == null) {
         text(ex, 404, "text/plain", "no such endpoint", head);
         return;

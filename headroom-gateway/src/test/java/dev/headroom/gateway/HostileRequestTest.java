@@ -248,12 +248,16 @@ class HostileRequestTest {
     startGateway("500ms", timers);
     try (Client c = new Client()) {
       timers.awaitPending(1); // the gateway has taken the connection
-      c.send("GET /up HTTP/1.1\r\nHost: test\r\nX-Slow: ");
+      String head = "GET /up HTTP/1.1\r\nHost: test\r\nX-Slow: ";
+      c.send(head);
+      // time moves only once the gateway has read what was sent: the kernel may deliver it late
+      ReceivedBytes.await(gateway, head.length());
       // one byte every 50 ms of the gateway's time, far inside any per-read timeout: the head
       // keeps arriving and never ends by itself
       for (int i = 0; i < 9; i++) {
         timers.advance(Duration.ofMillis(50));
         c.send("a");
+        ReceivedBytes.await(gateway, head.length() + i + 1);
       }
       timers.advance(Duration.ofMillis(49)); // 499 ms: still within the idle timeout
       assertThat(c.available()).as("nothing answered before the idle timeout").isZero();

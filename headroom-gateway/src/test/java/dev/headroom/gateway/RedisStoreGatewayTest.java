@@ -152,7 +152,7 @@ class RedisStoreGatewayTest {
       JsonNode b = JSON.readTree(r.body());
       assertThat(b.get("type").asText()).endsWith("#temporary-reduced-capacity");
       assertThat(b.get("retryAfterSeconds").asLong()).isEqualTo(1);
-      assertThat(b.get("detail").asText()).startsWith("The gateway has more requests than it can check right now");
+      assertThat(b.get("detail").asText()).isEqualTo(dev.headroom.http.body.ServiceErrors.storeUnavailableDetail(true)); // the text every front end sends
       assertThat(Schemas.validate(Schemas.REFUSAL, b)).isEmpty();
       assertThat(upstream.requests).hasSize(forwarded);
       assertThat(store.shed()).isEqualTo(1);

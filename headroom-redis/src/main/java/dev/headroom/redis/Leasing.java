@@ -36,6 +36,8 @@ public final class Leasing {
   public static final int DEFAULT_MAX_KEYS = 10_000;
 
   private final Set<QuotaPolicy> policies;
+  private final Set<String> names;
+  private final boolean every;
   private final Duration targetInterval;
   private final double maxFraction;
   private final Duration maxHold;
@@ -45,6 +47,8 @@ public final class Leasing {
 
   private Leasing(Builder b) {
     this.policies = Set.copyOf(b.policies);
+    this.names = Set.copyOf(b.names);
+    this.every = b.every;
     this.targetInterval = b.targetInterval;
     this.maxFraction = b.maxFraction;
     this.maxHold = b.maxHold;
@@ -57,9 +61,30 @@ public final class Leasing {
     return new Builder();
   }
 
-  /** The policies decided from local slices; every other policy is decided by the wrapped store. */
+  /**
+   * The policies given by {@link Builder#policy}: decided from local slices, as are those that
+   * {@link #leases} by name or by {@link Builder#everyPolicy}. Every other policy is decided by the
+   * wrapped store.
+   */
   public Set<QuotaPolicy> policies() {
     return policies;
+  }
+
+  /** The names given by {@link Builder#policyNamed}. */
+  public Set<String> policyNames() {
+    return names;
+  }
+
+  /**
+   * Whether this policy is decided from local slices: given by {@link Builder#policy}, or a fixed
+   * window or token bucket named by {@link Builder#policyNamed} or covered by
+   * {@link Builder#everyPolicy}.
+   */
+  public boolean leases(QuotaPolicy policy) {
+    if (policies.contains(policy)) {
+      return true;
+    }
+    return (every || names.contains(policy.name())) && supports(policy.algorithm());
   }
 
   public Duration targetInterval() {
@@ -94,6 +119,8 @@ public final class Leasing {
   /** Builds {@link Leasing}; every setter names the field in its error. */
   public static final class Builder {
     private final Set<QuotaPolicy> policies = new LinkedHashSet<>();
+    private final Set<String> names = new LinkedHashSet<>();
+    private boolean every;
     private Duration targetInterval = DEFAULT_TARGET_INTERVAL;
     private double maxFraction = DEFAULT_MAX_FRACTION;
     private Duration maxHold = DEFAULT_MAX_HOLD;
@@ -106,6 +133,25 @@ public final class Leasing {
     /** Leases this policy (fixed window or token bucket); may be called several times. */
     public Builder policy(QuotaPolicy policy) {
       policies.add(Objects.requireNonNull(policy, "policy"));
+      return this;
+    }
+
+    /**
+     * Leases every fixed-window or token-bucket policy of this name, whatever its quota and window:
+     * a policy that configuration reloads or scales (a new {@link QuotaPolicy} of the same name)
+     * stays leased. Policies of this name with another algorithm are decided centrally.
+     */
+    public Builder policyNamed(String name) {
+      if (name == null || name.isBlank()) {
+        throw new IllegalArgumentException("leasing.policies: expected a policy name, got '" + name + "'");
+      }
+      names.add(name);
+      return this;
+    }
+
+    /** Leases every fixed-window and token-bucket policy; the others are decided centrally. */
+    public Builder everyPolicy() {
+      this.every = true;
       return this;
     }
 
@@ -159,7 +205,7 @@ public final class Leasing {
      * @throws IllegalArgumentException if no policy is given or a policy's algorithm cannot be leased
      */
     public Leasing build() {
-      if (policies.isEmpty()) {
+      if (policies.isEmpty() && names.isEmpty() && !every) {
         throw new IllegalArgumentException("leasing.policies: expected at least one fixed-window or token-bucket "
             + "policy to lease, got none");
       }

@@ -79,7 +79,7 @@ import org.slf4j.LoggerFactory;
  * central refusal is repeated locally until its Retry-After (an exhausted hot key then costs no
  * round trip per request; units other nodes return meanwhile are seen only after it).
  *
- * <p>Policies not named in {@link Leasing#policies()} pass through to the wrapped store, in the same
+ * <p>Policies that {@link Leasing#leases} does not name pass through to the wrapped store, in the same
  * round trip as a slice is not; a request mixing both is all or nothing: local units are reserved
  * first and put back if the central part refuses. {@link #charge} and {@link #release} go to the
  * wrapped store; {@link #refund} puts units back into a live slice. Memory: at most
@@ -144,6 +144,11 @@ public final class LeasingStore implements Store {
     return new LeasingStore(delegate, leasing);
   }
 
+  /** The store this one takes slices from (and owns). */
+  public Store delegate() {
+    return delegate;
+  }
+
   /** Slices taken from the wrapped store so far (one round trip each). */
   public long slicesTaken() {
     return slicesTaken.sum();
@@ -202,7 +207,7 @@ public final class LeasingStore implements Store {
   }
 
   private boolean leased(QuotaPolicy policy) {
-    return options.policies().contains(policy);
+    return options.leases(policy);
   }
 
   /** One pass: reserve what slices cover, wait for takes, or send the rest to the wrapped store. */

@@ -54,10 +54,12 @@ import org.slf4j.LoggerFactory;
  * the same allowed flags, {@code r}, {@code t}, Retry-After, debt, refunds and leases, which a
  * differential test checks against the in-memory store on random request sequences.
  *
- * <p><b>Coalescing.</b> Blocking decisions of one process on the same keys that arrive while a
- * call on those keys is in flight are sent together, as one {@code FCALL} in batch mode, when its
- * reply arrives ({@link Coalescer}): Redis decides them one after another, each exactly as alone,
- * and each caller gets its own reply. A lone caller is sent at once; nothing waits on a timer.
+ * <p><b>Coalescing.</b> Decisions of one process on the same keys (blocking or asynchronous, as
+ * the gateway's) that arrive while a call on those keys is in flight are sent together, as one
+ * {@code FCALL} in batch mode, when its reply arrives ({@link Coalescer}): Redis decides them one
+ * after another, each exactly as alone, and each caller gets its own reply; equal requests are
+ * evaluated only until the first refusal, which the rest would repeat. A lone caller is sent at
+ * once; nothing waits on a timer.
  *
  * <p><b>Time</b> is Redis {@code TIME}, read inside the script, so that gateway nodes whose clocks
  * disagree still agree on every window. Only when the builder is given a {@link Ticker} (a test
@@ -170,7 +172,7 @@ public final class RedisStore implements Store {
       return t;
     });
     this.timer.setRemoveOnCancelPolicy(true);
-    this.slotDecisions = new SlotDecisions(this, calls, deadlines, deadlineNanos, timer, failures, givenBackLate);
+    this.slotDecisions = new SlotDecisions(this, deadlines, deadlineNanos, timer, failures, givenBackLate);
   }
 
   /** Starts a builder; give it exactly one way to reach Redis. */
@@ -430,6 +432,19 @@ public final class RedisStore implements Store {
     if (failurePolicy == FailurePolicy.FALLBACK) {
       locally.run();
     }
+  }
+
+  /**
+   * A decision's call, coalesced with the calls on the same keys in flight ({@link Coalescer});
+   * without a connection yet, sent alone once one opens. Recovers as {@link DecisionCalls#send}
+   * does when Redis lacks the library.
+   */
+  CompletableFuture<long[]> coalesced(DecisionScript.Call call, WriteStamp stamp) {
+    RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
+    if (c == null) {
+      return calls.call(call, stamp);
+    }
+    return coalescer.send(c, call, stamp).exceptionallyCompose(e -> calls.recover(c, call, e, stamp));
   }
 
   /** A call that no caller waits on past its reply (a give-back): its stamp only marks the write. */

@@ -2,7 +2,6 @@ package dev.headroom.redis;
 
 import dev.headroom.Acquisition;
 import dev.headroom.Decision;
-import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Deadlines;
 import dev.headroom.redis.internal.SlotShare;
@@ -30,17 +29,15 @@ final class SlotDecisions {
   private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
 
   private final RedisStore store;
-  private final DecisionCalls calls;
   private final Deadlines deadlines;
   private final long deadlineNanos;
   private final ScheduledThreadPoolExecutor timer;
   private final LongAdder failures;
   private final LongAdder givenBackLate;
 
-  SlotDecisions(RedisStore store, DecisionCalls calls, Deadlines deadlines, long deadlineNanos,
+  SlotDecisions(RedisStore store, Deadlines deadlines, long deadlineNanos,
       ScheduledThreadPoolExecutor timer, LongAdder failures, LongAdder givenBackLate) {
     this.store = store;
-    this.calls = calls;
     this.deadlines = deadlines;
     this.deadlineNanos = deadlineNanos;
     this.timer = timer;
@@ -125,7 +122,7 @@ final class SlotDecisions {
     CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
       SlotShare g = groups.get(i);
-      g.reply(calls.call(store.encode(DecisionScript.ACQUIRE, now, g.acquisitions(), null), g.stamp()));
+      g.reply(store.coalesced(store.encode(DecisionScript.ACQUIRE, now, g.acquisitions(), null), g.stamp()));
       deadlines.track(g.reply());
       replies[i] = g.reply();
     }

@@ -910,37 +910,112 @@ local function decideOne(keys, argv)
   return redis.error_reply('headroom: unknown mode ' .. tostring(mode))
 end
 
+-- Whether two argument lists are the same request (Redis Lua strings are interned: each
+-- comparison is one pointer test).
+local function same(a, b)
+  if b == nil or #a ~= #b then
+    return false
+  end
+  for i = 1, #a do
+    if a[i] ~= b[i] then
+      return false
+    end
+  end
+  return true
+end
+
+-- A refusal of an acquisition (mode a) leaves the state as it found it (nothing is committed;
+-- concurrency's pruning of leases expired at now is idempotent at one now). So the same request
+-- at the same instant, asked again right after a refusal, meets the same state and gets the same
+-- refusal: the batch modes answer it without evaluating it again. This is what makes a batch of
+-- n identical requests on a hot key cost (admitted + 1) evaluations instead of n, and it is
+-- exactly what n evaluations would give.
+local function refusal(sub, reply)
+  return sub[1] == 'a' and reply[1] == 0
+end
+
+-- The TIME of a batch, read once: its calls are decided at the same instant, one after another,
+-- as calls arriving together would be.
+local function batchTime(t)
+  if t == nil then
+    t = redis.call('TIME')
+    t = { tonumber(t[1]), tonumber(t[2]) * 1000 }
+  end
+  return t
+end
+
 -- One call: a request, or a batch of requests on the same keys.
 local function decide(keys, argv)
   if floor == nil then
     bind()
   end
+  local mode = argv[1]
   -- A batch (mode b): n requests on the same keys, each given by its own argv after its length.
   -- They are decided one after another, each exactly as its own call would have been (its own
   -- all-or-nothing commit), and answered in order, each reply after its length. Keys they read
-  -- are read from Redis once per batch (cachedCall).
-  -- Redis TIME is read once for the batch: its calls are decided at the same instant, one after
-  -- another, as calls arriving together would be.
-  if argv[1] == 'b' then
+  -- are read from Redis once per batch (cachedCall); Redis TIME is read once (batchTime). A
+  -- request equal to the one before it, which was refused, is refused alike (see refusal).
+  if mode == 'b' then
     cache = {}
     local n = tonumber(argv[2])
     local at = 3
     local out = {}
     local t = nil
+    local prev, prevReply = nil, nil
     for _ = 1, n do
       local len = tonumber(argv[at])
       local sub = {}
       for j = 1, len do
         sub[j] = argv[at + j]
       end
-      if sub[2] == '' then
-        if t == nil then
-          t = redis.call('TIME')
-          t = { tonumber(t[1]), tonumber(t[2]) * 1000 }
-        end
-        sub[2], sub[3] = t[1], t[2]
-      end
       at = at + len + 1
+      local reply
+      if prevReply ~= nil and same(sub, prev) then
+        reply = prevReply
+      else
+        prev = sub
+        if sub[2] == '' then
+          local timed = {}
+          for j = 1, len do
+            timed[j] = sub[j]
+          end
+          t = batchTime(t)
+          timed[2], timed[3] = t[1], t[2]
+          sub = timed
+        end
+        reply = decideOne(keys, sub)
+        if type(reply) ~= 'table' or reply.err then
+          cache = nil
+          return reply
+        end
+        prevReply = refusal(sub, reply) and reply or nil
+      end
+      local m = #out
+      out[m + 1] = #reply
+      for j = 1, #reply do
+        out[m + 1 + j] = reply[j]
+      end
+    end
+    cache = nil
+    return out
+  end
+  -- n copies of one request (mode n: ARGV 1 n, 2 count, then the request's argv), decided one
+  -- after another as mode b would; evaluation stops at the first refusal, which every later copy
+  -- would repeat (see refusal). Reply: how many replies follow (m), then each after its length;
+  -- copies m + 1 to count have the m-th reply.
+  if mode == 'n' then
+    cache = {}
+    local n = tonumber(argv[2])
+    local sub = {}
+    for j = 3, #argv do
+      sub[j - 2] = argv[j]
+    end
+    if sub[2] == '' then
+      local t = batchTime(nil)
+      sub[2], sub[3] = t[1], t[2]
+    end
+    local out = { 0 }
+    for i = 1, n do
       local reply = decideOne(keys, sub)
       if type(reply) ~= 'table' or reply.err then
         cache = nil
@@ -950,6 +1025,10 @@ local function decide(keys, argv)
       out[m + 1] = #reply
       for j = 1, #reply do
         out[m + 1 + j] = reply[j]
+      end
+      out[1] = i
+      if refusal(sub, reply) then
+        break
       end
     end
     cache = nil

@@ -55,11 +55,9 @@ class CoalescingTest {
     int quota = 100;
     int callers = 32;
     int each = 25;
-    QuotaPolicy hourly = QuotaPolicy.builder("hourly").quota(quota).window(Duration.ofHours(1)).build();
+    QuotaPolicy hourly = hourly(quota);
     PartitionKey key = PartitionKey.of("hot");
-    try (RedisServer server = RedisServer.launch();
-        RedisStore store = RedisStore.builder().uri(server.uri()).decisionDeadline(Duration.ofSeconds(10))
-            .writeTimeout(Duration.ofSeconds(30)).build()) {
+    try (RedisServer server = RedisServer.launch(); RedisStore store = patient(server)) {
       QuotaLimiter limiter = QuotaLimiter.of(store);
       AtomicInteger admitted = new AtomicInteger();
       if (limiter.tryAcquire(hourly, key)) { // connects and loads the library
@@ -99,6 +97,35 @@ class CoalescingTest {
   }
 
   /**
+   * Asynchronous decisions (the gateway's path) are coalesced too: 800 asked at once on one key
+   * of a Redis of the test's own admit exactly the quota, in fewer FCALLs than decisions.
+   */
+  @Test
+  void asynchronousDecisionsOnOneKeyAreExactAndCoalesced() throws Exception {
+    int quota = 100;
+    int decisions = 800;
+    QuotaPolicy hourly = hourly(quota);
+    PartitionKey key = PartitionKey.of("hot-async");
+    try (RedisServer server = RedisServer.launch(); RedisStore store = patient(server)) {
+      int admitted = store.acquire(List.of(Acquisition.of(hourly, key))).allowed() ? 1 : 0; // loads the library
+      long before = fcalls(server);
+      List<java.util.concurrent.CompletableFuture<Decision>> replies = new ArrayList<>();
+      for (int i = 0; i < decisions; i++) {
+        replies.add(store.acquireAsync(List.of(Acquisition.of(hourly, key))).toCompletableFuture());
+      }
+      for (java.util.concurrent.CompletableFuture<Decision> r : replies) {
+        if (r.get(2, TimeUnit.MINUTES).allowed()) {
+          admitted++;
+        }
+      }
+      assertThat(admitted).as("admitted of %d decisions", decisions + 1).isEqualTo(quota);
+      long calls = fcalls(server) - before;
+      assertThat(calls).as("FCALLs for %d concurrent decisions", decisions).isPositive().isLessThan(decisions / 2);
+      assertThat(store.failures()).isZero();
+    }
+  }
+
+  /**
    * The batch mode of the Lua code against the in-memory store: random batches of requests on
    * one key set (token bucket, windows, concurrency; costs from zero to beyond the quota, debt)
    * decided by one call give, in order, the decisions the in-memory store makes one by one.
@@ -107,37 +134,27 @@ class CoalescingTest {
   @ValueSource(longs = {21, 22, 23, 24, 25, 26})
   void aBatchDecidesAsTheInMemoryStoreDoesOneByOne(long seed) throws Exception {
     Random r = new Random(seed);
-    ManualTicker ticker = ManualTicker.atFixedInstant().advanceNanos((long) (r.nextDouble() * 1e15));
+    ManualTicker ticker = randomInstant(r);
     prefix = LocalRedis.uniquePrefix("batch" + seed);
     List<QuotaPolicy> policies = DifferentialTest.policies(r);
-    PartitionKey[] keys = {PartitionKey.GLOBAL, PartitionKey.of("a"), PartitionKey.of("b{c}%")};
+
     KeyLayout layout = new KeyLayout(prefix);
-    Endpoint endpoint = Endpoint.owned(RedisURI.create(LocalRedis.URI), Duration.ofSeconds(10));
+    Endpoint endpoint = localRedis();
     DecisionCalls calls = new DecisionCalls(endpoint, DecisionScript.load(), false);
     try (InMemoryStore memory = InMemoryStore.builder().ticker(ticker).build()) {
       for (int round = 0; round < 30; round++) {
-        List<QuotaPolicy> chosen = new ArrayList<>();
-        List<PartitionKey> chosenKeys = new ArrayList<>();
-        List<String> seen = new ArrayList<>();
-        for (int i = 0, n = 1 + r.nextInt(3); i < n; i++) {
-          QuotaPolicy p = policies.get(r.nextInt(policies.size()));
-          PartitionKey k = keys[r.nextInt(keys.length)];
-          if (!seen.contains(p.name() + k)) {
-            seen.add(p.name() + k);
-            chosen.add(p);
-            chosenKeys.add(k);
-          }
-        }
+        List<Acquisition> chosen = choose(r, policies, KEYS);
         int n = 1 + r.nextInt(40);
         List<List<Acquisition>> requests = new ArrayList<>();
         List<DecisionScript.Call> encoded = new ArrayList<>();
         for (int j = 0; j < n; j++) {
-          List<Acquisition> request = new ArrayList<>();
-          for (int i = 0; i < chosen.size(); i++) {
-            QuotaPolicy p = chosen.get(i);
-            request.add(Acquisition.of(p, chosenKeys.get(i),
-                p.algorithm() == Algorithm.CONCURRENCY ? r.nextInt(3) : DifferentialTest.cost(r, p)));
+          if (j > 0 && r.nextInt(3) == 0) {
+            // the same request again: after a refusal, mode b answers it without evaluating it
+            requests.add(requests.get(j - 1));
+            encoded.add(encoded.get(j - 1));
+            continue;
           }
+          List<Acquisition> request = costed(r, chosen);
           requests.add(request);
           encoded.add(DecisionScript.encode(layout, false, DecisionScript.ACQUIRE, ticker.read(),
               RedisStore.TEST_TTL_MARGIN_MILLIS, request, null));
@@ -156,6 +173,111 @@ class CoalescingTest {
     } finally {
       endpoint.close();
     }
+  }
+
+  /**
+   * Mode n (n copies of one request, evaluated until the first refusal) against two references:
+   * the in-memory store deciding the copies one by one, and Redis deciding them one call each on
+   * keys of their own. Random policies (token bucket, windows, concurrency, several at once),
+   * costs from zero to beyond the quota, up to 300 copies: every copy's decision is the same.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {31, 32, 33, 34, 35, 36})
+  void copiesOfOneRequestAreDecidedAsOneByOne(long seed) throws Exception {
+    Random r = new Random(seed);
+    ManualTicker ticker = randomInstant(r);
+    prefix = LocalRedis.uniquePrefix("repeat" + seed);
+    List<QuotaPolicy> policies = DifferentialTest.policies(r);
+    KeyLayout layout = new KeyLayout(prefix);
+    KeyLayout alone = new KeyLayout(prefix + "alone:");
+    Endpoint endpoint = localRedis();
+    DecisionCalls calls = new DecisionCalls(endpoint, DecisionScript.load(), false);
+    int evaluatedLess = 0;
+    try (InMemoryStore memory = InMemoryStore.builder().ticker(ticker).build()) {
+      for (int round = 0; round < 25; round++) {
+        List<Acquisition> request = costed(r, choose(r, policies, KEYS));
+        int n = 1 + r.nextInt(r.nextBoolean() ? 12 : 300);
+        DecisionScript.Call call = DecisionScript.encode(layout, false, DecisionScript.ACQUIRE, ticker.read(),
+            RedisStore.TEST_TTL_MARGIN_MILLIS, request, null);
+        long[] reply = calls.call(DecisionScript.repeat(call, n), new WriteStamp(System.nanoTime()))
+            .get(30, TimeUnit.SECONDS);
+        if (reply[0] < n) {
+          evaluatedLess++;
+        }
+        long[][] replies = DecisionScript.splitRepeat(reply, n);
+        DecisionScript.Call single = DecisionScript.encode(alone, false, DecisionScript.ACQUIRE, ticker.read(),
+            RedisStore.TEST_TTL_MARGIN_MILLIS, request, null);
+        for (int j = 0; j < n; j++) {
+          String what = "seed " + seed + " round " + round + " copy " + j + " of " + n + " " + request;
+          Decision d = Decision.of(DecisionScript.outcomes(replies[j], request));
+          DifferentialTest.assertSame(what, memory.acquire(request), d);
+          long[] own = calls.call(single, new WriteStamp(System.nanoTime())).get(30, TimeUnit.SECONDS);
+          DifferentialTest.assertSame(what + " (one call each)", Decision.of(DecisionScript.outcomes(own, request)), d);
+        }
+        ticker.advanceNanos((long) (r.nextDouble() * 2_000_000_000L));
+      }
+    } finally {
+      endpoint.close();
+    }
+    assertThat(evaluatedLess).as("rounds in which Redis stopped at a refusal").isPositive();
+  }
+
+  private static QuotaPolicy hourly(int quota) {
+    return QuotaPolicy.builder("hourly").quota(quota).window(Duration.ofHours(1)).build();
+  }
+
+  /** A store on the test's own Redis whose deadlines a busy test machine never reaches. */
+  private static RedisStore patient(RedisServer server) {
+    return RedisStore.builder().uri(server.uri()).decisionDeadline(Duration.ofSeconds(10))
+        .writeTimeout(Duration.ofSeconds(30)).build();
+  }
+
+  /** Partitions of every shape: the global one, a plain one, one with a brace and a percent sign. */
+  private static final PartitionKey[] KEYS = {PartitionKey.GLOBAL, PartitionKey.of("a"), PartitionKey.of("b{c}%")};
+
+  private static ManualTicker randomInstant(Random r) {
+    return ManualTicker.atFixedInstant().advanceNanos((long) (r.nextDouble() * 1e15));
+  }
+
+  private static Endpoint localRedis() {
+    return Endpoint.owned(RedisURI.create(LocalRedis.URI), Duration.ofSeconds(10));
+  }
+
+  /** One to three distinct policy and key pairs (costs not chosen yet). */
+  private static List<Acquisition> choose(Random r, List<QuotaPolicy> policies, PartitionKey[] keys) {
+    List<Acquisition> chosen = new ArrayList<>();
+    List<String> seen = new ArrayList<>();
+    for (int i = 0, n = 1 + r.nextInt(3); i < n; i++) {
+      QuotaPolicy p = policies.get(r.nextInt(policies.size()));
+      PartitionKey k = keys[r.nextInt(keys.length)];
+      if (!seen.contains(p.name() + k)) {
+        seen.add(p.name() + k);
+        chosen.add(Acquisition.of(p, k, 0));
+      }
+    }
+    return chosen;
+  }
+
+  /** A request on the chosen pairs with random costs (zero to beyond the quota; 0 to 2 leases). */
+  private static List<Acquisition> costed(Random r, List<Acquisition> chosen) {
+    List<Acquisition> request = new ArrayList<>();
+    for (Acquisition a : chosen) {
+      QuotaPolicy p = a.policy();
+      request.add(Acquisition.of(p, a.key(),
+          p.algorithm() == Algorithm.CONCURRENCY ? r.nextInt(3) : DifferentialTest.cost(r, p)));
+    }
+    return request;
+  }
+
+  /** A repeat reply is m replies then the m-th for the rest; anything else is refused. */
+  @Test
+  void aRepeatReplyIsSpreadToEveryCopy() {
+    assertThat(DecisionScript.splitRepeat(new long[] {2, 1, 7, 2, 0, 9}, 4))
+        .isDeepEqualTo(new long[][] {{7}, {0, 9}, {0, 9}, {0, 9}});
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.splitRepeat(new long[] {5, 1, 7}, 4))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected a count from 1 to 4, got 5");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.splitRepeat(new long[0], 4))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("got nothing");
   }
 
   /** A reply that is not n length-prefixed replies is refused, naming what was expected. */

@@ -13,6 +13,9 @@ public interface DecisionListener {
   /** A decision was made for a request of the route. */
   void decided(Route route, Decision decision);
 
+  /** A shadow policy of the route was decided (it never refuses the request). */
+  default void shadowDecided(Route route, Decision decision) {}
+
   /** The store could not decide; the filter then applies its store-failure mode. */
   default void storeFailed(Route route, StoreException failure) {}
 

@@ -11,18 +11,28 @@ import dev.headroom.Ticker;
 import dev.headroom.http.HeaderNames;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.plan.Plan;
+import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.http.plan.Plans;
 import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
+import dev.headroom.http.body.ServiceErrors;
 import dev.headroom.http.discovery.DiscoveryRoute;
 import dev.headroom.http.discovery.EntityTag;
 import dev.headroom.http.discovery.LimitsDiscoveryDocument;
+import dev.headroom.http.enforcement.CapacityReductions;
+import dev.headroom.http.enforcement.Escalation;
+import dev.headroom.http.enforcement.Escalations;
+import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.PartitionKey;
 import dev.headroom.servlet.internal.Completion;
+import dev.headroom.servlet.internal.ErrorBodyResponse;
 import dev.headroom.servlet.internal.LimitedRequest;
 import dev.headroom.servlet.internal.LimitedResponse;
 import dev.headroom.servlet.internal.ServletRequestView;
@@ -45,6 +55,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -87,6 +98,20 @@ import java.util.random.RandomGenerator;
  *   kept are charged (none for HEAD) and concurrency leases released.
  * </ol>
  *
+ * <h2>Beyond the quota (the gateway's behaviour, defined once in headroom-http)</h2>
+ * <ul>
+ * <li>Escalation ({@link Builder#escalation}): a partition that keeps sending while told to wait is
+ *   blocked and told {@code abnormal-usage-detected} (draft-09 section 5.3; headroom-http
+ *   {@link Escalations}).
+ * <li>Run-time capacity ({@link #reduceCapacity}): a policy lowered by an operator refuses with 503
+ *   {@code temporary-reduced-capacity} (draft-09 section 5.2; headroom-http {@link CapacityReductions}).
+ * <li>A store that cannot decide, with {@link StoreFailureMode#REFUSE}: 503
+ *   {@code temporary-reduced-capacity} with the Retry-After every front end sends
+ *   ({@link ServiceErrors#storeUnavailable}).
+ * <li>Error bodies ({@link Builder#errorBodies}, opt-in): the application's and the container's
+ *   {@code sendError} and uncaught exceptions answered with Graceful Boundaries bodies (section 6).
+ * </ul>
+ *
  * <p>Only the initial {@link DispatcherType#REQUEST} dispatch is limited; forwards, includes, error
  * and async dispatches of an already decided request pass. Register the filter with
  * {@code asyncSupported} so that asynchronous applications work behind it, and for the
@@ -104,7 +129,10 @@ public final class HeadroomFilter implements Filter {
   public enum StoreFailureMode {
     /** Let the request through without RateLimit fields: availability over enforcement. */
     ALLOW,
-    /** Refuse with 503 and a Graceful Boundaries body: enforcement over availability. */
+    /**
+     * Refuse with 503 {@code temporary-reduced-capacity} and the Retry-After every front end sends
+     * ({@link ServiceErrors#storeUnavailable}): enforcement over availability.
+     */
     REFUSE
   }
 
@@ -114,20 +142,45 @@ public final class HeadroomFilter implements Filter {
   private final UserResolver users;
   private final DecisionListener listener;
   private final StoreFailureMode storeFailureMode;
-  private final LimitsDiscoveryDocument discovery;
-  private final byte[] discoveryJson;
+  /** Builds the discovery document again when limits change at run time; null when discovery is off. */
+  private final FilterDiscovery discoveryFactory;
+  private volatile LimitsDiscoveryDocument discovery;
+  private final RuntimeLimits limits;
+  /** The plans and their resolver; null without plans. */
+  private final PlanSelection plans;
   private final Set<String> discoveryPaths;
+  /** The first discovery path configured, named in error bodies; null without discovery. */
+  private final String discoveryPath;
+  private final Map<String, Escalation> escalationsByPolicy;
+  private final Escalations escalations = new Escalations();
+  private final CapacityReductions capacity = new CapacityReductions();
+  private final Map<String, QuotaPolicy> policiesByName;
+  private final Ticker ticker;
+  private final boolean errorBodies;
+  private final List<CompiledVend> vendRoutes;
 
-  private HeadroomFilter(Builder b, List<CompiledRoute> routes, LimitsDiscoveryDocument discovery) {
+  private HeadroomFilter(Builder b, List<CompiledRoute> routes, FilterDiscovery discovery, List<CompiledVend> vend,
+      RuntimeLimits limits) {
+    this.plans = b.plans;
+    this.limits = limits;
+    this.discoveryFactory = discovery;
+    this.vendRoutes = List.copyOf(vend);
     this.limiter = b.limiter;
     this.refusals = b.refusals;
     this.routes = List.copyOf(routes);
     this.users = b.users;
     this.listener = b.listener;
     this.storeFailureMode = b.storeFailureMode;
-    this.discovery = discovery;
-    this.discoveryJson = discovery == null ? null : discovery.toJsonBytes();
+    limits.onChange(this::rebuildDiscovery);
+    rebuildDiscovery();
     this.discoveryPaths = Set.copyOf(b.discoveryPaths);
+    this.discoveryPath = discovery == null ? null : b.discoveryPaths.iterator().next();
+    this.escalationsByPolicy = Map.copyOf(b.escalations);
+    Map<String, QuotaPolicy> byName = new HashMap<>();
+    routes.forEach(r -> r.policies.forEach(p -> byName.put(p.name(), p)));
+    this.policiesByName = Map.copyOf(byName);
+    this.ticker = b.ticker;
+    this.errorBodies = b.errorBodies;
   }
 
   /** Starts a configuration. */
@@ -140,6 +193,37 @@ public final class HeadroomFilter implements Filter {
     List<Route> list = new ArrayList<>(routes.size());
     routes.forEach(r -> list.add(r.route));
     return list;
+  }
+
+  /**
+   * Lowers (or, with 1, restores) a policy's capacity at run time, as the gateway's admin
+   * {@code POST /capacity} does: the policy is enforced with quota {@code max(1, floor(q * factor))}
+   * on the same counters, and its refusals are 503 {@code temporary-reduced-capacity} (draft-09
+   * section 5.2) until restored. Thread-safe.
+   *
+   * @throws IllegalArgumentException when no route has a policy of this name, or the factor is not in (0, 1]
+   */
+  public void reduceCapacity(String policy, double factor) {
+    QuotaPolicy p = policiesByName.get(policy);
+    if (p == null) {
+      throw new IllegalArgumentException("policy: '" + policy + "' is not a policy of any route; expected one of "
+          + new java.util.TreeSet<>(policiesByName.keySet()));
+    }
+    capacity.set(p, factor);
+  }
+
+  /** The factor of every policy whose capacity is reduced now, by name. */
+  public Map<String, Double> reducedCapacity() {
+    return capacity.factors();
+  }
+
+  /** The limits in force, changeable at run time without a restart ({@link RuntimeLimits}). */
+  public RuntimeLimits limits() {
+    return limits;
+  }
+
+  private void rebuildDiscovery() {
+    discovery = discoveryFactory == null ? null : discoveryFactory.build(limits::effective);
   }
 
   /** The discovery document served, when discovery is on. */
@@ -166,18 +250,46 @@ public final class HeadroomFilter implements Filter {
       serveDiscovery(request, response);
       return;
     }
+    ErrorBodyResponse errors = errorBodies ? new ErrorBodyResponse(request, response, path,
+        discoveryPath, refusals.origin().orElse(null)) : null;
+    for (CompiledVend v : vendRoutes) {
+      if (v.route().matches(method, path)) {
+        VendCalls.serve(request, response, chain, v.route(), v.headers(), users,
+            storeFailureMode == StoreFailureMode.ALLOW, refusals.origin().orElse(null));
+        return;
+      }
+    }
     CompiledRoute route = match(request, method, path);
     if (route == null) {
-      chain.doFilter(req, res);
+      runChain(chain, request, errors == null ? response : errors, errors);
       return;
     }
     ServletRequestView view = new ServletRequestView(request, path, route.route.template(), users::user);
+    Plan plan = plans == null ? null : plans.choose(request, response, view, refusals.origin().orElse(null));
+    if (plans != null && plan == null) {
+      return; // refused with 401: an invalid credential
+    }
+    OptionalLong cost = ShadowAndCost.cost(request, response, route.route, refusals.origin().orElse(null));
+    if (cost.isEmpty()) {
+      return; // refused with 400: the cost header is not valid
+    }
+    ShadowAndCost.shadows(limiter, route.route, route.shadowDerivations, view, cost.getAsLong(), listener);
     List<Acquisition> acquisitions = new ArrayList<>(route.policies.size());
+    List<PartitionKey> keys = new ArrayList<>(route.policies.size());
+    long now = escalationsByPolicy.isEmpty() ? 0 : ticker.read();
     for (int i = 0; i < route.policies.size(); i++) {
-      QuotaPolicy p = route.policies.get(i);
+      QuotaPolicy base = limits.effective(route.policies.get(i));
+      QuotaPolicy p = capacity.effective(plan == null ? base : plans.plans().policy(plan, base));
+      PartitionKey key = route.derivations.get(i).derive(view);
+      keys.add(key);
+      long blocked = escalationsByPolicy.containsKey(p.name()) ? escalations.blockedFor(p.name(), key, now) : 0;
+      if (blocked > 0) {
+        refuseBlocked(request, response, route, p, Escalations.seconds(blocked));
+        return;
+      }
       // content-bytes are charged after the fact; the request itself asks for nothing but is
       // refused while the partition is in debt.
-      acquisitions.add(Acquisition.of(p, route.derivations.get(i).derive(view), p.unit() == QuotaUnit.CONTENT_BYTES ? 0 : 1));
+      acquisitions.add(Acquisition.of(p, key, ShadowAndCost.units(p, cost.getAsLong())));
     }
     Decision decision;
     try {
@@ -187,7 +299,7 @@ public final class HeadroomFilter implements Filter {
       if (storeFailureMode == StoreFailureMode.ALLOW) {
         chain.doFilter(req, res);
       } else {
-        refuseUnavailable(request, response);
+        RefusalResponses.unavailable(request, response, refusals.origin().orElse(null));
       }
       return;
     }
@@ -197,7 +309,7 @@ public final class HeadroomFilter implements Filter {
       // A listener cannot fail the request (DecisionListener contract).
     }
     if (!decision.allowed()) {
-      refuse(request, response, route, decision);
+      refuse(request, response, route, decision, keys);
       return;
     }
     // content bytes: none are transferred for HEAD (RFC 9110 section 9.3.2), so none are charged.
@@ -205,9 +317,12 @@ public final class HeadroomFilter implements Filter {
     LimitedResponse limitedResponse = new LimitedResponse(response,
         status -> route.headers.write(decision, status, response::addHeader), charge);
     Completion completion = new Completion(limiter, decision, charge ? limitedResponse : null, e -> notifyFailure(route.route, e));
+    completion.refundUnless(route.route.counting()::counts, acquisitions, limitedResponse);
     LimitedRequest limited = new LimitedRequest(request, limitedResponse, completion);
     try {
-      chain.doFilter(limited, limitedResponse);
+      ErrorBodyResponse limitedErrors = errors == null ? null : new ErrorBodyResponse(request, limitedResponse, path,
+          discoveryPath, refusals.origin().orElse(null));
+      runChain(chain, limited, limitedErrors == null ? limitedResponse : limitedErrors, limitedErrors);
       if (!completion.isAsync() && request.isAsyncStarted()) {
         // The application started asynchronous processing on an unwrapped request.
         completion.asyncStarted();
@@ -265,9 +380,48 @@ public final class HeadroomFilter implements Filter {
     return path.isEmpty() ? "/" : path;
   }
 
-  private void refuse(HttpServletRequest request, HttpServletResponse response, CompiledRoute route, Decision decision)
-      throws IOException {
-    Refusal refusal = refusals.refusal(decision, ProblemType.QUOTA_EXCEEDED);
+  /**
+   * Runs the rest of the chain; with error bodies on, an exception the application lets through
+   * before anything was sent is answered 500 with its body (and logged), not left to the container.
+   */
+  private static void runChain(FilterChain chain, HttpServletRequest request, HttpServletResponse response,
+      ErrorBodyResponse errors) throws IOException, ServletException {
+    if (errors == null) {
+      chain.doFilter(request, response);
+      return;
+    }
+    try {
+      chain.doFilter(request, response);
+    } catch (IOException | ServletException | RuntimeException e) {
+      if (!errors.internalError()) {
+        throw e;
+      }
+      request.getServletContext().log("request " + request.getMethod() + " " + request.getRequestURI()
+          + " failed; answered 500 with a Graceful Boundaries body", e);
+    }
+  }
+
+  /** A partition blocked by an escalation: refused without asking the store (draft-09 section 5.3). */
+  private void refuseBlocked(HttpServletRequest request, HttpServletResponse response, CompiledRoute route,
+      QuotaPolicy policy, long seconds) throws IOException {
+    Refusal refusal = refusals.abnormal(policy, seconds, List.of(policy.name()));
+    response.setStatus(refusal.status());
+    response.setHeader(HeaderNames.RETRY_AFTER, Long.toString(seconds));
+    RefusalFormat format = RefusalFormat.negotiate(request.getHeader("Accept"));
+    RefusalResponses.writeBody(request, response, format, format.body(refusal, format == RefusalFormat.HTML ? RefusalResponses.self(request) : null));
+  }
+
+  private void refuse(HttpServletRequest request, HttpServletResponse response, CompiledRoute route, Decision decision,
+      List<PartitionKey> keys) throws IOException {
+    PolicyOutcomeView worst = escalate(route, decision, keys);
+    Refusal refusal;
+    if (worst.blockSeconds > 0) {
+      refusal = refusals.abnormal(worst.policy, Math.max(worst.blockSeconds, decision.retryAfterSeconds()),
+          refusals.refusal(decision).violatedPolicies());
+    } else {
+      refusal = refusals.refusal(decision, capacity.isReduced(decision.mostConstraining().policy().name())
+          ? ProblemType.TEMPORARY_REDUCED_CAPACITY : ProblemType.QUOTA_EXCEEDED);
+    }
     int status = refusal.status();
     response.setStatus(status);
     BiConsumer<String, String> sink = response::addHeader;
@@ -281,98 +435,46 @@ public final class HeadroomFilter implements Filter {
     }
     Optional<Duration> written = route.headers.write(decision, status, sink);
     if (written.isPresent() && refusal.retryAfterSeconds().isPresent()) {
-      refusal = agreeing(refusal, written.get().getSeconds());
-    }
-    RefusalFormat format = RefusalFormat.negotiate(request.getHeader("Accept"));
-    String self = request.getRequestURI() + (request.getQueryString() == null ? "" : "?" + request.getQueryString());
-    writeBody(request, response, format, format.body(refusal, format == RefusalFormat.HTML ? self : null));
-  }
-
-  /**
-   * The refusal as it agrees with the Retry-After actually written, which jitter may have moved
-   * later than the decision's (draft-09 sections 6 and 8.5): {@code retryAfterSeconds}, the reset
-   * instant and the "Try again in" sentence of the detail move with it.
-   */
-  static Refusal agreeing(Refusal refusal, long retryAfterSeconds) {
-    long decided = refusal.retryAfterSeconds().getAsLong();
-    if (decided == retryAfterSeconds) {
-      return refusal;
-    }
-    Refusal.Builder b = refusal.toBuilder().retryAfterSeconds(retryAfterSeconds);
-    refusal.windowResetAt().ifPresent(at -> b.windowResetAt(at.plusSeconds(retryAfterSeconds - decided)));
-    String sentence = "Try again in " + seconds(decided) + ".";
-    refusal.detail().filter(d -> d.endsWith(sentence)).ifPresent(d ->
-        b.detail(d.substring(0, d.length() - sentence.length()) + "Try again in " + seconds(retryAfterSeconds) + "."));
-    return b.build();
-  }
-
-  private static String seconds(long n) {
-    return n == 1 ? "1 second" : n + " seconds";
-  }
-
-  private void refuseUnavailable(HttpServletRequest request, HttpServletResponse response) throws IOException {
-    Refusal refusal = Refusal.builder(503)
-        .error("limiter_unavailable")
-        .detail("The service cannot check its limits right now and refuses requests until it can. Try again in 5 seconds.")
-        .why("Requests are held back rather than admitted unchecked so that the service stays within its capacity.")
-        .retryAfterSeconds(5)
-        .origin(refusals.origin().orElse(null))
-        .build();
-    response.setStatus(503);
-    response.setHeader(HeaderNames.RETRY_AFTER, "5");
-    RefusalFormat format = RefusalFormat.negotiate(request.getHeader("Accept"));
-    writeBody(request, response, format, format.body(refusal, null));
-  }
-
-  /** Bytes of a refused request's body read and dropped so that its connection can stay open. */
-  static final int SWALLOW_BYTES = 64 * 1024;
-
-  /**
-   * A refused request's body is not for the application: up to {@link #SWALLOW_BYTES} of it are
-   * read and dropped so that the connection can carry the next request, and a larger or
-   * unreadable one ends the connection ({@code Connection: close}, RFC 9112 section 9.6). A
-   * container that finds content unread after a committed response closes the connection without
-   * being able to say so, and a client that reuses it meanwhile finds it gone.
-   */
-  static void settleUnreadBody(HttpServletRequest request, HttpServletResponse response) {
-    long declared = request.getContentLengthLong();
-    if (declared == 0 || declared < 0 && request.getHeader("Transfer-Encoding") == null) {
-      return;
-    }
-    if (declared > SWALLOW_BYTES) {
-      response.setHeader("Connection", "close");
-      return;
-    }
-    try {
-      java.io.InputStream in = request.getInputStream();
-      byte[] buf = new byte[8192];
-      long n = 0;
-      int r;
-      while ((r = in.read(buf)) >= 0) {
-        n += r;
-        if (n > SWALLOW_BYTES) {
-          response.setHeader("Connection", "close");
-          return;
-        }
+      long wait = Math.max(written.get().getSeconds(), refusal.retryAfterSeconds().getAsLong());
+      if (wait != written.get().getSeconds()) {
+        response.setHeader(HeaderNames.RETRY_AFTER, Long.toString(wait)); // an escalation's block outlasts t
       }
-    } catch (IOException | IllegalStateException e) {
-      response.setHeader("Connection", "close");
+      refusal = refusals.agreeing(refusal, wait);
     }
+    RefusalFormat format = RefusalFormat.negotiate(request.getHeader("Accept"));
+    RefusalResponses.writeBody(request, response, format, format.body(refusal, format == RefusalFormat.HTML ? RefusalResponses.self(request) : null));
   }
 
-  private static void writeBody(HttpServletRequest request, HttpServletResponse response, RefusalFormat format, byte[] body)
-      throws IOException {
-    settleUnreadBody(request, response);
-    response.setContentType(format.mediaType());
-    response.setHeader("Cache-Control", "no-store");
-    response.addHeader("Vary", "Accept");
-    response.setContentLength(body.length);
-    if (!request.getMethod().equals("HEAD")) {
-      response.getOutputStream().write(body);
+  /** The escalating policy a refusal blocks, if any, and for how long (whole seconds). */
+  private record PolicyOutcomeView(QuotaPolicy policy, long blockSeconds) {}
+
+  /**
+   * Counts a refusal towards each violated policy's escalation (headroom-http {@link Escalations});
+   * the policy whose escalation this refusal starts, with its block, or none.
+   */
+  private PolicyOutcomeView escalate(CompiledRoute route, Decision decision, List<PartitionKey> keys) {
+    if (escalationsByPolicy.isEmpty()) {
+      return new PolicyOutcomeView(null, 0);
     }
+    long now = ticker.read();
+    PolicyOutcomeView out = new PolicyOutcomeView(null, 0);
+    for (dev.headroom.PolicyOutcome o : decision.violated()) {
+      Escalation e = escalationsByPolicy.get(o.policy().name());
+      if (e == null) {
+        continue;
+      }
+      int i = decision.outcomes().indexOf(o);
+      long block = escalations.onRefused(o.policy().name(), e, keys.get(i), now, o.retryAfter().toNanos());
+      if (block > 0 && Escalations.seconds(block) > out.blockSeconds) {
+        out = new PolicyOutcomeView(o.policy(), Escalations.seconds(block));
+      }
+    }
+    return out;
   }
 
   private void serveDiscovery(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    LimitsDiscoveryDocument discovery = this.discovery;
+    byte[] discoveryJson = discovery.toJsonBytes();
     response.setHeader("ETag", discovery.etag());
     response.setHeader("Cache-Control", LimitsDiscoveryDocument.cacheControl());
     if (EntityTag.matchesIfNoneMatch(request.getHeader("If-None-Match"), discovery.etag())) {
@@ -387,15 +489,21 @@ public final class HeadroomFilter implements Filter {
     }
   }
 
+  /** A vend route and its header writer. */
+  private record CompiledVend(VendRoute route, RateLimitHeaders headers) {}
+
   /** A route with what each request needs precomputed. */
   private static final class CompiledRoute {
     final Route route;
     final List<QuotaPolicy> policies;
     final List<PartitionKeyDerivation> derivations;
+    final List<PartitionKeyDerivation> shadowDerivations;
     final RateLimitHeaders headers;
     final boolean countsBytes;
 
-    CompiledRoute(Route route, List<PartitionKeyDerivation> derivations, RateLimitHeaders headers) {
+    CompiledRoute(Route route, List<PartitionKeyDerivation> derivations, List<PartitionKeyDerivation> shadowDerivations,
+        RateLimitHeaders headers) {
+      this.shadowDerivations = List.copyOf(shadowDerivations);
       this.route = route;
       this.policies = route.policies();
       this.derivations = List.copyOf(derivations);
@@ -409,6 +517,7 @@ public final class HeadroomFilter implements Filter {
     private QuotaLimiter limiter;
     private LimitRefusals refusals;
     private final List<Route> routes = new ArrayList<>();
+    private final List<VendRoute> vendRoutes = new ArrayList<>();
     private Set<HeaderDialect> dialects = EnumSet.of(HeaderDialect.IETF);
     private PartitionKeyExposure exposure = PartitionKeyExposures.off();
     private ClientAddressResolver clientAddresses = ClientAddressResolver.direct();
@@ -417,15 +526,22 @@ public final class HeadroomFilter implements Filter {
     private StoreFailureMode storeFailureMode = StoreFailureMode.ALLOW;
     private Ticker ticker = Ticker.system();
     private boolean omitOnRedirect;
-    private double nearExhaustion;
-    private Duration jitter = Duration.ZERO;
-    private RandomGenerator jitterRandom;
+    private FieldOptions fields = FieldOptions.none();
+    private final Map<String, Escalation> escalations = new HashMap<>();
+    private boolean errorBodies;
     private String service;
     private String description;
     private Consumer<LimitsDiscoveryDocument.Builder> discoveryCustomizer = b -> {};
     private final Set<String> discoveryPaths = new LinkedHashSet<>(DEFAULT_DISCOVERY_PATHS);
 
+    private PlanSelection plans;
     private Builder() {}
+
+    /** Plans resolved per request within {@code deadline} ({@link PlanSelection}); built with {@link Plans#of}. */
+    public Builder plans(Plans plans, PlanResolver resolver, Duration deadline) {
+      this.plans = new PlanSelection(plans, resolver, deadline);
+      return this;
+    }
 
     /** Required: decides every request, through its store. */
     public Builder limiter(QuotaLimiter limiter) {
@@ -442,6 +558,15 @@ public final class HeadroomFilter implements Filter {
     /** A route; routes match in the order added. */
     public Builder route(Route route) {
       routes.add(Objects.requireNonNull(route, "route"));
+      return this;
+    }
+
+    /**
+     * A vend route (seed 003, the vend rate-limit extension): its POSTs are vend calls, decided per
+     * vend scope before the routes are matched ({@link VendRoute}).
+     */
+    public Builder vendRoute(VendRoute route) {
+      vendRoutes.add(Objects.requireNonNull(route, "vendRoute"));
       return this;
     }
 
@@ -515,8 +640,55 @@ public final class HeadroomFilter implements Filter {
      * @throws IllegalArgumentException unless {@code 0 < threshold <= 1}
      */
     public Builder onlyNearExhaustion(double threshold) {
-      RateLimitHeaders.builder().onlyNearExhaustion(threshold); // validates, naming the field
-      this.nearExhaustion = threshold;
+      this.fields = fields.onlyNearExhaustion(threshold);
+      return this;
+    }
+
+    /**
+     * Caps {@code r / t} at {@code factor} times each policy's nominal throughput {@code q / w},
+     * for policies whose window is at least {@code minWindow} (draft-09 sections 6 and 8.5: a
+     * token bucket just refilled otherwise invites a burst). Off by default; a route's own
+     * {@link Route.Builder#fields} wins.
+     *
+     * @throws IllegalArgumentException unless {@code factor >= 1} and {@code minWindow} is not negative
+     */
+    public Builder capRemainingToResetRatio(double factor, Duration minWindow) {
+      this.fields = fields.capRemainingToResetRatio(factor, minWindow);
+      return this;
+    }
+
+    /**
+     * The field rules of every route that does not set its own, option by option
+     * ({@link Route.Builder#fields}); what {@link #jitter}, {@link #onlyNearExhaustion} and
+     * {@link #capRemainingToResetRatio} set one by one.
+     */
+    public Builder fields(FieldOptions fields) {
+      this.fields = Objects.requireNonNull(fields, "fields");
+      return this;
+    }
+
+    /**
+     * Escalates a policy (Graceful Boundaries section 2, "Retry behavior guidance"; draft-09 section
+     * 5.3): {@code threshold} refusals of one partition while it is told to wait block it for
+     * {@code block}, answered 429 {@code abnormal-usage-detected} without asking the store, as the
+     * gateway's {@code policies.*.escalation} does. None by default.
+     *
+     * @throws IllegalArgumentException when the escalation is not valid
+     */
+    public Builder escalation(String policy, Escalation escalation) {
+      escalations.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(escalation, "escalation"));
+      return this;
+    }
+
+    /**
+     * Answers the application's and the container's errors ({@code sendError}: 404, 405, 500, ...;
+     * an exception let through before anything was sent) with the Graceful Boundaries body every
+     * front end sends for that status (headroom-http {@link ServiceErrors#forStatus}; Graceful
+     * Boundaries section 6), instead of the container's error page. Off by default: a plain servlet
+     * application opts in; the Spring Boot starter answers through Spring's error controller instead.
+     */
+    public Builder errorBodies(boolean on) {
+      this.errorBodies = on;
       return this;
     }
 
@@ -535,9 +707,7 @@ public final class HeadroomFilter implements Filter {
 
     /** As {@link #jitter(Duration)}, drawing from {@code random} (seed it for reproducible tests). */
     public Builder jitter(Duration max, RandomGenerator random) {
-      RateLimitHeaders.builder().jitter(max, random); // validates, naming the field
-      this.jitter = max;
-      this.jitterRandom = random;
+      this.fields = fields.jitter(max, random);
       return this;
     }
 
@@ -582,7 +752,7 @@ public final class HeadroomFilter implements Filter {
       if (refusals == null) {
         throw new IllegalArgumentException("refusals: required, the LimitRefusals with the texts of every policy; got nothing");
       }
-      Map<String, QuotaPolicy> byName = new HashMap<>();
+      Map<String, QuotaPolicy> byName = new java.util.LinkedHashMap<>();
       List<CompiledRoute> compiled = new ArrayList<>();
       for (Route r : routes) {
         List<PartitionKeyDerivation> derivations = new ArrayList<>();
@@ -596,37 +766,32 @@ public final class HeadroomFilter implements Filter {
         }
         RateLimitHeaders headers;
         try {
-          RateLimitHeaders.Builder h = RateLimitHeaders.builder().dialects(r.dialects().orElse(dialects)).exposure(exposure)
-              .ticker(ticker).omitOnRedirect(omitOnRedirect).jitter(jitter, jitterRandom).policies(r.policies());
-          if (nearExhaustion > 0) {
-            h.onlyNearExhaustion(nearExhaustion);
-          }
-          headers = h.build();
+          headers = r.fields().merge(fields).applyTo(RateLimitHeaders.builder()).dialects(r.dialects().orElse(dialects))
+              .exposure(exposure).ticker(ticker).omitOnRedirect(omitOnRedirect).policies(r.policies()).build();
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException("route " + r.template() + ": " + e.getMessage(), e);
         }
-        compiled.add(new CompiledRoute(r, derivations, headers));
-      }
-      LimitsDiscoveryDocument doc = null;
-      if (service != null || description != null) {
-        LimitsDiscoveryDocument.Builder d = LimitsDiscoveryDocument.builder(service, description).texts(refusals::texts).proactiveHeaders(true);
-        refusals.origin().ifPresent(d::origin);
-        for (Route r : routes) {
-          List<String> methods = r.methods().isEmpty() ? List.of("ANY") : List.copyOf(r.methods());
-          for (String m : methods) {
-            DiscoveryRoute.Builder dr = DiscoveryRoute.builder(m, r.template()).listed(r.listed());
-            r.policies().forEach(dr::policy);
-            if (r.key().isPresent()) {
-              dr.key(methods.size() == 1 ? r.key().get() : r.key().get() + "-" + m.toLowerCase(java.util.Locale.ROOT));
-            }
-            r.note().ifPresent(dr::note);
-            d.route(dr.build());
-          }
+        List<PartitionKeyDerivation> shadowDerivations = new ArrayList<>();
+        for (QuotaPolicy p : r.shadowPolicies()) {
+          shadowDerivations.add(PartitionKeyDerivation.of(p.partitioning().orElse(Partitioning.GLOBAL), clientAddresses));
         }
-        discoveryCustomizer.accept(d);
-        doc = d.build();
+        compiled.add(new CompiledRoute(r, derivations, shadowDerivations, headers));
       }
-      return new HeadroomFilter(this, compiled, doc);
+      for (String name : escalations.keySet()) {
+        if (!byName.containsKey(name)) {
+          throw new IllegalArgumentException("escalation: policy '" + name + "' is not a policy of any route; expected one of "
+              + new java.util.TreeSet<>(byName.keySet()));
+        }
+      }
+      FilterDiscovery doc = service == null && description == null ? null
+          : new FilterDiscovery(service, description, refusals, List.copyOf(routes),
+              plans == null ? null : plans.plans(), List.copyOf(byName.values()), discoveryCustomizer);
+      List<CompiledVend> vend = new ArrayList<>();
+      for (VendRoute v : vendRoutes) {
+        vend.add(new CompiledVend(v, fields.applyTo(RateLimitHeaders.builder()).dialects(v.dialects().orElse(dialects))
+            .exposure(exposure).ticker(ticker).build()));
+      }
+      return new HeadroomFilter(this, compiled, doc, vend, new RuntimeLimits(byName));
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.headroom.servlet;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.path.PathTemplate;
 import jakarta.servlet.http.HttpServletRequest;
@@ -40,7 +41,28 @@ public final class Route {
   private final String key;
   private final String note;
   private final boolean listed;
+  private final FieldOptions fields;
   private final Predicate<HttpServletRequest> condition;
+  private final List<QuotaPolicy> shadows;
+  private final long cost;
+  private final String costHeader;
+  private final long maxCost;
+  private final Counting counting;
+
+  /** Which responses a route's requests count in its {@code requests} policies. */
+  public enum Counting {
+    /** Every request (the default). */
+    ALL,
+    /** Only requests whose response is 400 or above (login attempts). */
+    FAILURES,
+    /** Only requests whose response is below 400. */
+    SUCCESSES;
+
+    /** Whether a response with this status counts. */
+    public boolean counts(int status) {
+      return this == ALL || (this == FAILURES) == (status >= 400);
+    }
+  }
 
   private Route(Builder b, PathTemplate path) {
     this.methods = Collections.unmodifiableSet(new LinkedHashSet<>(b.methods));
@@ -51,7 +73,13 @@ public final class Route {
     this.key = b.key;
     this.note = b.note;
     this.listed = b.listed;
+    this.fields = b.fields;
     this.condition = b.condition;
+    this.shadows = List.copyOf(b.shadows);
+    this.cost = b.cost;
+    this.costHeader = b.costHeader;
+    this.maxCost = b.maxCost;
+    this.counting = b.counting;
   }
 
   /** Starts a route on a path template such as {@code /api/items/{id}}. */
@@ -75,6 +103,31 @@ public final class Route {
   }
 
   /** The header dialects of this route; empty means the filter's default. */
+  /** Policies decided in shadow: counted, reported to listeners, logged, never refusing. */
+  public List<QuotaPolicy> shadowPolicies() {
+    return shadows;
+  }
+
+  /** What a request costs in units of the route's {@code requests} policies, without a cost header. */
+  public long cost() {
+    return cost;
+  }
+
+  /** The request header stating a request's cost (0 to {@link #maxCost()}), if any. */
+  public Optional<String> costHeader() {
+    return Optional.ofNullable(costHeader);
+  }
+
+  /** Which responses count: a request is counted when decided and given back when its response does not count. */
+  public Counting counting() {
+    return counting;
+  }
+
+  /** The largest cost {@link #costHeader()} may state. */
+  public long maxCost() {
+    return maxCost;
+  }
+
   public Optional<Set<HeaderDialect>> dialects() {
     return Optional.ofNullable(dialects);
   }
@@ -92,6 +145,14 @@ public final class Route {
   /** Whether the discovery document lists the route (Graceful Boundaries SC-4: not for internal routes). */
   public boolean listed() {
     return listed;
+  }
+
+  /**
+   * The route's own field rules (jitter, fields only near exhaustion, the remaining/reset ratio
+   * cap); each one not set here is the filter's ({@link HeadroomFilter.Builder#fields}).
+   */
+  public FieldOptions fields() {
+    return fields;
   }
 
   /**
@@ -123,10 +184,16 @@ public final class Route {
     private final String template;
     private final Set<String> methods = new LinkedHashSet<>();
     private final List<QuotaPolicy> policies = new ArrayList<>();
+    private final List<QuotaPolicy> shadows = new ArrayList<>();
+    private long cost = 1;
+    private String costHeader;
+    private long maxCost = 1;
+    private Counting counting = Counting.ALL;
     private Set<HeaderDialect> dialects;
     private String key;
     private String note;
     private boolean listed = true;
+    private FieldOptions fields = FieldOptions.none();
     private Predicate<HttpServletRequest> condition;
 
     private Builder(String template) {
@@ -157,6 +224,42 @@ public final class Route {
     }
 
     /** Policies of the route. */
+    /**
+     * A policy in shadow mode: decided on its own (never in the enforced all-or-nothing decision),
+     * counted, reported to {@link DecisionListener#shadowDecided} and logged when it would refuse;
+     * it never refuses and sends no fields. For rolling a limit out and seeing whom it would hit.
+     */
+    public Builder shadowPolicy(QuotaPolicy policy) {
+      shadows.add(Objects.requireNonNull(policy, "policy"));
+      return this;
+    }
+
+    /** What a request costs in units of the route's {@code requests} policies; 1 by default. */
+    public Builder cost(long units) {
+      this.cost = units;
+      return this;
+    }
+
+    /**
+     * A request header stating the request's cost, a whole number from 0 to {@code max}; absent,
+     * the route's {@link #cost(long)}; anything else is refused with 400 naming the header.
+     */
+    public Builder costHeader(String header, long max) {
+      this.costHeader = Objects.requireNonNull(header, "header");
+      this.maxCost = max;
+      return this;
+    }
+
+    /**
+     * Count only failed or only successful requests ({@link Counting}): each request is counted
+     * when decided, so concurrent attempts are bounded too, and given back when its response turns
+     * out not to count.
+     */
+    public Builder counting(Counting counting) {
+      this.counting = Objects.requireNonNull(counting, "counting");
+      return this;
+    }
+
     public Builder policies(Collection<QuotaPolicy> policies) {
       policies.forEach(this::policy);
       return this;
@@ -191,6 +294,16 @@ public final class Route {
     }
 
     /**
+     * The route's own field rules (headroom-http {@link FieldOptions}: jitter, draft-09 section 8.5;
+     * fields only near exhaustion, section 6.2; the remaining/reset ratio cap, sections 6 and 8.5);
+     * each one not set here is the filter's. None by default.
+     */
+    public Builder fields(FieldOptions fields) {
+      this.fields = Objects.requireNonNull(fields, "fields");
+      return this;
+    }
+
+    /**
      * A further test of requests whose method and path match, such as "the framework's handler for
      * this request is the annotated one" (Spring Boot's {@code @RateLimited}). A request that fails
      * it is matched against the next routes, as if this route did not exist. Called on the request
@@ -211,7 +324,14 @@ public final class Route {
       if (policies.isEmpty()) {
         throw new IllegalArgumentException("route " + template + ": policies: expected at least one policy, got none");
       }
+      if (cost < 0 || cost > 1_000_000 || maxCost < 1 || maxCost > 1_000_000 || (costHeader != null && cost > maxCost)) {
+        throw new IllegalArgumentException("route " + template + ": cost: " + cost + " (max " + maxCost
+            + "); expected 0 to 1000000, and at most the header's max");
+      }
       Set<String> names = new LinkedHashSet<>();
+      for (QuotaPolicy p : shadows) {
+        names.add(p.name());
+      }
       for (QuotaPolicy p : policies) {
         if (!names.add(p.name())) {
           throw new IllegalArgumentException("route " + template + ": policies: '" + p.name()

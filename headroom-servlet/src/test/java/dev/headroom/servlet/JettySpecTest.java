@@ -1,6 +1,5 @@
 package dev.headroom.servlet;
 
-import dev.headroom.conformance.HttpAdapterSpec;
 import dev.headroom.conformance.SpecFixture;
 import jakarta.servlet.DispatcherType;
 import java.net.URI;
@@ -12,7 +11,7 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
 /** The HTTP conformance specification, against the filter in embedded Jetty 12 (EE10). */
-class JettySpecTest extends HttpAdapterSpec {
+class JettySpecTest extends ServletSpec {
 
   private Server server;
 
@@ -28,9 +27,10 @@ class JettySpecTest extends HttpAdapterSpec {
     ServletHolder servlet = new ServletHolder(new SpecApplication.SpecServlet(fixture));
     servlet.setAsyncSupported(true);
     ctx.addServlet(servlet, "/*");
-    FilterHolder filter = new FilterHolder(SpecApplication.filter(fixture));
-    filter.setAsyncSupported(true);
-    ctx.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST));
+    filter = SpecApplication.filter(fixture);
+    FilterHolder holder = new FilterHolder(filter);
+    holder.setAsyncSupported(true);
+    ctx.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
     server.setHandler(ctx);
     server.start();
     return URI.create("http://127.0.0.1:" + connector.getLocalPort());

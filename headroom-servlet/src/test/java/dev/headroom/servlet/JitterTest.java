@@ -20,17 +20,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
-import org.apache.catalina.Context;
-import org.apache.catalina.connector.Connector;
-import org.apache.catalina.startup.Tomcat;
-import org.apache.tomcat.util.descriptor.web.FilterDef;
-import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -54,35 +47,17 @@ class JitterTest {
         .jitter(Duration.ofSeconds(30), new SplittableRandom(7))
         .ticker(ticker)
         .build();
-    Path base = Files.createTempDirectory("headroom-tomcat");
-    Tomcat tomcat = new Tomcat();
-    tomcat.setBaseDir(base.toString());
-    Connector connector = new Connector();
-    connector.setPort(0);
-    connector.setProperty("address", "127.0.0.1");
-    tomcat.setConnector(connector);
-    Context ctx = tomcat.addContext("", base.toString());
-    Tomcat.addServlet(ctx, "ok", new HttpServlet() {
+    EmbeddedTomcat tomcat = EmbeddedTomcat.start(new HttpServlet() {
       private static final long serialVersionUID = 1L;
 
       @Override
       protected void doGet(HttpServletRequest req, HttpServletResponse res) throws IOException {
         res.getWriter().write("ok");
       }
-    });
-    ctx.addServletMappingDecoded("/", "ok");
-    FilterDef def = new FilterDef();
-    def.setFilterName("headroom");
-    def.setFilter(filter);
-    ctx.addFilterDef(def);
-    FilterMap map = new FilterMap();
-    map.setFilterName("headroom");
-    map.addURLPattern("/*");
-    ctx.addFilterMap(map);
-    tomcat.start();
+    }, filter);
     try {
       HttpClient client = HttpClient.newHttpClient();
-      HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/a"))
+      HttpRequest request = HttpRequest.newBuilder(URI.create(tomcat.base() + "/a"))
           .timeout(Duration.ofSeconds(10)).build();
       assertThat(client.send(request, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
       TreeSet<Long> seen = new TreeSet<>();
@@ -100,8 +75,7 @@ class JitterTest {
       }
       assertThat(seen).as("Retry-After values of 12 refusals with 30 s of jitter").hasSizeGreaterThan(3);
     } finally {
-      tomcat.stop();
-      tomcat.destroy();
+      tomcat.close();
     }
   }
 

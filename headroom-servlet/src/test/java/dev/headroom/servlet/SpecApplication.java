@@ -1,9 +1,13 @@
 package dev.headroom.servlet;
 
+import dev.headroom.QuotaPolicy;
 import dev.headroom.conformance.SpecEndpoint;
 import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecRoute;
 import dev.headroom.http.path.PathTemplate;
+import dev.headroom.vend.VendRateLimiter;
+import dev.headroom.vend.VendRateLimits;
+import dev.headroom.vend.format.Scope;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.http.HttpServlet;
@@ -20,7 +24,11 @@ final class SpecApplication {
 
   private SpecApplication() {}
 
-  /** The filter for the fixture: its routes, limiter and texts; the user from {@link SpecFixture#USER_HEADER}. */
+  /**
+   * The filter for the fixture: its routes (with their field rules, listing and escalation),
+   * limiter and texts; the user from {@link SpecFixture#USER_HEADER}; refusing when the store fails;
+   * error bodies on.
+   */
   static HeadroomFilter filter(SpecFixture fixture) {
     HeadroomFilter.Builder b = HeadroomFilter.builder()
         .limiter(fixture.limiter())
@@ -28,14 +36,31 @@ final class SpecApplication {
         .ticker(fixture.ticker())
         .omitOnRedirect(SpecFixture.OMIT_ON_REDIRECT)
         .users(request -> Optional.ofNullable(request.getHeader(SpecFixture.USER_HEADER)))
-        .discovery(SpecFixture.SERVICE, SpecFixture.DESCRIPTION);
+        .storeFailureMode(HeadroomFilter.StoreFailureMode.REFUSE)
+        .errorBodies(true)
+        .discovery(SpecFixture.SERVICE, SpecFixture.DESCRIPTION)
+        .vendRoute(vendRoute(fixture));
     for (SpecRoute r : fixture.routes()) {
       if (!r.policies().isEmpty()) {
-        b.route(Route.builder(r.template()).methods(r.method()).policies(r.policies()).dialects(r.dialects()).build());
+        b.route(Route.builder(r.template()).methods(r.method()).policies(r.policies()).dialects(r.dialects())
+            .fields(r.fields()).listed(r.listed()).build());
+        r.escalation().ifPresent(e -> b.escalation(r.policies().get(0).name(), e));
       }
     }
     return b.build();
   }
+
+  /** {@link SpecFixture#VEND_PATH}: one call a minute per function, on the fixture's limiter. */
+  static VendRoute vendRoute(SpecFixture fixture) {
+    QuotaPolicy calls = QuotaPolicy.builder(SpecFixture.VEND_POLICY).quota(1).window(SpecFixture.WINDOW)
+        .algorithm(dev.headroom.Algorithm.FIXED_WINDOW).build();
+    return VendRoute.builder(SpecFixture.VEND_PATH, VendRateLimiter.builder(VendRateLimits.builder()
+        .limit(Scope.FUNCTION, calls).build()).limiter(fixture.limiter()).build()).build();
+  }
+
+  /** A vend service's success envelope (seed 003) for every call. */
+  static final String VEND_RESULT = "{\"protocol\":{\"name\":\"vend\",\"version\":\"0.1.0\"},\"id\":\"spec\","
+      + "\"result\":{\"ok\":true}}";
 
   /** Serves the {@link SpecEndpoint}s of the fixture's routes. */
   static final class SpecServlet extends HttpServlet {
@@ -53,6 +78,12 @@ final class SpecApplication {
       String path = HeadroomFilter.pathWithinApplication(req);
       // HEAD is served as GET; the container leaves the content out.
       String method = req.getMethod().equals("HEAD") ? "GET" : req.getMethod();
+      if (path.equals(SpecFixture.VEND_PATH)) {
+        req.getInputStream().readAllBytes(); // the envelope, replayed by the filter
+        res.setContentType("application/json");
+        res.getWriter().write(VEND_RESULT);
+        return;
+      }
       SpecEndpoint endpoint = routes.stream()
           .filter(r -> r.method().equals(method) && PathTemplate.parse(r.template()).matchesDecoded(path))
           .map(SpecRoute::endpoint).findFirst().orElse(null);

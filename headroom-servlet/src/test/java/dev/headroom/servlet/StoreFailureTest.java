@@ -11,6 +11,8 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.ProblemType;
+import dev.headroom.http.body.ServiceErrors;
 import dev.headroom.http.body.PolicyTexts;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -20,16 +22,9 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.catalina.Context;
-import org.apache.catalina.connector.Connector;
-import org.apache.catalina.startup.Tomcat;
-import org.apache.tomcat.util.descriptor.web.FilterDef;
-import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.junit.jupiter.api.Test;
 
 /** When the store cannot decide: allow without fields, or refuse with 503 and a Graceful Boundaries body. */
@@ -71,38 +66,19 @@ class StoreFailureTest {
           }
         })
         .build();
-    Path base = Files.createTempDirectory("headroom-tomcat");
-    Tomcat tomcat = new Tomcat();
-    tomcat.setBaseDir(base.toString());
-    Connector connector = new Connector();
-    connector.setPort(0);
-    connector.setProperty("address", "127.0.0.1");
-    tomcat.setConnector(connector);
-    Context ctx = tomcat.addContext("", base.toString());
-    Tomcat.addServlet(ctx, "ok", new HttpServlet() {
+    EmbeddedTomcat tomcat = EmbeddedTomcat.start(new HttpServlet() {
       private static final long serialVersionUID = 1L;
 
       @Override
       protected void doGet(HttpServletRequest req, HttpServletResponse res) throws IOException {
         res.getWriter().write("ok");
       }
-    });
-    ctx.addServletMappingDecoded("/", "ok");
-    FilterDef def = new FilterDef();
-    def.setFilterName("headroom");
-    def.setFilter(filter);
-    ctx.addFilterDef(def);
-    FilterMap map = new FilterMap();
-    map.setFilterName("headroom");
-    map.addURLPattern("/*");
-    ctx.addFilterMap(map);
-    tomcat.start();
+    }, filter);
     try {
-      return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/a"))
+      return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(tomcat.base() + "/a"))
           .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
     } finally {
-      tomcat.stop();
-      tomcat.destroy();
+      tomcat.close();
     }
   }
 
@@ -115,13 +91,17 @@ class StoreFailureTest {
     assertThat(failures).hasValue(1);
   }
 
+  /** As the gateway answers (draft-09 section 5.2; headroom-http ServiceErrors.storeUnavailable). */
   @Test
-  void refuseAnswers503WithAStructuredBody() throws Exception {
+  void refuseAnswers503TemporaryReducedCapacityWithTheSharedRetryAfter() throws Exception {
     HttpResponse<String> r = requestThrough(HeadroomFilter.StoreFailureMode.REFUSE);
     assertThat(r.statusCode()).isEqualTo(503);
-    assertThat(r.headers().firstValue("Retry-After")).hasValue("5");
+    assertThat(r.headers().firstValue("Retry-After")).hasValue(Long.toString(ServiceErrors.STORE_RETRY_AFTER_SECONDS));
     assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/problem+json");
-    assertThat(r.body()).contains("\"error\":\"limiter_unavailable\"").contains("\"why\":").contains("\"retryAfterSeconds\":5");
+    assertThat(r.headers().firstValue("Cache-Control")).hasValue("no-store");
+    assertThat(r.body()).contains("\"type\":\"" + ProblemType.TEMPORARY_REDUCED_CAPACITY.uri() + "\"")
+        .contains("\"error\":\"temporary_reduced_capacity\"").contains("\"why\":")
+        .contains("\"retryAfterSeconds\":" + ServiceErrors.STORE_RETRY_AFTER_SECONDS);
     assertThat(failures).hasValue(1);
   }
 }

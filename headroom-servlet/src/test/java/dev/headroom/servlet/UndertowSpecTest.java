@@ -1,6 +1,5 @@
 package dev.headroom.servlet;
 
-import dev.headroom.conformance.HttpAdapterSpec;
 import dev.headroom.conformance.SpecFixture;
 import io.undertow.Undertow;
 import io.undertow.servlet.Servlets;
@@ -12,7 +11,7 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 
 /** The HTTP conformance specification, against the filter in embedded Undertow 2.3. */
-class UndertowSpecTest extends HttpAdapterSpec {
+class UndertowSpecTest extends ServletSpec {
 
   private Undertow undertow;
   private DeploymentManager manager;
@@ -26,7 +25,7 @@ class UndertowSpecTest extends HttpAdapterSpec {
         .addServlet(Servlets.servlet("spec", SpecApplication.SpecServlet.class,
             new ImmediateInstanceFactory<>(new SpecApplication.SpecServlet(fixture))).addMapping("/*").setAsyncSupported(true))
         .addFilter(Servlets.filter("headroom", HeadroomFilter.class,
-            new ImmediateInstanceFactory<>(SpecApplication.filter(fixture))).setAsyncSupported(true))
+            new ImmediateInstanceFactory<>(filter = SpecApplication.filter(fixture))).setAsyncSupported(true))
         .addFilterUrlMapping("headroom", "/*", DispatcherType.REQUEST);
     manager = Servlets.defaultContainer().addDeployment(info);
     manager.deploy();

@@ -55,7 +55,8 @@ import java.util.concurrent.TimeUnit;
  *
  * {@code -Dcells=100k:64,hot:64} runs only those cells (keys {@code hot} or {@code 100k}, callers);
  * {@code -Dskip.monitor=true} skips the MONITOR count of commands per decision;
- * {@code -Dlibrary=headroom} runs Headroom alone.
+ * {@code -Dlibrary=headroom} runs Headroom alone, {@code -Dlibrary=bucket4j-batching} that peer alone
+ * (for profiling one library).
  *
  * <pre>
  * </pre>
@@ -202,6 +203,12 @@ public final class RedisStoreBenchmark {
           if (!selected(hot, callers)) {
             continue;
           }
+          if ("bucket4j-batching".equals(System.getProperty("library"))) {
+            Result bb = run(bucket4jBatching, hot, callers, seconds, server);
+            System.out.println(bb.row(keysLabel, callers, "Bucket4j batching", 1.0, 1.0));
+            work.add("run " + rep + ", " + keysLabel + ", " + callers + " callers: Bucket4j batching " + bb.work);
+            continue;
+          }
           boolean onlyHeadroom = "headroom".equals(System.getProperty("library"));
           Result h = run(headroom, hot, callers, seconds, server);
           if (onlyHeadroom) {
@@ -273,6 +280,7 @@ public final class RedisStoreBenchmark {
     java.util.Map<String, long[]> before = server.snapshot();
     long processCpu = processCpuNanos();
     long ioCpu = ioThreadCpuNanos();
+    long switches = contextSwitches();
     Result r = measure(limiter, hot, callers, seconds);
     ioCpu = ioThreadCpuNanos() - ioCpu;
     processCpu = processCpuNanos() - processCpu;
@@ -282,8 +290,46 @@ public final class RedisStoreBenchmark {
       decisions += a;
     }
     r.work = serverWork(before, after, decisions) + String.format(Locale.ROOT,
-        "; client CPU %.1f µs/dec, of which Lettuce I/O threads %.1f", processCpu / 1e3 / decisions, ioCpu / 1e3 / decisions);
+        "; client CPU %.1f µs/dec, of which Lettuce I/O threads %.1f; client context switches %.2f/dec",
+        processCpu / 1e3 / decisions, ioCpu / 1e3 / decisions, (double) (contextSwitches() - switches) / decisions);
     return r;
+  }
+
+  /**
+   * Context switches of this JVM's threads so far, voluntary and not, from {@code /proc}: the
+   * living threads other than callers, plus what every caller counted for itself as it ended
+   * (a thread's counts vanish with it).
+   */
+  static long contextSwitches() {
+    return CALLER_SWITCHES.sum() + threadSwitches(false);
+  }
+
+  static final java.util.concurrent.atomic.LongAdder CALLER_SWITCHES = new java.util.concurrent.atomic.LongAdder();
+
+  /** The switches of this process's threads from /proc (only callers, or all but callers). */
+  static long threadSwitches(boolean self) {
+    long sum = 0;
+    try (java.util.stream.Stream<Path> tasks = self ? java.util.stream.Stream.of(Path.of("/proc/thread-self"))
+        : Files.list(Path.of("/proc/self/task"))) {
+      for (Path t : (Iterable<Path>) tasks::iterator) {
+        try {
+          String status = Files.readString(t.resolve("status"));
+          if (!self && status.contains("Name:\tThread-")) {
+            continue; // callers: counted by themselves as they end
+          }
+          for (String line : status.split("\n")) {
+            if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
+              sum += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+            }
+          }
+        } catch (java.io.IOException | RuntimeException gone) {
+          // the thread ended meanwhile
+        }
+      }
+    } catch (java.io.IOException e) {
+      return 0;
+    }
+    return sum;
   }
 
   /** The CPU time of this whole JVM (callers, I/O threads, GC, JIT). */
@@ -342,6 +388,7 @@ public final class RedisStoreBenchmark {
           }
           lat[n++] = System.nanoTime() - t0;
         }
+        CALLER_SWITCHES.add(threadSwitches(true));
         latencies[me] = lat;
         counts[me] = n;
         admitted[me] = mine;

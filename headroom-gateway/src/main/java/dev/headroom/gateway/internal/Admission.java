@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
+import java.util.List;
 import java.util.OptionalLong;
 import java.util.function.Supplier;
 
@@ -26,6 +27,7 @@ import java.util.function.Supplier;
  *
  * <p>In order: a decoding failure (431, 414, the decoder's own refusal, else 400), the discovery
  * document at {@value #DISCOVERY_WELL_KNOWN} and {@value #DISCOVERY_API} for GET and HEAD, the
+ * limits page at {@code service.humanUrl} ({@link LimitsPage}; 405 for other methods), the
  * route table (404, 405 with Allow), then the declared Content-Length against the vend route's
  * envelope bound and {@code limits.maxBodyBytes} (413).
  */
@@ -73,6 +75,15 @@ sealed interface Admission {
     if ((path.equals(DISCOVERY_WELL_KNOWN) || path.equals(DISCOVERY_API))
         && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
       return new Local(discovery(request, discovery.get()), Body.DROP);
+    }
+    if (snap.page().isPresent() && path.equals(snap.page().get().path())) {
+      if (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD)) {
+        return new Local(snap.page().get().response(), Body.DROP);
+      }
+      LocalResponse r = snap.vocabulary().error(GatewayMessages.methodNotAllowed(path, List.of("GET", "HEAD"), method.name()),
+          format, path);
+      r.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD");
+      return new Local(r, Body.DROP);
     }
     RouteTable.Match m = snap.routes().match(method.name(), path);
     if (m instanceof RouteTable.NotFound) {

@@ -1,7 +1,7 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.path.PathTemplate;
 import java.util.List;

@@ -2,19 +2,23 @@ package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.ConfigException;
-import dev.headroom.gateway.GatewayConfig.Admin;
-import dev.headroom.gateway.GatewayConfig.Limits;
-import dev.headroom.gateway.GatewayConfig.Listen;
-import dev.headroom.gateway.GatewayConfig.PkSettings;
-import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.GatewayConfig.Route;
-import dev.headroom.gateway.GatewayConfig.Service;
-import dev.headroom.gateway.GatewayConfig.StoreSettings;
-import dev.headroom.gateway.GatewayConfig.Timeouts;
-import dev.headroom.gateway.GatewayConfig.Upstream;
+import dev.headroom.gateway.config.Admin;
+import dev.headroom.gateway.config.Limits;
+import dev.headroom.gateway.config.Listen;
+import dev.headroom.gateway.config.PkSettings;
+import dev.headroom.gateway.config.PlanSettings;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
+import dev.headroom.gateway.config.Service;
+import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.Timeouts;
+import dev.headroom.gateway.config.Upstream;
+import dev.headroom.http.path.PathTemplate;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
 
@@ -37,16 +41,16 @@ import java.util.function.Function;
  *   <li>{@link PolicyReader}: {@code policies} and their texts and guidance;
  *   <li>{@link RouteReader}: {@code routes} (methods, path, references, dialects);
  *   <li>{@link VendReader}: a vend route's {@code vend};
- *   <li>{@link PkReader}: {@code pk} and a route's {@code pk}.
+ *   <li>{@link PkReader}: {@code pk} and a route's {@code pk};
+ *   <li>{@link PlansReader}: {@code plans} (catalog, fallback, resolver).
  * </ul>
  * Once every section is valid, {@link #vocabulary} builds what requests will use to catch parts
  * that disagree with each other.
  *
  * <p>Dependency direction: {@code GatewayConfig} calls {@link #read} and builds itself from the
- * {@link ConfigSections} returned; no reader refers to {@code GatewayConfig} itself, only to the
- * section records nested in it. (The vocabulary check builds the same {@link GatewayMessages} requests use,
- * and {@code GatewayMessages} also offers a factory from a whole {@code GatewayConfig}; that path back goes
- * through the request vocabulary, not through a reader.)
+ * {@link ConfigSections} returned; no reader, and nothing a reader uses, refers to {@code GatewayConfig}
+ * itself, only to the section records of {@code dev.headroom.gateway.config}. (The vocabulary check
+ * builds the same {@link GatewayMessages} requests use, from the sections, as the server does.)
  *
  * <p>Not thread-safe; one instance per read.
  */
@@ -90,12 +94,13 @@ public final class ConfigReader {
       return null;
     }
     top.keys("", root, "service", "listen", "admin", "store", "trustedProxies", "limits", "timeouts",
-        "upstreams", "policies", "routes", "pk");
+        "upstreams", "policies", "routes", "pk", "plans");
     Service service = new ServiceReader(problems).service(root.path("service"));
-    ListenReader listenReader = new ListenReader(problems);
+    ListenReader listenReader = new ListenReader(problems, env);
     Listen listen = listenReader.listen(root.path("listen"));
     Admin admin = listenReader.admin(root.path("admin"));
-    StoreSettings store = new StoreReader(problems).store(root.path("store"));
+    StoreReader storeReader = new StoreReader(problems);
+    StoreSettings store = storeReader.store(root.path("store"));
     List<String> trusted = listenReader.trustedProxies(root.path("trustedProxies"));
     LimitsReader limitsReader = new LimitsReader(problems);
     Limits limits = limitsReader.limits(root.path("limits"));
@@ -103,17 +108,51 @@ public final class ConfigReader {
     Map<String, Upstream> upstreams = new UpstreamReader(problems).upstreams(root.path("upstreams"));
     Map<String, Policy> policies = new PolicyReader(problems, service == null ? null
         : service.origin().orElse(null)).policies(root.path("policies"));
+    storeReader.leasedPolicies(store, policies);
     PkReader pkReader = new PkReader(problems, env);
     List<Route> routes = new RouteReader(problems, new VendReader(problems), pkReader)
-        .routes(root.path("routes"), upstreams, policies);
+        .routes(root.path("routes"), upstreams, policies, declared(root.path("policies")));
+    if (service != null) {
+      service.humanUrl().ifPresent(page -> pageClash(page, routes));
+    }
     PkSettings pk = pkReader.pk(root.path("pk"), routes);
+    whenRoutes(policies, routes);
+    Optional<PlanSettings> plans = new PlansReader(problems, env).plans(root.path("plans"), policies);
     if (!problems.isEmpty()) {
       return null;
     }
     ConfigSections config = new ConfigSections(service, listen, admin, store, trusted, limits, timeouts,
-        upstreams, policies, routes, pk);
+        upstreams, policies, routes, pk, plans);
     vocabulary(config);
     return problems.isEmpty() ? config : null;
+  }
+
+  /** Every route a policy's {@code when.routes} names must exist: a typo would silently never match. */
+  private void whenRoutes(Map<String, Policy> policies, List<Route> routes) {
+    Set<String> names = new java.util.LinkedHashSet<>();
+    routes.forEach(r -> names.add(r.name()));
+    policies.forEach((name, p) -> p.rules().routes().stream().filter(r -> !names.contains(r)).sorted().forEach(r ->
+        problems.add("policies." + name + ".when.routes: \"" + r + "\" is not valid; expected one of the route names "
+            + names)));
+  }
+
+  /** The names under {@code policies}, valid or not. */
+  private static Set<String> declared(JsonNode policies) {
+    Set<String> names = new LinkedHashSet<>();
+    if (policies.isObject()) {
+      policies.fieldNames().forEachRemaining(names::add);
+    }
+    return names;
+  }
+
+  /** The limits page is answered before the route table: a route it would hide is a mistake. */
+  private void pageClash(String page, List<Route> routes) {
+    for (Route r : routes) {
+      if (PathTemplate.parse(r.path()).matches(page)) {
+        problems.add("service.humanUrl: \"" + page + "\" is also a path of route " + r.name()
+            + " (" + r.path() + "); expected a path no route covers (the gateway serves the limits page there)");
+      }
+    }
   }
 
   /**

@@ -1,15 +1,17 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.gateway.GatewayConfig.Admin;
-import dev.headroom.gateway.GatewayConfig.Limits;
-import dev.headroom.gateway.GatewayConfig.Listen;
-import dev.headroom.gateway.GatewayConfig.PkSettings;
-import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.GatewayConfig.Route;
-import dev.headroom.gateway.GatewayConfig.Service;
-import dev.headroom.gateway.GatewayConfig.StoreSettings;
-import dev.headroom.gateway.GatewayConfig.Timeouts;
-import dev.headroom.gateway.GatewayConfig.Upstream;
+import dev.headroom.gateway.config.Admin;
+import dev.headroom.gateway.config.Limits;
+import dev.headroom.gateway.config.Listen;
+import dev.headroom.gateway.config.PkSettings;
+import dev.headroom.gateway.config.PlanSettings;
+import java.util.Optional;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
+import dev.headroom.gateway.config.Service;
+import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.Timeouts;
+import dev.headroom.gateway.config.Upstream;
 import java.util.List;
 import java.util.Map;
 
@@ -20,13 +22,14 @@ import java.util.Map;
  *
  * <p>Dependency direction: {@code GatewayConfig} calls {@link ConfigReader#read} (its one entry
  * point into the readers) and builds itself from this record; the readers and this record use the
- * section records nested in {@code GatewayConfig} ({@code Service}, {@code Route}, ...) but never
+ * section records of {@code dev.headroom.gateway.config} ({@code Service}, {@code Route}, ...) but never
  * {@code GatewayConfig} itself, so there is no circle between the record and its readers.
  *
  * @param trustedProxies addresses or CIDR blocks whose forwarding headers are believed
  * @param upstreams by name, in file order
  * @param policies by name, in file order
  * @param routes in the order they are matched
+ * @param plans the plans and their resolver, when the file declares them
  */
 public record ConfigSections(
     Service service,
@@ -39,7 +42,8 @@ public record ConfigSections(
     Map<String, Upstream> upstreams,
     Map<String, Policy> policies,
     List<Route> routes,
-    PkSettings pk) {
+    PkSettings pk,
+    Optional<PlanSettings> plans) {
 
   /** Copied as {@link dev.headroom.gateway.GatewayConfig} copies them, so the load-time check iterates what requests will. */
   public ConfigSections {

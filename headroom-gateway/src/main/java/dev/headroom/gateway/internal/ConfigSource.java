@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 import dev.headroom.gateway.ConfigException;
-import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.http.IoFailure;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -59,6 +59,12 @@ public final class ConfigSource {
   /** The deepest nesting of mappings and lists accepted; the configuration itself needs 7. */
   static final int MAX_DEPTH = 20;
 
+  /**
+   * The largest size in bytes a configuration may be given ({@code GatewayConfig.MAX_BYTES_CEILING}
+   * publishes it): the text is held in memory whole.
+   */
+  public static final int MAX_BYTES_CEILING = 64 << 20;
+
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
   private final JsonParser parser;
@@ -92,7 +98,7 @@ public final class ConfigSource {
     } catch (AccessDeniedException e) {
       throw new ConfigException(source, List.of("cannot read the file: permission denied"));
     } catch (IOException e) {
-      throw new ConfigException(source, List.of("cannot read the file: " + e.getMessage()));
+      throw new ConfigException(source, List.of("cannot read the file: " + IoFailure.inWords(e)));
     }
     if (bytes.length > maxBytes) { // grew since its size was taken, or not a regular file
       throw tooLarge(source, "the file is larger than " + maxBytes + " bytes", maxBytes);
@@ -137,7 +143,7 @@ public final class ConfigSource {
     LoaderOptions options = new LoaderOptions();
     // SnakeYAML's scanner stops past the largest bound a file may be given, whatever path the
     // text came by (a code point is at least one byte)
-    options.setCodePointLimit(GatewayConfig.MAX_BYTES_CEILING);
+    options.setCodePointLimit(MAX_BYTES_CEILING);
     // These two act in SnakeYAML's composer, which Jackson's event parser does not use: set so
     // that nothing built on this factory accepts what the walk below refuses. Duplicate keys stay
     // allowed here: refusing them would turn on Jackson's STRICT_DUPLICATE_DETECTION, which stops

@@ -26,8 +26,24 @@ import java.nio.charset.StandardCharsets;
  * configuration asks for it ({@code upstreams.NAME.demo: true}): answers every request with a
  * small JSON document naming the method and path, so that the gateway can be tried without a
  * service of one's own. Not meant to serve real traffic.
+ *
+ * <p>Two paths exist so that the sample configuration's guidance leads somewhere (Graceful
+ * Boundaries CONFORMANCE level 3, "guidance MUST be honest"): under {@value #CACHED_PREFIX} the
+ * same answer as a cached copy (marked {@code "cached": true}, cacheable for a minute), the
+ * alternative the burst and in-flight policies offer; at {@value #PRICING} the demo's plans, where
+ * the daily quota's {@code upgradeUrl} points.
  */
 final class DemoUpstream implements AutoCloseable {
+  /** Paths under this answer as cached copies. */
+  static final String CACHED_PREFIX = "/cached/";
+
+  /** The path of the demo's plans. */
+  static final String PRICING = "/pricing";
+
+  /** The plans document: the demo is free; a real service says here how to get more capacity. */
+  static final String PLANS = "{\"plans\":[{\"name\":\"free\",\"price\":\"0\","
+      + "\"limits\":\"the limits at /docs/limits and /.well-known/limits\"}],"
+      + "\"detail\":\"The Headroom demo has one plan, free. A service behind Headroom lists its paid plans here.\"}\n";
   private final Channel channel;
 
   private DemoUpstream(Channel channel) {
@@ -59,11 +75,18 @@ final class DemoUpstream implements AutoCloseable {
   private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-      String body = "{\"message\":\"Hello from the Headroom demo upstream\",\"method\":\"" + req.method().name()
-          + "\",\"path\":\"" + jsonEscape(req.uri()) + "\",\"receivedBytes\":" + req.content().readableBytes() + "}\n";
+      String path = req.uri().indexOf('?') < 0 ? req.uri() : req.uri().substring(0, req.uri().indexOf('?'));
+      boolean cached = path.startsWith(CACHED_PREFIX);
+      String body = path.equals(PRICING) ? PLANS
+          : "{\"message\":\"Hello from the Headroom demo upstream\",\"method\":\"" + req.method().name()
+              + "\",\"path\":\"" + jsonEscape(req.uri()) + "\",\"receivedBytes\":" + req.content().readableBytes()
+              + (cached ? ",\"cached\":true" : "") + "}\n";
       FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
           Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
       resp.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
+      if (cached) {
+        resp.headers().set(HttpHeaderNames.CACHE_CONTROL, "public, max-age=60");
+      }
       resp.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, resp.content().readableBytes());
       io.netty.handler.codec.http.HttpUtil.setKeepAlive(resp, io.netty.handler.codec.http.HttpUtil.isKeepAlive(req));
       ctx.writeAndFlush(resp).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);

@@ -2,10 +2,7 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
-import dev.headroom.StoreException;
 import dev.headroom.http.body.RefusalFormat;
-import dev.headroom.vend.VendDecision;
-import dev.headroom.vend.format.VendRequest;
 import dev.headroom.vend.format.VendRequestException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -24,9 +21,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import org.slf4j.Logger;
@@ -34,12 +29,20 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One request and its response, on a {@link ProxyHandler client connection}. Its life, in calls:
- * {@link #begin()} asks {@link Admission} what becomes of the request; a local answer goes out
- * through {@link #local}; a forwarded request is decided against its policies by {@link QuotaCheck}
- * (a vend call by {@link VendCall}), then written upstream by {@link UpstreamRequestWriter}
- * ({@link #connected}); the
- * response head picks the {@link ResponseRelay} that carries the body back ({@link #upstreamHead});
- * {@link #end} settles the accounting once, whichever way the exchange ends.
+ * the constructor asks {@link Admission} what becomes of the request (a pure step on the head);
+ * {@link #begin()} acts on the answer: a local answer goes out through {@link #local}; a forwarded
+ * request is decided against its policies by {@link QuotaCheck} (a vend call by {@link VendCall}),
+ * then written upstream on an {@link UpstreamLeg} ({@link #connected}); the response head picks the
+ * {@link ResponseRelay} that carries the body back ({@link #upstreamHead}); {@link #end} settles the
+ * accounting once, whichever way the exchange ends.
+ *
+ * <p>State: two explicit lifecycles rather than flags, because the request and its response move
+ * independently (a response can be complete while the body is still arriving, and a body can go
+ * upstream while the response head is awaited). {@link Phase} is where the response stands and
+ * only moves forward; {@link Body} is what becomes of the request body's bytes. The exchange ends
+ * once the phase is {@link Phase#RESPONDED} and the body {@link Body#complete() complete}. What
+ * belongs to one path lives there: the upstream connection in the {@link UpstreamLeg}, the
+ * response's bytes in its relay, a vend call's decision in a {@link VendCall.Allowed} value.
  *
  * <p>Accounting: the decision's concurrency leases are released and its content bytes charged
  * exactly once, when the exchange ends, whether it completes or either connection dies.
@@ -49,51 +52,83 @@ import org.slf4j.LoggerFactory;
 final class Exchange {
   private static final Logger LOG = LoggerFactory.getLogger(Exchange.class);
 
+  /** Where the response stands. Moves forward only ({@link #enter}), so a late event finds a later phase. */
+  enum Phase {
+    /** Admission, then the store (QuotaCheck, VendCall): nothing has gone upstream. */
+    DECIDING,
+    /** Allowed: an upstream connection is being acquired from the pool. */
+    CONNECTING,
+    /** The request head went upstream; the response head is due by {@link #responseDeadline()}. */
+    AWAITING_HEAD,
+    /** The response goes to the client through {@link #relay}. */
+    RELAYING,
+    /** The response's last byte was handed to the client connection (a relay's or a local answer). */
+    RESPONDED,
+    /** Accounting settled, upstream connection released: nothing more happens. */
+    ENDED
+  }
+
+  /** What becomes of the request body's bytes. */
+  enum Body {
+    /** Not read for now (the store deciding, the upstream connecting): body messages wait in the connection's queue. */
+    HELD,
+    /** A vend call's envelope, read whole to be decided. */
+    COLLECTING,
+    /** Streamed upstream as it arrives. */
+    FORWARDING,
+    /** Read and dropped (the request was answered here), so that the connection can carry the next one. */
+    DISCARDING,
+    /** Read to its end (or there was none), not sent upstream. */
+    READ,
+    /** Read to its end and all of it sent upstream. */
+    SENT,
+    /** Not read to its end: the connection closes after the answer; what still arrives is dropped. */
+    CUT;
+
+    boolean complete() {
+      return this == READ || this == SENT || this == CUT;
+    }
+  }
+
   final ProxyHandler conn;
   final GatewayState state;
   final Snapshot snap;
   final HttpRequest request;
   final RefusalFormat format;
   private final long maxBody;
-  CompiledRoute route;
-  Decision decision;
-  /** The allowed decision's content-bytes outcomes, charged when the exchange ends. */
-  final List<PolicyOutcome> byteOutcomes = new ArrayList<>();
-  private UpstreamPool pool;
-  Channel upstream;
-  private UpstreamHandler upstreamHandler;
-  private UpstreamResponseDecoder decoder;
-  /** The path the response takes to the client, once its head arrived. */
+  /** What becomes of the request, decided from its head when the exchange is made. */
+  private final Admission admission;
+  /** The matched route; null for a request answered from its head alone. */
+  final CompiledRoute route;
+  /** A vend route's settings (seed 003); null for any other request. */
+  final VendRoutes vend;
+
+  // Mutable, each for the reason given: the rest of the exchange's state lives in the upstream
+  // leg, the relay, and the values the decision steps return.
+  /** The response's lifecycle: changes as the exchange moves on (forward only). */
+  private Phase phase = Phase.DECIDING;
+  /** The request body's fate: changes as the request is decided, forwarded, answered or cut. */
+  private Body body;
+  /** Whether the client connection outlives the exchange: cleared by a cut body, a response that ends with the connection, an abort. */
+  private boolean keepAlive;
+  /** The store's decision, once made (null while deciding, or when no policy applies). */
+  private HeldDecision held;
+  /** The upstream connection, from acquisition until {@link #end} releases it (null before, and once given up). */
+  UpstreamLeg upstream;
+  /** The response's path to the client, from its head on (a vend relay swaps in a re-framed one midway). */
   ResponseRelay relay;
-  private long upstreamSentNanos;
-  /** Whether the upstream's response head is awaited, and until when (timers' time). */
-  boolean awaitingResponse;
-  long responseDeadline;
-  /** Whether the request body goes upstream in chunks (it came in chunks). */
-  private boolean chunkedUp;
-
-  boolean requestComplete;
-  private boolean requestSent;
-  private boolean discarding; // request body read and dropped (answered locally or early)
-  private boolean forwarding; // request body goes upstream
-  private boolean responseStarted;
-  boolean responseComplete;
-  boolean keepAlive;
-  private boolean upstreamReusable = true;
-  private boolean ended;
-  /** Whether the client connection holds writes not yet flushed (flushed at the read batch's end). */
-  boolean clientUnflushed;
-  private long requestBytes;
-  long responseBytes;
-  private long progressSeen = -1;
-  private long progressSince;
-
-  // vend routes (seed 003): the call's envelope, read whole, and its decision
-  VendRoutes vend;
-  private boolean vendCollecting;
+  /** A vend call's decision once it is allowed, for the relay that decorates its response. */
+  VendCall.Allowed vendCall;
+  /** A vend call's envelope while it is read whole, until it goes upstream in one piece. */
   private ByteBuf vendBody;
-  VendRequest vendCall;
-  VendDecision vendDecision;
+  /** Request body bytes read so far: the content-bytes charge, the body bound, the stall check. */
+  private long requestBytes;
+  /** Response body bytes relayed so far: the content-bytes charge. */
+  long responseBytes;
+  /** {@link #requestBytes} at the connection timer's last look: a stalled body shows no change between looks. */
+  private long progressSeen = -1;
+  /** When {@link #progressSeen} last changed (the timers' time): a stall lasts from then. */
+  private long progressSince;
 
   Exchange(ProxyHandler conn, Snapshot snap, HttpRequest request) {
     this.conn = conn;
@@ -103,20 +138,70 @@ final class Exchange {
     this.keepAlive = HttpUtil.isKeepAlive(request);
     this.format = snap.vocabulary().format(request.headers().get(HttpHeaderNames.ACCEPT));
     this.maxBody = snap.config().limits().maxBodyBytes();
+    this.body = request.decoderResult().isFailure() || request instanceof LastHttpContent ? Body.READ : Body.HELD;
+    this.admission = Admission.of(snap, request, format, state.discoveryDocument);
+    if (admission instanceof Admission.Forward f) {
+      this.route = f.route();
+      this.vend = null;
+    } else if (admission instanceof Admission.Vend v) {
+      this.route = v.route();
+      this.vend = v.vend();
+    } else {
+      this.route = null;
+      this.vend = null;
+    }
   }
 
+  private void enter(Phase next) {
+    if (next.compareTo(phase) > 0) {
+      phase = next;
+    }
+  }
+
+  private boolean responseStarted() {
+    return phase.compareTo(Phase.RELAYING) >= 0;
+  }
+
+  boolean ended() {
+    return phase == Phase.ENDED;
+  }
+
+  boolean requestComplete() {
+    return body.complete();
+  }
+
+  boolean keepAlive() {
+    return keepAlive;
+  }
+
+  /** The response ends with the connection (an HTTP/1.0 client's body of unknown length). */
+  void closeAfter() {
+    keepAlive = false;
+  }
+
+  /** The store's decision for the request, or null (see {@link #held}). */
+  Decision decision() {
+    return held == null ? null : held.decision();
+  }
+
+  /**
+   * Whether a body message can be taken now; one that cannot waits in the connection's queue,
+   * which stops further reads (a CUT body's rest is left there for the lingering close to drop).
+   */
   boolean acceptsBody() {
-    return discarding || vendCollecting || (forwarding && !requestSent && upstream != null && upstream.isActive());
+    return switch (body) {
+      case DISCARDING, COLLECTING -> true;
+      case FORWARDING -> upstream.isActive();
+      default -> false;
+    };
   }
 
   boolean wantsRequestData() {
-    if (requestComplete) {
-      return false;
-    }
-    if (discarding || vendCollecting) {
-      return true;
-    }
-    return forwarding && upstream != null && upstream.isWritable();
+    return switch (body) {
+      case DISCARDING, COLLECTING -> true;
+      case FORWARDING -> upstream.isWritable();
+      default -> false;
+    };
   }
 
   boolean http10() {
@@ -126,48 +211,56 @@ final class Exchange {
   // ---- admission ----
 
   void begin() {
-    requestComplete = request.decoderResult().isFailure() || request instanceof LastHttpContent;
-    Admission a = Admission.of(snap, request, format, state.discoveryDocument);
-    if (a instanceof Admission.Local l) {
+    if (admission instanceof Admission.Local l) {
       if (l.body() == Admission.Body.UNREAD) {
-        keepAlive = false; // the body is not read: the connection cannot be reused
-        requestComplete = true;
+        cut(); // the body is not read: the connection cannot be reused
       } else {
         discardBody();
       }
       local(l.response());
-    } else if (a instanceof Admission.Vend v) {
-      route = v.route();
-      vend = v.vend();
+    } else if (vend != null) {
       if (HttpUtil.is100ContinueExpected(request)) {
-        conn.ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        continue100();
       }
-      vendCollecting = true;
       long declared = HttpUtil.getContentLength(request, -1L);
       vendBody = conn.ctx.alloc().heapBuffer((int) Math.min(Math.max(declared, 256), vendMaxBytes()));
-      if (requestComplete) {
+      if (body.complete()) {
         vendRequestComplete();
+      } else {
+        body = Body.COLLECTING;
       }
     } else {
-      route = ((Admission.Forward) a).route();
       QuotaCheck.decide(this);
     }
   }
 
+  private void continue100() {
+    conn.ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+  }
+
+  /** The rest of the body is read and dropped. */
   private void discardBody() {
-    discarding = true;
-    forwarding = false;
+    if (!body.complete()) {
+      body = Body.DISCARDING;
+    }
   }
 
-  // ---- the decision (QuotaCheck), and its two ends ----
-
-  boolean ended() {
-    return ended;
+  /** The rest of the body is not read: the connection ends after the answer. */
+  private void cut() {
+    body = Body.CUT;
+    keepAlive = false;
   }
 
-  /** The request's policies allow it: it goes upstream. */
-  void allowed(Decision d) {
-    decision = d;
+  // ---- the decision (QuotaCheck, VendCall), and its two ends ----
+
+  /** Holds the store's decision for the rest of the exchange; {@code contentBytes} are charged at its end. */
+  void hold(Decision d, List<PolicyOutcome> contentBytes) {
+    held = d == null ? null : new HeldDecision(d, contentBytes);
+  }
+
+  /** The request's policies allow it ({@code d}, null when it has none): it goes upstream; {@code settlement} (or null) settles at the end. */
+  void allowed(Decision d, List<PolicyOutcome> contentBytes, Settlement settlement) {
+    held = d == null ? null : new HeldDecision(d, contentBytes, settlement);
     connect();
   }
 
@@ -180,20 +273,21 @@ final class Exchange {
   // ---- the request upstream ----
 
   private void connect() {
-    pool = snap.pools().get(route.route().upstream());
+    enter(Phase.CONNECTING);
+    UpstreamPool pool = snap.pools().get(route.route().upstream());
     if (vend == null && HttpUtil.is100ContinueExpected(request)) {
-      conn.ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+      continue100();
     }
     Future<Channel> f = pool.acquire(conn.ctx.channel().eventLoop());
     if (f.isDone()) {
-      connected(f);
+      connected(pool, f);
     } else {
-      f.addListener(x -> connected(f));
+      f.addListener(x -> connected(pool, f));
     }
   }
 
-  private void connected(Future<Channel> f) {
-    if (ended) {
+  private void connected(UpstreamPool pool, Future<Channel> f) {
+    if (ended()) {
       if (f.isSuccess()) {
         f.getNow().close();
       }
@@ -203,39 +297,32 @@ final class Exchange {
       upstreamFailed(f.cause());
       return;
     }
-    upstream = f.getNow();
-    upstreamHandler = (UpstreamHandler) upstream.pipeline().get(UpstreamPool.EXCHANGE);
-    upstreamHandler.attach(this::onUpstream);
-    decoder = (UpstreamResponseDecoder) upstream.pipeline().get(UpstreamPool.DECODER);
-    decoder.expectNoBody(request.method().equals(HttpMethod.HEAD));
-    decoder.dechunk(false);
-    forwarding = true;
+    boolean whole = vendBody != null; // a vend call: its body was read whole to be decided
+    upstream = new UpstreamLeg(pool, f.getNow(), this::onUpstream, request.method().equals(HttpMethod.HEAD),
+        !whole && HttpUtil.isTransferEncodingChunked(request), conn.now());
     String forFor = conn.peerText();
     String host = request.headers().get(HttpHeaderNames.HOST);
     String forwarded = conn.forwardedElement(forFor, host);
-    if (vendBody != null) {
-      // a vend call: its body was read whole to be decided; it goes up in one piece
-      upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, false, vendBody.readableBytes(),
-          conn.ctx.alloc()), upstream.voidPromise());
-      ByteBuf body = vendBody;
+    if (whole) {
+      ByteBuf envelope = vendBody;
       vendBody = null;
-      requestSent = true;
-      upstreamSentNanos = conn.now();
+      upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, false, envelope.readableBytes(),
+          conn.ctx.alloc()));
+      body = Body.SENT;
       awaitResponse();
-      upstream.writeAndFlush(body, upstream.voidPromise());
+      upstream.writeAndFlush(envelope);
       upstream.read();
       return;
     }
-    chunkedUp = HttpUtil.isTransferEncodingChunked(request);
-    upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, chunkedUp, -1, conn.ctx.alloc()),
-        upstream.voidPromise());
-    upstreamSentNanos = conn.now();
+    upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, upstream.chunked, -1, conn.ctx.alloc()));
     awaitResponse();
-    if (requestComplete) {
-      requestSent = true;
-      if (chunkedUp) {
-        upstream.write(Unpooled.wrappedBuffer(UpstreamRequestWriter.LAST_CHUNK), upstream.voidPromise());
+    if (body.complete()) {
+      body = Body.SENT;
+      if (upstream.chunked) {
+        upstream.write(Unpooled.wrappedBuffer(UpstreamRequestWriter.LAST_CHUNK));
       }
+    } else {
+      body = Body.FORWARDING;
     }
     upstream.flush();
     upstream.read();
@@ -243,26 +330,26 @@ final class Exchange {
     conn.maybeRead();
   }
 
-  /**
-   * Starts the response timeout. A failed write to the upstream needs no listener: the void
-   * promise fires exceptionCaught on the upstream channel, which ends its reuse (onUpstream ERROR).
-   */
+  /** Starts the response timeout (a failed write upstream is heard as an ERROR event). */
   private void awaitResponse() {
-    awaitingResponse = true;
-    responseDeadline = upstreamSentNanos + snap.config().timeouts().response().toNanos();
-    conn.ensureTimer(responseDeadline);
+    enter(Phase.AWAITING_HEAD);
+    conn.ensureTimer(responseDeadline());
+  }
+
+  /** When the response head is due: {@code timeouts.response} after the request head went up. */
+  long responseDeadline() {
+    return upstream.sentNanos + snap.config().timeouts().response().toNanos();
   }
 
   /**
    * Called by the connection's timer: times the exchange out if its response head is overdue.
-   * Returns whether a head is still awaited (its deadline is then {@link #responseDeadline}).
+   * Returns whether a head is still awaited (its deadline is then {@link #responseDeadline()}).
    */
   boolean checkResponseDeadline(long now) {
-    if (!awaitingResponse || ended) {
+    if (phase != Phase.AWAITING_HEAD || upstream == null) {
       return false;
     }
-    if (now - responseDeadline >= 0) {
-      awaitingResponse = false;
+    if (now - responseDeadline() >= 0) {
       responseTimedOut();
       return false;
     }
@@ -276,37 +363,49 @@ final class Exchange {
       return;
     }
     boolean last = c instanceof LastHttpContent;
-    int n = c.content().readableBytes();
-    requestBytes += n;
-    if (last) {
-      requestComplete = true;
+    requestBytes += c.content().readableBytes();
+    switch (body) {
+      case DISCARDING -> drop(c, last);
+      case COLLECTING -> collect(c, last);
+      case FORWARDING -> forward(c, last);
+      default -> c.release(); // not asked for (acceptsBody): nothing reads it
     }
-    if (discarding) {
-      c.release();
-      if (!last && requestBytes > maxBody) {
-        // a body answered already is read and dropped only up to the body bound; past it the
-        // connection ends instead of carrying an unbounded upload nobody wants
-        keepAlive = false;
-        requestComplete = true;
-        maybeEnd();
-        return;
-      }
-      if (last) {
-        maybeEnd();
-      }
+  }
+
+  /**
+   * A body answered already is read and dropped only up to the body bound; past it the connection
+   * ends instead of carrying an unbounded upload nobody wants.
+   */
+  private void drop(HttpContent c, boolean last) {
+    c.release();
+    if (last) {
+      body = Body.READ;
+    } else if (requestBytes > maxBody) {
+      cut();
+    } else {
       return;
     }
-    if (vendCollecting && requestBytes > vendMaxBytes()) {
+    maybeEnd();
+  }
+
+  private void collect(HttpContent c, boolean last) {
+    if (requestBytes > vendMaxBytes()) {
       c.release();
       vendTooLarge(OptionalLong.empty());
       return;
     }
+    vendBody.writeBytes(c.content()); // within vendMaxBytes(): checked above
+    c.release();
+    if (last) {
+      vendRequestComplete();
+    }
+  }
+
+  private void forward(HttpContent c, boolean last) {
     if (requestBytes > maxBody) {
       c.release();
-      upstreamReusable = false;
-      keepAlive = false;
-      requestComplete = true;
-      if (responseStarted) {
+      cut();
+      if (responseStarted()) {
         abort("request body over the limit after the response started");
       } else {
         closeUpstream();
@@ -314,20 +413,12 @@ final class Exchange {
       }
       return;
     }
-    if (vendCollecting) {
-      vendBody.writeBytes(c.content()); // within vendMaxBytes(): checked above
-      c.release();
-      if (last) {
-        vendRequestComplete();
-      }
-      return;
-    }
     if (last) {
-      requestSent = true;
+      body = Body.SENT;
     }
-    ByteBuf piece = UpstreamRequestWriter.body(c, last, chunkedUp, conn.ctx.alloc());
+    ByteBuf piece = UpstreamRequestWriter.body(c, last, upstream.chunked, conn.ctx.alloc());
     if (piece.isReadable()) {
-      upstream.writeAndFlush(piece, upstream.voidPromise());
+      upstream.writeAndFlush(piece);
     } else {
       piece.release();
     }
@@ -343,15 +434,17 @@ final class Exchange {
    * closed mid-body, the client gets 400 if nothing was answered yet, and the connection ends.
    */
   private void requestBodyMalformed(Throwable cause) {
-    keepAlive = false;
-    requestComplete = true;
-    upstreamReusable = false;
-    if (discarding) {
-      maybeEnd(); // answered already: nothing more can be read on this connection
+    boolean answered = body == Body.DISCARDING;
+    cut();
+    if (upstream != null) {
+      upstream.doNotReuse();
+    }
+    if (answered) {
+      maybeEnd(); // nothing more can be read on this connection
       return;
     }
     closeUpstream();
-    if (responseStarted) {
+    if (responseStarted()) {
       abort("request body malformed after the response started: " + cause.getMessage());
       return;
     }
@@ -360,7 +453,7 @@ final class Exchange {
   }
 
   void clientWritable() {
-    if (upstream != null && responseStarted && !responseComplete && upstream.isActive()) {
+    if (phase == Phase.RELAYING && upstream != null && upstream.isActive()) {
       upstream.read();
     }
   }
@@ -368,7 +461,7 @@ final class Exchange {
   // ---- the response ----
 
   private void onUpstream(UpstreamHandler.Event e, Object msg) {
-    if (ended) {
+    if (ended()) {
       ReferenceCountUtil.release(msg);
       return;
     }
@@ -379,10 +472,7 @@ final class Exchange {
         case WRITABLE -> conn.maybeRead();
         case READ_COMPLETE -> upstreamReadComplete();
         case INACTIVE -> upstreamClosed();
-        case ERROR -> {
-          upstreamReusable = false;
-          upstream.close();
-        }
+        case ERROR -> upstream.fail();
       }
     } finally {
       conn.exitEvent(outer);
@@ -400,64 +490,71 @@ final class Exchange {
   /** The response head chooses the relay that carries the response to the client. */
   private void upstreamHead(ResponseHead h) {
     if (h.failure() != null) {
-      LOG.warn("upstream {} sent an invalid response to {} {}: {}", pool.name(), request.method(), path(),
+      LOG.warn("upstream {} sent an invalid response to {} {}: {}", upstream.pool.name(), request.method(), path(),
           h.failure());
-      upstreamReusable = false;
       closeUpstream();
-      if (!responseStarted || relay != null && relay.nothingSent()) {
+      if (!responseStarted() || relay != null && relay.nothingSent()) {
         // the head was valid but its body broke before any of it reached the client (an
         // invalid first chunk-size line): what was kept back is dropped and 502 said instead
         if (relay != null) {
           relay.release();
           relay = null;
         }
-        clientUnflushed = false;
+        conn.cancelDeferredFlush();
         badGateway(GatewayMessages.UPSTREAM_RESPONSE_INVALID);
       } else {
         abort("upstream response malformed: " + h.failure());
       }
       return;
     }
-    int code = h.status();
-    if (code < 200) {
+    if (h.status() < 200) {
       upstream.read(); // interim responses: 100-continue was answered already
       return;
     }
-    awaitingResponse = false;
-    state.metrics.upstreamLatency(pool.name(), conn.now() - upstreamSentNanos);
-    responseStarted = true;
-    if (!h.keepAlive()) {
-      upstreamReusable = false;
+    if (held != null) {
+      held.response(h.status(), h, route.route().cost()); // count modes and a charge the response states
     }
+    state.metrics.upstreamLatency(upstream.pool.name(), conn.now() - upstream.sentNanos);
+    enter(Phase.RELAYING);
+    if (!h.keepAlive()) {
+      upstream.doNotReuse();
+    }
+    relay = relayFor(h);
+    if (relay == null) {
+      return; // answered instead (untransferable)
+    }
+    if (relay instanceof RawRelay || relay instanceof ReframedRelay) {
+      // not flushed alone: the head leaves with the body in one write (see upstreamReadComplete)
+      conn.deferFlush();
+      pullUpstream();
+    } else {
+      upstream.read(); // read whole: a normalised error's body is dropped, a vend response decorated
+    }
+  }
+
+  /** The relay for a response head, or null when the response cannot reach the client (answered here instead). */
+  private ResponseRelay relayFor(ResponseHead h) {
     if (NormalisedErrorRelay.applies(route, h)) {
-      relay = new NormalisedErrorRelay(this, code, h.get("allow"));
-      upstream.read(); // the body is read and dropped
-      return;
+      return new NormalisedErrorRelay(this, h.status(), h.get("allow"));
     }
     if (VendRelay.transforms(this, h)) {
-      decoder.dechunk(true);
-      relay = new VendRelay(this, h);
-      upstream.read();
-      return;
+      upstream.dechunk();
+      return new VendRelay(this, h);
     }
     ResponseHead.Framing framing = h.framing();
     if (framing == ResponseHead.Framing.NONE || framing == ResponseHead.Framing.FIXED
         || framing == ResponseHead.Framing.CHUNKED && !http10()) {
-      relay = new RawRelay(this, h);
-    } else {
-      // until-close bodies, and chunked ones for an HTTP/1.0 client, are re-framed by the encoder
-      HttpResponse response = h.toHttpResponse();
-      String codings = ReframedRelay.codingsBeforeChunked(response.headers());
-      if (codings != null && http10()) {
-        untransferable(codings);
-        return;
-      }
-      decoder.dechunk(true);
-      relay = new ReframedRelay(this, ReframedRelay.clientResponse(this, response));
+      return new RawRelay(this, h);
     }
-    // not flushed alone: the head leaves with the body in one write (see upstreamReadComplete)
-    clientUnflushed = true;
-    pullUpstream();
+    // until-close bodies, and chunked ones for an HTTP/1.0 client, are re-framed by the encoder
+    HttpResponse response = h.toHttpResponse();
+    String codings = ReframedRelay.codingsBeforeChunked(response.headers());
+    if (codings != null && http10()) {
+      untransferable(codings);
+      return null;
+    }
+    upstream.dechunk();
+    return new ReframedRelay(this, ReframedRelay.clientResponse(this, response));
   }
 
   /** The upstream's read batch is over: flush what it produced to the client, once. */
@@ -465,10 +562,7 @@ final class Exchange {
     if (relay != null) {
       relay.readComplete();
     }
-    if (clientUnflushed) {
-      clientUnflushed = false;
-      conn.ctx.flush();
-    }
+    conn.flushDeferred();
   }
 
   /** Reads more of the response when the client can take it. */
@@ -479,23 +573,18 @@ final class Exchange {
     // else: channelWritabilityChanged -> clientWritable() reads again
   }
 
-  /** The response's last piece is being written: it is complete, and nothing waits for a flush. */
+  /** The response's last piece is being written: it is complete, and its write flushes what waited. */
   void lastWrite() {
-    responseComplete = true;
-    awaitingResponse = false;
-    clientUnflushed = false;
+    enter(Phase.RESPONDED);
+    conn.cancelDeferredFlush();
   }
 
   private void responseTimedOut() {
-    if (ended || responseStarted) {
-      return;
-    }
-    upstreamReusable = false;
+    String pool = upstream.pool.name();
+    long waited = conn.now() - upstream.sentNanos;
     closeUpstream();
-    if (!requestComplete) {
-      discardBody();
-    }
-    state.metrics.upstreamLatency(pool.name(), conn.now() - upstreamSentNanos);
+    discardBody();
+    state.metrics.upstreamLatency(pool, waited);
     Duration timeout = snap.config().timeouts().response();
     local(snap.vocabulary().error(GatewayMessages.upstreamTimedOut(timeout), format, path()));
   }
@@ -506,7 +595,7 @@ final class Exchange {
    * the body back (a slow upstream) does not count.
    */
   boolean requestStalled(long now, long idle) {
-    if (requestComplete || ended) {
+    if (body.complete() || ended()) {
       return false;
     }
     if (requestBytes != progressSeen || !wantsRequestData()) {
@@ -520,20 +609,16 @@ final class Exchange {
   /** The request body stopped arriving: 408 if nothing was answered yet, else the connection ends. */
   void requestTimedOut() {
     keepAlive = false;
-    upstreamReusable = false;
-    if (responseStarted) {
+    if (responseStarted()) {
       abort("request body stalled");
       return;
     }
     closeUpstream();
-    requestComplete = true; // nothing more is read: the connection closes after the answer
+    cut(); // nothing more is read: the connection closes after the answer
     local(snap.vocabulary().error(GatewayMessages.requestBodyTimedOut(snap.config().timeouts().idle()), format, path()));
   }
 
   private void upstreamFailed(Throwable cause) {
-    if (!requestComplete) {
-      discardBody();
-    }
     badGateway(GatewayMessages.upstreamUnreachable(cause));
   }
 
@@ -543,28 +628,22 @@ final class Exchange {
    * connection is dropped unread.
    */
   private void untransferable(String codings) {
-    upstreamReusable = false;
     closeUpstream();
-    if (!requestComplete) {
-      discardBody();
-    }
+    discardBody();
     local(snap.vocabulary().error(GatewayMessages.untransferable(codings), format, path()));
   }
 
   private void badGateway(String detail) {
-    if (!requestComplete) {
-      discardBody();
-    }
+    discardBody();
     local(snap.vocabulary().error(GatewayMessages.badGateway(detail), format, path()));
   }
 
   private void upstreamClosed() {
-    if (ended || responseComplete) {
+    if (phase.compareTo(Phase.RESPONDED) >= 0) {
       return;
     }
-    upstreamReusable = false;
-    if (!responseStarted) {
-      awaitingResponse = false;
+    upstream.doNotReuse();
+    if (!responseStarted()) {
       badGateway(GatewayMessages.UPSTREAM_CLOSED_EARLY);
     } else {
       // mid-body: the client cannot be told anything else; close so it sees a truncated body
@@ -576,15 +655,17 @@ final class Exchange {
 
   /** The envelope is read whole: {@link VendCall} decides it. */
   private void vendRequestComplete() {
-    vendCollecting = false;
+    body = Body.READ;
     VendCall.decide(this, ByteBufUtil.getBytes(vendBody));
   }
 
-  /** A vend call the store allowed, or one the gateway answers itself. */
-  void vendAllowed() {
+  /** A vend call the store allowed: it goes upstream, and its response may be decorated. */
+  void vendAllowed(VendCall.Allowed call) {
+    vendCall = call;
     connect();
   }
 
+  /** A vend call answered by the gateway (refused, invalid, or a capabilities call it answers itself). */
   void answer(LocalResponse r) {
     local(r);
   }
@@ -599,8 +680,7 @@ final class Exchange {
    * body is not read, so the connection closes after the answer.
    */
   private void vendTooLarge(OptionalLong length) {
-    keepAlive = false;
-    requestComplete = true;
+    cut();
     local(Admission.vendError(VendRequestException.bodyTooLarge(vendMaxBytes(), length)));
   }
 
@@ -609,7 +689,6 @@ final class Exchange {
       vendBody.release();
       vendBody = null;
     }
-    vendCollecting = false;
     if (relay != null) {
       relay.release();
     }
@@ -619,15 +698,11 @@ final class Exchange {
 
   /** Answers locally; the request body, if any, is read and dropped. */
   private void local(LocalResponse r) {
-    if (vendCollecting && !requestComplete) {
-      discardBody();
+    if (body == Body.COLLECTING || body == Body.FORWARDING) {
+      body = Body.DISCARDING;
     }
     releaseBuffers();
-    if (forwarding && !requestComplete) {
-      discardBody();
-    }
-    responseStarted = true;
-    responseComplete = true;
+    enter(Phase.RESPONDED);
     writeLocal(r);
   }
 
@@ -637,26 +712,13 @@ final class Exchange {
    */
   void writeLocal(LocalResponse r) {
     state.metrics.localResponse(r.status().code());
-    boolean head = request.method().equals(HttpMethod.HEAD);
-    if (!requestComplete && (!discarding || HttpUtil.is100ContinueExpected(request))) {
+    if (!body.complete() && (body != Body.DISCARDING || HttpUtil.is100ContinueExpected(request))) {
       // a client that expected 100-continue and got a final answer may never send its body
-      // (RFC 9110 section 10.1.1): the connection ends rather than wait for it
-      keepAlive = false;
-      requestComplete = true; // what still comes of the body is dropped by the lingering close
+      // (RFC 9110 section 10.1.1): the connection ends rather than wait for it; what still
+      // comes of the body is dropped by the lingering close
+      cut();
     }
-    byte[] body = r.body();
-    byte[] fields = r.head();
-    ByteBuf b = conn.ctx.alloc().buffer(fields.length + 48 + (head ? 0 : body.length));
-    b.writeBytes(fields);
-    if (!keepAlive) {
-      b.writeBytes(CONNECTION_CLOSE);
-    } else if (http10()) {
-      b.writeBytes(CONNECTION_KEEP_ALIVE);
-    }
-    b.writeShort(CRLF);
-    if (!head) {
-      b.writeBytes(body);
-    }
+    ByteBuf b = r.encode(conn.ctx.alloc(), keepAlive, http10(), request.method().equals(HttpMethod.HEAD));
     whenWritten(conn.rawOut.writeAndFlush(b));
     conn.maybeRead();
   }
@@ -678,83 +740,58 @@ final class Exchange {
       abort("write to client failed");
       return;
     }
-    responseComplete = true;
+    enter(Phase.RESPONDED);
     maybeEnd();
   }
 
   /** Ends the exchange once the response is out and the request fully read. */
   private void maybeEnd() {
-    if (ended || !responseComplete || !requestComplete) {
+    if (phase != Phase.RESPONDED || !body.complete()) {
       conn.maybeRead();
       return;
     }
-    if (upstream != null && !requestSent) {
-      upstreamReusable = false;
+    if (upstream != null && body != Body.SENT) {
+      upstream.doNotReuse(); // the upstream did not get the whole request: its connection is unframed
     }
     end(true);
   }
 
   /** Ends the exchange because a connection died: accounting still happens once. */
   void abort(String why) {
-    if (ended) {
+    if (ended()) {
       return;
     }
     LOG.debug("exchange aborted: {}", why);
-    upstreamReusable = false;
     keepAlive = false;
     end(false);
   }
 
   private void end(boolean clean) {
-    ended = true;
+    enter(Phase.ENDED);
     releaseBuffers();
     relay = null;
-    awaitingResponse = false;
-    if (decision != null) {
-      state.limiter.release(decision);
-      long bytes = requestBytes + responseBytes;
-      if (bytes > 0) {
-        for (PolicyOutcome o : byteOutcomes) {
-          try {
-            state.limiter.charge(o.policy(), o.key(), bytes);
-          } catch (StoreException e) {
-            LOG.warn("could not charge {} bytes to policy {}", bytes, o.policy().name(), e);
-          }
-        }
-      }
+    if (held != null) {
+      held.settle(state.limiter, requestBytes + responseBytes);
     }
     if (upstream != null) {
-      if (upstreamHandler != null) {
-        upstreamHandler.detach();
-      }
-      if (clean && upstreamReusable && upstream.isActive() && decoder.idle()) {
-        pool.release(upstream);
-      } else {
-        upstream.close();
-      }
+      upstream.finish(clean);
       upstream = null;
     }
     conn.finished(this, clean && keepAlive);
   }
 
+  /** Gives the upstream connection up mid-way: the body, if it was going there, is held until the answer decides. */
   private void closeUpstream() {
-    awaitingResponse = false;
     if (upstream != null) {
-      if (upstreamHandler != null) {
-        upstreamHandler.detach();
-      }
       upstream.close();
       upstream = null;
     }
-    forwarding = false;
+    if (body == Body.FORWARDING) {
+      body = Body.HELD;
+    }
   }
 
   String path() {
     return Admission.path(request.uri());
   }
-
-  private static final byte[] CONNECTION_CLOSE = "connection: close\r\n".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] CONNECTION_KEEP_ALIVE =
-      "connection: keep-alive\r\n".getBytes(StandardCharsets.US_ASCII);
-  private static final int CRLF = ('\r' << 8) | '\n';
 }

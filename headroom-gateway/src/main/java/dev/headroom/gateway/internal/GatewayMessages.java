@@ -5,9 +5,10 @@ import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
-import dev.headroom.gateway.GatewayConfig;
-import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
+import dev.headroom.gateway.config.RouteCost;
+import dev.headroom.http.IoFailure;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.LimitType;
@@ -15,6 +16,7 @@ import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
+import dev.headroom.http.body.ServiceErrors;
 import dev.headroom.http.discovery.DiscoveryRoute;
 import dev.headroom.http.discovery.LimitsDiscoveryDocument;
 import dev.headroom.http.headers.HeaderDialect;
@@ -22,11 +24,10 @@ import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.ForwardedHeader;
 import dev.headroom.http.partition.PartitionKeyDerivation;
-import dev.headroom.http.partition.RequestView;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.time.Duration;
-import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -61,6 +62,9 @@ final class GatewayMessages implements HttpVocabulary {
   private final Map<Route, RateLimitHeaders> headers = new IdentityHashMap<>();
   private final Map<String, PartitionKeyDerivation> derivations = new HashMap<>();
   private final LimitRefusals refusals;
+  private final ClientAddressResolver clients;
+  /** The policies as each plan enforces them; null without plans. */
+  private final PlanPolicies plans;
 
   /** The why of an error whose own texts headroom-http refused (see {@link #error}). */
   static final String FALLBACK_WHY = "The gateway answers every request it cannot complete, so that no caller waits in vain.";
@@ -79,19 +83,30 @@ final class GatewayMessages implements HttpVocabulary {
     this.ticker = ticker;
     // trustedProxies believes Forwarded and X-Forwarded-For (README): Forwarded wins when a
     // request carries both (RFC 7239 section 7.4), and the two are never mixed into one chain
-    ClientAddressResolver resolver = ClientAddressResolver.builder()
+    this.clients = ClientAddressResolver.builder()
         .trustedProxies(config.trustedProxies())
         .headers(List.of(ForwardedHeader.FORWARDED, ForwardedHeader.X_FORWARDED_FOR)).build();
+    ClientAddressResolver resolver = clients;
     LimitRefusals.Builder rb = LimitRefusals.builder().ticker(ticker)
         .defaults(PolicyTexts.builder(ConfigReader.DEFAULT_WHY).build());
     config.service().origin().ifPresent(rb::origin);
-    for (Policy p : config.policies().values()) {
+    this.plans = config.plans().map(ps -> PlanPolicies.of(ps.plans(), config.policies())).orElse(null);
+    List<Policy> all = new ArrayList<>(config.policies().values());
+    if (plans != null) {
+      all.addAll(plans.variants()); // a plan's policies (api:pro) derive and speak as their base
+    }
+    for (Policy p : all) {
       derivations.put(p.name(), PartitionKeyDerivation.of(p.partition(), resolver));
+    }
+    for (Policy p : config.policies().values()) {
       rb.texts(p.name(), p.texts());
+    }
+    if (plans != null) {
+      rb.plans(plans.plans()); // a plan's policies speak as their base and point at the next plan
     }
     this.refusals = rb.build();
     for (Route r : config.routes()) {
-      headers.put(r, RateLimitHeaders.builder()
+      headers.put(r, r.fields().applyTo(RateLimitHeaders.builder())
           .dialects(r.dialects().stream().map(HeaderDialect::fromToken).toList())
           .ticker(ticker)
           .exposure(exposures.apply(r))
@@ -108,13 +123,6 @@ final class GatewayMessages implements HttpVocabulary {
    * @throws IllegalArgumentException when headroom-http refuses part of it (the configuration
    *     reader has checked each part already, so this means two parts disagree)
    */
-  static GatewayMessages of(GatewayConfig config, Ticker ticker) {
-    return of(new ConfigSections(config.service(), config.listen(), config.admin(), config.store(),
-        config.trustedProxies(), config.limits(), config.timeouts(), config.upstreams(), config.policies(),
-        config.routes(), config.pk()), ticker);
-  }
-
-  /** As {@link #of(GatewayConfig, Ticker)}, for sections not yet made a configuration (the load-time check). */
   static GatewayMessages of(ConfigSections config, Ticker ticker) {
     return new GatewayMessages(config, ticker, r -> PkExposures.forRoute(config.pk(), r));
   }
@@ -140,7 +148,7 @@ final class GatewayMessages implements HttpVocabulary {
     Refusal body;
     if (r.decision() == null) {
       // a blocked partition: decided without the store, so without a Decision
-      body = abnormal(r.policy(), r.policy().quota(), r.retryAfterSeconds(), List.of(r.policy().name()));
+      body = refusals.abnormal(r.policy().quota(), r.retryAfterSeconds(), List.of(r.policy().name()));
       out.header("Retry-After", Long.toString(r.retryAfterSeconds()));
     } else {
       ProblemType type = switch (r.kind()) {
@@ -162,12 +170,9 @@ final class GatewayMessages implements HttpVocabulary {
       }
       if (r.kind() == RefusalKind.ABNORMAL_USAGE_DETECTED) {
         PolicyOutcome o = outcome(r.decision(), r.policy().name());
-        body = abnormal(r.policy(), o == null ? r.policy().quota() : o.policy(), wait,
-            made.violatedPolicies());
+        body = refusals.abnormal(o == null ? r.policy().quota() : o.policy(), wait, made.violatedPolicies());
       } else if (made.retryAfterSeconds().isPresent() && made.retryAfterSeconds().getAsLong() != wait) {
-        body = made.toBuilder().retryAfterSeconds(wait).windowResetAt(resetAt(wait))
-            .detail(made.detail().orElse("").replace(seconds(made.retryAfterSeconds().getAsLong()), seconds(wait)))
-            .build();
+        body = refusals.agreeing(made, wait);
       } else {
         body = made;
       }
@@ -220,17 +225,14 @@ final class GatewayMessages implements HttpVocabulary {
     CachedBody cached = bodies.get(worst.name());
     if (cached == null || !cached.key().equals(key)) {
       Refusal made = refusals.refusal(d, type);
-      if (made.retryAfterSeconds().isPresent() && made.retryAfterSeconds().getAsLong() != wait) {
-        made = made.toBuilder().retryAfterSeconds(wait).windowResetAt(resetAt(wait))
-            .detail(made.detail().orElse("").replace(seconds(made.retryAfterSeconds().getAsLong()), seconds(wait)))
-            .build();
-      }
+      made = refusals.agreeing(made, wait);
       cached = new CachedBody(key, out.build(HttpResponseStatus.valueOf(made.status()), format, made, r.path()));
       if (bodies.size() < MAX_CACHED_BODIES || bodies.containsKey(worst.name())) {
         bodies.put(worst.name(), cached);
       }
     }
     LocalResponse body = cached.response();
+    RefusalFormat.refusalFields(out::set); // a kept body comes with fresh fields: these too (SC-7)
     LocalResponse response = new LocalResponse(body.status(), body.contentType(), body.body(), out.headers());
     if (whole != null && (kept.size() < MAX_CACHED_BODIES || kept.containsKey(worst.name()))) {
       kept.put(worst.name(), new CachedResponse(whole, response));
@@ -265,35 +267,6 @@ final class GatewayMessages implements HttpVocabulary {
   /** The last whole refusal of a route for a policy; shared, never changed once built. */
   private record CachedResponse(ResponseKey key, LocalResponse response) {}
 
-  /** A 429 abnormal-usage-detected for an escalated or blocked partition (draft-09 section 5.3). */
-  private Refusal abnormal(Policy policy, QuotaPolicy enforced, long wait, List<String> violated) {
-    PolicyTexts t = refusals.texts(enforced);
-    String limit = t.limit(enforced);
-    Refusal.Builder b = Refusal.builder(ProblemType.ABNORMAL_USAGE_DETECTED.status())
-        .type(ProblemType.ABNORMAL_USAGE_DETECTED)
-        .detail("Requests kept arriving while this client was asked to wait, so it is blocked; the limit of "
-            + limit + " applies. Try again in " + seconds(wait) + ". Requests during the block do not shorten it.")
-        .error(ProblemType.ABNORMAL_USAGE_DETECTED.error())
-        .why(t.why())
-        .limit(limit)
-        .retryAfterSeconds(wait)
-        .limitId(t.limitId(enforced))
-        .limitType(t.limitType(enforced))
-        .scope(LimitType.scope(enforced).token())
-        .windowResetAt(resetAt(wait))
-        .violatedPolicies(violated);
-    config.service().origin().ifPresent(b::origin);
-    t.alternativeEndpoint().ifPresent(b::alternativeEndpoint);
-    t.upgradeUrl().ifPresent(b::upgradeUrl);
-    t.humanUrl().ifPresent(b::humanUrl);
-    return b.build();
-  }
-
-  private Instant resetAt(long wait) {
-    Instant now = ticker.instant();
-    return now.plusSeconds(wait).plusNanos(now.getNano() == 0 ? 0 : 1_000_000_000L - now.getNano());
-  }
-
   private static PolicyOutcome outcome(Decision d, String name) {
     for (PolicyOutcome o : d.outcomes()) {
       if (o.policy().name().equals(name)) {
@@ -303,15 +276,8 @@ final class GatewayMessages implements HttpVocabulary {
     return null;
   }
 
-  private static String seconds(long n) {
-    return n == 1 ? "1 second" : n + " seconds";
-  }
-
   // ---- the gateway's own errors: every error, detail and why it writes, in one place ----
   // (Graceful Boundaries section 6: each states what happened, why, and, for input, what was expected)
-
-  /** Retry-After of a 503 when the store cannot decide: long enough for a reconnect, short enough to retry soon. */
-  static final long STORE_RETRY_AFTER_SECONDS = 2;
 
   /** 431: the request's header fields are over {@code limits.maxHeaderBytes} (RFC 6585 section 5). */
   static GatewayError headerFieldsTooLarge(int max) {
@@ -418,28 +384,18 @@ final class GatewayMessages implements HttpVocabulary {
             "expected", "A request body of at most " + maxBody + " bytes."));
   }
 
-  /** Retry-After of a 503 when the gateway's own queue to the store is full (StoreOverloadedException). */
-  static final long OVERLOAD_RETRY_AFTER_SECONDS = 1;
-
-  /** The Retry-After of a 503 from {@link #storeUnavailable}. */
-  static long storeRetryAfterSeconds(boolean overloaded) {
-    return overloaded ? OVERLOAD_RETRY_AFTER_SECONDS : STORE_RETRY_AFTER_SECONDS;
-  }
-
   /**
    * 503: the store could not decide (a Redis store failing closed), or the gateway's own queue to
    * it is full ({@code overloaded}; Redis possibly healthy, so a shorter wait):
-   * temporary-reduced-capacity (draft-ietf-httpapi-ratelimit-headers-09 section 5.2); the caller
-   * sets Retry-After to {@link #storeRetryAfterSeconds}.
+   * temporary-reduced-capacity (draft-ietf-httpapi-ratelimit-headers-09 section 5.2), with the
+   * texts every front end sends ({@link ServiceErrors}); the caller sets Retry-After to
+   * {@link ServiceErrors#storeRetryAfterSeconds}.
    */
   static GatewayError storeUnavailable(boolean overloaded) {
-    long retry = storeRetryAfterSeconds(overloaded);
     return new GatewayError(503, ProblemType.TEMPORARY_REDUCED_CAPACITY.error(),
-        (overloaded ? "The gateway has more requests than it can check right now, so this one is not forwarded."
-            : "Quotas cannot be checked right now, so requests are not forwarded.")
-            + " Try again in " + retry + (retry == 1 ? " second." : " seconds."),
-        "Requests are not forwarded when their quota cannot be checked, so that the service is never overrun.",
-        Map.of("type", ProblemType.TEMPORARY_REDUCED_CAPACITY, "retryAfterSeconds", retry));
+        ServiceErrors.storeUnavailableDetail(overloaded), ServiceErrors.STORE_UNAVAILABLE_WHY,
+        Map.of("type", ProblemType.TEMPORARY_REDUCED_CAPACITY,
+            "retryAfterSeconds", ServiceErrors.storeRetryAfterSeconds(overloaded)));
   }
 
   /** 408: the next request head was not complete within timeouts.idle (RFC 9110 section 15.5.9). */
@@ -475,7 +431,7 @@ final class GatewayMessages implements HttpVocabulary {
   }
 
   static String upstreamUnreachable(Throwable cause) {
-    return "The upstream service could not be reached (" + cause.getClass().getSimpleName() + ").";
+    return "The upstream service could not be reached (" + IoFailure.inWords(cause) + ").";
   }
 
   static final String UPSTREAM_CLOSED_EARLY = "The upstream service closed the connection before answering.";
@@ -532,13 +488,7 @@ final class GatewayMessages implements HttpVocabulary {
   }
 
   static List<String> allowList(String allow) {
-    List<String> methods = new java.util.ArrayList<>();
-    for (String m : allow.split(",")) {
-      if (!m.isBlank()) {
-        methods.add(m.strip());
-      }
-    }
-    return methods;
+    return ServiceErrors.allowedMethods(allow);
   }
 
   @Override
@@ -586,19 +536,37 @@ final class GatewayMessages implements HttpVocabulary {
   }
 
   @Override
+  public Optional<String> clientAddress(RequestFacts facts) {
+    return clients.resolve(new FactsView(facts));
+  }
+
+  @Override
   public PartitionKey partition(Policy policy, RequestFacts facts) {
     return derive(policy, facts).key();
   }
 
   @Override
   public Derived derive(Policy policy, RequestFacts facts) {
-    NettyRequestView view = new NettyRequestView(facts);
+    FactsView view = new FactsView(facts);
     PartitionKey key = derivations.get(policy.name()).derive(view);
     return new Derived(key, !view.readOther);
   }
 
   @Override
   public Discovery discovery(Map<String, Long> effectiveQuotas, Set<String> reduced) {
+    LimitsDiscoveryDocument doc = document(effectiveQuotas, reduced);
+    return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDiscoveryDocument.cacheControl());
+  }
+
+  /**
+   * The discovery document under these effective quotas. Its level is computed from what the
+   * configuration delivers (Graceful Boundaries CONFORMANCE.md): level 1 only when every listed
+   * route normalises its upstream's errors ({@code normaliseErrors}: otherwise a bare upstream 500
+   * goes out without {@code error}, {@code detail} and {@code why}), level 3 when every policy of a
+   * listed route offers constructive guidance, level 4 since every response of a limited route
+   * carries the RateLimit fields; {@code service.conformance} replaces it as declared.
+   */
+  LimitsDiscoveryDocument document(Map<String, Long> effectiveQuotas, Set<String> reduced) {
     LimitsDiscoveryDocument.Builder b = LimitsDiscoveryDocument.builder(config.service().name(),
         config.service().description().isBlank() ? config.service().name() : config.service().description());
     config.service().origin().ifPresent(b::origin);
@@ -615,15 +583,24 @@ final class GatewayMessages implements HttpVocabulary {
     }
     b.texts(q -> texts.getOrDefault(q.name(), refusals.texts(q)));
     boolean anyPolicy = false;
+    Set<dev.headroom.QuotaPolicy> bases = new java.util.LinkedHashSet<>();
+    boolean structuredErrors = true;
     for (Route r : config.routes()) {
+      structuredErrors &= r.normaliseErrors() || r.vend().isPresent() || r.policies().isEmpty();
       for (String method : new TreeSet<>(r.methods())) {
         String key = r.methods().size() == 1 ? r.name() : r.name() + "-" + method.toLowerCase(Locale.ROOT);
         // vend routes publish their per-scope limits through vend.capabilities, not here; a route
         // without policies limits nothing and is not listed
-        DiscoveryRoute.Builder d = DiscoveryRoute.builder(method, r.path()).key(key).listed(r.vend().isEmpty() && !r.policies().isEmpty());
+        DiscoveryRoute.Builder d = DiscoveryRoute.builder(method, r.path()).key(key).listed(r.listed() && r.vend().isEmpty() && !r.policies().isEmpty());
+        if (!r.cost().equals(RouteCost.ONE)) {
+          d.cost(new DiscoveryRoute.Cost(r.cost().units(), r.cost().header(), r.cost().max(), r.cost().chargeHeader()));
+        }
         for (String name : r.policies()) {
-          Policy p = config.policies().get(name);
-          long quota = effectiveQuotas.getOrDefault(name, p.quota().quota());
+          // with plans, a route lists the limits of a caller the service cannot identify
+          Policy p = plans == null ? config.policies().get(name)
+              : plans.policy(plans.plans().fallback(), config.policies().get(name));
+          bases.add(config.policies().get(name).quota());
+          long quota = effectiveQuotas.getOrDefault(p.name(), p.quota().quota());
           d.policy(quota == p.quota().quota() ? p.quota() : p.quota().toBuilder().quota(quota).build());
           anyPolicy = true;
         }
@@ -632,55 +609,11 @@ final class GatewayMessages implements HttpVocabulary {
     }
     // Every response of a limited route carries the RateLimit fields (Level 4's proactive headers).
     b.proactiveHeaders(anyPolicy);
-    LimitsDiscoveryDocument doc = b.build();
-    return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDiscoveryDocument.cacheControl());
-  }
-
-  /**
-   * A Netty request seen through headroom-http's {@link RequestView}, noting whether anything but
-   * the peer's address was read.
-   */
-  private static final class NettyRequestView implements RequestView {
-    private final RequestFacts facts;
-    boolean readOther;
-
-    NettyRequestView(RequestFacts facts) {
-      this.facts = facts;
+    if (plans != null) {
+      b.plans(plans.plans(), List.copyOf(bases));
     }
-
-    @Override
-    public Optional<String> remoteAddress() {
-      return facts.peer() == null ? Optional.empty() : Optional.of(facts.peer().getHostAddress());
-    }
-
-    @Override
-    public String method() {
-      readOther = true;
-      return facts.method();
-    }
-
-    @Override
-    public String path() {
-      readOther = true;
-      return facts.path();
-    }
-
-    @Override
-    public Optional<String> route() {
-      readOther = true;
-      return Optional.ofNullable(facts.routeTemplate());
-    }
-
-    @Override
-    public List<String> headers(String name) {
-      readOther = true;
-      return facts.headers().getAll(name);
-    }
-
-    @Override
-    public Optional<String> user() {
-      readOther = true;
-      return Optional.empty();
-    }
+    b.structuredErrors(structuredErrors);
+    config.service().conformance().ifPresent(b::declare);
+    return b.build();
   }
 }

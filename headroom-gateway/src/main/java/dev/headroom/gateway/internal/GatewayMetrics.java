@@ -1,8 +1,11 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.PartitionKey;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.CountAtBucket;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -24,9 +27,14 @@ final class GatewayMetrics {
    * Micrometer hands both the same meter.
    */
   private final Counter[] local = new Counter[600];
+  private final Counter clientBytes;
+  private final UsageBoard board = new UsageBoard();
 
   GatewayMetrics(MeterRegistry registry) {
     this.registry = registry;
+    this.clientBytes = Counter.builder("headroom.client.received").baseUnit("bytes")
+        .description("Bytes read from client connections: request heads and bodies (not what a lingering close drops)")
+        .register(registry);
     this.storeLatency = Timer.builder("headroom.store.latency")
         .description("Time the store takes to decide one request (every policy at once)")
         .publishPercentileHistogram().minimumExpectedValue(java.time.Duration.ofNanos(1_000))
@@ -35,6 +43,11 @@ final class GatewayMetrics {
 
   MeterRegistry registry() {
     return registry;
+  }
+
+  /** One read from a client connection (counted per read, not per byte: one adder update). */
+  void clientBytes(int n) {
+    clientBytes.increment(n);
   }
 
   /** outcome: allowed, refused, blocked (escalated) or reduced (refused under reduced capacity). */
@@ -50,6 +63,42 @@ final class GatewayMetrics {
               .tag("policy", policy).tag("outcome", outcome).register(registry));
     }
     c.increment();
+  }
+
+  /**
+   * As {@link #decision(String, String)}, and counts the partition for the dashboard's heavy
+   * hitters ({@link UsageBoard}): by use always, by refusals unless {@code outcome} is allowed.
+   */
+  void decision(String policy, String outcome, PartitionKey key) {
+    decision(policy, outcome);
+    board.decision(policy, key, !outcome.equals("allowed") && !outcome.equals("shadow"));
+  }
+
+  /** The dashboard's data. */
+  UsageBoard board() {
+    return board;
+  }
+
+  /**
+   * The cumulative readings the dashboard's samples are differences of: decisions by policy and
+   * outcome, and the store latency histogram (Prometheus buckets count cumulatively).
+   */
+  UsageBoard.Totals totals() {
+    Map<String, Map<String, Long>> d = new java.util.TreeMap<>();
+    decisions.forEach((policy, byOutcome) -> {
+      Map<String, Long> m = new java.util.TreeMap<>();
+      byOutcome.forEach((outcome, c) -> m.put(outcome, (long) c.count()));
+      d.put(policy, m);
+    });
+    HistogramSnapshot h = storeLatency.takeSnapshot();
+    CountAtBucket[] buckets = h.histogramCounts();
+    double[] bounds = new double[buckets.length];
+    long[] counts = new long[buckets.length];
+    for (int i = 0; i < buckets.length; i++) {
+      bounds[i] = buckets[i].bucket(TimeUnit.NANOSECONDS);
+      counts[i] = (long) buckets[i].count();
+    }
+    return new UsageBoard.Totals(d, h.count(), h.total(TimeUnit.NANOSECONDS), bounds, counts);
   }
 
   void storeLatency(long nanos) {
@@ -80,6 +129,19 @@ final class GatewayMetrics {
         .register(registry);
     io.micrometer.core.instrument.Gauge.builder("headroom.store.outstanding", store, dev.headroom.redis.RedisStore::outstanding)
         .description("Decisions sent to Redis whose reply has not arrived yet").register(registry);
+  }
+
+  /**
+   * Quota leasing ({@code store.leasing}): slices taken from Redis (one round trip each) and
+   * decisions made from a local slice without one.
+   */
+  void leasingStore(dev.headroom.redis.LeasingStore store) {
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.leasing.slices", store,
+            dev.headroom.redis.LeasingStore::slicesTaken)
+        .description("Slices of quota taken from Redis, one round trip each").register(registry);
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.leasing.local", store,
+            dev.headroom.redis.LeasingStore::localDecisions)
+        .description("Acquisitions decided from a local slice, without a round trip").register(registry);
   }
 
   void localResponse(int status) {

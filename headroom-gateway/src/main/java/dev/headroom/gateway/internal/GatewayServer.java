@@ -4,10 +4,15 @@ import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.ConfigException;
 import dev.headroom.gateway.GatewayConfig;
-import dev.headroom.gateway.GatewayConfig.Upstream;
+import dev.headroom.gateway.config.Limits;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
+import dev.headroom.gateway.config.PlanSettings;
+import dev.headroom.gateway.config.Upstream;
+import dev.headroom.http.discovery.LimitsDiscoveryDocument;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -31,6 +36,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,7 +66,10 @@ public final class GatewayServer implements AutoCloseable {
   private final long maxConfigBytes;
   private Channel listener;
   private Channel admin;
+  private Dashboard dashboard;
   private ConfigWatcher watcher;
+  /** The plan resolver, kept across reloads while {@code plans.resolver} is unchanged. */
+  private final PlanResolvers planResolvers;
 
   private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Timers timers, Optional<Path> file,
       long maxConfigBytes, int threads) {
@@ -74,14 +83,20 @@ public final class GatewayServer implements AutoCloseable {
         new io.prometheus.metrics.model.registry.PrometheusRegistry(), meterClock);
     meterClock.start(boss.next());
     new JvmMemoryMetrics().bindTo(registry);
-    StoreMetrics.bind(store, registry);
+    // store.leasing wraps the Redis store: its meters are the wrapped store's, plus the leasing's
+    Store central = store instanceof dev.headroom.redis.LeasingStore leasing ? leasing.delegate() : store;
+    StoreMetrics.bind(central, registry);
     this.file = file;
     this.maxConfigBytes = maxConfigBytes;
     GatewayMetrics metrics = new GatewayMetrics(registry);
-    if (store instanceof dev.headroom.redis.RedisStore redis) {
+    if (central instanceof dev.headroom.redis.RedisStore redis) {
       metrics.redisStore(redis);
     }
+    if (store instanceof dev.headroom.redis.LeasingStore leasing) {
+      metrics.leasingStore(leasing);
+    }
     this.state = new GatewayState(store, ticker, timers, metrics, null);
+    this.planResolvers = new PlanResolvers(ticker);
   }
 
   /**
@@ -105,7 +120,7 @@ public final class GatewayServer implements AutoCloseable {
   }
 
   private void bind(GatewayConfig config) throws InterruptedException {
-    GatewayConfig.Limits limits = config.limits();
+    Limits limits = config.limits();
     ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(serverChannel)
         .option(ChannelOption.SO_BACKLOG, 1024)
         .childOption(ChannelOption.AUTO_READ, false)
@@ -119,14 +134,16 @@ public final class GatewayServer implements AutoCloseable {
             // response with a request method from a queue, and proxied responses bypass the
             // encoder (they are written through its context as bytes), which would unpair them
             ch.pipeline().addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(),
-                limits.maxHeaderBytes(), 65536));
+                limits.maxHeaderBytes(), 65536, state.metrics));
             ch.pipeline().addLast(CODEC, new HttpResponseEncoder());
             ch.pipeline().addLast("proxy", new ProxyHandler(state));
           }
         });
     listener = b.bind(config.listen().host(), config.listen().port()).sync().channel();
     if (config.admin().enabled()) {
-      AdminHandler handler = new AdminHandler(state, registry, this::reloadFromFile);
+      // its own timers on the ticker: the connections' timers (state.timers) are for connections only
+      dashboard = new Dashboard(state, registry, Timers.on(state.ticker), boss.next());
+      AdminHandler handler = new AdminHandler(state, registry, this::reloadFromFile, dashboard, config.admin().token());
       ServerBootstrap a = new ServerBootstrap().group(boss, workers).channel(serverChannel)
           .childHandler(new ChannelInitializer<Channel>() {
             @Override
@@ -135,6 +152,7 @@ public final class GatewayServer implements AutoCloseable {
             }
           });
       admin = a.bind(config.admin().host(), config.admin().port()).sync().channel();
+      dashboard.start();
     }
   }
 
@@ -162,12 +180,37 @@ public final class GatewayServer implements AutoCloseable {
             config.timeouts().connect(), clientChannel));
       }
     }
-    Map<GatewayConfig.Route, VendRoutes> vend = new java.util.IdentityHashMap<>();
-    for (GatewayConfig.Route r : config.routes()) {
+    Map<Route, VendRoutes> vend = new java.util.IdentityHashMap<>();
+    for (Route r : config.routes()) {
       r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), state.limiter)));
     }
-    GatewayMessages vocabulary = GatewayMessages.of(config, state.ticker);
-    return new Snapshot(config, new RouteTable(config, vocabulary), pools, vocabulary, vend);
+    GatewayMessages vocabulary = GatewayMessages.of(sections(config), state.ticker);
+    warnOverclaim(vocabulary.document(Map.of(), Set.of()));
+    Optional<PlanGate> plans = planResolvers.resolver(config.plans().map(PlanSettings::resolver))
+        .map(r -> new PlanGate(PlanPolicies.of(config.plans().get().plans(), config.policies()), r));
+    return new Snapshot(config, new RouteTable(config, vocabulary), pools, vocabulary, vend, LimitsPage.of(config), plans);
+  }
+
+  /**
+   * One line at load when {@code service.conformance} claims more than the configuration delivers
+   * (Graceful Boundaries "Self-Assertion and External Validation": {@code headroom check} would
+   * report the claim as too high).
+   */
+  private static void warnOverclaim(LimitsDiscoveryDocument doc) {
+    if (doc.overclaims()) {
+      LOG.warn("service.conformance declares {} but this configuration delivers {}: {}", doc.conformance().token(),
+          doc.computed().token(), doc.shortfall().orElse("no route is listed in discovery"));
+    }
+  }
+
+  /**
+   * A configuration's sections, as the readers returned them: what the request vocabulary is built
+   * from, both at load (before the configuration exists) and here.
+   */
+  static ConfigSections sections(GatewayConfig config) {
+    return new ConfigSections(config.service(), config.listen(), config.admin(), config.store(),
+        config.trustedProxies(), config.limits(), config.timeouts(), config.upstreams(), config.policies(),
+        config.routes(), config.pk(), config.plans());
   }
 
   /** The proxy listener's address. */
@@ -192,7 +235,7 @@ public final class GatewayServer implements AutoCloseable {
 
   /** Lowers (or restores, with 1) a policy's capacity at run time. */
   public void setCapacity(String policy, double factor) {
-    GatewayConfig.Policy p = state.snapshot().config().policies().get(policy);
+    Policy p = state.snapshot().config().policies().get(policy);
     if (p == null) {
       throw new IllegalArgumentException("policy: \"" + policy + "\" is not a policy; expected one of "
           + state.snapshot().config().policies().keySet());
@@ -273,6 +316,10 @@ public final class GatewayServer implements AutoCloseable {
       s.pools().values().forEach(UpstreamPool::close);
     }
     demos.values().forEach(DemoUpstream::close);
+    planResolvers.close();
+    if (dashboard != null) {
+      dashboard.stop();
+    }
     meterClock.stop();
     boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();

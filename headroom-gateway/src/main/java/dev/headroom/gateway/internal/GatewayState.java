@@ -3,7 +3,7 @@ package dev.headroom.gateway.internal;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
-import dev.headroom.gateway.GatewayConfig.Policy;
+import dev.headroom.gateway.config.Policy;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -20,8 +20,8 @@ final class GatewayState {
   final Ticker ticker;
   /** The client connections' timers; their time is the ticker's in production (see {@link Timers}). */
   final Timers timers;
-  final Escalations escalations = new Escalations();
-  final Capacity capacity = new Capacity();
+  final dev.headroom.http.enforcement.Escalations escalations = new dev.headroom.http.enforcement.Escalations();
+  final dev.headroom.http.enforcement.CapacityReductions capacity = new dev.headroom.http.enforcement.CapacityReductions();
   final GatewayMetrics metrics;
   /**
    * The store's failures to decide, logged at most once per {@link #STORE_WARNING_INTERVAL} with

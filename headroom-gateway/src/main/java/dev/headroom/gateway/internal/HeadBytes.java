@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.AsciiString;
 import io.netty.util.concurrent.FastThreadLocal;
+import java.nio.charset.StandardCharsets;
 
 /**
  * A message head assembled in a heap array, then copied into a buffer at once.
@@ -22,6 +23,14 @@ import io.netty.util.concurrent.FastThreadLocal;
  * request fields so), which this writes back unchanged.
  */
 final class HeadBytes {
+  static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] CRLF_BYTES = "\r\n".getBytes(StandardCharsets.US_ASCII);
+  /** The connection's fate, as the gateway writes it into its responses' heads. */
+  static final byte[] CONNECTION_CLOSE = "connection: close\r\n".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] CONNECTION_KEEP_ALIVE = "connection: keep-alive\r\n".getBytes(StandardCharsets.US_ASCII);
+  private static final int CRLF = ('\r' << 8) | '\n';
+  private static final int COLON_SP = (':' << 8) | ' ';
+
   private static final FastThreadLocal<HeadBytes> LOCAL = new FastThreadLocal<>() {
     @Override
     protected HeadBytes initialValue() {
@@ -108,5 +117,20 @@ final class HeadBytes {
       buf = new byte[1024];
     }
     return b;
+  }
+
+  /** One field line of a head the gateway writes; characters go out as ISO-8859-1 bytes. */
+  void field(byte[] nameColonSp, CharSequence value) {
+    writeBytes(nameColonSp);
+    latin1(value);
+    writeShort(CRLF);
+  }
+
+  /** As {@link #field(byte[], CharSequence)}, the name given as text. */
+  void field(CharSequence name, CharSequence value) {
+    latin1(name);
+    writeShort(COLON_SP);
+    latin1(value);
+    writeShort(CRLF);
   }
 }

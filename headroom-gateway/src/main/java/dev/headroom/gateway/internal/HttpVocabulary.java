@@ -2,8 +2,8 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.Decision;
 import dev.headroom.PartitionKey;
-import dev.headroom.gateway.GatewayConfig;
-import dev.headroom.gateway.GatewayConfig.Policy;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
 import dev.headroom.http.body.RefusalFormat;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.net.InetAddress;
@@ -33,7 +33,7 @@ interface HttpVocabulary {
    * partition, which never reaches the store), and the wait.
    */
   record LimitRefusal(RefusalKind kind, Policy policy, Decision decision, long retryAfterSeconds,
-      GatewayConfig.Route route, String path) {}
+      Route route, String path) {}
 
   /**
    * A non-success response the gateway produces itself (Graceful Boundaries level 1): status,
@@ -50,10 +50,10 @@ interface HttpVocabulary {
   record Discovery(byte[] json, String etag, String cacheControl) {}
 
   /** The route's header writer (dialects, pk exposure), for hosts such as headroom-vend that write through it. */
-  dev.headroom.http.headers.RateLimitHeaders headers(GatewayConfig.Route route);
+  dev.headroom.http.headers.RateLimitHeaders headers(Route route);
 
   /** Adds the route's RateLimit fields for an allowed decision's response with this status. */
-  void rateLimitHeaders(GatewayConfig.Route route, Decision decision, int status, HttpHeaders out);
+  void rateLimitHeaders(Route route, Decision decision, int status, HttpHeaders out);
 
   /** The refusal response: status, Retry-After, fields, body in the negotiated format. */
   LocalResponse refusal(LimitRefusal refusal, RefusalFormat format);
@@ -63,6 +63,9 @@ interface HttpVocabulary {
 
   /** The partition key a policy's partitioning selects for the request. */
   PartitionKey partition(Policy policy, RequestFacts facts);
+
+  /** The client's address as {@code trustedProxies} resolve it; empty when there is none. */
+  java.util.Optional<String> clientAddress(RequestFacts facts);
 
   /**
    * A partition key and whether deriving it read nothing but the peer's address, so that it

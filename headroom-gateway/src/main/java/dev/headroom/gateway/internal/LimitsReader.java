@@ -1,8 +1,8 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.gateway.GatewayConfig.Limits;
-import dev.headroom.gateway.GatewayConfig.Timeouts;
+import dev.headroom.gateway.config.Limits;
+import dev.headroom.gateway.config.Timeouts;
 import java.time.Duration;
 import java.util.List;
 

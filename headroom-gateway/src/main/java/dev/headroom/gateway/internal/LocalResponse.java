@@ -2,6 +2,8 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -65,25 +67,46 @@ final class LocalResponse {
     byte[] h = head;
     if (h == null) {
       HeadBytes b = HeadBytes.begin();
-      b.writeBytes(ProxyHandler.HTTP_1_1_SP);
+      b.writeBytes(HeadBytes.HTTP_1_1_SP);
       b.latin1(status.codeAsText());
       b.writeByte(' ');
       b.latin1(status.reasonPhrase());
-      b.writeBytes(ProxyHandler.CRLF_BYTES);
+      b.writeBytes(HeadBytes.CRLF_BYTES);
       for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence(); it.hasNext(); ) {
         Map.Entry<CharSequence, CharSequence> e = it.next();
-        ProxyHandler.field(b, e.getKey(), e.getValue());
+        b.field(e.getKey(), e.getValue());
       }
       if (contentType != null && !headers.contains(HttpHeaderNames.CONTENT_TYPE)) {
-        ProxyHandler.field(b, "content-type", contentType);
+        b.field("content-type", contentType);
       }
       if (status.code() != 304 && !headers.contains(HttpHeaderNames.CONTENT_LENGTH)) {
-        ProxyHandler.field(b, "content-length", Integer.toString(body.length));
+        b.field("content-length", Integer.toString(body.length));
       }
       h = b.toArray();
       head = h;
     }
     return h;
+  }
+
+  /**
+   * The response as bytes on the wire: its {@link #head()}, the connection's fate (close, or
+   * keep-alive said to an HTTP/1.0 client), the empty line, and the body unless it answers a HEAD
+   * request.
+   */
+  ByteBuf encode(ByteBufAllocator alloc, boolean keepAlive, boolean http10, boolean headRequest) {
+    byte[] fields = head();
+    ByteBuf b = alloc.buffer(fields.length + 48 + (headRequest ? 0 : body.length));
+    b.writeBytes(fields);
+    if (!keepAlive) {
+      b.writeBytes(HeadBytes.CONNECTION_CLOSE);
+    } else if (http10) {
+      b.writeBytes(HeadBytes.CONNECTION_KEEP_ALIVE);
+    }
+    b.writeBytes(HeadBytes.CRLF_BYTES);
+    if (!headRequest) {
+      b.writeBytes(body);
+    }
+    return b;
   }
 
   /**
@@ -114,10 +137,12 @@ final class LocalResponse {
     }
 
     /**
-     * The response. For HTML the page links to {@code path}, where the same refusal is served as
+     * The response, with the fields every refusal carries ({@link RefusalFormat#refusalFields}).
+     * For HTML the page links to {@code path}, where the same refusal is served as
      * JSON to a caller that asks for JSON (Graceful Boundaries section 2, HTML 429 responses).
      */
     LocalResponse build(HttpResponseStatus status, RefusalFormat format, Refusal refusal, String path) {
+      RefusalFormat.refusalFields(headers::set); // Cache-Control: no-store, Vary: Accept (SC-7)
       return new LocalResponse(status, format.mediaType(), format.body(refusal, path), headers);
     }
   }

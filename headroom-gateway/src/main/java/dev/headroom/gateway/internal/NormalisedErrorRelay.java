@@ -54,13 +54,13 @@ final class NormalisedErrorRelay implements ResponseRelay {
       ex.upstream.read();
       return;
     }
-    ex.responseComplete = true;
+    ex.lastWrite();
     LocalResponse r = ex.snap.vocabulary().error(GatewayMessages.upstreamAnswered(status, allow), ex.format, ex.path());
     if (allow != null) {
       r.headers().set(HttpHeaderNames.ALLOW, allow);
     }
-    if (ex.decision != null) {
-      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision, status, r.headers());
+    if (ex.decision() != null) {
+      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision(), status, r.headers());
     }
     ex.writeLocal(r);
   }

@@ -1,8 +1,8 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.gateway.GatewayConfig.PkSettings;
-import dev.headroom.gateway.GatewayConfig.PkMode;
-import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.gateway.config.PkMode;
+import dev.headroom.gateway.config.PkSettings;
+import dev.headroom.gateway.config.Route;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.partition.PartitionKeyExposures;
 

@@ -1,15 +1,11 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.gateway.GatewayConfig.PkMode;
-import dev.headroom.gateway.GatewayConfig.PkSettings;
-import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.gateway.config.PkMode;
+import dev.headroom.gateway.config.PkSettings;
+import dev.headroom.gateway.config.Route;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.partition.PartitionKeyExposures;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
@@ -53,24 +49,12 @@ final class PkReader extends SectionReader {
     }
     Optional<PartitionKeyExposure> hmac = Optional.empty();
     if (hmacUsed) {
-      String key = null;
-      if (keyEnv.isPresent()) {
-        key = env.apply(keyEnv.get());
-        if (key == null) {
-          problems.add("pk.keyEnv: the environment variable " + keyEnv.get() + " is not set; expected the "
-              + "base64 HMAC key (at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes) in it");
-        }
-      } else if (keyFile.isPresent()) {
-        try {
-          key = Files.readString(Path.of(keyFile.get()), StandardCharsets.US_ASCII).strip();
-        } catch (IOException | RuntimeException e) {
-          problems.add("pk.keyFile: cannot read \"" + keyFile.get() + "\" (" + e.getClass().getSimpleName()
-              + "); expected a readable file holding the base64 HMAC key");
-        }
-      } else {
+      String expected = "the base64 HMAC key (at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes)";
+      if (keyEnv.isEmpty() && keyFile.isEmpty()) {
         problem("pk.keyEnv", n.path("keyEnv"), "the name of an environment variable (or keyFile: a file) holding "
             + "the base64 HMAC key, because pk exposure hmac is used");
       }
+      String key = secret("pk.keyEnv", keyEnv, "pk.keyFile", keyFile, env, expected).orElse(null);
       if (key != null) {
         try {
           hmac = Optional.of(PartitionKeyExposures.hmacSha256Base64(key));

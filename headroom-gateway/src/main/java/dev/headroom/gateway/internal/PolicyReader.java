@@ -5,8 +5,9 @@ import dev.headroom.Algorithm;
 import dev.headroom.Partitioning;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.gateway.GatewayConfig.Escalation;
-import dev.headroom.gateway.GatewayConfig.Policy;
+import dev.headroom.gateway.config.Escalation;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.LimitType;
 import dev.headroom.http.body.PolicyTexts;
@@ -62,7 +63,7 @@ final class PolicyReader extends SectionReader {
       return null;
     }
     keys(path, n, "quota", "window", "unit", "algorithm", "partition", "leaseTimeout", "why",
-        "description", "limitType", "guidance", "escalation");
+        "description", "limitType", "guidance", "escalation", "allow", "count", "when", "shadow", "shadowFields");
     int before = problems.size();
     long quota = integer(path + ".quota", n.path("quota"), -1, 1, QuotaPolicy.MAX_QUOTA);
     if (n.path("quota").isMissingNode()) {
@@ -98,7 +99,7 @@ final class PolicyReader extends SectionReader {
     try {
       partition = Partitioning.parse(partitionText);
     } catch (IllegalArgumentException ex) {
-      problems.add(path + ".partition: " + ex.getMessage());
+      libraryProblem(path + ".partition", ex.getMessage(), "partitioning");
     }
     Duration leaseTimeout = duration(path + ".leaseTimeout", n.path("leaseTimeout"), null);
     String why = requiredText(path + ".why", n.path("why"),
@@ -125,6 +126,7 @@ final class PolicyReader extends SectionReader {
       }
       escalation = Optional.of(new Escalation(threshold, block));
     }
+    PolicyRules rules = new RulesReader(problems).rules(path, n);
     if (problems.size() > before) {
       return null;
     }
@@ -137,7 +139,7 @@ final class PolicyReader extends SectionReader {
       if (leaseTimeout != null) {
         b.leaseTimeout(leaseTimeout);
       }
-      return new Policy(b.build(), partition, texts, escalation);
+      return new Policy(b.build(), partition, texts, escalation, rules);
     } catch (IllegalArgumentException ex) {
       problems.add(path + ": " + ex.getMessage());
       return null;
@@ -161,7 +163,7 @@ final class PolicyReader extends SectionReader {
       try {
         b.limitType(LimitType.of(limitType.get()));
       } catch (IllegalArgumentException e) {
-        problems.add(path + ".limitType: " + e.getMessage());
+        libraryProblem(path + ".limitType", e.getMessage());
       }
     }
     Optional.ofNullable(guidance.get("cachedResultUrl")).ifPresent(b::cachedResultUrl);
@@ -172,14 +174,14 @@ final class PolicyReader extends SectionReader {
     try {
       texts = b.build();
     } catch (IllegalArgumentException e) {
-      problems.add(path + "." + textField(e.getMessage()) + ": " + e.getMessage());
+      libraryProblem(path + "." + textField(e.getMessage()), e.getMessage());
       return null;
     }
     try {
       LimitRefusals.builder().ticker(dev.headroom.Ticker.system()).origin(origin)
           .defaults(texts).build();
     } catch (IllegalArgumentException e) {
-      problems.add(path + "." + textField(e.getMessage()) + ": " + e.getMessage());
+      libraryProblem(path + "." + textField(e.getMessage()), e.getMessage());
       return null;
     }
     return texts;

@@ -1,13 +1,12 @@
 package dev.headroom.gateway.internal;
 
 import dev.headroom.PartitionKey;
-import dev.headroom.gateway.GatewayConfig;
-import dev.headroom.gateway.GatewayConfig.Policy;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
@@ -17,7 +16,6 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Arrays;
@@ -30,11 +28,17 @@ import org.slf4j.LoggerFactory;
  * request becomes an {@link Exchange}, served one at a time; the request path, in calls:
  *
  * <pre>
- *   ProxyHandler (this connection: reads, pipelining, timers, lingering close)
- *     -> Exchange.begin -> Admission.of (pure: Local | Forward | Vend)
- *     -> Exchange.decide (the store) -> UpstreamRequestWriter (head and body upstream)
+ *   ProxyHandler (this connection: reads, pipelining, timers)
+ *     -> Exchange (Admission.of, pure: Local | Forward | Vend) .begin
+ *     -> QuotaCheck | VendCall (the store) -> UpstreamLeg + UpstreamRequestWriter (head and body upstream)
  *     -> ResponseRelay (RawRelay | ReframedRelay | VendRelay | NormalisedErrorRelay) -> client
+ *     -> Exchange.end -> ProxyHandler.finished: the next request, or LingeringClose
  * </pre>
+ *
+ * <p>Closing: a connection that ends after a response (one sent with {@code Connection: close}:
+ * every 400, 408, 413, 431...) or after {@code timeouts.idle} closes through {@link LingeringClose}
+ * (RFC 9112 section 9.6): write side shut down first, what the client still sends dropped, then
+ * closed, so that the client can read the response before any reset.
  *
  * <p>Flow control: the client channel and the upstream channel both run with auto-read off. A
  * channel is read again only when the channel its data goes to is writable, so neither side ever
@@ -51,24 +55,20 @@ import org.slf4j.LoggerFactory;
 final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(ProxyHandler.class);
 
-  static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
-  static final byte[] CRLF_BYTES = "\r\n".getBytes(StandardCharsets.US_ASCII);
-  private static final int CRLF = ('\r' << 8) | '\n';
-  private static final int COLON_SP = (':' << 8) | ' ';
-
-  /** Longest a connection is kept half-closed after a response that ends it. */
-  static final Duration LINGER = Duration.ofSeconds(2);
-
   final GatewayState state;
   private final Timers timers;
   private final ArrayDeque<Object> pending = new ArrayDeque<>();
   ChannelHandlerContext ctx;
   /** Writes that bypass the HTTP encoder: the codec's own context (see GatewayServer). */
   ChannelHandlerContext rawOut;
+  /** The exchange in progress; null between requests. */
   private Exchange current;
+  /** Whether the connection takes no more requests (it is closing, lingering or closed). */
   private boolean closing;
+  /** Whether {@link #drain} is on the stack (it is re-entered from the exchange it starts). */
   private boolean draining;
-  private boolean lingering;
+  /** Whether writes to the client wait for a flush at the end of the upstream's read batch. */
+  private boolean flushDeferred;
 
   /**
    * Partition keys that depend on nothing but the peer's address (client-ip partitioning, with
@@ -140,20 +140,6 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     return d.key();
   }
 
-  /** One field line of a head the gateway writes; characters go out as ISO-8859-1 bytes. */
-  static void field(HeadBytes b, byte[] nameColonSp, CharSequence value) {
-    b.writeBytes(nameColonSp);
-    b.latin1(value);
-    b.writeShort(CRLF);
-  }
-
-  static void field(HeadBytes b, CharSequence name, CharSequence value) {
-    b.latin1(name);
-    b.writeShort(COLON_SP);
-    b.latin1(value);
-    b.writeShort(CRLF);
-  }
-
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
     this.ctx = ctx;
@@ -164,7 +150,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   public void channelActive(ChannelHandlerContext ctx) {
     this.ctx = ctx;
     lastActivity = timers.now();
-    GatewayConfig.Timeouts t = state.snapshot().config().timeouts();
+    Timeouts t = state.snapshot().config().timeouts();
     ensureTimer(lastActivity + Math.min(t.idle().toNanos(), t.response().toNanos()));
     ctx.read();
   }
@@ -196,11 +182,11 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   private void timerFired() {
     timer = null;
-    if (closing || lingering || !ctx.channel().isActive()) {
+    if (closing || !ctx.channel().isActive()) {
       return;
     }
     long now = timers.now();
-    GatewayConfig.Timeouts t = state.snapshot().config().timeouts();
+    Timeouts t = state.snapshot().config().timeouts();
     long step = Math.min(t.idle().toNanos(), t.response().toNanos());
     if (current != null) {
       // an exchange in progress is never idle, but its request body may stall (timeouts.idle)
@@ -213,7 +199,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
       boolean awaiting = ex.checkResponseDeadline(now);
       if (timer == null && !closing && ctx.channel().isActive()) {
         long next = now + step;
-        ensureTimer(awaiting && ex.responseDeadline - next < 0 ? ex.responseDeadline : next);
+        ensureTimer(awaiting && ex.responseDeadline() - next < 0 ? ex.responseDeadline() : next);
       }
       return;
     }
@@ -224,7 +210,9 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
         headTimedOut(t.idle()); // a head trickling in (slowloris) is bounded by timeouts.idle too
         return;
       }
-      ctx.close(); // idle keep-alive connection (timeouts.idle)
+      // idle keep-alive connection (timeouts.idle): a request may be on its way, so linger
+      closing = true;
+      LingeringClose.close(ctx.channel(), timers);
       return;
     }
     // times are compared by their difference only: Math.min would pick the wrong one when
@@ -310,11 +298,27 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
-    if (lingering) {
-      ctx.read(); // dropping what arrives until the client closes
-      return;
-    }
     maybeRead();
+  }
+
+  // ---- flushes: one per upstream read batch ----
+
+  /** A write to the client waits for the flush at the end of the upstream's read batch. */
+  void deferFlush() {
+    flushDeferred = true;
+  }
+
+  /** The upstream's read batch is over: flushes what waited, once. */
+  void flushDeferred() {
+    if (flushDeferred) {
+      flushDeferred = false;
+      ctx.flush();
+    }
+  }
+
+  /** A write and flush is under way that takes what waited with it. */
+  void cancelDeferredFlush() {
+    flushDeferred = false;
   }
 
   @Override
@@ -398,7 +402,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     // With the request read, keep a read pending for the next one: the socket stays registered
     // for reading (no epoll_ctl per exchange), and a pipelined request waits in `pending`, which
     // stops further reads until it is served (bounded at one read's worth).
-    if (current == null || current.wantsRequestData() || current.requestComplete) {
+    if (current == null || current.wantsRequestData() || current.requestComplete()) {
       ctx.read();
     }
   }
@@ -418,32 +422,10 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     lastActivity = now();
     if (!keepAlive) {
       closing = true;
-      lingeringClose();
+      LingeringClose.close(ctx.channel(), timers);
       return;
     }
     drain();
     maybeRead();
-  }
-
-  /**
-   * Closes after a response that ends the connection. Closing a socket with unread request bytes
-   * (a body refused with 413 unread) makes the kernel send a reset, which can destroy the response
-   * before the client reads it; so the gateway sends its FIN first, reads and drops whatever still
-   * arrives, and closes when the client does or after {@link #LINGER}, as servers do with a
-   * lingering close.
-   */
-  private void lingeringClose() {
-    if (!(ctx.channel() instanceof DuplexChannel duplex) || !ctx.channel().isActive()) {
-      ctx.close();
-      return;
-    }
-    lingering = true;
-    duplex.shutdownOutput().addListener(f -> {
-      if (!f.isSuccess()) {
-        ctx.close();
-      }
-    });
-    timers.schedule(ctx.executor(), timers.now() + LINGER.toNanos(), ctx::close);
-    ctx.read();
   }
 }

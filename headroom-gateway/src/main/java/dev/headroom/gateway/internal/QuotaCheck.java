@@ -7,20 +7,28 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
-import dev.headroom.gateway.GatewayConfig.Policy;
+import dev.headroom.gateway.config.Escalation;
+import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.internal.HttpVocabulary.LimitRefusal;
 import dev.headroom.gateway.internal.HttpVocabulary.RefusalKind;
 import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
+import dev.headroom.http.plan.PlanResolution;
+import dev.headroom.http.plan.Plans;
+import dev.headroom.http.body.ServiceErrors;
+import dev.headroom.http.enforcement.Escalations;
 import dev.headroom.redis.StoreOverloadedException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The decision step of a forwarded request ({@link Admission.Forward}): its route's policies, each
+ * The decision step of a forwarded request ({@link Admission.Forward}): its plan, when the
+ * configuration has plans ({@link PlanGate}: the route's policies as the plan enforces them, or 401
+ * for an invalid credential), then its route's policies, each
  * with the request's partition key, go to the store in one acquisition; the exchange is then
  * {@link Exchange#allowed allowed} or {@link Exchange#refused refused}.
  *
@@ -35,20 +43,74 @@ final class QuotaCheck {
   private QuotaCheck() {}
 
   static void decide(Exchange ex) {
-    GatewayState state = ex.state;
     CompiledRoute route = ex.route;
     List<Policy> policies = route.policies();
     if (policies.isEmpty()) {
-      ex.allowed(null);
+      ex.allowed(null, List.of(), null);
       return;
     }
-    long now = Long.MIN_VALUE; // read once, and only for a policy that escalates
     RequestFacts facts = new RequestFacts(ex.conn.peerAddress(), ex.request.method().name(), ex.path(),
         ex.request.headers(), route.route().path());
+    PlanGate gate = ex.snap.plans().orElse(null);
+    if (gate == null) {
+      decide(ex, policies, facts);
+      return;
+    }
+    CompletableFuture<Plans.Selection> f = gate.select(facts, ex.state.ticker);
+    if (f.isDone()) {
+      planned(ex, gate, f.join(), facts);
+    } else {
+      f.thenAccept(s -> ex.conn.ctx.executor().execute(() -> planned(ex, gate, s, facts)));
+    }
+  }
+
+  /**
+   * The request's plan is known: its route's policies as the plan enforces them are decided, or,
+   * for an invalid credential, 401 with the resolver's {@code error}, {@code detail} and
+   * {@code why} (Graceful Boundaries section 6) and {@code WWW-Authenticate} (RFC 9110 section 11.6.1).
+   */
+  private static void planned(Exchange ex, PlanGate gate, Plans.Selection s, RequestFacts facts) {
+    if (ex.ended()) {
+      return;
+    }
+    if (s.rejected().isPresent()) {
+      PlanResolution.Rejected r = s.rejected().get();
+      ex.state.metrics.decision("plan", "rejected");
+      LocalResponse out = ex.snap.vocabulary().error(new HttpVocabulary.GatewayError(401, r.error(), r.detail(),
+          r.why(), java.util.Map.of()), ex.format, ex.path());
+      out.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer error=\"" + r.error() + "\"");
+      ex.refused(out);
+      return;
+    }
+    decide(ex, gate.policies.policies(s.plan(), ex.route.policies()), facts);
+  }
+
+  private static void decide(Exchange ex, List<Policy> policies, RequestFacts facts) {
+    GatewayState state = ex.state;
+    CompiledRoute route = ex.route;
+    long now = Long.MIN_VALUE; // read once, and only for a policy that escalates
+    OptionalLong units = RequestRules.cost(ex, route.route().cost());
+    if (units.isEmpty()) {
+      return; // refused with 400: the request's cost header is not valid
+    }
+    List<Policy> enforced = new ArrayList<>(policies.size());
     List<Acquisition> acquisitions = new ArrayList<>(policies.size());
     List<PartitionKey> keys = new ArrayList<>(policies.size());
+    List<Policy> shadows = new ArrayList<>(0);
+    List<Acquisition> shadowAcquisitions = new ArrayList<>(0);
     for (Policy p : policies) {
+      if (!RequestRules.applies(ex, p, facts)) {
+        continue;
+      }
       PartitionKey key = ex.conn.peerKey(ex.snap, p, facts);
+      QuotaPolicy effective = state.capacity.effective(p.quota());
+      long cost = RequestRules.units(effective, units.getAsLong());
+      if (p.rules().shadow()) {
+        shadows.add(p);
+        shadowAcquisitions.add(Acquisition.of(effective, key, cost));
+        continue;
+      }
+      enforced.add(p);
       keys.add(key);
       // only a policy with escalation can have blocked a partition (onRefused below)
       long blocked = 0;
@@ -59,16 +121,23 @@ final class QuotaCheck {
         blocked = state.escalations.blockedFor(p.name(), key, now);
       }
       if (blocked > 0) {
-        state.metrics.decision(p.name(), "blocked");
-        long seconds = Math.max(1, (blocked + 999_999_999L) / 1_000_000_000L);
+        state.metrics.decision(p.name(), "blocked", key);
+        long seconds = Escalations.seconds(blocked);
         ex.refused(ex.snap.vocabulary().refusal(new LimitRefusal(RefusalKind.ABNORMAL_USAGE_DETECTED, p, null, seconds,
             route.route(), ex.path()), ex.format));
         return;
       }
-      QuotaPolicy effective = state.capacity.effective(p.quota());
-      // content-bytes: admit while not in debt, charge the bytes transferred when the exchange ends
-      long cost = effective.unit() == QuotaUnit.CONTENT_BYTES ? 0 : 1;
       acquisitions.add(Acquisition.of(effective, key, cost));
+    }
+    CompletableFuture<ShadowCheck.Result> shadow = ShadowCheck.decide(ex, shadows, shadowAcquisitions);
+    if (acquisitions.isEmpty()) {
+      // every policy bypassed, out of its conditions, or in shadow
+      shadow.thenAccept(s -> ex.conn.ctx.executor().execute(() -> {
+        if (!ex.ended()) {
+          ex.allowed(s.fields(), List.of(), null);
+        }
+      }));
+      return;
     }
     long t0 = System.nanoTime();
     CompletionStage<Decision> stage;
@@ -78,15 +147,16 @@ final class QuotaCheck {
       stage = CompletableFuture.failedFuture(e);
     }
     CompletableFuture<Decision> f = stage.toCompletableFuture();
-    if (f.isDone()) {
-      decided(ex, f, t0, policies, keys);
+    if (f.isDone() && shadow.isDone()) {
+      decided(ex, f, t0, enforced, keys, acquisitions, shadow.join());
     } else {
-      f.whenComplete((d, e) -> ex.conn.ctx.executor().execute(() -> decided(ex, f, t0, policies, keys)));
+      CompletableFuture.allOf(f, shadow).whenComplete((d, e) -> ex.conn.ctx.executor().execute(
+          () -> decided(ex, f, t0, enforced, keys, acquisitions, shadow.join())));
     }
   }
 
   private static void decided(Exchange ex, CompletableFuture<Decision> f, long t0, List<Policy> policies,
-      List<PartitionKey> keys) {
+      List<PartitionKey> keys, List<Acquisition> acquisitions, ShadowCheck.Result shadow) {
     GatewayState state = ex.state;
     state.metrics.storeLatency(System.nanoTime() - t0);
     Decision d;
@@ -98,22 +168,34 @@ final class QuotaCheck {
     }
     if (ex.ended()) {
       state.limiter.release(d); // the client left while the store was deciding
+      shadow.release(state.limiter);
       return;
     }
     List<PolicyOutcome> outcomes = d.outcomes();
+    List<PolicyOutcome> contentBytes = List.of();
     for (int i = 0; i < outcomes.size(); i++) {
       PolicyOutcome o = outcomes.get(i);
       state.metrics.decision(o.policy().name(),
-          o.allowed() ? "allowed" : state.capacity.isReduced(o.policy().name()) ? "reduced" : "refused");
+          o.allowed() ? "allowed" : state.capacity.isReduced(o.policy().name()) ? "reduced" : "refused", o.key());
       if (d.allowed() && o.policy().unit() == QuotaUnit.CONTENT_BYTES) {
-        ex.byteOutcomes.add(o);
+        if (contentBytes.isEmpty()) {
+          contentBytes = new ArrayList<>(1);
+        }
+        contentBytes.add(o);
       }
     }
     if (d.allowed()) {
-      ex.allowed(d);
+      Settlement settlement = new Settlement(ex.route.route().cost());
+      for (int i = 0; i < policies.size(); i++) {
+        if (acquisitions.get(i).cost() > 0) {
+          settlement.counted(acquisitions.get(i), policies.get(i).rules().count());
+        }
+      }
+      ex.allowed(shadow.merge(d), contentBytes, settlement.isEmpty() ? null : settlement);
       return;
     }
-    ex.decision = d;
+    shadow.release(state.limiter);
+    ex.hold(d, List.of()); // a refusal's leases, if any, are released when the exchange ends
     refuse(ex, d, policies, keys);
   }
 
@@ -129,7 +211,7 @@ final class QuotaCheck {
     // the gateway's own overload (its queue to Redis full, Redis possibly healthy): shorter wait
     boolean overloaded = why instanceof StoreOverloadedException;
     LocalResponse r = ex.snap.vocabulary().error(GatewayMessages.storeUnavailable(overloaded), ex.format, ex.path());
-    r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(GatewayMessages.storeRetryAfterSeconds(overloaded)));
+    r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(ServiceErrors.storeRetryAfterSeconds(overloaded)));
     ex.refused(r);
   }
 
@@ -149,12 +231,13 @@ final class QuotaCheck {
         if (now == Long.MIN_VALUE) {
           now = state.ticker.read();
         }
-        long block = state.escalations.onRefused(p.name(), p.escalation().get(), keys.get(i), now,
+        Escalation esc = p.escalation().get();
+        long block = state.escalations.onRefused(p.name(), esc.threshold(), esc.block().toNanos(), keys.get(i), now,
             o.retryAfter().toNanos());
         if (block > 0) {
           kind = RefusalKind.ABNORMAL_USAGE_DETECTED;
           policy = p;
-          retryAfter = Math.max(retryAfter, (block + 999_999_999L) / 1_000_000_000L);
+          retryAfter = Math.max(retryAfter, Escalations.seconds(block));
         }
       }
     }

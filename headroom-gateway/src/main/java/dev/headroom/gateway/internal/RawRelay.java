@@ -4,7 +4,6 @@ import dev.headroom.Decision;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
-import java.nio.charset.StandardCharsets;
 
 /**
  * The raw path: a response forwarded as received. The head's kept field lines are copied as
@@ -17,9 +16,6 @@ import java.nio.charset.StandardCharsets;
 final class RawRelay implements ResponseRelay {
   /** Body pieces up to this size are copied into the head's buffer rather than written apart. */
   private static final int JOIN_BYTES = 4096;
-  private static final byte[] CONNECTION_CLOSE = "connection: close\r\n".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] CONNECTION_KEEP_ALIVE =
-      "connection: keep-alive\r\n".getBytes(StandardCharsets.US_ASCII);
   private static final int CRLF = ('\r' << 8) | '\n';
 
   private final Exchange ex;
@@ -30,7 +26,7 @@ final class RawRelay implements ResponseRelay {
   RawRelay(Exchange ex, ResponseHead h) {
     this.ex = ex;
     this.out = ex.conn.rawOut;
-    this.pendingHead = head(h, ex.route, ex.decision, ex.keepAlive, ex.http10(), ex.conn.ctx.alloc());
+    this.pendingHead = head(h, ex.route, ex.decision(), ex.keepAlive(), ex.http10(), ex.conn.ctx.alloc());
   }
 
   /** The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours. */
@@ -48,7 +44,7 @@ final class RawRelay implements ResponseRelay {
       runStart = 0;
       runEnd = re + 2;
     } else {
-      b.writeBytes(ProxyHandler.HTTP_1_1_SP);
+      b.writeBytes(HeadBytes.HTTP_1_1_SP);
       b.writeBytes(raw, 9, 3); // the status code, validated by the decoder
       b.writeByte(' ');
       b.writeBytes(raw, h.reasonStart(), re - h.reasonStart());
@@ -87,12 +83,12 @@ final class RawRelay implements ResponseRelay {
       b.writeBytes(raw, runStart, runEnd - runStart);
     }
     if (decision != null) {
-      route.headers().write(decision, h.status(), (name, value) -> ProxyHandler.field(b, name, value));
+      route.headers().write(decision, h.status(), (name, value) -> b.field(name, value));
     }
     if (!keepAlive) {
-      b.writeBytes(CONNECTION_CLOSE);
+      b.writeBytes(HeadBytes.CONNECTION_CLOSE);
     } else if (http10Client) {
-      b.writeBytes(CONNECTION_KEEP_ALIVE);
+      b.writeBytes(HeadBytes.CONNECTION_KEEP_ALIVE);
     }
     b.writeShort(CRLF);
     return b.toBuffer(alloc, 256);
@@ -115,7 +111,7 @@ final class RawRelay implements ResponseRelay {
       ex.whenWritten(out.writeAndFlush(piece.bytes()));
     } else {
       out.write(piece.bytes(), out.voidPromise());
-      ex.clientUnflushed = true;
+      ex.conn.deferFlush();
       ex.pullUpstream();
     }
   }

@@ -53,16 +53,16 @@ final class ReframedRelay implements ResponseRelay {
     boolean bodyless = ex.request.method().equals(HttpMethod.HEAD) || code == 204 || code == 304;
     if (!bodyless && (chunked || !h.contains(HttpHeaderNames.CONTENT_LENGTH))) {
       if (ex.http10()) {
-        ex.keepAlive = false; // HTTP/1.0 has no chunking: the body ends with the connection
+        ex.closeAfter(); // HTTP/1.0 has no chunking: the body ends with the connection
       } else {
         // codings such as gzip stay on the data, so the client is told of them before chunked
         h.set(HttpHeaderNames.TRANSFER_ENCODING, codings == null ? HttpHeaderValues.CHUNKED : codings + ", chunked");
       }
     }
-    if (ex.decision != null) {
-      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision, code, h);
+    if (ex.decision() != null) {
+      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision(), code, h);
     }
-    if (!ex.keepAlive) {
+    if (!ex.keepAlive()) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
     } else if (ex.http10()) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
@@ -103,7 +103,7 @@ final class ReframedRelay implements ResponseRelay {
       ex.whenWritten(out.writeAndFlush(c));
     } else {
       out.write(c);
-      ex.clientUnflushed = true;
+      ex.conn.deferFlush();
       ex.pullUpstream();
     }
   }

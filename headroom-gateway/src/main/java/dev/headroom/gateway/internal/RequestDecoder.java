@@ -67,8 +67,19 @@ final class RequestDecoder extends HttpRequestDecoder {
   /** Set when Netty dropped a Content-Length beside Transfer-Encoding in the head being decoded. */
   private boolean contentLengthBesideTransferEncoding;
 
-  RequestDecoder(int maxInitialLineLength, int maxHeaderSize, int maxChunkSize) {
+  private final GatewayMetrics metrics;
+
+  RequestDecoder(int maxInitialLineLength, int maxHeaderSize, int maxChunkSize, GatewayMetrics metrics) {
     super(maxInitialLineLength, maxHeaderSize, maxChunkSize);
+    this.metrics = metrics;
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+    if (msg instanceof ByteBuf b) {
+      metrics.clientBytes(b.readableBytes());
+    }
+    super.channelRead(ctx, msg);
   }
 
   @Override
@@ -77,15 +88,29 @@ final class RequestDecoder extends HttpRequestDecoder {
     super.handleTransferEncodingChunkedWithContentLength(message);
   }
 
-  /** Whether bytes of a request not yet decoded whole wait here (a head still arriving, say). */
+  /**
+   * Whether bytes of a request arrived since the last request was handed on whole. Netty consumes
+   * a head's complete lines as it parses them (keeping only an incomplete line in its buffer), so
+   * a head sent up to a line's end and then stalled leaves no bytes behind, but a request begun.
+   */
+  private boolean requestBegun;
+
+  /** Whether bytes of a request not yet decoded whole were read (a head still arriving, say). */
   boolean holdsPartialRequest() {
-    return actualReadableBytes() > 0;
+    return requestBegun || actualReadableBytes() > 0;
   }
 
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf buffer, List<Object> out) throws Exception {
     int before = out.size();
+    int readable = buffer.readableBytes();
     super.decode(ctx, buffer, out);
+    if (out.size() > before) {
+      // a message's end is always the last thing one decode call hands on
+      requestBegun = !(out.get(out.size() - 1) instanceof LastHttpContent);
+    } else if (buffer.readableBytes() != readable || readable > 0) {
+      requestBegun = true;
+    }
     for (int i = before; i < out.size(); i++) {
       if (out.get(i) instanceof HttpRequest r) {
         boolean clBesideTe = contentLengthBesideTransferEncoding;

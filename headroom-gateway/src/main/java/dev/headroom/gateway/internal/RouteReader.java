@@ -1,19 +1,22 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.gateway.GatewayConfig.PkMode;
-import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.GatewayConfig.Route;
-import dev.headroom.gateway.GatewayConfig.Upstream;
-import dev.headroom.gateway.GatewayConfig.Vend;
+import dev.headroom.gateway.config.PkMode;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
+import dev.headroom.gateway.config.RouteCost;
+import dev.headroom.gateway.config.Upstream;
+import dev.headroom.gateway.config.Vend;
+import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.http.path.PathTemplate;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import dev.headroom.http.path.PathTemplate;
 import java.util.Optional;
 import java.util.Set;
 
@@ -39,7 +42,13 @@ final class RouteReader extends SectionReader {
     this.pkReader = pk;
   }
 
-  List<Route> routes(JsonNode n, Map<String, Upstream> upstreams, Map<String, Policy> policies) {
+  /**
+   * @param policies the valid policies
+   * @param declaredPolicies every name under {@code policies}, valid or not: a route naming a
+   *     policy whose own problems were already reported gets no second, misleading one
+   */
+  List<Route> routes(JsonNode n, Map<String, Upstream> upstreams, Map<String, Policy> policies,
+      Set<String> declaredPolicies) {
     List<Route> out = new ArrayList<>();
     if (n.isMissingNode() || !n.isArray() || n.isEmpty()) {
       problem("routes", n, "a list of one or more routes, each with method, path and upstream");
@@ -54,7 +63,7 @@ final class RouteReader extends SectionReader {
         continue;
       }
       keys(path, r, "name", "type", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors", "omitOnRedirect",
-          "pk", "vend");
+          "pk", "vend", "listed", "jitter", "onlyNearExhaustion", "capRemainingToResetRatio", "cost");
       String type = optionalText(path + ".type", r.path("type")).orElse("http");
       if (!type.equals("http") && !type.equals("vend")) {
         problem(path + ".type", r.path("type"), "http (forwarded as it is) or vend (the vend rate-limit extension)");
@@ -118,7 +127,9 @@ final class RouteReader extends SectionReader {
             if (!p.isTextual()) {
               problem(pp, p, "a policy name");
             } else if (!policies.containsKey(p.asText())) {
-              problem(pp, p, "one of the policies: " + policies.keySet());
+              if (!declaredPolicies.contains(p.asText())) {
+                problem(pp, p, "one of the policies: " + declaredPolicies);
+              }
             } else if (names.contains(p.asText())) {
               problem(pp, p, "each policy once per route");
             } else {
@@ -144,9 +155,53 @@ final class RouteReader extends SectionReader {
         problem(path + ".name", r.path("name"), "a route name no earlier route has");
       }
       Optional<PkMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkReader.pkMode(path + ".pk", r.path("pk"));
-      out.add(new Route(name, methods, template, upstream, names, dialects, normalise, omitOnRedirect, pk, vend));
+      boolean listed = bool(path + ".listed", r.path("listed"), true);
+      RouteCost cost = new RulesReader(problems).cost(path + ".cost", r.path("cost"));
+      out.add(new Route(name, methods, template, upstream, names, dialects, normalise, omitOnRedirect, pk, vend, listed,
+          fieldOptions(path, r), cost));
     }
     return out;
+  }
+
+  /**
+   * The route's optional field rules (headroom-http {@link FieldOptions}): {@code jitter} (a
+   * duration of whole seconds, draft-09 section 8.5), {@code onlyNearExhaustion} (a share in (0, 1],
+   * section 6.2) and {@code capRemainingToResetRatio: {factor, minWindow}} (sections 6 and 8.5; without
+   * {@code minWindow} the cap applies to every window).
+   */
+  private FieldOptions fieldOptions(String path, JsonNode r) {
+    FieldOptions f = FieldOptions.none();
+    if (!r.path("jitter").isMissingNode()) {
+      Duration jitter = duration(path + ".jitter", r.path("jitter"), null);
+      if (jitter != null) {
+        try {
+          f = f.jitter(jitter);
+        } catch (IllegalArgumentException e) {
+          problem(path + ".jitter", r.path("jitter"), "a whole number of seconds from 0s to 1h");
+        }
+      }
+    }
+    JsonNode near = r.path("onlyNearExhaustion");
+    if (!near.isMissingNode()) {
+      if (!near.isNumber() || !(near.asDouble() > 0 && near.asDouble() <= 1)) {
+        problem(path + ".onlyNearExhaustion", near, "a share above 0 and at most 1, such as 0.8");
+      } else {
+        f = f.onlyNearExhaustion(near.asDouble());
+      }
+    }
+    JsonNode cap = r.path("capRemainingToResetRatio");
+    if (!cap.isMissingNode() && object(path + ".capRemainingToResetRatio", cap)) {
+      keys(path + ".capRemainingToResetRatio", cap, "factor", "minWindow");
+      JsonNode factor = cap.path("factor");
+      Duration minWindow = duration(path + ".capRemainingToResetRatio.minWindow", cap.path("minWindow"), Duration.ZERO);
+      if (!factor.isNumber() || !(factor.asDouble() >= 1) || Double.isInfinite(factor.asDouble())) {
+        problem(path + ".capRemainingToResetRatio.factor", factor,
+            "a number of at least 1 (1 = the policy's nominal throughput q/w)");
+      } else if (minWindow != null) {
+        f = f.capRemainingToResetRatio(factor.asDouble(), minWindow);
+      }
+    }
+    return f;
   }
 
   /** One dialect name or a list of them; together they must not write one field in two forms. */

@@ -1,7 +1,7 @@
 package dev.headroom.gateway.internal;
 
 import dev.headroom.gateway.GatewayConfig;
-import dev.headroom.gateway.GatewayConfig.Route;
+import dev.headroom.gateway.config.Route;
 import dev.headroom.http.path.PathTemplate;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,8 +2,15 @@ package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.MissingNode;
+import dev.headroom.http.IoFailure;
+import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Arrays;
@@ -12,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -37,8 +45,35 @@ abstract class SectionReader {
     try {
       r.run();
     } catch (IllegalArgumentException e) {
-      problems.add(path + ": " + e.getMessage());
+      libraryProblem(path, e.getMessage());
     }
+  }
+
+  /**
+   * Adds a message another module wrote about the value at {@code path}, without the field name
+   * it starts with when that is the field {@code path} already names (its last key, or one of
+   * {@code aliases}, the module's own name for it): {@code policies.a.partition: expected ...},
+   * never {@code policies.a.partition: partitioning: expected ...}.
+   */
+  final void libraryProblem(String path, String message, String... aliases) {
+    problems.add(path + ": " + withoutPrefix(path, message, aliases));
+  }
+
+  static String withoutPrefix(String path, String message, String... aliases) {
+    String last = path.substring(path.lastIndexOf('.') + 1);
+    int bracket = last.indexOf('[');
+    if (bracket >= 0) {
+      last = last.substring(0, bracket);
+    }
+    if (message.startsWith(last + ": ")) {
+      return message.substring(last.length() + 2);
+    }
+    for (String a : aliases) {
+      if (message.startsWith(a + ": ")) {
+        return message.substring(a.length() + 2);
+      }
+    }
+    return message;
   }
 
   final boolean object(String path, JsonNode n) {
@@ -164,6 +199,42 @@ abstract class SectionReader {
     } catch (DateTimeParseException e) {
       return Optional.empty();
     }
+  }
+
+  /**
+   * A secret named in the file but never written in it: the value of the environment variable
+   * {@code envName} ({@code envPath} in messages) or the stripped text of the file {@code fileName}
+   * ({@code filePath}), read once, here. Messages name the variable or the file, never the secret.
+   * Empty, with a problem added, when the one named cannot be read; empty without one when neither
+   * is named.
+   *
+   * @param expected what the variable or the file must hold, for messages
+   */
+  final Optional<String> secret(String envPath, Optional<String> envName, String filePath, Optional<String> fileName,
+      Function<String, String> env, String expected) {
+    if (envName.isPresent()) {
+      String v = env.apply(envName.get());
+      if (v == null || v.isBlank()) {
+        problems.add(envPath + ": the environment variable " + envName.get() + " is not set; expected " + expected
+            + " in it");
+        return Optional.empty();
+      }
+      return Optional.of(v.strip());
+    }
+    if (fileName.isPresent()) {
+      try {
+        return Optional.of(Files.readString(Path.of(fileName.get()), StandardCharsets.UTF_8).strip());
+      } catch (NoSuchFileException e) {
+        problems.add(filePath + ": \"" + fileName.get() + "\" does not exist; expected a file holding " + expected);
+      } catch (AccessDeniedException e) {
+        problems.add(filePath + ": \"" + fileName.get() + "\" cannot be read (permission denied); expected a "
+            + "readable file holding " + expected);
+      } catch (IOException | RuntimeException e) {
+        problems.add(filePath + ": \"" + fileName.get() + "\" cannot be read (" + IoFailure.inWords(e)
+            + "); expected a readable file holding " + expected);
+      }
+    }
+    return Optional.empty();
   }
 
   final void problem(String path, JsonNode value, String expected) {

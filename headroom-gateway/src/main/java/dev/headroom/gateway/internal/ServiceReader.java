@@ -1,11 +1,14 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.gateway.GatewayConfig.Service;
+import dev.headroom.gateway.config.Service;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.discovery.ConformanceLevel;
+import dev.headroom.http.path.PathTemplate;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
@@ -26,7 +29,7 @@ final class ServiceReader extends SectionReader {
     if (!object("service", n)) {
       return null;
     }
-    keys("service", n, "name", "description", "changelog", "feed", "origin", "statusUrl");
+    keys("service", n, "name", "description", "changelog", "feed", "origin", "statusUrl", "humanUrl", "conformance");
     String name = requiredText("service.name", n.path("name"), "the service's name");
     String description = optionalText("service.description", n.path("description")).orElse("");
     Optional<String> changelog = optionalUrl("service.changelog", n.path("changelog"));
@@ -46,6 +49,42 @@ final class ServiceReader extends SectionReader {
       }
     }
     Optional<String> statusUrl = optionalUrl("service.statusUrl", n.path("statusUrl"));
-    return new Service(name, description, changelog, feed, origin, statusUrl);
+    Optional<String> humanUrl = humanUrl(n.path("humanUrl"));
+    Optional<ConformanceLevel> conformance = Optional.empty();
+    Optional<String> conformanceText = optionalText("service.conformance", n.path("conformance"));
+    if (conformanceText.isPresent()) {
+      try {
+        conformance = Optional.of(ConformanceLevel.fromToken(conformanceText.get()));
+      } catch (IllegalArgumentException e) {
+        problem("service.conformance", n.path("conformance"), "one of "
+            + Arrays.stream(ConformanceLevel.values()).map(ConformanceLevel::token).toList()
+            + ", or no key to publish the level the configuration delivers");
+      }
+    }
+    return new Service(name, description, changelog, feed, origin, statusUrl, humanUrl, conformance);
+  }
+
+  /**
+   * The path the gateway serves its limits page at: a plain path (one grammar,
+   * {@link PathTemplate}, with no variable or wildcard) other than the discovery paths.
+   */
+  private Optional<String> humanUrl(JsonNode n) {
+    Optional<String> text = optionalText("service.humanUrl", n);
+    if (text.isEmpty()) {
+      return text;
+    }
+    String expected = "a path such as /docs/limits (no variable, wildcard or query), other than "
+        + RouteReader.RESERVED_PATHS;
+    try {
+      PathTemplate t = PathTemplate.parse(text.get());
+      if (!t.isLiteral() || RouteReader.RESERVED_PATHS.contains(t.toString())) {
+        problem("service.humanUrl", n, expected);
+        return Optional.empty();
+      }
+      return Optional.of(t.toString());
+    } catch (IllegalArgumentException e) {
+      problem("service.humanUrl", n, expected);
+      return Optional.empty();
+    }
   }
 }

@@ -1,12 +1,14 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.gateway.GatewayConfig.StoreSettings;
-import dev.headroom.gateway.GatewayConfig.StoreType;
+import dev.headroom.gateway.config.LeasingSettings;
+import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.StoreType;
 import dev.headroom.redis.FailurePolicy;
+import dev.headroom.redis.Leasing;
 import dev.headroom.redis.RedisStore;
-import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -22,12 +24,12 @@ final class StoreReader extends SectionReader {
   StoreSettings store(JsonNode n) {
     if (n.isMissingNode()) {
       return new StoreSettings(StoreType.MEMORY, 1_000_000, Optional.empty(), Optional.empty(),
-          FailurePolicy.FAIL_CLOSED, RedisStore.DEFAULT_DECISION_DEADLINE);
+          FailurePolicy.FAIL_CLOSED, RedisStore.DEFAULT_DECISION_DEADLINE, Optional.empty());
     }
     if (!object("store", n)) {
       return null;
     }
-    keys("store", n, "type", "maxKeys", "uri", "keyPrefix", "failurePolicy", "decisionDeadline");
+    keys("store", n, "type", "maxKeys", "uri", "keyPrefix", "failurePolicy", "decisionDeadline", "leasing");
     String type = optionalText("store.type", n.path("type")).orElse("memory");
     StoreType storeType = null;
     switch (type) {
@@ -61,12 +63,93 @@ final class StoreReader extends SectionReader {
       check("store.keyPrefix", () -> keyPrefix.ifPresent(b::keyPrefix));
       check("store.decisionDeadline", () -> b.decisionDeadline(deadline));
     } else {
-      for (String k : List.of("uri", "keyPrefix", "failurePolicy", "decisionDeadline")) {
+      for (String k : List.of("uri", "keyPrefix", "failurePolicy", "decisionDeadline", "leasing")) {
         if (!n.path(k).isMissingNode()) {
           problem("store." + k, n.path(k), "no " + k + " when store.type is memory");
         }
       }
     }
-    return new StoreSettings(storeType, maxKeys, uri, keyPrefix, failure, deadline);
+    Optional<LeasingSettings> leasing = storeType == StoreType.REDIS ? leasing(n.path("leasing")) : Optional.empty();
+    return new StoreSettings(storeType, maxKeys, uri, keyPrefix, failure, deadline, leasing);
+  }
+
+  /**
+   * {@code store.leasing}: absent or false, off; true, every fixed-window and token-bucket policy
+   * with the default slice options; an object, the policies it names (all leasable ones when it
+   * names none) and the options it sets. Whether the names are policies of this file is checked by
+   * {@link #leasedPolicies} once the policies are read.
+   */
+  private Optional<LeasingSettings> leasing(JsonNode n) {
+    if (n.isMissingNode() || (n.isBoolean() && !n.asBoolean())) {
+      return Optional.empty();
+    }
+    LeasingSettings defaults = new LeasingSettings(List.of(), Leasing.DEFAULT_TARGET_INTERVAL,
+        Leasing.DEFAULT_MAX_FRACTION, Leasing.DEFAULT_MAX_HOLD, Leasing.DEFAULT_IDLE_RETURN, Leasing.DEFAULT_MAX_KEYS);
+    if (n.isBoolean()) {
+      return Optional.of(defaults);
+    }
+    if (!n.isObject()) {
+      problem("store.leasing", n, "true, false or an object (policies, targetInterval, maxFraction, maxHold, "
+          + "idleReturn, maxKeys)");
+      return Optional.empty();
+    }
+    keys("store.leasing", n, "policies", "targetInterval", "maxFraction", "maxHold", "idleReturn", "maxKeys");
+    List<String> policies = new ArrayList<>();
+    JsonNode list = n.path("policies");
+    if (!list.isMissingNode()) {
+      if (!list.isArray() || list.isEmpty()) {
+        problem("store.leasing.policies", list, "a non-empty list of policy names (leave it out to lease every "
+            + "fixed-window and token-bucket policy)");
+      } else {
+        for (int i = 0; i < list.size(); i++) {
+          optionalText("store.leasing.policies[" + i + "]", list.get(i)).ifPresent(policies::add);
+        }
+      }
+    }
+    Leasing.Builder b = Leasing.builder().everyPolicy();
+    Duration target = duration("store.leasing.targetInterval", n.path("targetInterval"), defaults.targetInterval());
+    Duration hold = duration("store.leasing.maxHold", n.path("maxHold"), defaults.maxHold());
+    Duration idle = duration("store.leasing.idleReturn", n.path("idleReturn"), defaults.idleReturn());
+    long keys = integer("store.leasing.maxKeys", n.path("maxKeys"), defaults.maxKeys(), 1, 10_000_000);
+    double fraction = defaults.maxFraction();
+    JsonNode f = n.path("maxFraction");
+    if (!f.isMissingNode()) {
+      if (!f.isNumber() || !(f.asDouble() > 0 && f.asDouble() <= 1)) {
+        problem("store.leasing.maxFraction", f, "a number above 0 and at most 1");
+      } else {
+        fraction = f.asDouble();
+      }
+    }
+    double chosen = fraction;
+    // headroom-redis checks its own ranges (the message names the field)
+    check("store.leasing.targetInterval", () -> b.targetInterval(target));
+    check("store.leasing.maxHold", () -> b.maxHold(hold));
+    check("store.leasing.idleReturn", () -> b.idleReturn(idle));
+    check("store.leasing.maxFraction", () -> b.maxFraction(chosen));
+    return Optional.of(new LeasingSettings(policies, target, fraction, hold, idle, (int) keys));
+  }
+
+  /**
+   * After the policies are read: every name in {@code store.leasing.policies} must be a policy of
+   * the file that can be leased (a fixed window or a token bucket).
+   */
+  void leasedPolicies(StoreSettings store, java.util.Map<String, dev.headroom.gateway.config.Policy> policies) {
+    if (store == null || store.leasing().isEmpty() || policies == null) {
+      return;
+    }
+    List<String> names = store.leasing().get().policies();
+    for (int i = 0; i < names.size(); i++) {
+      String name = names.get(i);
+      dev.headroom.gateway.config.Policy p = policies.get(name);
+      String path = "store.leasing.policies[" + i + "]";
+      if (p == null) {
+        problem(path, com.fasterxml.jackson.databind.node.TextNode.valueOf(name), "the name of a policy under policies, one of "
+            + new java.util.TreeSet<>(policies.keySet()));
+      } else if (!Leasing.supports(p.quota().algorithm())) {
+        problem(path, com.fasterxml.jackson.databind.node.TextNode.valueOf(name), "a fixed-window or token-bucket "
+            + "policy (a concurrency unit is held by one request until it completes; a sliding window would "
+            + "over-admit units spent after its window ended), not " + p.quota().algorithm().token());
+      }
+    }
   }
 }

@@ -1,7 +1,7 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.gateway.GatewayConfig.Upstream;
+import dev.headroom.gateway.config.Upstream;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Iterator;

@@ -118,21 +118,21 @@ final class UpstreamRequestWriter {
       if (listed != null && listed.contains(name.toString().toLowerCase(Locale.ROOT))) {
         continue;
       }
-      ProxyHandler.field(b, name, e.getValue());
+      b.field(name, e.getValue());
     }
     if (bodyLength >= 0) {
-      ProxyHandler.field(b, "content-length", Integer.toString(bodyLength));
+      b.field("content-length", Integer.toString(bodyLength));
     }
     if (chunked) {
-      ProxyHandler.field(b, "transfer-encoding", "chunked");
+      b.field("transfer-encoding", "chunked");
     }
-    ProxyHandler.field(b, FORWARDED_, prior == null ? forwarded : prior + ", " + forwarded);
-    ProxyHandler.field(b, X_FORWARDED_FOR_, xff == null ? forFor : xff + ", " + forFor);
+    b.field(FORWARDED_, prior == null ? forwarded : prior + ", " + forwarded);
+    b.field(X_FORWARDED_FOR_, xff == null ? forFor : xff + ", " + forFor);
     if (!xProto) {
       b.writeBytes(X_FORWARDED_PROTO_HTTP);
     }
     if (host != null && !xHost) {
-      ProxyHandler.field(b, X_FORWARDED_HOST_, host);
+      b.field(X_FORWARDED_HOST_, host);
     }
     b.writeShort(CRLF);
     return b.toBuffer(alloc, 0);
@@ -153,6 +153,6 @@ final class UpstreamRequestWriter {
     size.writeCharSequence(Integer.toHexString(n), StandardCharsets.US_ASCII);
     size.writeShort(CRLF);
     return Unpooled.wrappedUnmodifiableBuffer(size, data,
-        Unpooled.wrappedBuffer(last ? CRLF_LAST_CHUNK : ProxyHandler.CRLF_BYTES));
+        Unpooled.wrappedBuffer(last ? CRLF_LAST_CHUNK : HeadBytes.CRLF_BYTES));
   }
 }

@@ -1,12 +1,15 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.vend.CallIdentity;
 import dev.headroom.vend.VendDecision;
 import dev.headroom.vend.VendRateLimiter;
+import dev.headroom.vend.format.VendRequest;
 import dev.headroom.vend.format.VendRequestException;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -21,10 +24,14 @@ import java.util.concurrent.CompletionException;
 final class VendCall {
   private VendCall() {}
 
+  /** A vend call allowed to go upstream: the call as parsed and its decision, for the relay that decorates the response. */
+  record Allowed(VendRequest call, VendDecision decision) {}
+
   static void decide(Exchange ex, byte[] envelope) {
     VendRoutes vend = ex.vend;
+    VendRequest call;
     try {
-      ex.vendCall = vend.reader().parse(envelope);
+      call = vend.reader().parse(envelope);
     } catch (VendRequestException e) {
       ex.answer(Admission.vendError(e));
       return;
@@ -38,15 +45,15 @@ final class VendCall {
       identity = CallIdentity.of(ex.request.headers().get(VendRateLimiter.CALLER_HEADER), null);
     }
     long t0 = System.nanoTime();
-    CompletableFuture<VendDecision> f = vend.limiter().decideAsync(ex.vendCall, identity).toCompletableFuture();
+    CompletableFuture<VendDecision> f = vend.limiter().decideAsync(call, identity).toCompletableFuture();
     if (f.isDone()) {
-      decided(ex, f, t0);
+      decided(ex, call, f, t0);
     } else {
-      f.whenComplete((d, e) -> ex.conn.ctx.executor().execute(() -> decided(ex, f, t0)));
+      f.whenComplete((d, e) -> ex.conn.ctx.executor().execute(() -> decided(ex, call, f, t0)));
     }
   }
 
-  private static void decided(Exchange ex, CompletableFuture<VendDecision> f, long t0) {
+  private static void decided(Exchange ex, VendRequest call, CompletableFuture<VendDecision> f, long t0) {
     ex.state.metrics.storeLatency(System.nanoTime() - t0);
     VendDecision d;
     try {
@@ -62,11 +69,11 @@ final class VendCall {
     if (ex.ended()) {
       return;
     }
-    ex.vendDecision = d;
-    ex.decision = d.decision().orElse(null);
-    if (ex.decision != null) {
-      for (PolicyOutcome o : ex.decision.outcomes()) {
-        ex.state.metrics.decision(o.policy().name(), o.allowed() ? "allowed" : "refused");
+    Decision decision = d.decision().orElse(null);
+    ex.hold(decision, List.of());
+    if (decision != null) {
+      for (PolicyOutcome o : decision.outcomes()) {
+        ex.state.metrics.decision(o.policy().name(), o.allowed() ? "allowed" : "refused", o.key());
       }
     }
     RateLimitHeaders headers = ex.snap.vocabulary().headers(ex.route.route());
@@ -77,13 +84,13 @@ final class VendCall {
       ex.answer(new LocalResponse(r.status(), r.contentType(), body, r.headers()));
       return;
     }
-    if (ex.vendCall.isCapabilities() && !ex.vend.settings().mergeCapabilities()) {
+    if (call.isCapabilities() && !ex.vend.settings().mergeCapabilities()) {
       LocalResponse r = new LocalResponse(HttpResponseStatus.OK, "application/json",
           d.successResponse(ex.vend.limiter().capabilities()));
       d.writeHeaders(headers, 200, r.headers()::add);
       ex.answer(r);
       return;
     }
-    ex.vendAllowed();
+    ex.vendAllowed(new Allowed(call, d));
   }
 }

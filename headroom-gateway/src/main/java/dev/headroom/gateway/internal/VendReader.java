@@ -1,8 +1,8 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.GatewayConfig.Vend;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Vend;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.format.VendRequestReader;
 import java.net.URI;

@@ -39,11 +39,11 @@ final class VendRelay implements ResponseRelay {
    * by its Content-Length (chunked ones are collected until they prove too large).
    */
   static boolean transforms(Exchange ex, ResponseHead h) {
-    if (ex.vendDecision == null || ex.request.method().equals(HttpMethod.HEAD)) {
+    if (ex.vendCall == null || ex.request.method().equals(HttpMethod.HEAD)) {
       return false;
     }
-    boolean wanted = ex.vendCall.declaresRateLimit()
-        || (ex.vendCall.isCapabilities() && ex.vend.settings().mergeCapabilities());
+    boolean wanted = ex.vendCall.call().declaresRateLimit()
+        || (ex.vendCall.call().isCapabilities() && ex.vend.settings().mergeCapabilities());
     long declared = h.framing() == ResponseHead.Framing.FIXED ? h.contentLength()
         : h.framing() == ResponseHead.Framing.NONE ? 0 : -1;
     return wanted && declared <= ex.vend.settings().maxResponseBytes() && h.status() != 204
@@ -66,7 +66,7 @@ final class VendRelay implements ResponseRelay {
       ex.responseBytes += sofar.readableBytes();
       out.write(ReframedRelay.clientResponse(ex, h));
       out.write(new DefaultHttpContent(sofar));
-      ex.clientUnflushed = true;
+      ex.conn.deferFlush();
       rest.content(c);
       return;
     }
@@ -79,19 +79,17 @@ final class VendRelay implements ResponseRelay {
     byte[] bytes = ByteBufUtil.getBytes(collected);
     collected.release();
     collected = null;
-    if (ex.vendCall.isCapabilities() && ex.vend.settings().mergeCapabilities()) {
+    if (ex.vendCall.call().isCapabilities() && ex.vend.settings().mergeCapabilities()) {
       bytes = ex.vend.limiter().mergeCapabilities(bytes);
     }
-    bytes = ex.vendDecision.decorate(bytes);
+    bytes = ex.vendCall.decision().decorate(bytes);
     HttpResponse h = head;
     head = null;
     h.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
     h.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length);
     ex.responseBytes += bytes.length;
-    ex.responseComplete = true;
-    ex.awaitingResponse = false;
+    ex.lastWrite();
     out.write(ReframedRelay.clientResponse(ex, h));
-    ex.clientUnflushed = false;
     out.writeAndFlush(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)))
         .addListener(x -> ex.responseWritten(x.isSuccess()));
   }

@@ -1,11 +1,11 @@
 package dev.headroom.gateway.internal;
 
 import dev.headroom.QuotaLimiter;
-import dev.headroom.gateway.GatewayConfig.Policy;
-import dev.headroom.gateway.GatewayConfig.Vend;
-import dev.headroom.vend.format.Scope;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Vend;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;
+import dev.headroom.vend.format.Scope;
 import dev.headroom.vend.format.VendRequestReader;
 import java.util.Map;
 

@@ -8,6 +8,7 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.config.Route;
 import dev.headroom.http.body.RefusalFormat;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.DecoderResult;
@@ -51,10 +52,10 @@ class AdmissionTest {
 
   AdmissionTest() throws Exception {
     GatewayConfig config = GatewayConfig.parse(YAML, "admission.yaml");
-    GatewayMessages vocabulary = GatewayMessages.of(config, ManualTicker.atFixedInstant());
+    GatewayMessages vocabulary = GatewayMessages.of(GatewayServer.sections(config), ManualTicker.atFixedInstant());
     QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ManualTicker.atFixedInstant()).build());
-    Map<GatewayConfig.Route, VendRoutes> vend = new IdentityHashMap<>();
-    for (GatewayConfig.Route r : config.routes()) {
+    Map<Route, VendRoutes> vend = new IdentityHashMap<>();
+    for (Route r : config.routes()) {
       r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), limiter)));
     }
     snap = new Snapshot(config, new RouteTable(config, vocabulary), Map.of(), vocabulary, vend);

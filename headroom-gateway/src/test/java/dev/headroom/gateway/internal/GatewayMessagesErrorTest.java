@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  */
 class GatewayMessagesErrorTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private final GatewayMessages vocabulary = GatewayMessages.of(GatewayConfig.sample(), Ticker.system());
+  private final GatewayMessages vocabulary = GatewayMessages.of(GatewayServer.sections(GatewayConfig.sample()), Ticker.system());
 
   private JsonNode body(LocalResponse r) throws Exception {
     return JSON.readTree(r.body());

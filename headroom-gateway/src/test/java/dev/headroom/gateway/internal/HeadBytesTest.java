@@ -28,8 +28,8 @@ class HeadBytesTest {
     h.latin1(new AsciiString("/p"));
     h.writeBytes(" HTTP/1.1".getBytes(StandardCharsets.US_ASCII));
     h.writeShort(('\r' << 8) | '\n');
-    ProxyHandler.field(h, new StringBuilder("X-Name"), "caf\u00e9 \u00ff");
-    ProxyHandler.field(h, "x-forwarded-for: ".getBytes(StandardCharsets.US_ASCII), "127.0.0.1");
+    h.field(new StringBuilder("X-Name"), "caf\u00e9 \u00ff");
+    h.field("x-forwarded-for: ".getBytes(StandardCharsets.US_ASCII), "127.0.0.1");
     h.writeBytes("abcdef".getBytes(StandardCharsets.US_ASCII), 2, 3);
     ByteBuf b = h.toBuffer(ALLOC, 10);
     assertThat(b.writableBytes()).isGreaterThanOrEqualTo(10);
@@ -40,7 +40,7 @@ class HeadBytesTest {
   void aHeadLargerThanTheScratchGrowsItAndTheNextHeadStartsEmpty() {
     String big = "v".repeat(40_000);
     HeadBytes h = HeadBytes.begin();
-    ProxyHandler.field(h, "X-Big", big);
+    h.field("X-Big", big);
     assertThat(text(h.toBuffer(ALLOC, 0))).isEqualTo("X-Big: " + big + "\r\n");
     HeadBytes again = HeadBytes.begin();
     assertThat(again.length()).isZero();

@@ -2,6 +2,7 @@ package dev.headroom.gateway.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -22,8 +23,12 @@ import org.junit.jupiter.api.Test;
  */
 class RequestDecoderTest {
 
+  private static RequestDecoder decoder() {
+    return new RequestDecoder(4096, 8192, 65536, new GatewayMetrics(new SimpleMeterRegistry()));
+  }
+
   private static List<Object> decode(String... pieces) {
-    EmbeddedChannel ch = new EmbeddedChannel(new RequestDecoder(4096, 8192, 65536));
+    EmbeddedChannel ch = new EmbeddedChannel(decoder());
     for (String p : pieces) {
       ch.writeInbound(Unpooled.copiedBuffer(p, StandardCharsets.ISO_8859_1));
     }
@@ -34,6 +39,25 @@ class RequestDecoderTest {
     }
     ch.finishAndReleaseAll();
     return out;
+  }
+
+  /**
+   * The idle timeout tells a connection with a request begun (408, RFC 9110 section 15.5.9) from
+   * an idle one (closed): a head stalled at a line's end counts as begun, although Netty consumed
+   * its lines and keeps no bytes of it.
+   */
+  @Test
+  void aHeadStalledAtALineEndIsARequestBegunAndAWholeRequestEndsIt() {
+    RequestDecoder d = decoder();
+    EmbeddedChannel ch = new EmbeddedChannel(d);
+    assertThat(d.holdsPartialRequest()).isFalse();
+    ch.writeInbound(Unpooled.copiedBuffer("GET / HTTP/1.1\r\nHost: a\r\n", StandardCharsets.ISO_8859_1));
+    assertThat(d.holdsPartialRequest()).as("whole lines, no bytes kept").isTrue();
+    ch.writeInbound(Unpooled.copiedBuffer("\r\n", StandardCharsets.ISO_8859_1));
+    assertThat(d.holdsPartialRequest()).as("the request was handed on whole").isFalse();
+    ch.writeInbound(Unpooled.copiedBuffer("GET /next HT", StandardCharsets.ISO_8859_1));
+    assertThat(d.holdsPartialRequest()).isTrue();
+    ch.finishAndReleaseAll();
   }
 
   @Test

@@ -41,8 +41,10 @@ class GatewayInteropTest {
     StringBuilder routes = new StringBuilder();
     for (HeaderDialect d : HeaderDialect.values()) {
       routes.append("  - {name: r-").append(d.token()).append(", method: GET, path: /").append(d.token())
-          .append(", upstream: demo, policies: [minute], dialect: ").append(d.token()).append("}\n");
+          .append(", upstream: demo, policies: [minute], normaliseErrors: true, dialect: ").append(d.token()).append("}\n");
     }
+    // the upgradeUrl leads somewhere: the demo upstream's plans (the checker follows it)
+    routes.append("  - {name: pricing, method: GET, path: /pricing, upstream: demo, normaliseErrors: true}\n");
     String yaml = """
         service:
           name: Interop
@@ -98,5 +100,7 @@ class GatewayInteropTest {
     assertThat(r.dialects()).as(r.toText()).contains(dialect);
     assertThat(r.findings(Finding.Severity.VIOLATION)).as(r.toText()).isEmpty();
     assertThat(r.level()).as(r.toText()).isEqualTo(Level.LEVEL_4);
+    assertThat(r.declared()).as(r.toText()).contains("level-4");
+    assertThat(r.requirements().get(3).evidence()).as(r.toText()).contains("  followed: GET /pricing -> 200");
   }
 }

@@ -4,6 +4,8 @@ import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
+import dev.headroom.http.plan.Plan;
+import dev.headroom.http.plan.Plans;
 import java.net.URI;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -56,9 +58,18 @@ public final class LimitRefusals {
     return new Builder();
   }
 
-  /** The texts for a policy: its own, or the defaults. */
+  /**
+   * The texts for a policy: its own; for a plan's policy ({@code api:pro}, see
+   * {@link dev.headroom.http.plan.Plans}) without texts of its own, those of its base policy
+   * ({@code api}); or the defaults.
+   */
   public PolicyTexts texts(QuotaPolicy policy) {
-    return texts.getOrDefault(policy.name(), defaults);
+    PolicyTexts t = texts.get(policy.name());
+    if (t == null) {
+      int plan = policy.name().lastIndexOf(':');
+      t = plan > 0 ? texts.get(policy.name().substring(0, plan)) : null;
+    }
+    return t == null ? defaults : t;
   }
 
   /** The origin same-origin guidance URLs share, if configured. */
@@ -102,8 +113,7 @@ public final class LimitRefusals {
       default:
         lead = "The limit of " + limit + " has been reached.";
     }
-    Instant now = ticker.instant();
-    Instant reset = now.plusSeconds(retry).plusNanos(now.getNano() == 0 ? 0 : 1_000_000_000L - now.getNano());
+    Instant reset = resetAt(retry);
     Refusal.Builder b = Refusal.builder(problemType.status())
         .type(problemType)
         .detail(lead + " Try again in " + seconds(retry) + ".")
@@ -122,6 +132,58 @@ public final class LimitRefusals {
     t.upgradeUrl().ifPresent(b::upgradeUrl);
     t.humanUrl().ifPresent(b::humanUrl);
     return b.build();
+  }
+
+  /**
+   * A 429 abnormal-usage-detected (draft-09 section 5.3) for a partition that kept sending while
+   * told to wait and is now blocked for {@code waitSeconds} ({@code dev.headroom.http.enforcement.Escalations}):
+   * the limit, why and guidance of the policy as enforced, {@code violated-policies} as given.
+   */
+  public Refusal abnormal(QuotaPolicy enforced, long waitSeconds, List<String> violated) {
+    PolicyTexts t = texts(enforced);
+    String limit = t.limit(enforced);
+    Refusal.Builder b = Refusal.builder(ProblemType.ABNORMAL_USAGE_DETECTED.status())
+        .type(ProblemType.ABNORMAL_USAGE_DETECTED)
+        .detail("Requests kept arriving while this client was asked to wait, so it is blocked; the limit of "
+            + limit + " applies. Try again in " + seconds(waitSeconds) + ". Requests during the block do not shorten it.")
+        .error(ProblemType.ABNORMAL_USAGE_DETECTED.error())
+        .why(t.why())
+        .limit(limit)
+        .retryAfterSeconds(waitSeconds)
+        .limitId(t.limitId(enforced))
+        .limitType(t.limitType(enforced))
+        .scope(LimitType.scope(enforced).token())
+        .windowResetAt(resetAt(waitSeconds))
+        .violatedPolicies(violated)
+        .origin(origin);
+    t.alternativeEndpoint().ifPresent(b::alternativeEndpoint);
+    t.upgradeUrl().ifPresent(b::upgradeUrl);
+    t.humanUrl().ifPresent(b::humanUrl);
+    return b.build();
+  }
+
+  /**
+   * The refusal as it agrees with the Retry-After actually written, which jitter (draft-09 section
+   * 8.5) or an escalation may have moved later than the decision's: {@code retryAfterSeconds}, the
+   * reset instant and the "Try again in" sentence of the detail move with it (draft-09 section 6:
+   * they reference the same moment). A refusal without a wait, or with this one, is returned as is.
+   */
+  public Refusal agreeing(Refusal refusal, long retryAfterSeconds) {
+    if (refusal.retryAfterSeconds().isEmpty() || refusal.retryAfterSeconds().getAsLong() == retryAfterSeconds) {
+      return refusal;
+    }
+    long decided = refusal.retryAfterSeconds().getAsLong();
+    Refusal.Builder b = refusal.toBuilder().retryAfterSeconds(retryAfterSeconds).windowResetAt(resetAt(retryAfterSeconds));
+    String sentence = "Try again in " + seconds(decided) + ".";
+    refusal.detail().filter(d -> d.contains(sentence)).ifPresent(d ->
+        b.detail(d.replace(sentence, "Try again in " + seconds(retryAfterSeconds) + ".")));
+    return b.build();
+  }
+
+  /** Now plus {@code seconds}, rounded up to a whole second: the instant a Retry-After written now names. */
+  private Instant resetAt(long seconds) {
+    Instant now = ticker.instant();
+    return now.plusSeconds(seconds).plusNanos(now.getNano() == 0 ? 0 : 1_000_000_000L - now.getNano());
   }
 
   private Refusal tooLarge(Decision decision, PolicyOutcome o) {
@@ -165,8 +227,19 @@ public final class LimitRefusals {
     private URI origin;
     private PolicyTexts defaults;
     private final Map<String, PolicyTexts> texts = new HashMap<>();
+    private Plans plans;
 
     private Builder() {}
+
+    /**
+     * The service's plans: the refusals of a plan's policy ({@code api:pro}) speak with the texts
+     * of its base policy ({@code api}) and point at the next plan's page as {@code upgradeUrl}
+     * (Graceful Boundaries section 3), unless texts of its own were given.
+     */
+    public Builder plans(Plans plans) {
+      this.plans = plans;
+      return this;
+    }
 
     /** Required: the clock {@code windowResetAt} is computed from. */
     public Builder ticker(Ticker ticker) {
@@ -206,6 +279,17 @@ public final class LimitRefusals {
       }
       if (defaults == null) {
         throw new IllegalArgumentException("defaults: required, the texts (at least why) for policies without their own; got nothing");
+      }
+      if (plans != null) {
+        for (Plan plan : plans.plans()) {
+          java.util.Optional<String> upgrade = plans.upgradeUrl(plan);
+          for (Map.Entry<String, QuotaPolicy> e : plans.overrides(plan).entrySet()) {
+            PolicyTexts base = texts.getOrDefault(e.getKey(), defaults);
+            if (!texts.containsKey(e.getValue().name()) && base != null) {
+              texts.put(e.getValue().name(), upgrade.map(u -> base.toBuilder().upgradeUrl(u).build()).orElse(base));
+            }
+          }
+        }
       }
       URI o = OperatorTextChecks.origin("origin", origin);
       check("defaults", defaults, o);

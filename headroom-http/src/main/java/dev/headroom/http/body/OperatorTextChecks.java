@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -108,6 +109,18 @@ final class OperatorTextChecks {
           + "' instructs the caller instead of informing it (Graceful Boundaries SC-16), got '" + printable(value) + "'");
     }
     return value;
+  }
+
+  /**
+   * The phrase of {@code value} that instructs an agent instead of informing it (SC-16), if any:
+   * what {@link #require} refuses in texts being written, for reporting texts that were read.
+   */
+  static Optional<String> instruction(String value) {
+    if (value == null) {
+      return Optional.empty();
+    }
+    Matcher m = INSTRUCTIONS.matcher(value);
+    return m.find() ? Optional.of(m.group()) : Optional.empty();
   }
 
   /** {@code why}: a reason that names no mechanism and restates nothing (section 2, SC-2). */

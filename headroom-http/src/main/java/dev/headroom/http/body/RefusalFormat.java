@@ -29,6 +29,24 @@ public enum RefusalFormat {
   /** Most media ranges read. */
   public static final int MAX_RANGES = 32;
 
+  /**
+   * {@code Cache-Control} of every refusal: a refusal is about one caller at one moment, so no
+   * cache may answer another request with it (Graceful Boundaries SC-7; RFC 9111 section 5.2.2.5).
+   */
+  public static final String CACHE_CONTROL = "no-store";
+
+  /** {@code Vary} of every refusal: its format follows the request's {@code Accept} (RFC 9110 section 12.5.5). */
+  public static final String VARY = "Accept";
+
+  /**
+   * Writes the fields every refusal carries whatever its format, {@code Cache-Control: no-store}
+   * and {@code Vary: Accept}, through a sink that adds one header line; every front end calls it.
+   */
+  public static void refusalFields(java.util.function.BiConsumer<String, String> sink) {
+    sink.accept("Cache-Control", CACHE_CONTROL);
+    sink.accept("Vary", VARY);
+  }
+
   private final String mediaType;
 
   RefusalFormat(String mediaType) {

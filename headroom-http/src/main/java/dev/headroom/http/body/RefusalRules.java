@@ -3,6 +3,7 @@ package dev.headroom.http.body;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.net.URI;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -132,6 +133,30 @@ final class RefusalRules {
       if (b.retryAfterSeconds == null) {
         issues.add("retryAfterSeconds: missing; every 429 needs it (Graceful Boundaries section 2)");
       }
+    }
+    Map<String, Object> texts = new LinkedHashMap<>();
+    texts.put("title", b.title);
+    texts.put("detail", b.detail);
+    texts.put("why", b.why);
+    texts.put("limit", b.limit);
+    texts.put("expected", b.expected);
+    texts.put("cachedResultUrl", b.cachedResultUrl);
+    texts.put("alternativeEndpoint", b.alternativeEndpoint);
+    texts.put("upgradeUrl", b.upgradeUrl);
+    texts.put("humanUrl", b.humanUrl);
+    b.extensions.forEach(texts::put);
+    texts.forEach((field, value) -> instructions(field, value, issues, 0));
+  }
+
+  /** SC-16 in a read body: every string, extensions included, stays declarative. */
+  private static void instructions(String field, Object value, List<String> issues, int depth) {
+    if (value instanceof String s) {
+      OperatorTextChecks.instruction(s).ifPresent(phrase -> issues.add(field + ": '" + phrase
+          + "' instructs the caller instead of informing it; guidance must stay declarative (Graceful Boundaries SC-16)"));
+    } else if (value instanceof List<?> l && depth < 8) {
+      l.forEach(o -> instructions(field, o, issues, depth + 1));
+    } else if (value instanceof Map<?, ?> m && depth < 8) {
+      m.forEach((k, v) -> instructions(field + "." + k, v, issues, depth + 1));
     }
   }
 

@@ -25,4 +25,20 @@ public enum ConformanceLevel {
   public String token() {
     return token;
   }
+
+  /**
+   * The level with this token ({@code none}, {@code level-1} ... {@code level-4},
+   * {@code not-applicable}).
+   *
+   * @throws IllegalArgumentException naming the value and the tokens accepted
+   */
+  public static ConformanceLevel fromToken(String token) {
+    for (ConformanceLevel l : values()) {
+      if (l.token.equals(token)) {
+        return l;
+      }
+    }
+    throw new IllegalArgumentException("conformance: '" + token + "' is not valid; expected one of "
+        + java.util.Arrays.stream(values()).map(ConformanceLevel::token).toList());
+  }
 }

@@ -21,6 +21,15 @@ public final class DiscoveryRoute {
   private final String key;
   private final String note;
   private final boolean listed;
+  private final Cost cost;
+
+  /**
+   * What a request costs, in units of the route's {@code requests} policies: {@code units}, or the
+   * value of the request header {@code header} up to {@code max}; {@code chargeHeader} names a
+   * response header whose units are charged after the response. Published as the endpoint's
+   * {@code cost} member (Graceful Boundaries allows members of its own).
+   */
+  public record Cost(long units, Optional<String> header, long max, Optional<String> chargeHeader) {}
 
   private DiscoveryRoute(Builder b, String path) {
     this.method = b.method;
@@ -29,6 +38,7 @@ public final class DiscoveryRoute {
     this.key = b.key;
     this.note = b.note;
     this.listed = b.listed;
+    this.cost = b.cost;
   }
 
   /**
@@ -62,6 +72,11 @@ public final class DiscoveryRoute {
     return Optional.ofNullable(note);
   }
 
+  /** What a request costs, when it is not one unit. */
+  public Optional<Cost> cost() {
+    return Optional.ofNullable(cost);
+  }
+
   /** Whether the route is published. */
   public boolean listed() {
     return listed;
@@ -75,6 +90,7 @@ public final class DiscoveryRoute {
     private String key;
     private String note;
     private boolean listed = true;
+    private Cost cost;
 
     private Builder(String method, String path) {
       this.method = method;
@@ -96,6 +112,12 @@ public final class DiscoveryRoute {
     /** Additional context for the endpoint. */
     public Builder note(String note) {
       this.note = note;
+      return this;
+    }
+
+    /** What a request costs, when it is not one unit of each {@code requests} policy. */
+    public Builder cost(Cost cost) {
+      this.cost = cost;
       return this;
     }
 

@@ -6,6 +6,8 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.http.body.LimitType;
 import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.plan.Plan;
+import dev.headroom.http.plan.Plans;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -33,13 +35,17 @@ import java.util.function.Function;
  * type the operator set in the policy's texts); {@code limitId} the policy name (or the configured
  * id); {@code scope} who the partitioning tells apart; {@code maxRequests} the quota {@code q};
  * {@code windowSeconds} the window {@code w}; {@code costMetric} {@code bytes} for content-bytes
- * policies; {@code description} the texts' description. When a route has several policies each
+ * policies; {@code description} the texts' description. An endpoint whose requests do not cost one unit
+ * says what they cost ({@code cost}: {@code units}, {@code header}, {@code chargeHeader}, {@code max}). When a route has several policies each
  * entry also carries {@code limitType}, as the spec asks when limits interact.
  *
  * <h2>The conformance level is computed, not claimed</h2>
  *
  * <ul>
  *   <li>{@code not-applicable} when no route is listed;
+ *   <li>{@code none} when the host says some non-success responses of a listed route may go out
+ *       without {@code error}, {@code detail} and {@code why} ({@link Builder#structuredErrors(boolean)}
+ *       false: a gateway that relays an upstream's own error bodies unchanged cannot promise level 1);
  *   <li>otherwise at least {@code level-2}: Headroom's refusals carry {@code error}, {@code detail},
  *       {@code why}, {@code limit} and {@code retryAfterSeconds} by construction (level 1), and
  *       this document exists (level 2);
@@ -48,6 +54,11 @@ import java.util.function.Function;
  *   <li>{@code level-4} when, in addition, the host says successful responses carry RateLimit
  *       headers ({@link Builder#proactiveHeaders(boolean)}).
  * </ul>
+ *
+ * <p>An operator may declare another level ({@link Builder#declare(ConformanceLevel)}; Graceful
+ * Boundaries "Self-Assertion and External Validation"): the document then carries the declared
+ * level, {@link #computed()} keeps what the configuration delivers, and {@link #overclaims()} says
+ * whether the claim is more than that, for the host to warn about.
  *
  * <p>The JSON is deterministic (routes in the order given), so {@link #etag()} is stable across
  * restarts and nodes. Immutable and thread-safe.
@@ -59,15 +70,20 @@ public final class LimitsDiscoveryDocument {
   private final String service;
   private final String description;
   private final ConformanceLevel conformance;
+  private final ConformanceLevel computed;
+  private final String shortfall;
   private final String changelog;
   private final String feed;
   private final Map<String, String> extensions;
   private final List<DiscoveryRoute> routes;
   private final Function<QuotaPolicy, PolicyTexts> texts;
+  private final Plans plans;
+  private final List<QuotaPolicy> planBases;
   private final byte[] json;
   private final String etag;
 
-  private LimitsDiscoveryDocument(Builder b, List<DiscoveryRoute> listed, ConformanceLevel conformance) {
+  private LimitsDiscoveryDocument(Builder b, List<DiscoveryRoute> listed, ConformanceLevel computed, String shortfall) {
+    this.shortfall = shortfall;
     this.service = b.service;
     this.description = b.description;
     this.changelog = b.changelog;
@@ -75,7 +91,10 @@ public final class LimitsDiscoveryDocument {
     this.extensions = Collections.unmodifiableMap(new LinkedHashMap<>(b.extensions));
     this.routes = List.copyOf(listed);
     this.texts = b.texts;
-    this.conformance = conformance;
+    this.plans = b.plans;
+    this.planBases = b.planBases;
+    this.computed = computed;
+    this.conformance = b.declared != null ? b.declared : computed;
     this.json = render();
     this.etag = EntityTag.strong(json);
   }
@@ -85,9 +104,24 @@ public final class LimitsDiscoveryDocument {
     return new Builder(service, description);
   }
 
-  /** The computed conformance level. */
+  /** The conformance level the document carries: the declared one if any, else {@link #computed()}. */
   public ConformanceLevel conformance() {
     return conformance;
+  }
+
+  /** The conformance level the configuration delivers, computed from the routes, texts and host facts. */
+  public ConformanceLevel computed() {
+    return computed;
+  }
+
+  /** What keeps {@link #computed()} from the next level, in words; empty at level 4 or not-applicable. */
+  public Optional<String> shortfall() {
+    return Optional.ofNullable(shortfall);
+  }
+
+  /** Whether the declared level is more than the configuration delivers ({@code not-applicable} ranks lowest). */
+  public boolean overclaims() {
+    return conformance.compareTo(computed) > 0;
   }
 
   /** The routes published, in order. */
@@ -163,14 +197,62 @@ public final class LimitsDiscoveryDocument {
         if (r.note().isPresent()) {
           g.writeStringField("note", r.note().get());
         }
+        if (r.cost().isPresent()) {
+          DiscoveryRoute.Cost c = r.cost().get();
+          g.writeObjectFieldStart("cost");
+          g.writeNumberField("units", c.units());
+          if (c.header().isPresent()) {
+            g.writeStringField("header", c.header().get());
+          }
+          if (c.chargeHeader().isPresent()) {
+            g.writeStringField("chargeHeader", c.chargeHeader().get());
+          }
+          if (c.header().isPresent() || c.chargeHeader().isPresent()) {
+            g.writeNumberField("max", c.max());
+          }
+          g.writeEndObject();
+        }
         g.writeEndObject();
       }
       g.writeEndObject();
+      if (plans != null) {
+        writePlans(g);
+      }
       g.writeEndObject();
     } catch (IOException e) {
       throw new UncheckedIOException("writing to memory cannot fail", e);
     }
     return out.toByteArray();
+  }
+
+  /** {@code fallbackPlan} and {@code plans}: each plan's page and limits, smallest plan first. */
+  private void writePlans(JsonGenerator g) throws IOException {
+    g.writeStringField("fallbackPlan", plans.fallback().name());
+    g.writeArrayFieldStart("plans");
+    for (Plan plan : plans.plans()) {
+      g.writeStartObject();
+      g.writeStringField("name", plan.name());
+      if (plan.url().isPresent()) {
+        g.writeStringField("url", plan.url().get());
+      }
+      g.writeArrayFieldStart("limits");
+      for (QuotaPolicy base : planBases) {
+        QuotaPolicy p = plans.policy(plan, base);
+        g.writeStartObject();
+        g.writeStringField("limitId", texts.apply(base).limitId(base));
+        g.writeStringField("policy", p.name());
+        g.writeNumberField("maxRequests", p.quota());
+        g.writeNumberField("windowSeconds", p.windowSeconds());
+        g.writeStringField("algorithm", p.algorithm().token());
+        if (p.unit() == QuotaUnit.CONTENT_BYTES) {
+          g.writeStringField("costMetric", "bytes");
+        }
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+    }
+    g.writeEndArray();
   }
 
   @Override
@@ -188,7 +270,11 @@ public final class LimitsDiscoveryDocument {
     private final List<DiscoveryRoute> routes = new ArrayList<>();
     private Function<QuotaPolicy, PolicyTexts> texts;
     private boolean proactiveHeaders;
+    private boolean structuredErrors = true;
+    private ConformanceLevel declared;
     private URI origin;
+    private Plans plans;
+    private List<QuotaPolicy> planBases = List.of();
 
     private Builder(String service, String description) {
       this.service = service;
@@ -213,6 +299,41 @@ public final class LimitsDiscoveryDocument {
     /** Whether successful responses carry RateLimit headers (for level 4). */
     public Builder proactiveHeaders(boolean proactiveHeaders) {
       this.proactiveHeaders = proactiveHeaders;
+      return this;
+    }
+
+    /**
+     * The service's plans: the document gets a {@code plans} member listing, for each plan in
+     * order, its page ({@code url}) and the limits of the given base policies as the plan enforces
+     * them, and {@code fallbackPlan}, the plan of a caller the service cannot identify (whose
+     * limits the routes' entries should show). Graceful Boundaries allows members of its own
+     * (its schema's {@code additionalProperties}).
+     */
+    public Builder plans(Plans plans, List<QuotaPolicy> bases) {
+      this.plans = Objects.requireNonNull(plans, "plans");
+      this.planBases = List.copyOf(bases);
+      return this;
+    }
+
+    /**
+     * Whether every non-success response of the listed routes carries {@code error}, {@code detail}
+     * and {@code why} (Graceful Boundaries section 6, level 1); true by default, as every
+     * response Headroom writes itself does. False when responses of a listed route's own service
+     * go out unchanged (a gateway route that does not normalise its upstream's errors).
+     */
+    public Builder structuredErrors(boolean structuredErrors) {
+      this.structuredErrors = structuredErrors;
+      return this;
+    }
+
+    /**
+     * The level the operator declares instead of the computed one; null (the default) to publish
+     * the computed level. A declaration above the computed level is allowed (the operator may know
+     * better, for instance that an upstream's own errors are structured) and reported by
+     * {@link LimitsDiscoveryDocument#overclaims()}.
+     */
+    public Builder declare(ConformanceLevel level) {
+      this.declared = level;
       return this;
     }
 
@@ -253,6 +374,11 @@ public final class LimitsDiscoveryDocument {
       }
       sameOrigin("changelog", changelog);
       sameOrigin("feed", feed);
+      if (plans != null) {
+        for (Plan plan : plans.plans()) {
+          sameOrigin("plans." + plan.name() + ".url", plan.url().orElse(null));
+        }
+      }
       for (Map.Entry<String, String> e : extensions.entrySet()) {
         if (e.getKey() == null || !e.getKey().matches("[A-Za-z][A-Za-z0-9_-]{0,63}")) {
           throw new IllegalArgumentException("extensions: expected names of letters, digits, - and _ (at most 64), got '"
@@ -262,7 +388,7 @@ public final class LimitsDiscoveryDocument {
       }
       List<DiscoveryRoute> listed = new ArrayList<>();
       Map<String, DiscoveryRoute> keys = new LinkedHashMap<>();
-      boolean constructive = true;
+      String unguided = null;
       for (DiscoveryRoute r : routes) {
         if (!r.listed()) {
           continue;
@@ -277,19 +403,30 @@ public final class LimitsDiscoveryDocument {
           if (t == null) {
             throw new IllegalArgumentException("texts: no texts for policy '" + p.name() + "' of route " + r.key());
           }
-          constructive &= t.isConstructive();
+          if (!t.isConstructive() && unguided == null) {
+            unguided = "policy '" + p.name() + "' of " + r.method() + " " + r.path()
+                + " offers no cachedResultUrl, alternativeEndpoint or upgradeUrl";
+          }
         }
         listed.add(r);
       }
       ConformanceLevel level;
+      String shortfall = null;
       if (listed.isEmpty()) {
         level = ConformanceLevel.NOT_APPLICABLE;
-      } else if (!constructive) {
+      } else if (!structuredErrors) {
+        level = ConformanceLevel.NONE;
+        shortfall = "some non-success responses may lack error, detail and why (level 1)";
+      } else if (unguided != null) {
         level = ConformanceLevel.LEVEL_2;
+        shortfall = unguided + " (level 3)";
+      } else if (!proactiveHeaders) {
+        level = ConformanceLevel.LEVEL_3;
+        shortfall = "success responses carry no RateLimit fields (level 4)";
       } else {
-        level = proactiveHeaders ? ConformanceLevel.LEVEL_4 : ConformanceLevel.LEVEL_3;
+        level = ConformanceLevel.LEVEL_4;
       }
-      return new LimitsDiscoveryDocument(this, listed, level);
+      return new LimitsDiscoveryDocument(this, listed, level, shortfall);
     }
 
     private static void text(String field, String value, int max) {

@@ -76,6 +76,29 @@ class LimitsDiscoveryDocumentTest {
     assertThat(four.toJson()).contains("\"conformance\":\"level-4\",\"changelog\":\"/limits/changelog.json\","
         + "\"feed\":\"https://api.example.com/limits/feed.xml\",\"extensions\":{\"actionBoundaries\":\"/.well-known/action-boundaries\"}");
     assertThat(violations(LIMITS, four.toJson())).isEmpty();
+    // Level 1 needs every non-success body structured; a host relaying raw errors delivers none.
+    assertThat(LimitsDiscoveryDocument.builder("S", "D").texts(refusals(guided)::texts).route(scan).proactiveHeaders(true)
+        .structuredErrors(false).build().conformance()).isEqualTo(ConformanceLevel.NONE);
+  }
+
+  /** Graceful Boundaries "Self-Assertion and External Validation": a declared level is published as declared. */
+  @Test
+  void aDeclaredLevelIsPublishedAndAnOverclaimIsReported() {
+    DiscoveryRoute scan = DiscoveryRoute.builder("GET", "/api/scan").policy(SCANS).build();
+    LimitsDiscoveryDocument high = LimitsDiscoveryDocument.builder("S", "D").texts(refusals(WHY)::texts).route(scan)
+        .proactiveHeaders(true).declare(ConformanceLevel.LEVEL_4).build();
+    assertThat(high.conformance()).isEqualTo(ConformanceLevel.LEVEL_4);
+    assertThat(high.computed()).isEqualTo(ConformanceLevel.LEVEL_2);
+    assertThat(high.overclaims()).isTrue();
+    assertThat(high.shortfall()).contains("policy 'scans' of GET /api/scan offers no cachedResultUrl, alternativeEndpoint or upgradeUrl (level 3)");
+    assertThat(high.toJson()).contains("\"conformance\":\"level-4\"");
+    LimitsDiscoveryDocument low = LimitsDiscoveryDocument.builder("S", "D").texts(refusals(WHY)::texts).route(scan)
+        .declare(ConformanceLevel.LEVEL_1).build();
+    assertThat(low.conformance()).isEqualTo(ConformanceLevel.LEVEL_1);
+    assertThat(low.overclaims()).isFalse();
+    assertThat(ConformanceLevel.fromToken("level-3")).isEqualTo(ConformanceLevel.LEVEL_3);
+    assertThatThrownBy(() -> ConformanceLevel.fromToken("3"))
+        .hasMessage("conformance: '3' is not valid; expected one of [not-applicable, none, level-1, level-2, level-3, level-4]");
   }
 
   @Test

@@ -17,8 +17,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * and so on until a reply finds the queue empty, which closes the lane. Redis decides the
  * batch's decisions one after another with the single-decision code, so each is decided exactly
  * as its own call would have been at that moment; the reply is split back to each decision's
- * future ({@link DecisionScript#split}). Different key sets keep sharing the connection's
- * pipeline as before.
+ * future ({@link DecisionScript#split}). A batch of equal requests (a hot route's, one key, one
+ * cost) is sent as one request and a count ({@link DecisionScript#repeat}), and Redis evaluates it
+ * only until its first refusal, which the remaining copies would repeat exactly (nothing changed
+ * and the instant is the batch's): a hot key costs Redis (admitted + 1) evaluations per batch.
+ * Different key sets keep sharing the connection's pipeline as before.
  *
  * <p>Deadlines ({@link Deadlines}) keep their meaning: the batch's command marks every member's
  * {@link WriteStamp} when it is written; a decision that queues behind a call already written
@@ -141,12 +144,18 @@ public final class Coalescer {
       }
       List<DecisionScript.Call> encoded = new ArrayList<>(batch.size());
       WriteStamp[] stamps = new WriteStamp[batch.size()];
+      DecisionScript.Call first = batch.get(0).call;
+      boolean same = true;
       for (int i = 0; i < batch.size(); i++) {
-        encoded.add(batch.get(i).call);
+        DecisionScript.Call call = batch.get(i).call;
+        encoded.add(call);
         stamps[i] = batch.get(i).stamp;
+        same = same && DecisionScript.sameRequest(first, call);
       }
+      boolean repeated = same;
       try {
-        reply = calls.sendOnce(c, DecisionScript.batch(encoded), stamps);
+        reply = calls.sendOnce(c, repeated ? DecisionScript.repeat(first, batch.size()) : DecisionScript.batch(encoded),
+            stamps);
       } catch (RuntimeException e) {
         reply = CompletableFuture.failedFuture(e);
       }
@@ -160,7 +169,7 @@ public final class Coalescer {
           }
           long[][] replies;
           try {
-            replies = DecisionScript.split(r, batch.size());
+            replies = repeated ? DecisionScript.splitRepeat(r, batch.size()) : DecisionScript.split(r, batch.size());
           } catch (RuntimeException bad) {
             for (Member m : batch) {
               m.reply.completeExceptionally(bad);

@@ -41,6 +41,9 @@ import java.util.List;
  *          t seconds, t nanos, retry-after seconds, retry-after nanos, lease id
  *   batch  ARGV 1 b, 2 n, then per call its ARGV's length and its ARGV (same KEYS for all); the
  *          calls are decided in order, each as alone; reply: per call its reply's length, then it
+ *   repeat ARGV 1 n, 2 n, then one acquisition's ARGV: n copies of it, decided as a batch of them;
+ *          evaluation stops at the first refusal (a refusal changes nothing, so the copies after
+ *          it would be refused alike); reply: m, then m replies after their lengths
  * </pre>
  *
  * Policy constants that need division ({@code T = ceil(w / q)}, {@code tau = q * T}) are computed
@@ -165,6 +168,47 @@ public final class DecisionScript {
       arguments += 1 + own;
     }
     return new Call(r.toBytes(), arguments, first.firstKey, first.keysEnd, first.keyCount);
+  }
+
+  /** Mode {@code n}: n copies of one call. */
+  static final byte[] REPEAT = {'n'};
+
+  /** Whether two calls on the same keys are the same request (their arguments are equal bytes). */
+  public static boolean sameRequest(Call a, Call b) {
+    return a.keysEnd == b.keysEnd
+        && java.util.Arrays.equals(a.encoded, a.keysEnd, a.encoded.length, b.encoded, b.keysEnd, b.encoded.length);
+  }
+
+  /**
+   * One call deciding n copies of one acquisition call, one after another (mode {@code n}: ARGV is
+   * {@code n}, n, then the call's arguments): what {@link #batch} of n equal calls decides, sent
+   * once. Redis stops evaluating at the first refusal, which every later copy would repeat; the
+   * reply is m, then m replies after their lengths ({@link #splitRepeat}).
+   */
+  public static Call repeat(Call call, int n) {
+    Resp r = new Resp(call.encoded.length + 32);
+    r.raw(call.encoded, 0, call.keysEnd).bulk(REPEAT).bulk(n).raw(call.encoded, call.keysEnd,
+        call.encoded.length - call.keysEnd);
+    return new Call(r.toBytes(), call.arguments + 2, call.firstKey, call.keysEnd, call.keyCount);
+  }
+
+  /**
+   * The replies of {@link #repeat} of n copies, in order: the m given, then the m-th for the rest.
+   *
+   * @throws IllegalStateException when the reply is not 1 to n length-prefixed replies after m
+   */
+  public static long[][] splitRepeat(long[] reply, int n) {
+    if (reply == null || reply.length == 0 || reply[0] < 1 || reply[0] > n) {
+      throw new IllegalStateException("repeat reply: expected a count from 1 to " + n + ", got "
+          + (reply == null || reply.length == 0 ? "nothing" : Long.toString(reply[0])));
+    }
+    int m = (int) reply[0];
+    long[][] given = split(java.util.Arrays.copyOfRange(reply, 1, reply.length), m);
+    long[][] out = new long[n][];
+    for (int i = 0; i < n; i++) {
+      out[i] = i < m ? given[i] : given[m - 1].clone();
+    }
+    return out;
   }
 
   /**

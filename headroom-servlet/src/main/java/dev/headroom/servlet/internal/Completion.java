@@ -1,6 +1,10 @@
 package dev.headroom.servlet.internal;
 
+import dev.headroom.Acquisition;
 import dev.headroom.Decision;
+import jakarta.servlet.http.HttpServletResponse;
+import java.util.List;
+import java.util.function.IntPredicate;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaUnit;
 import dev.headroom.QuotaLimiter;
@@ -27,6 +31,20 @@ public final class Completion implements AsyncListener {
   private final Consumer<StoreException> failures;
   private final AtomicBoolean done = new AtomicBoolean();
   private volatile boolean async;
+  private volatile IntPredicate counts;
+  private volatile List<Acquisition> conditional = List.of();
+  private volatile HttpServletResponse response;
+
+  /**
+   * Gives back {@code acquisitions} at completion when the response's status does not count
+   * ({@code counts} false: a route counting only failures, or only successes).
+   */
+  public void refundUnless(IntPredicate counts, List<Acquisition> acquisitions, HttpServletResponse response) {
+    // only units a requests policy counted can be given back
+    this.conditional = acquisitions.stream().filter(a -> a.cost() > 0 && a.policy().unit() == QuotaUnit.REQUESTS).toList();
+    this.response = response;
+    this.counts = counts;
+  }
 
   /**
    * @param metered the counted response, or null when nothing is charged for content bytes (no
@@ -56,6 +74,12 @@ public final class Completion implements AsyncListener {
       return;
     }
     try {
+      IntPredicate c = counts;
+      if (c != null && !c.test(response.getStatus())) {
+        for (Acquisition a : conditional) {
+          limiter.store().refund(a);
+        }
+      }
       if (metered != null) {
         long n = metered.bytesWritten();
         if (n > 0) {

@@ -10,12 +10,16 @@ import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.servlet.DecisionListener;
 import dev.headroom.servlet.HeadroomFilter;
 import dev.headroom.servlet.Route;
+import dev.headroom.servlet.VendRoute;
 import dev.headroom.servlet.UserResolver;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.http.plan.Plans;
+import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -43,7 +47,8 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
  *   headroom-redis module: until that module is on the classpath it stops startup saying so;
  * <li>{@link UserResolver}: the servlet principal unless the application supplies who the user is;
  * <li>{@link DecisionListener}s: Micrometer counters when a {@code MeterRegistry} exists, plus any
- *   listener beans of the application.
+ *   listener beans of the application;
+ * <li>{@link VendRoute}s: every vend route bean of the application (the vend rate-limit extension).
  * </ul>
  */
 @AutoConfiguration(afterName = {
@@ -53,7 +58,7 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass({HeadroomFilter.class, jakarta.servlet.Filter.class})
 @ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)
-@EnableConfigurationProperties(HeadroomProperties.class)
+@EnableConfigurationProperties({HeadroomProperties.class, HeadroomPlanProperties.class})
 public class HeadroomAutoConfiguration {
 
   /** The validated policies of {@code headroom.policies}, by name. */
@@ -110,8 +115,9 @@ public class HeadroomAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  LimitRefusals headroomRefusals(HeadroomProperties props, Ticker ticker) {
-    return HeadroomSettings.refusals(props, ticker);
+  LimitRefusals headroomRefusals(HeadroomProperties props, Ticker ticker, HeadroomPlanProperties plans,
+      HeadroomPolicies policies) {
+    return HeadroomSettings.refusals(props, ticker, HeadroomPlanSettings.plans(plans, policies.byName()));
   }
 
   @Bean
@@ -124,7 +130,8 @@ public class HeadroomAutoConfiguration {
   FilterRegistrationBean<HeadroomFilter> headroomFilter(HeadroomProperties props, HeadroomPolicies policies,
       QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, UserResolver users,
       ObjectProvider<DecisionListener> listeners, ObjectProvider<RequestMappingHandlerMapping> mappings,
-      ObjectProvider<HandlerMappingIntrospector> introspector, Environment environment) {
+      ObjectProvider<HandlerMappingIntrospector> introspector, ObjectProvider<VendRoute> vendRoutes,
+      Environment environment, HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
     List<Route> routes = new ArrayList<>(HeadroomSettings.routes(props, policies.byName()));
     HandlerMappingIntrospector found = introspector.getIfUnique();
     HandlerResolution resolution = found == null ? null : new HandlerResolution(found);
@@ -142,6 +149,18 @@ public class HeadroomAutoConfiguration {
         .storeFailureMode(HeadroomSettings.onFailure(props))
         .listener(composite(all));
     HeadroomSettings.headers(props, b);
+    HeadroomSettings.escalations(props, b);
+    vendRoutes.orderedStream().forEach(b::vendRoute);
+    Optional<Plans> plans = HeadroomPlanSettings.plans(planProps, policies.byName());
+    if (plans.isPresent()) {
+      PlanResolver resolver = planResolvers.getIfUnique();
+      if (resolver == null) {
+        throw new HeadroomConfigurationException("headroom.plans.catalog", planProps.getCatalog().keySet(),
+            "one PlanResolver bean that finds a request's plan (headroom-plans: ApiKeyFileResolver, JwtResolver, "
+                + "SqlResolver)");
+      }
+      b.plans(plans.get(), resolver, planProps.getDeadline());
+    }
     if (props.getDiscovery().isEnabled()) {
       String name = props.getService().getName() != null ? props.getService().getName()
           : environment.getProperty("spring.application.name", "application");
@@ -225,6 +244,19 @@ public class HeadroomAutoConfiguration {
         throw new HeadroomConfigurationException("headroom.store.redis-uri", props.getStore().getRedisUri(),
             "a Redis URI such as redis://127.0.0.1:6379", ex);
       }
+    }
+  }
+
+  /** The {@code headroom} actuator endpoint, when actuator is on the classpath and the endpoint is available. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+  static class EndpointConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint
+    HeadroomEndpoint headroomEndpoint(FilterRegistrationBean<HeadroomFilter> headroomFilter) {
+      return new HeadroomEndpoint(headroomFilter.getFilter().limits());
     }
   }
 

@@ -54,6 +54,9 @@ public class HeadroomProperties {
   /** How the RateLimit fields of responses are written (draft-ietf-httpapi-ratelimit-headers-09 sections 6 and 8.5). */
   private final Headers headers = new Headers();
 
+  /** Graceful Boundaries bodies for Spring's own errors (the error page and ProblemDetail). */
+  private final ErrorBodies errorBodies = new ErrorBodies();
+
   /** What is sent as pk in the ietf dialect: off, hash (SHA-256 of the partition) or hmac. */
   private String partitionKeyExposure = "off";
 
@@ -162,14 +165,40 @@ public class HeadroomProperties {
     this.routes = routes;
   }
 
-  /** How the RateLimit fields of responses are written. */
-  public static class Headers {
+  public ErrorBodies getErrorBodies() {
+    return errorBodies;
+  }
+
+  /** Graceful Boundaries bodies (section 6) for the errors Spring answers itself. */
+  public static class ErrorBodies {
 
     /**
-     * Leave the RateLimit fields off 3xx responses of the application (draft-09 section 6: a low
-     * remaining quota on a redirect can stall a client that follows it).
+     * Answer Spring's error page (404, 405, 500, ...) and complete its ProblemDetail bodies with
+     * error, detail and why (Graceful Boundaries section 6).
      */
-    private boolean omitOnRedirect = false;
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
+  /**
+   * The optional field rules of draft-09 (headroom-http {@code FieldOptions}), for every route
+   * ({@code headroom.headers}) or one route ({@code headroom.routes[]}, where an unset rule is
+   * {@code headroom.headers}').
+   */
+  public abstract static class FieldRules {
+
+    /**
+     * The most whole seconds, from 0s to 1h, added at random to every reset (t) and to Retry-After
+     * of a response, so that clients refused together come back spread out (draft-09 section 8.5).
+     */
+    private Duration jitter;
 
     /**
      * Write the fields of allowed requests only when some policy's utilisation (1 - r/q) reaches
@@ -178,18 +207,20 @@ public class HeadroomProperties {
     private Double onlyNearExhaustion;
 
     /**
-     * The most whole seconds, from 0s to 1h, added at random to every reset (t) and to Retry-After
-     * of a response, so that clients refused together come back spread out (draft-09 section 8.5);
-     * 0s (none) by default.
+     * Cap each policy's remaining/reset ratio (r / t) at this factor, 1 or more, times its nominal
+     * throughput q / w (draft-09 sections 6 and 8.5); no cap when unset.
      */
-    private Duration jitter = Duration.ZERO;
+    private Double capRemainingToResetRatio;
 
-    public boolean isOmitOnRedirect() {
-      return omitOnRedirect;
+    /** The shortest window the ratio cap applies to; 0s (every window) by default. */
+    private Duration capMinWindow = Duration.ZERO;
+
+    public Duration getJitter() {
+      return jitter;
     }
 
-    public void setOmitOnRedirect(boolean omitOnRedirect) {
-      this.omitOnRedirect = omitOnRedirect;
+    public void setJitter(Duration jitter) {
+      this.jitter = jitter;
     }
 
     public Double getOnlyNearExhaustion() {
@@ -200,12 +231,42 @@ public class HeadroomProperties {
       this.onlyNearExhaustion = onlyNearExhaustion;
     }
 
-    public Duration getJitter() {
-      return jitter;
+    public Double getCapRemainingToResetRatio() {
+      return capRemainingToResetRatio;
     }
 
-    public void setJitter(Duration jitter) {
-      this.jitter = jitter;
+    public void setCapRemainingToResetRatio(Double capRemainingToResetRatio) {
+      this.capRemainingToResetRatio = capRemainingToResetRatio;
+    }
+
+    public Duration getCapMinWindow() {
+      return capMinWindow;
+    }
+
+    public void setCapMinWindow(Duration capMinWindow) {
+      this.capMinWindow = capMinWindow;
+    }
+  }
+
+  /** How the RateLimit fields of responses are written; jitter 0s (none) by default. */
+  public static class Headers extends FieldRules {
+
+    /**
+     * Leave the RateLimit fields off 3xx responses of the application (draft-09 section 6: a low
+     * remaining quota on a redirect can stall a client that follows it).
+     */
+    private boolean omitOnRedirect = false;
+
+    public Headers() {
+      setJitter(Duration.ZERO);
+    }
+
+    public boolean isOmitOnRedirect() {
+      return omitOnRedirect;
+    }
+
+    public void setOmitOnRedirect(boolean omitOnRedirect) {
+      this.omitOnRedirect = omitOnRedirect;
     }
   }
 
@@ -403,6 +464,31 @@ public class HeadroomProperties {
     /** A page for human follow-up. */
     private String humanUrl;
 
+    /**
+     * Refusals of one partition while it is told to wait that block it, answered 429
+     * abnormal-usage-detected (draft-09 section 5.3); no escalation when unset.
+     */
+    private Integer escalationThreshold;
+
+    /** How long an escalation blocks a partition, whole seconds of at least 1s; 15m by default. */
+    private Duration escalationBlock = Duration.ofMinutes(15);
+
+    public Integer getEscalationThreshold() {
+      return escalationThreshold;
+    }
+
+    public void setEscalationThreshold(Integer escalationThreshold) {
+      this.escalationThreshold = escalationThreshold;
+    }
+
+    public Duration getEscalationBlock() {
+      return escalationBlock;
+    }
+
+    public void setEscalationBlock(Duration escalationBlock) {
+      this.escalationBlock = escalationBlock;
+    }
+
     public Long getQuota() {
       return quota;
     }
@@ -517,7 +603,7 @@ public class HeadroomProperties {
   }
 
   /** One route: a path template, its methods, and the policies that apply. */
-  public static class Route {
+  public static class Route extends FieldRules {
 
     /** The path template (headroom-http's one grammar), such as /api/items/{id}; {id:regex} and * are one segment, a final ** any rest. */
     private String path;
@@ -539,6 +625,61 @@ public class HeadroomProperties {
 
     /** Whether the discovery document lists the route (leave internal routes out). */
     private boolean listed = true;
+
+    /** Names of policies from headroom.policies decided in shadow: counted, metered, logged, never refusing. */
+    private List<String> shadowPolicies = new ArrayList<>();
+
+    /** What a request costs in units of the route's requests policies. */
+    private long cost = 1;
+
+    /** A request header stating the request's cost (0 to max-cost). */
+    private String costHeader;
+
+    /** The largest cost cost-header may state. */
+    private long maxCost = 1;
+
+    /** Which requests count: all, failures (responses 400 and up) or successes. */
+    private String counting = "all";
+
+    public String getCounting() {
+      return counting;
+    }
+
+    public void setCounting(String counting) {
+      this.counting = counting;
+    }
+
+    public List<String> getShadowPolicies() {
+      return shadowPolicies;
+    }
+
+    public void setShadowPolicies(List<String> shadowPolicies) {
+      this.shadowPolicies = shadowPolicies;
+    }
+
+    public long getCost() {
+      return cost;
+    }
+
+    public void setCost(long cost) {
+      this.cost = cost;
+    }
+
+    public String getCostHeader() {
+      return costHeader;
+    }
+
+    public void setCostHeader(String costHeader) {
+      this.costHeader = costHeader;
+    }
+
+    public long getMaxCost() {
+      return maxCost;
+    }
+
+    public void setMaxCost(long maxCost) {
+      this.maxCost = maxCost;
+    }
 
     public String getPath() {
       return path;

@@ -11,6 +11,7 @@ import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.servlet.HeadroomFilter;
 import dev.headroom.servlet.HeadroomFilter.StoreFailureMode;
@@ -117,7 +118,13 @@ final class HeadroomSettings {
   }
 
   static LimitRefusals refusals(HeadroomProperties props, Ticker ticker) {
+    return refusals(props, ticker, java.util.Optional.empty());
+  }
+
+  /** As {@link #refusals(HeadroomProperties, Ticker)}, with the plans whose refusals point at the next plan. */
+  static LimitRefusals refusals(HeadroomProperties props, Ticker ticker, java.util.Optional<dev.headroom.http.plan.Plans> plans) {
     LimitRefusals.Builder b = LimitRefusals.builder().ticker(ticker);
+    plans.ifPresent(b::plans);
     URI origin = origin(props);
     if (origin != null) {
       b.origin(origin);
@@ -219,6 +226,25 @@ final class HeadroomSettings {
         }
         b.policy(p);
       }
+      for (int j = 0; j < r.getShadowPolicies().size(); j++) {
+        String name = r.getShadowPolicies().get(j);
+        QuotaPolicy p = policies.get(name);
+        if (p == null) {
+          throw new HeadroomConfigurationException(at + ".shadow-policies[" + j + "]", name,
+              "the name of a policy of headroom.policies " + policies.keySet());
+        }
+        b.shadowPolicy(p);
+      }
+      b.cost(r.getCost());
+      switch (r.getCounting() == null ? "" : r.getCounting()) {
+        case "all" -> b.counting(Route.Counting.ALL);
+        case "failures" -> b.counting(Route.Counting.FAILURES);
+        case "successes" -> b.counting(Route.Counting.SUCCESSES);
+        default -> throw new HeadroomConfigurationException(at + ".counting", r.getCounting(), "all, failures or successes");
+      }
+      if (r.getCostHeader() != null) {
+        b.costHeader(r.getCostHeader(), r.getMaxCost());
+      }
       if (!r.getDialects().isEmpty()) {
         b.dialects(dialects(at + ".dialects", r.getDialects()));
       }
@@ -229,6 +255,7 @@ final class HeadroomSettings {
         b.note(r.getNote());
       }
       b.listed(r.isListed());
+      b.fields(fields(at, r));
       try {
         b.methods(r.getMethods());
         routes.add(b.build());
@@ -277,20 +304,63 @@ final class HeadroomSettings {
   static void headers(HeadroomProperties props, HeadroomFilter.Builder b) {
     HeadroomProperties.Headers h = props.getHeaders();
     b.omitOnRedirect(h.isOmitOnRedirect());
-    Duration jitter = h.getJitter();
-    if (jitter == null || jitter.isNegative() || jitter.getNano() != 0 || jitter.compareTo(RateLimitHeaders.MAX_JITTER) > 0) {
-      throw new HeadroomConfigurationException("headroom.headers.jitter", jitter,
+    if (h.getJitter() == null) {
+      throw new HeadroomConfigurationException("headroom.headers.jitter", null,
           "a whole number of seconds from 0s to " + RateLimitHeaders.MAX_JITTER.toHours() + "h, such as 5s");
     }
-    b.jitter(jitter);
-    Double threshold = h.getOnlyNearExhaustion();
-    if (threshold != null) {
-      if (!(threshold > 0 && threshold <= 1)) {
-        throw new HeadroomConfigurationException("headroom.headers.only-near-exhaustion", threshold,
+    b.fields(fields("headroom.headers", h));
+  }
+
+  /**
+   * The field rules (headroom-http {@link FieldOptions}) of {@code headroom.headers} or of one
+   * route ({@code at}); a null value is not set. Each value is checked against what
+   * RateLimitHeaders accepts, and refused naming the property.
+   */
+  static FieldOptions fields(String at, HeadroomProperties.FieldRules rules) {
+    Duration jitter = rules.getJitter();
+    Double nearExhaustion = rules.getOnlyNearExhaustion();
+    Double cap = rules.getCapRemainingToResetRatio();
+    Duration capMinWindow = rules.getCapMinWindow();
+    FieldOptions f = FieldOptions.none();
+    if (jitter != null) {
+      if (jitter.isNegative() || jitter.getNano() != 0 || jitter.compareTo(RateLimitHeaders.MAX_JITTER) > 0) {
+        throw new HeadroomConfigurationException(at + ".jitter", jitter,
+            "a whole number of seconds from 0s to " + RateLimitHeaders.MAX_JITTER.toHours() + "h, such as 5s");
+      }
+      f = f.jitter(jitter);
+    }
+    if (nearExhaustion != null) {
+      if (!(nearExhaustion > 0 && nearExhaustion <= 1)) {
+        throw new HeadroomConfigurationException(at + ".only-near-exhaustion", nearExhaustion,
             "a share above 0 and at most 1, such as 0.8");
       }
-      b.onlyNearExhaustion(threshold);
+      f = f.onlyNearExhaustion(nearExhaustion);
     }
+    if (cap != null) {
+      try {
+        f = f.capRemainingToResetRatio(cap, capMinWindow == null ? Duration.ZERO : capMinWindow);
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException(at + ".cap-remaining-to-reset-ratio", cap,
+            "a number of at least 1 (1 = each policy's nominal throughput q/w), with cap-min-window zero or more", ex);
+      }
+    }
+    return f;
+  }
+
+  /** Applies {@code headroom.policies.*.escalation-threshold} and {@code escalation-block} to the filter. */
+  static void escalations(HeadroomProperties props, HeadroomFilter.Builder b) {
+    props.getPolicies().forEach((name, p) -> {
+      if (p.getEscalationThreshold() == null) {
+        return;
+      }
+      try {
+        b.escalation(name, new dev.headroom.http.enforcement.Escalation(p.getEscalationThreshold(), p.getEscalationBlock()));
+      } catch (IllegalArgumentException | NullPointerException ex) {
+        throw new HeadroomConfigurationException("headroom.policies." + name + ".escalation-threshold",
+            p.getEscalationThreshold() + " with escalation-block " + p.getEscalationBlock(),
+            "a threshold from 1 to 1000000 and a block of whole seconds, at least 1s", ex);
+      }
+    });
   }
 
   static StoreFailureMode onFailure(HeadroomProperties props) {

@@ -17,7 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <li>{@code headroom.decisions} (counter), tags {@code policy} and {@code outcome}: one count per
  *   policy of every decided request; {@code allowed} when the request went through,
  *   {@code refused} for a policy that refused it, {@code not-consumed} for a policy that would
- *   have allowed it but was not charged because another refused (all-or-nothing).
+ *   have allowed it but was not charged because another refused (all-or-nothing);
+ *   {@code shadow-allowed} / {@code shadow-refused} for shadow policies, which never refuse.
  * <li>{@code headroom.store.failures} (counter): decisions the store could not make.
  * </ul>
  *
@@ -44,11 +45,21 @@ public final class MicrometerDecisionListener implements DecisionListener {
   @Override
   public void decided(Route route, Decision decision) {
     for (PolicyOutcome o : decision.outcomes()) {
-      String outcome = decision.allowed() ? "allowed" : o.allowed() ? "not-consumed" : "refused";
-      String policy = o.policy().name();
-      counters.computeIfAbsent(policy + '\u0000' + outcome, k -> Counter.builder(DECISIONS)
-          .description("Headroom decisions by policy and outcome")
-          .tag("policy", policy).tag("outcome", outcome).register(registry)).increment();
+      count(o.policy().name(), decision.allowed() ? "allowed" : o.allowed() ? "not-consumed" : "refused");
+    }
+  }
+
+  private void count(String policy, String outcome) {
+    counters.computeIfAbsent(policy + '\u0000' + outcome, k -> Counter.builder(DECISIONS)
+        .description("Headroom decisions by policy and outcome")
+        .tag("policy", policy).tag("outcome", outcome).register(registry)).increment();
+  }
+
+  /** Shadow decisions count as {@code shadow-allowed} or {@code shadow-refused}. */
+  @Override
+  public void shadowDecided(Route route, Decision decision) {
+    for (PolicyOutcome o : decision.outcomes()) {
+      count(o.policy().name(), o.allowed() ? "shadow-allowed" : "shadow-refused");
     }
   }
 

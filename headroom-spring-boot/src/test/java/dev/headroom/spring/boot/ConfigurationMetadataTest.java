@@ -29,7 +29,7 @@ class ConfigurationMetadataTest {
         "headroom.store.type", "headroom.store.max-keys", "headroom.store.on-failure", "headroom.discovery.enabled",
         "headroom.discovery.paths", "headroom.client-ip.trusted-proxies", "headroom.partition-key-exposure",
         "headroom.filter-order", "headroom.headers.omit-on-redirect", "headroom.headers.only-near-exhaustion",
-        "headroom.headers.jitter");
+        "headroom.headers.jitter", "headroom.plans.fallback", "headroom.plans.deadline", "headroom.plans.catalog");
     List<String> hinted = new ArrayList<>();
     metadata.path("hints").forEach(h -> hinted.add(h.path("name").asText()));
     assertThat(hinted).contains("headroom.dialects", "headroom.store.type", "headroom.policies.values.unit");

@@ -17,6 +17,10 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * A small catalogue API limited by Headroom. The policies are in application.yaml; handler methods
  * name them with {@link RateLimited}; {@code /api/export} is limited by a route in the configuration.
+ * Every policy offers guidance ({@code upgrade-url: /pricing}, an alternative endpoint), so the
+ * discovery document declares Graceful Boundaries level 4, and the starter answers Spring's own
+ * errors (404, 405, 500) with {@code error}, {@code detail} and {@code why}: {@code headroom check
+ * --probe} rates it level 4 ({@code DemoConformanceTest}).
  */
 @SpringBootApplication
 public class DemoApplication {
@@ -58,6 +62,14 @@ public class DemoApplication {
     @GetMapping("/api/export")
     String export() {
       return "id,name\n" + "1,Item 1\n".repeat(50);
+    }
+
+    /** Where refusals point for higher limits (the policies' upgrade-url): a page that exists. */
+    @GetMapping(value = "/pricing", produces = "text/html")
+    String pricing() {
+      return "<!doctype html><title>Plans</title><h1>Plans</h1>"
+          + "<p>Free: 5 catalogue requests a minute, 2 orders an hour, 2 reports at once.</p>"
+          + "<p>Team: ask for higher limits at sales@example.com.</p>";
     }
 
     @GetMapping("/")

@@ -1,6 +1,11 @@
 package dev.headroom.spring.boot.spec;
 
+import dev.headroom.QuotaPolicy;
 import dev.headroom.conformance.SpecFixture;
+import dev.headroom.servlet.VendRoute;
+import dev.headroom.vend.VendRateLimiter;
+import dev.headroom.vend.VendRateLimits;
+import dev.headroom.vend.format.Scope;
 import dev.headroom.spring.boot.RateLimited;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -23,6 +28,14 @@ import org.springframework.web.bind.annotation.RestController;
  */
 @SpringBootApplication
 public class SpecBootApplication {
+
+  /** {@link SpecFixture#VEND_PATH}: one call a minute per function, on the fixture's limiter (an application's VendRoute bean). */
+  static VendRoute vendRoute(SpecFixture fixture) {
+    QuotaPolicy calls = QuotaPolicy.builder(SpecFixture.VEND_POLICY).quota(1).window(SpecFixture.WINDOW)
+        .algorithm(dev.headroom.Algorithm.FIXED_WINDOW).build();
+    return VendRoute.builder(SpecFixture.VEND_PATH, VendRateLimiter.builder(VendRateLimits.builder()
+        .limit(Scope.FUNCTION, calls).build()).limiter(fixture.limiter()).build()).build();
+  }
 
   @RestController
   static class SpecController {
@@ -63,6 +76,19 @@ public class SpecBootApplication {
 
     @GetMapping("/spec/free")
     String free() {
+      return "ok";
+    }
+
+    /** A vend service: every call succeeds (seed 003 response envelope). */
+    @org.springframework.web.bind.annotation.PostMapping(value = "/spec/vend", produces = "application/json")
+    String vend(@org.springframework.web.bind.annotation.RequestBody String envelope) {
+      return "{\"protocol\":{\"name\":\"vend\",\"version\":\"0.1.0\"},\"id\":\"spec\",\"result\":{\"ok\":true}}";
+    }
+
+    /** Routes limited through {@code headroom.routes} properties with their own field rules ({@code SpringBootSpecTest}). */
+    @GetMapping({"/spec/escalating", "/spec/reducible", "/spec/fragile", "/spec/jitter", "/spec/near", "/spec/capped",
+        "/spec/hidden"})
+    String configured() {
       return "ok";
     }
 

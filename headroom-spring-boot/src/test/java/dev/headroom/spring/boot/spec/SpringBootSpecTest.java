@@ -7,7 +7,9 @@ import dev.headroom.conformance.HttpAdapterSpec;
 import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecRoute;
 import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.servlet.HeadroomFilter;
 import dev.headroom.servlet.UserResolver;
+import dev.headroom.servlet.VendRoute;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.support.GenericApplicationContext;
@@ -25,6 +28,10 @@ import org.springframework.context.support.GenericApplicationContext;
  * and {@code headroom.routes}, the fixture's store, clock and texts as the application's beans.
  */
 class SpringBootSpecTest extends HttpAdapterSpec {
+
+  /** Fixture routes declared by {@code headroom.routes} properties (with their field rules), besides the dialect routes. */
+  private static final java.util.Set<String> CONFIGURED = java.util.Set.of("/spec/escalating", "/spec/reducible",
+      "/spec/fragile", "/spec/jitter", "/spec/near", "/spec/capped", "/spec/hidden");
 
   private ConfigurableApplicationContext context;
 
@@ -38,6 +45,7 @@ class SpringBootSpecTest extends HttpAdapterSpec {
     props.put("headroom.service.description", SpecFixture.DESCRIPTION);
     props.put("headroom.why", SpecFixture.WHY);
     props.put("headroom.headers.omit-on-redirect", Boolean.toString(SpecFixture.OMIT_ON_REDIRECT));
+    props.put("headroom.store.on-failure", "refuse");
     List<QuotaPolicy> all = new ArrayList<>();
     fixture.routes().forEach(r -> all.addAll(r.policies()));
     for (QuotaPolicy p : all) {
@@ -49,14 +57,28 @@ class SpringBootSpecTest extends HttpAdapterSpec {
       props.put(at + "partitioning", p.partitioning().map(Object::toString).orElse("global"));
       props.put(at + "lease-timeout", p.leaseTimeout().getSeconds() + "s");
     }
+    for (SpecRoute r : fixture.routes()) {
+      r.escalation().ifPresent(e -> {
+        String at = "headroom.policies." + r.policies().get(0).name() + ".";
+        props.put(at + "escalation-threshold", Integer.toString(e.threshold()));
+        props.put(at + "escalation-block", e.block().getSeconds() + "s");
+      });
+    }
     int i = 0;
     for (SpecRoute r : fixture.routes()) {
-      if (r.template().startsWith("/spec/dialect/")) {
+      if (r.template().startsWith("/spec/dialect/") || CONFIGURED.contains(r.template())) {
         String at = "headroom.routes[" + i++ + "].";
         props.put(at + "path", r.template());
         props.put(at + "methods[0]", r.method());
         props.put(at + "policies[0]", r.policies().get(0).name());
         props.put(at + "dialects[0]", r.dialects().iterator().next().token());
+        props.put(at + "listed", Boolean.toString(r.listed()));
+        r.fields().jitter().ifPresent(j -> props.put(at + "jitter", j.getSeconds() + "s"));
+        r.fields().onlyNearExhaustion().ifPresent(n -> props.put(at + "only-near-exhaustion", Double.toString(n)));
+        r.fields().ratioCap().ifPresent(c -> {
+          props.put(at + "cap-remaining-to-reset-ratio", Double.toString(c.factor()));
+          props.put(at + "cap-min-window", c.minWindow().getSeconds() + "s");
+        });
       }
     }
     context = new SpringApplicationBuilder(SpecBootApplication.class)
@@ -67,12 +89,21 @@ class SpringBootSpecTest extends HttpAdapterSpec {
           g.registerBean(Ticker.class, fixture::ticker);
           g.registerBean(Store.class, fixture::store);
           g.registerBean(LimitRefusals.class, fixture::refusals);
+          g.registerBean(VendRoute.class, () -> SpecBootApplication.vendRoute(fixture));
           g.registerBean(UserResolver.class,
               () -> request -> Optional.ofNullable(request.getHeader(SpecFixture.USER_HEADER)));
         })
         .run();
     int port = ((WebServerApplicationContext) context).getWebServer().getPort();
     return URI.create("http://127.0.0.1:" + port);
+  }
+
+  /** Through the filter the starter registered, as an application would ({@code HeadroomFilter.reduceCapacity}). */
+  @Override
+  protected void reduceCapacity(String policy, double factor) {
+    @SuppressWarnings("unchecked")
+    FilterRegistrationBean<HeadroomFilter> registration = context.getBean("headroomFilter", FilterRegistrationBean.class);
+    registration.getFilter().reduceCapacity(policy, factor);
   }
 
   @Override

@@ -1,0 +1,25 @@
+package dev.headroom.gateway.config;
+
+import dev.headroom.Partitioning;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.http.body.PolicyTexts;
+import java.util.Optional;
+
+/**
+ * A quota policy and how it speaks: its partitioning ({@code client-ip}, {@code header:NAME},
+ * {@code api-key}, {@code route}, {@code global}; read once, the value {@code quota} holds), its texts (the {@code why} of its refusals, an
+ * optional description and limit type for discovery, constructive guidance URLs; validated by
+ * headroom-http when the file is read), escalation, and its rules (allow lists, what it counts,
+ * when it applies, shadow mode).
+ */
+public record Policy(
+    QuotaPolicy quota,
+    Partitioning partition,
+    PolicyTexts texts,
+    Optional<Escalation> escalation,
+    PolicyRules rules) {
+
+  public String name() {
+    return quota.name();
+  }
+}

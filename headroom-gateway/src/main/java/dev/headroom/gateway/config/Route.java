@@ -1,0 +1,36 @@
+package dev.headroom.gateway.config;
+
+import dev.headroom.http.headers.FieldOptions;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * A route: methods and a path template ({@code /items/{id}}, {@code /files/**}), the upstream it
+ * forwards to, the policies that apply, the header dialects it speaks (one, or several that do not clash) and whether the upstream's
+ * bare non-success responses are rewritten into structured ones, and whether the upstream's
+ * redirects (3xx) go out without RateLimit fields (draft-09 section 6), whether the route is listed
+ * in the discovery document ({@code listed: false} keeps it out, Graceful Boundaries SC-4), and the
+ * optional field rules it turns on (jitter, fields only near exhaustion, the remaining/reset ratio
+ * cap: headroom-http {@link FieldOptions}), and what a request costs.
+ */
+public record Route(
+    String name,
+    Set<String> methods,
+    String path,
+    String upstream,
+    List<String> policies,
+    List<String> dialects,
+    boolean normaliseErrors,
+    boolean omitOnRedirect,
+    Optional<PkMode> pk,
+    Optional<Vend> vend,
+    boolean listed,
+    FieldOptions fields,
+    RouteCost cost) {
+  public Route {
+    methods = Set.copyOf(methods);
+    policies = List.copyOf(policies);
+    dialects = List.copyOf(dialects);
+  }
+}

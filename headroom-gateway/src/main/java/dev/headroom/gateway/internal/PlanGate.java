@@ -1,0 +1,64 @@
+package dev.headroom.gateway.internal;
+
+import dev.headroom.Ticker;
+import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
+import dev.headroom.http.plan.PlanResolution;
+import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.http.plan.Plans;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The plan step of a forwarded request: its plan resolved from its identity by the configured
+ * {@link PlanResolver}, and the route's policies as that plan enforces them ({@link PlanPolicies}).
+ * Every outcome has a declared consequence ({@link Plans#select}): the caller's plan; the fallback
+ * plan for no identity, an unknown plan, a resolver that fails, throws, or does not answer within
+ * {@link #DEADLINE}; 401 for an invalid credential. So a resolver can make a caller neither
+ * unlimited nor the cause of a 500.
+ *
+ * <p>One per configuration snapshot; thread-safe.
+ */
+final class PlanGate {
+  /** The longest the gateway waits for any resolver, whatever its own deadline says. */
+  static final Duration DEADLINE = Duration.ofSeconds(2);
+
+  /** The least time between two log lines about plans falling back. */
+  static final Duration WARNING_INTERVAL = Duration.ofSeconds(10);
+
+  final PlanPolicies policies;
+  private final PlanResolver resolver;
+  private final ThrottledWarning warning = new ThrottledWarning(WARNING_INTERVAL,
+      LoggerFactory.getLogger(PlanGate.class)::warn);
+
+  PlanGate(PlanPolicies policies, PlanResolver resolver) {
+    this.policies = policies;
+    this.resolver = resolver;
+  }
+
+  /** The request's plan, or its refusal; the stage never completes exceptionally. */
+  CompletableFuture<Plans.Selection> select(RequestFacts facts, Ticker ticker) {
+    CompletionStage<PlanResolution> stage;
+    try {
+      stage = resolver.resolve(new FactsView(facts));
+    } catch (RuntimeException e) {
+      stage = CompletableFuture.completedFuture(new PlanResolution.Unavailable("the resolver threw " + e));
+    }
+    CompletableFuture<PlanResolution> own = stage == null
+        ? CompletableFuture.completedFuture(new PlanResolution.Unavailable("the resolver returned nothing"))
+        : stage.toCompletableFuture().thenApply(r -> r); // a copy: the timeout never completes theirs
+    if (!own.isDone()) {
+      own.completeOnTimeout(new PlanResolution.Unavailable("no answer within " + DEADLINE.toMillis() + " ms"),
+          DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+    }
+    return own.handle((r, e) -> {
+      PlanResolution res = e != null ? new PlanResolution.Unavailable("the resolver failed: " + e)
+          : r == null ? new PlanResolution.Unavailable("the resolver answered null") : r;
+      Plans.Selection s = policies.plans().select(res);
+      s.warning().ifPresent(w -> warning.warn(ticker, w));
+      return s;
+    });
+  }
+}
