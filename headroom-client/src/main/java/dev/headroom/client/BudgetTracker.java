@@ -573,10 +573,10 @@ final class BudgetTracker implements Budgets {
       e.selector = selector;
       s.current.put(policy, key(policy, pk));
     } else {
-      e.batchLeast = Math.min(e.batchLeast, said);
+      e.noteBatch(said, resetAt);
       return;
     }
-    e.batchLeast = Math.min(e.batchLeast, said);
+    e.noteBatch(said, resetAt);
     // The server decided every request answered before this one was sent, and none sent after it was answered.
     e.reported(permit.seq, permit.admittedAt, now, said, tNanos, resetLow, permit.answeredAtAdmit + 1, s.lastSeq,
         pacing == Pacing.ADAPTIVE && s.entries.size() == 1 && e.selector == null);
@@ -617,6 +617,7 @@ final class BudgetTracker implements Budgets {
         s.current.values().remove(eldest);
       }
       e = new TrackedBudget(policy, pkText, null);
+      e.batchPartial = s.answeredCount > 0;
       s.entries.put(key, e);
     }
     e.remaining = remaining;

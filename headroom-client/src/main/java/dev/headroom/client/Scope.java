@@ -53,14 +53,22 @@ final class Scope {
    * assume that any answer may come from a request decided before those answered earlier, so a burst of
    * concurrent requests otherwise ends with units the client believes spent: against a fixed
    * window, the last unit of a window lost, and with it a whole window at the end. Not when a
-   * request of the batch was lost without an answer (the server may have counted it).
+   * request of the batch was lost without an answer (the server may have counted it), when the
+   * budget was created during the batch, or when the reports named resets more than
+   * {@code BudgetTracker#SAME_WINDOW_NANOS} apart (a batch across a reset: measured to refuse).
    */
   void settle(long now) {
     for (TrackedBudget e : entries.values()) {
-      if (!batchLost && e.batchLeast != Long.MAX_VALUE && now < e.resetAt) {
+      // Only within one window: reports naming resets further apart than one window's reports can
+      // (t rounded up, the latency) span a reset, a refill or a budget restarted locally.
+      boolean oneWindow = e.batchResetHigh - e.batchResetLow <= BudgetTracker.SAME_WINDOW_NANOS;
+      if (!batchLost && !e.batchPartial && oneWindow && e.batchLeast != Long.MAX_VALUE && now < e.resetAt) {
         e.remaining = Math.max(e.remaining, e.batchLeast);
       }
       e.batchLeast = Long.MAX_VALUE;
+      e.batchResetLow = Long.MAX_VALUE;
+      e.batchResetHigh = Long.MIN_VALUE;
+      e.batchPartial = false;
     }
     batchLost = false;
   }

@@ -30,8 +30,13 @@ final class TrackedBudget {
   SlidingWindowModel sliding = new SlidingWindowModel();
   /** What the reports say of the window when the fields state none ({@link Pacing#ADAPTIVE}); null otherwise. */
   WindowInference inferred;
-  /** The least r reported since the scope was last idle ({@code BudgetTracker#settle}). */
+  /** The least r reported since the scope was last idle ({@link Scope#settle}). */
   long batchLeast = Long.MAX_VALUE;
+  /** The earliest and latest reset those reports named (receipt plus t). */
+  long batchResetLow = Long.MAX_VALUE;
+  long batchResetHigh = Long.MIN_VALUE;
+  /** Created while the scope was busy: the reports before it are not in {@link #batchLeast}. */
+  boolean batchPartial;
   /** The window was restarted locally: one request goes and its answer confirms it. */
   boolean confirm;
   /** The last {@value #RECENT} answers' reported r, by answer number (ring). */
@@ -43,6 +48,13 @@ final class TrackedBudget {
     this.policy = policy;
     this.pk = pk;
     this.endpoint = endpoint;
+  }
+
+  /** Notes a report's r and reset (receipt plus t) for {@link Scope#settle}. */
+  void noteBatch(long said, long resetAt) {
+    batchLeast = Math.min(batchLeast, said);
+    batchResetLow = Math.min(batchResetLow, resetAt);
+    batchResetHigh = Math.max(batchResetHigh, resetAt);
   }
 
   /**
