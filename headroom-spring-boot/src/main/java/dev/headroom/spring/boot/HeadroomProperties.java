@@ -413,6 +413,49 @@ public class HeadroomProperties {
     }
   }
 
+  /** Callers that bypass a policy ({@code headroom.policies.NAME.allow}; headroom-http {@code AllowList}). */
+  public static class Allow {
+    /**
+     * Client addresses that bypass the policy, as CIDR blocks or bare addresses (10.0.0.0/8,
+     * 2001:db8::/32), matched against the client address as headroom.client-ip.trusted-proxies
+     * resolve it.
+     */
+    private List<String> cidrs = new ArrayList<>();
+
+    /**
+     * API keys that bypass the policy, as the SHA-256 hex digest of each key (printf %s "$KEY" |
+     * sha256sum), never the key itself; the key is read from {@code header}.
+     */
+    private List<String> apiKeys = new ArrayList<>();
+
+    /** The request header an allowed API key is read from. */
+    private String header = "X-Api-Key";
+
+    public List<String> getCidrs() {
+      return cidrs;
+    }
+
+    public void setCidrs(List<String> cidrs) {
+      this.cidrs = cidrs;
+    }
+
+    public List<String> getApiKeys() {
+      return apiKeys;
+    }
+
+    public void setApiKeys(List<String> apiKeys) {
+      this.apiKeys = apiKeys;
+    }
+
+    public String getHeader() {
+      return header;
+    }
+
+    public void setHeader(String header) {
+      this.header = header;
+    }
+  }
+
   /** One quota policy (draft-ietf-httpapi-ratelimit-headers-09 section 3) and what callers are told about it. */
   public static class Policy {
 
@@ -472,6 +515,13 @@ public class HeadroomProperties {
 
     /** How long an escalation blocks a partition, whole seconds of at least 1s; 15m by default. */
     private Duration escalationBlock = Duration.ofMinutes(15);
+
+    /** Callers that bypass this policy: neither counted nor refused by it (nor by a plan's version of it). */
+    private final Allow allow = new Allow();
+
+    public Allow getAllow() {
+      return allow;
+    }
 
     public Integer getEscalationThreshold() {
       return escalationThreshold;
