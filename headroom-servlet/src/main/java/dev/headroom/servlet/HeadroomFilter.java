@@ -107,7 +107,9 @@ import java.util.random.RandomGenerator;
  *   blocked and told {@code abnormal-usage-detected} (draft-09 section 5.3; headroom-http
  *   {@link Escalations}).
  * <li>Run-time capacity ({@link #reduceCapacity}): a policy lowered by an operator refuses with 503
- *   {@code temporary-reduced-capacity} (draft-09 section 5.2; headroom-http {@link CapacityReductions}).
+ *   {@code temporary-reduced-capacity} (draft-09 section 5.2; headroom-http {@link CapacityReductions}),
+ *   its plans' versions with it.
+ * <li>Allow lists ({@link Builder#allow}): callers that bypass a policy (headroom-http {@link AllowList}).
  * <li>A store that cannot decide, with {@link StoreFailureMode#REFUSE}: 503
  *   {@code temporary-reduced-capacity} with the Retry-After every front end sends
  *   ({@link ServiceErrors#storeUnavailable}).

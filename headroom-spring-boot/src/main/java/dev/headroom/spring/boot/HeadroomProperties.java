@@ -413,49 +413,6 @@ public class HeadroomProperties {
     }
   }
 
-  /** Callers that bypass a policy ({@code headroom.policies.NAME.allow}; headroom-http {@code AllowList}). */
-  public static class Allow {
-    /**
-     * Client addresses that bypass the policy, as CIDR blocks or bare addresses (10.0.0.0/8,
-     * 2001:db8::/32), matched against the client address as headroom.client-ip.trusted-proxies
-     * resolve it.
-     */
-    private List<String> cidrs = new ArrayList<>();
-
-    /**
-     * API keys that bypass the policy, as the SHA-256 hex digest of each key (printf %s "$KEY" |
-     * sha256sum), never the key itself; the key is read from {@code header}.
-     */
-    private List<String> apiKeys = new ArrayList<>();
-
-    /** The request header an allowed API key is read from. */
-    private String header = "X-Api-Key";
-
-    public List<String> getCidrs() {
-      return cidrs;
-    }
-
-    public void setCidrs(List<String> cidrs) {
-      this.cidrs = cidrs;
-    }
-
-    public List<String> getApiKeys() {
-      return apiKeys;
-    }
-
-    public void setApiKeys(List<String> apiKeys) {
-      this.apiKeys = apiKeys;
-    }
-
-    public String getHeader() {
-      return header;
-    }
-
-    public void setHeader(String header) {
-      this.header = header;
-    }
-  }
-
   /** One quota policy (draft-ietf-httpapi-ratelimit-headers-09 section 3) and what callers are told about it. */
   public static class Policy {
 
@@ -517,9 +474,9 @@ public class HeadroomProperties {
     private Duration escalationBlock = Duration.ofMinutes(15);
 
     /** Callers that bypass this policy: neither counted nor refused by it (nor by a plan's version of it). */
-    private final Allow allow = new Allow();
+    private final HeadroomAllowProperties allow = new HeadroomAllowProperties();
 
-    public Allow getAllow() {
+    public HeadroomAllowProperties getAllow() {
       return allow;
     }
 
@@ -678,6 +635,20 @@ public class HeadroomProperties {
 
     /** Names of policies from headroom.policies decided in shadow: counted, metered, logged, never refusing. */
     private List<String> shadowPolicies = new ArrayList<>();
+
+    /**
+     * Whether the shadow policies' RateLimit fields are sent: as decided while one would allow,
+     * r=0 with t until it would allow when it would refuse; the request is served either way.
+     */
+    private boolean shadowFields = false;
+
+    public boolean isShadowFields() {
+      return shadowFields;
+    }
+
+    public void setShadowFields(boolean shadowFields) {
+      this.shadowFields = shadowFields;
+    }
 
     /** What a request costs in units of the route's requests policies. */
     private long cost = 1;

@@ -234,7 +234,7 @@ final class HeadroomSettings {
           throw new HeadroomConfigurationException(at + ".shadow-policies[" + j + "]", name,
               "the name of a policy of headroom.policies " + policies.keySet());
         }
-        b.shadowPolicy(p);
+        b.shadowPolicy(p, r.isShadowFields());
       }
       b.cost(r.getCost());
       switch (r.getCounting() == null ? "" : r.getCounting()) {
@@ -367,7 +367,7 @@ final class HeadroomSettings {
   /** Applies {@code headroom.policies.*.allow} (CIDR blocks, API key hashes, header) to the filter. */
   static void allowLists(HeadroomProperties props, HeadroomFilter.Builder b) {
     props.getPolicies().forEach((name, p) -> {
-      HeadroomProperties.Allow a = p.getAllow();
+      HeadroomAllowProperties a = p.getAllow();
       if (a.getCidrs().isEmpty() && a.getApiKeys().isEmpty()) {
         return;
       }

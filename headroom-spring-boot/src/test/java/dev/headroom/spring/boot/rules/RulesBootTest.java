@@ -1,4 +1,4 @@
-package dev.headroom.spring.boot.allow;
+package dev.headroom.spring.boot.rules;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -24,19 +24,21 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code headroom.policies.NAME.allow.*} in a started application, over its real port (the client is
- * 127.0.0.1): a client in an allowed CIDR block and a caller presenting a key whose SHA-256 is listed
- * bypass the policy (headroom-http {@code AllowList}, as the gateway's {@code allow}); settings that
- * are not valid stop startup naming the property.
+ * {@code headroom.policies.NAME.allow.*} and {@code headroom.routes[].shadow-fields} in a started
+ * application, over its real port (the client is 127.0.0.1): a client in an allowed CIDR block and a
+ * caller presenting a key whose SHA-256 is listed bypass the policy (headroom-http {@code AllowList},
+ * as the gateway's {@code allow}); settings that are not valid stop startup naming the property; a
+ * shadow policy's fields are sent, {@code r=0} once it would refuse (draft-ietf-httpapi-ratelimit-headers-09
+ * section 6, Appendix B.1.1), the request served.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class AllowListBootTest {
+class RulesBootTest {
 
   @SpringBootApplication
-  static class AllowApplication {
+  static class RulesApplication {
     @RestController
     static class Api {
-      @GetMapping({"/open", "/office", "/partner"})
+      @GetMapping({"/open", "/office", "/partner", "/trial"})
       String hello() {
         return "hello";
       }
@@ -50,7 +52,7 @@ class AllowListBootTest {
   @BeforeAll
   void start() {
     // fixed windows of a week: no boundary frees a unit during the test but once a week for a second
-    app = new SpringApplicationBuilder(AllowApplication.class).properties(Map.ofEntries(
+    app = new SpringApplicationBuilder(RulesApplication.class).properties(Map.ofEntries(
         Map.entry("server.port", "0"), Map.entry("server.address", "127.0.0.1"), Map.entry("spring.main.banner-mode", "off"),
         Map.entry("headroom.service.name", "Allow"),
         Map.entry("headroom.why", "Limits keep the service responsive for every caller."),
@@ -66,7 +68,13 @@ class AllowListBootTest {
         Map.entry("headroom.policies.partner.allow.header", "X-Partner"),
         Map.entry("headroom.routes[0].path", "/open"), Map.entry("headroom.routes[0].policies[0]", "loopback"),
         Map.entry("headroom.routes[1].path", "/office"), Map.entry("headroom.routes[1].policies[0]", "office"),
-        Map.entry("headroom.routes[2].path", "/partner"), Map.entry("headroom.routes[2].policies[0]", "partner"))).run();
+        Map.entry("headroom.routes[2].path", "/partner"), Map.entry("headroom.routes[2].policies[0]", "partner"),
+        Map.entry("headroom.policies.units.quota", "100"), Map.entry("headroom.policies.units.window", "7d"),
+        Map.entry("headroom.policies.units.algorithm", "fixed-window"),
+        Map.entry("headroom.policies.trial.quota", "1"), Map.entry("headroom.policies.trial.window", "7d"),
+        Map.entry("headroom.policies.trial.algorithm", "fixed-window"),
+        Map.entry("headroom.routes[3].path", "/trial"), Map.entry("headroom.routes[3].policies[0]", "units"),
+        Map.entry("headroom.routes[3].shadow-policies[0]", "trial"), Map.entry("headroom.routes[3].shadow-fields", "true"))).run();
     port = ((WebServerApplicationContext) app).getWebServer().getPort();
   }
 
@@ -101,6 +109,18 @@ class AllowListBootTest {
     }
     assertThat(get("/partner", "X-Partner", "another-key").statusCode()).isEqualTo(200);
     assertThat(get("/partner", "X-Partner", "another-key").statusCode()).isEqualTo(429);
+  }
+
+  @Test
+  void aShadowPolicysFieldsAreSentAlsoWhenItWouldRefuse() throws Exception {
+    HttpResponse<String> first = get("/trial", null, null);
+    assertThat(first.headers().firstValue("RateLimit-Policy").orElseThrow()).contains("\"trial\";q=1");
+    for (int i = 0; i < 2; i++) {
+      HttpResponse<String> r = get("/trial", null, null);
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.headers().firstValue("Retry-After")).isEmpty();
+      assertThat(r.headers().firstValue("RateLimit").orElseThrow()).contains("\"trial\";r=0;t=");
+    }
   }
 
   @Test
