@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * old resolver's connections close once the request is done.
  */
 class PlansReloadGatewayTest {
-  static final String URL = "jdbc:postgresql://127.0.0.1:5432/test";
+  static final String URL = PlansSqlGatewayTest.URL;
   static final String TABLE = "headroom_plans_reloadtest_" + ProcessHandle.current().pid();
   /** Names the old resolver's connections in pg_stat_activity. */
   static final String APP = "headroom-reload-test-" + ProcessHandle.current().pid();
@@ -44,18 +44,12 @@ class PlansReloadGatewayTest {
 
   @BeforeAll
   static void table() throws Exception {
-    try (Connection c = DriverManager.getConnection(URL, "postgres", null); Statement s = c.createStatement()) {
-      s.execute("DROP TABLE IF EXISTS " + TABLE);
-      s.execute("CREATE TABLE " + TABLE + " (key_hash char(64) PRIMARY KEY, plan text NOT NULL)");
-      s.execute("INSERT INTO " + TABLE + " VALUES ('" + ApiKeys.sha256("pro-key") + "', 'pro')");
-    }
+    PlansSqlGatewayTest.createTable(TABLE);
   }
 
   @AfterAll
   static void drop() throws Exception {
-    try (Connection c = DriverManager.getConnection(URL, "postgres", null); Statement s = c.createStatement()) {
-      s.execute("DROP TABLE IF EXISTS " + TABLE);
-    }
+    PlansSqlGatewayTest.dropTable(TABLE);
   }
 
   @BeforeEach
