@@ -32,10 +32,11 @@ final class RulesReader extends SectionReader {
       keys(path + ".allow", allow, "cidrs", "apiKeys", "header");
       String field = path + ".allow";
       String header = optionalText(field + ".header", allow.path("header")).orElse(AllowList.DEFAULT_HEADER);
-      List<String> cidrs = valid(field, texts(field + ".cidrs", allow.path("cidrs"),
-          "a list of CIDR blocks such as 10.0.0.0/8"), c -> AllowList.of(field, List.of(c), List.of(), header));
-      List<String> keys = valid(field, texts(field + ".apiKeys", allow.path("apiKeys"),
-          "a list of SHA-256 hex digests of API keys"), k -> AllowList.of(field, List.of(), List.of(k), header));
+      // each entry checked alone, so that every bad one is reported; the header once, below
+      List<String> cidrs = valid(texts(field + ".cidrs", allow.path("cidrs"), "a list of CIDR blocks such as 10.0.0.0/8"),
+          c -> AllowList.of(field, List.of(c), List.of(), AllowList.DEFAULT_HEADER));
+      List<String> keys = valid(texts(field + ".apiKeys", allow.path("apiKeys"), "a list of SHA-256 hex digests of API keys"),
+          k -> AllowList.of(field, List.of(), List.of(k), AllowList.DEFAULT_HEADER));
       try {
         allowList = AllowList.of(field, cidrs, keys, header);
       } catch (IllegalArgumentException e) {
@@ -71,7 +72,7 @@ final class RulesReader extends SectionReader {
   }
 
   /** The entries {@code check} accepts; each it refuses is a problem, its message naming the field. */
-  private List<String> valid(String field, List<String> entries, Consumer<String> check) {
+  private List<String> valid(List<String> entries, Consumer<String> check) {
     List<String> out = new ArrayList<>(entries.size());
     for (String e : entries) {
       try {

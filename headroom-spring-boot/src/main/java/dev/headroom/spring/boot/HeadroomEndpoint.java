@@ -42,7 +42,7 @@ public class HeadroomEndpoint {
     limits.current().forEach((name, p) -> out.put(name, view(p)));
     limits.plans().forEach((name, p) -> {
       Map<String, Object> v = view(p);
-      int colon = name.lastIndexOf(':');
+      int colon = name.lastIndexOf(':'); // plan names have no colon (Plan), policy names may
       v.put("base", name.substring(0, colon));
       v.put("plan", name.substring(colon + 1));
       out.put(name, v);
