@@ -395,6 +395,7 @@ final class BudgetTracker implements Budgets {
           unreadable(s, exchange, e);
         }
         s.answeredCount++;
+        s.batchAnswers++;
         for (TrackedBudget e : s.entries.values()) {
           e.confirm = false;
         }
@@ -617,7 +618,7 @@ final class BudgetTracker implements Budgets {
         s.current.values().remove(eldest);
       }
       e = new TrackedBudget(policy, pkText, null);
-      e.batchPartial = s.answeredCount > 0;
+      e.batchPartial = s.batchAnswers > 0;
       s.entries.put(key, e);
     }
     e.remaining = remaining;

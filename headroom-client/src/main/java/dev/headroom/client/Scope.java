@@ -29,6 +29,8 @@ final class Scope {
   final ServerClock clock = new ServerClock();
   /** A request admitted since the scope was last idle failed without an answer. */
   boolean batchLost;
+  /** Answers recorded since the scope was last idle. */
+  long batchAnswers;
 
   long lastAdmit = Long.MIN_VALUE;
 
@@ -71,5 +73,6 @@ final class Scope {
       e.batchPartial = false;
     }
     batchLost = false;
+    batchAnswers = 0;
   }
 }
