@@ -50,22 +50,7 @@ final class SteppingScheduler implements Scheduler {
       onTheWire.incrementAndGet();
       java.net.http.HttpRequest sent = java.net.http.HttpRequest.newBuilder(chain.request(), (n, v) -> true)
           .header(SENT_AT, Long.toString(ticker.read())).build();
-      // Counted until what the answer sets off on this thread (the client recording it, waking the
-      // callers that wait for it, their next requests) has run: decrementing first would let the
-      // clock move on between the answer and its recording.
-      CompletableFuture<Exchange> out = new CompletableFuture<>();
-      chain.proceed(sent).whenComplete((e, t) -> {
-        try {
-          if (t != null) {
-            out.completeExceptionally(t);
-          } else {
-            out.complete(e);
-          }
-        } finally {
-          onTheWire.decrementAndGet();
-        }
-      });
-      return out;
+      return chain.proceed(sent).whenComplete((e, t) -> onTheWire.decrementAndGet());
     };
   }
 
