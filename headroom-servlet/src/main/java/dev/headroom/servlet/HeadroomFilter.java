@@ -144,7 +144,7 @@ public final class HeadroomFilter implements Filter {
     this.gate = gate;
     this.routes = List.copyOf(b.routes);
     this.users = b.users;
-    this.allowOnStoreFailure = b.storeFailureMode == StoreFailureMode.ALLOW;
+    this.allowOnStoreFailure = gate.storeFailureMode() == Gate.StoreFailureMode.ALLOW;
     this.errorBodies = b.errorBodies;
     this.vendRoutes = List.copyOf(vend);
   }
@@ -337,10 +337,18 @@ public final class HeadroomFilter implements Filter {
     private final List<VendRoute> vendRoutes = new ArrayList<>();
     private UserResolver users = UserResolver.principal();
     private DecisionListener listener = DecisionListener.none();
-    private StoreFailureMode storeFailureMode = StoreFailureMode.ALLOW;
     private boolean errorBodies;
 
     private Builder() {}
+
+    /**
+     * Applies settings to the gate directly (headroom-http {@link GateBuilder}): how a host that
+     * configures several front ends alike (the Spring Boot starter) sets them once.
+     */
+    public Builder gate(Consumer<GateBuilder<HttpServletRequest>> settings) {
+      settings.accept(gate);
+      return this;
+    }
 
     /** Plans resolved per request within {@code deadline}; built with {@link Plans#of}. */
     public Builder plans(Plans plans, PlanResolver resolver, Duration deadline) {
@@ -414,7 +422,7 @@ public final class HeadroomFilter implements Filter {
 
     /** What to do when the store fails; {@link StoreFailureMode#ALLOW} by default. */
     public Builder storeFailureMode(StoreFailureMode mode) {
-      this.storeFailureMode = Objects.requireNonNull(mode, "storeFailureMode");
+      Objects.requireNonNull(mode, "storeFailureMode");
       gate.storeFailureMode(mode == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW : Gate.StoreFailureMode.REFUSE);
       return this;
     }

@@ -7,7 +7,15 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.Ticker;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.http.embed.Gate;
+import dev.headroom.http.embed.GateBuilder;
 import dev.headroom.http.embed.RouteRules;
+import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.http.plan.Plans;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.core.env.Environment;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.partition.ClientAddressResolver;
@@ -301,8 +309,55 @@ final class HeadroomSettings {
     return b.build();
   }
 
-  /** Applies {@code headroom.headers.*} to the filter, each value checked against what RateLimitHeaders accepts. */
-  static void headers(HeadroomProperties props, HeadroomFilter.Builder b) {
+  /**
+   * Configures a front end's gate from {@code headroom.*}: limiter, texts, clock, dialects,
+   * exposure, client addresses, store-failure mode, header rules, escalations, plans and discovery;
+   * the servlet filter and the WebFlux filter alike. Routes are the caller's.
+   *
+   * @throws HeadroomConfigurationException naming the property that is not valid
+   */
+  static void gate(GateBuilder<?> b, HeadroomProperties props, HeadroomAutoConfiguration.HeadroomPolicies policies,
+      QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, Environment environment,
+      HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
+    b.limiter(limiter)
+        .refusals(refusals)
+        .ticker(ticker)
+        .dialects(dialects("headroom.dialects", props.getDialects()))
+        .exposure(exposure(props))
+        .clientAddresses(clientAddresses(props))
+        .storeFailureMode(onFailure(props) == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW
+            : Gate.StoreFailureMode.REFUSE);
+    headers(props, b);
+    escalations(props, b);
+    Optional<Plans> plans = HeadroomPlanSettings.plans(planProps, policies.byName());
+    if (plans.isPresent()) {
+      PlanResolver resolver = planResolvers.getIfUnique();
+      if (resolver == null) {
+        throw new HeadroomConfigurationException("headroom.plans.catalog", planProps.getCatalog().keySet(),
+            "one PlanResolver bean that finds a request's plan (headroom-plans: ApiKeyFileResolver, JwtResolver, "
+                + "SqlResolver)");
+      }
+      b.plans(plans.get(), resolver, planProps.getDeadline());
+    }
+    if (props.getDiscovery().isEnabled()) {
+      String name = props.getService().getName() != null ? props.getService().getName()
+          : environment.getProperty("spring.application.name", "application");
+      b.discovery(name, props.getService().getDescription());
+      try {
+        b.discoveryPaths(props.getDiscovery().getPaths());
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException("headroom.discovery.paths", props.getDiscovery().getPaths(),
+            "paths starting with /", ex);
+      }
+      if (props.getDiscovery().getChangelog() != null) {
+        String changelog = props.getDiscovery().getChangelog();
+        b.discoveryCustomizer(d -> d.changelog(changelog));
+      }
+    }
+  }
+
+  /** Applies {@code headroom.headers.*} to the gate, each value checked against what RateLimitHeaders accepts. */
+  static void headers(HeadroomProperties props, GateBuilder<?> b) {
     HeadroomProperties.Headers h = props.getHeaders();
     b.omitOnRedirect(h.isOmitOnRedirect());
     if (h.getJitter() == null) {
@@ -349,7 +404,7 @@ final class HeadroomSettings {
   }
 
   /** Applies {@code headroom.policies.*.escalation-threshold} and {@code escalation-block} to the filter. */
-  static void escalations(HeadroomProperties props, HeadroomFilter.Builder b) {
+  static void escalations(HeadroomProperties props, GateBuilder<?> b) {
     props.getPolicies().forEach((name, p) -> {
       if (p.getEscalationThreshold() == null) {
         return;
@@ -362,6 +417,17 @@ final class HeadroomSettings {
             "a threshold from 1 to 1000000 and a block of whole seconds, at least 1s", ex);
       }
     });
+  }
+
+  /** Tells every listener: one that throws cannot keep the others from hearing (listener contracts). */
+  static <L> void tellEach(List<L> listeners, java.util.function.Consumer<L> call) {
+    for (L l : listeners) {
+      try {
+        call.accept(l);
+      } catch (RuntimeException ignored) {
+        // A listener cannot fail the request or silence the others.
+      }
+    }
   }
 
   static StoreFailureMode onFailure(HeadroomProperties props) {
