@@ -18,6 +18,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.env.Environment;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.partition.AllowList;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyExposures;
 import dev.headroom.http.headers.FieldOptions;
@@ -242,7 +243,7 @@ final class HeadroomSettings {
           throw new HeadroomConfigurationException(at + ".shadow-policies[" + j + "]", name,
               "the name of a policy of headroom.policies " + policies.keySet());
         }
-        b.shadowPolicy(p);
+        b.shadowPolicy(p, r.isShadowFields());
       }
       b.cost(r.getCost());
       switch (r.getCounting() == null ? "" : r.getCounting()) {
@@ -329,6 +330,7 @@ final class HeadroomSettings {
             : Gate.StoreFailureMode.REFUSE);
     headers(props, b);
     escalations(props, b);
+    allowLists(props, b);
     Optional<Plans> plans = HeadroomPlanSettings.plans(planProps, policies.byName());
     if (plans.isPresent()) {
       PlanResolver resolver = planResolvers.getIfUnique();
@@ -428,6 +430,28 @@ final class HeadroomSettings {
         // A listener cannot fail the request or silence the others.
       }
     }
+  }
+
+  /** Applies {@code headroom.policies.*.allow} (CIDR blocks, API key hashes, header) to the gate. */
+  static void allowLists(HeadroomProperties props, GateBuilder<?> b) {
+    props.getPolicies().forEach((name, p) -> {
+      HeadroomAllowProperties a = p.getAllow();
+      if (a.getCidrs().isEmpty() && a.getApiKeys().isEmpty()) {
+        return;
+      }
+      String field = "headroom.policies." + name + ".allow";
+      try {
+        b.allow(name, AllowList.of(field, a.getCidrs(), a.getApiKeys(), a.getHeader()));
+      } catch (IllegalArgumentException ex) {
+        // AllowList's message names the field (cidrs, apiKeys or header) and what is expected; a
+        // rejected api-keys entry may be a raw key by mistake, so only its size is repeated
+        String m = ex.getMessage();
+        String property = m.substring(0, m.indexOf(": ")).replace(".apiKeys", ".api-keys");
+        Object value = property.endsWith(".cidrs") ? a.getCidrs()
+            : property.endsWith(".header") ? a.getHeader() : a.getApiKeys().size() + " entries";
+        throw new HeadroomConfigurationException(property, value, m.substring(m.indexOf(": ") + 2), ex);
+      }
+    });
   }
 
   static StoreFailureMode onFailure(HeadroomProperties props) {
