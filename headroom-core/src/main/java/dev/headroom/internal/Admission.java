@@ -58,7 +58,8 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@link #evictedResting}: keys at rest removed from a table (to make room, or by a sweep).
  *   <li>{@link #evictedLive}: live keys removed from a table to make room for a key that entered,
  *       each folded into the sketch. Under a flood of one-request keys this stays near zero (a key
- *       the doorkeeper wrongly takes for a returning one enters and evicts, about one in 400).
+ *       the doorkeeper wrongly takes for a returning one enters and evicts, at most about one in a
+ *       hundred).
  *   <li>{@link #restored}: keys that entered a table starting from the use the sketch remembered.
  *   <li>{@link #untracked}: decisions (and charges) made from the sketch for keys kept out: one per
  *       call of a one-request key at a full store.
