@@ -103,7 +103,7 @@ final class Admission {
    * table now; otherwise the caller decides it from the sketch. The path is chosen without the
    * lock: a racy choice costs time, never a wrong decision (see "Admission" above).
    */
-  boolean enter(PolicyPartitions t, String key, int hash, long keyHash, long now) {
+  private boolean enter(PolicyPartitions t, String key, int hash, long keyHash, long now) {
     if (size.get() < maxKeys || !t.filters() || t.returning(keyHash)) {
       return add(t, key, hash, keyHash, now, true);
     }
@@ -179,8 +179,32 @@ final class Admission {
 
   // ---------------------------------------------------------------- keys kept out: the sketch decides
 
-  /** What {@link #tryUntracked} answers when the key entered the table meanwhile: decide there. */
+  /** What {@link #tryAbsent} answers when the key is in its table now: decide there. */
   static final int IN_TABLE = -1;
+
+  /**
+   * {@link LocalStore#tryAcquire} for a key its table lacks: puts it in the table ({@link #enter})
+   * and answers {@link #IN_TABLE}, or keeps it out and answers the decision from the sketch, 1
+   * (allowed) or 0 (refused).
+   */
+  int tryAbsent(Binding b, String key, int hash, long now, long cost) {
+    long keyHash = b.table.sketchHash(key);
+    return enter(b.table, key, hash, keyHash, now) ? IN_TABLE : tryUntracked(b, key, hash, keyHash, now, cost);
+  }
+
+  /** {@link #tryAbsent} for {@code LocalStore.commit}: the evaluation, or {@code null} for in the table. */
+  Evaluation commitAbsent(Binding b, String key, int hash, long now, long cost) {
+    long keyHash = b.table.sketchHash(key);
+    return enter(b.table, key, hash, keyHash, now) ? null : commitUntracked(b, key, hash, keyHash, now, cost);
+  }
+
+  /** {@link #tryAbsent} for {@link LocalStore#charge}: whether the change was made in the sketch. */
+  boolean updateAbsent(Binding b, String key, int hash, long now,
+      java.util.function.UnaryOperator<Object> refFunction, java.util.function.LongUnaryOperator wordFunction) {
+    long keyHash = b.table.sketchHash(key);
+    return !enter(b.table, key, hash, keyHash, now)
+        && updateUntracked(b, key, hash, keyHash, now, refFunction, wordFunction);
+  }
 
   /**
    * Takes the lock of {@code t} for a decision from the sketch on a key kept out of the table, its
@@ -219,7 +243,7 @@ final class Admission {
    * after the decision folded back. Returns 1 (allowed), 0 (refused) or {@link #IN_TABLE}.
    * Allocates nothing for a token bucket.
    */
-  int tryUntracked(Binding b, String key, int hash, long keyHash, long now, long cost) {
+  private int tryUntracked(Binding b, String key, int hash, long keyHash, long now, long cost) {
     PolicyPartitions t = b.table;
     if (!lockUntracked(t, key, hash, keyHash)) {
       return IN_TABLE;
@@ -251,7 +275,7 @@ final class Admission {
    * {@code LocalStore.commit} for a key kept out of a full store ({@link #tryUntracked}): the evaluation, or
    * {@code null} when the key entered the table meanwhile. Never called for concurrency policies.
    */
-  Evaluation commitUntracked(Binding b, String key, int hash, long keyHash, long now, long cost) {
+  private Evaluation commitUntracked(Binding b, String key, int hash, long keyHash, long now, long cost) {
     PolicyPartitions t = b.table;
     if (!lockUntracked(t, key, hash, keyHash)) {
       return null;
@@ -281,7 +305,7 @@ final class Admission {
    * state the sketch remembers and folded back. Returns false when the key entered the table
    * meanwhile.
    */
-  boolean updateUntracked(Binding b, String key, int hash, long keyHash, long now,
+  private boolean updateUntracked(Binding b, String key, int hash, long keyHash, long now,
       java.util.function.UnaryOperator<Object> refFunction, java.util.function.LongUnaryOperator wordFunction) {
     PolicyPartitions t = b.table;
     if (!lockUntracked(t, key, hash, keyHash)) {

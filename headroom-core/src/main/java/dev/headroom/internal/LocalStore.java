@@ -159,13 +159,9 @@ public final class LocalStore {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
       if (i < 0) {
-        long keyHash = b.table.sketchHash(key);
-        if (keys.enter(b.table, key, hash, keyHash, now)) {
-          continue;
-        }
-        int untrackedDecision = keys.tryUntracked(b, key, hash, keyHash, now, cost);
-        if (untrackedDecision != Admission.IN_TABLE) {
-          return untrackedDecision == 1;
+        int absent = keys.tryAbsent(b, key, hash, now, cost);
+        if (absent != Admission.IN_TABLE) {
+          return absent == 1; // kept out: decided from the sketch
         }
         continue;
       }
@@ -199,13 +195,9 @@ public final class LocalStore {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
       if (i < 0) {
-        long keyHash = b.table.sketchHash(key);
-        if (keys.enter(b.table, key, hash, keyHash, now)) {
-          continue;
-        }
-        int untrackedDecision = keys.tryUntracked(b, key, hash, keyHash, now, cost);
-        if (untrackedDecision != Admission.IN_TABLE) {
-          return untrackedDecision == 1;
+        int absent = keys.tryAbsent(b, key, hash, now, cost);
+        if (absent != Admission.IN_TABLE) {
+          return absent == 1; // kept out: decided from the sketch
         }
         continue;
       }
@@ -359,13 +351,9 @@ public final class LocalStore {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
       if (i < 0) {
-        long keyHash = b.table.sketchHash(key);
-        if (keys.enter(b.table, key, hash, keyHash, now)) {
-          continue;
-        }
-        Evaluation e = keys.commitUntracked(b, key, hash, keyHash, now, cost);
+        Evaluation e = keys.commitAbsent(b, key, hash, now, cost);
         if (e != null) {
-          return e;
+          return e; // kept out: decided from the sketch
         }
         continue;
       }
@@ -513,9 +501,7 @@ public final class LocalStore {
         if (!addIfAbsent) {
           return;
         }
-        long keyHash = b.table.sketchHash(key);
-        if (!keys.enter(b.table, key, hash, keyHash, now)
-            && keys.updateUntracked(b, key, hash, keyHash, now, refFunction, wordFunction)) {
+        if (keys.updateAbsent(b, key, hash, now, refFunction, wordFunction)) {
           return; // kept out: changed in the sketch
         }
         continue;
