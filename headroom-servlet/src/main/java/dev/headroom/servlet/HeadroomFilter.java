@@ -2,6 +2,7 @@ package dev.headroom.servlet;
 
 import dev.headroom.Acquisition;
 import dev.headroom.Decision;
+import dev.headroom.PolicyOutcome;
 import dev.headroom.Partitioning;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
@@ -27,6 +28,7 @@ import dev.headroom.http.enforcement.Escalations;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.http.partition.AllowList;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.partition.PartitionKeyExposures;
@@ -50,6 +52,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -104,7 +107,9 @@ import java.util.random.RandomGenerator;
  *   blocked and told {@code abnormal-usage-detected} (draft-09 section 5.3; headroom-http
  *   {@link Escalations}).
  * <li>Run-time capacity ({@link #reduceCapacity}): a policy lowered by an operator refuses with 503
- *   {@code temporary-reduced-capacity} (draft-09 section 5.2; headroom-http {@link CapacityReductions}).
+ *   {@code temporary-reduced-capacity} (draft-09 section 5.2; headroom-http {@link CapacityReductions}),
+ *   its plans' versions with it.
+ * <li>Allow lists ({@link Builder#allow}): callers that bypass a policy (headroom-http {@link AllowList}).
  * <li>A store that cannot decide, with {@link StoreFailureMode#REFUSE}: 503
  *   {@code temporary-reduced-capacity} with the Retry-After every front end sends
  *   ({@link ServiceErrors#storeUnavailable}).
@@ -148,6 +153,7 @@ public final class HeadroomFilter implements Filter {
   private final RuntimeLimits limits;
   /** The plans and their resolver; null without plans. */
   private final PlanSelection plans;
+  private final AllowLists allows;
   private final Set<String> discoveryPaths;
   /** The first discovery path configured, named in error bodies; null without discovery. */
   private final String discoveryPath;
@@ -162,6 +168,7 @@ public final class HeadroomFilter implements Filter {
   private HeadroomFilter(Builder b, List<CompiledRoute> routes, FilterDiscovery discovery, List<CompiledVend> vend,
       RuntimeLimits limits) {
     this.plans = b.plans;
+    this.allows = new AllowLists(b.allowLists, b.clientAddresses);
     this.limits = limits;
     this.discoveryFactory = discovery;
     this.vendRoutes = List.copyOf(vend);
@@ -234,7 +241,7 @@ public final class HeadroomFilter implements Filter {
   @Override
   public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
     if (req.getDispatcherType() == DispatcherType.ASYNC) {
-      asyncDispatch(req, res, chain);
+      FilterChains.asyncDispatch(req, res, chain);
       return;
     }
     if (!(req instanceof HttpServletRequest) || !(res instanceof HttpServletResponse)
@@ -261,7 +268,7 @@ public final class HeadroomFilter implements Filter {
     }
     CompiledRoute route = match(request, method, path);
     if (route == null) {
-      runChain(chain, request, errors == null ? response : errors, errors);
+      FilterChains.run(chain, request, errors == null ? response : errors, errors);
       return;
     }
     ServletRequestView view = new ServletRequestView(request, path, route.route.template(), users::user);
@@ -273,13 +280,17 @@ public final class HeadroomFilter implements Filter {
     if (cost.isEmpty()) {
       return; // refused with 400: the cost header is not valid
     }
-    ShadowAndCost.shadows(limiter, route.route, route.shadowDerivations, view, cost.getAsLong(), listener);
+    List<PolicyOutcome> shadowFields = ShadowAndCost.shadows(limiter, route.route, route.shadowDerivations, view,
+        cost.getAsLong(), listener, allows);
     List<Acquisition> acquisitions = new ArrayList<>(route.policies.size());
     List<PartitionKey> keys = new ArrayList<>(route.policies.size());
     long now = escalationsByPolicy.isEmpty() ? 0 : ticker.read();
     for (int i = 0; i < route.policies.size(); i++) {
+      if (allows.bypasses(route.policies.get(i).name(), view)) {
+        continue; // the caller is on the policy's allow list
+      }
       QuotaPolicy base = limits.effective(route.policies.get(i));
-      QuotaPolicy p = capacity.effective(plan == null ? base : plans.plans().policy(plan, base));
+      QuotaPolicy p = capacity.effective(plan == null ? base : plans.plans().policy(plan, base), base.name());
       PartitionKey key = route.derivations.get(i).derive(view);
       keys.add(key);
       long blocked = escalationsByPolicy.containsKey(p.name()) ? escalations.blockedFor(p.name(), key, now) : 0;
@@ -290,6 +301,10 @@ public final class HeadroomFilter implements Filter {
       // content-bytes are charged after the fact; the request itself asks for nothing but is
       // refused while the partition is in debt.
       acquisitions.add(Acquisition.of(p, key, ShadowAndCost.units(p, cost.getAsLong())));
+    }
+    if (acquisitions.isEmpty()) {
+      FilterChains.run(chain, request, errors == null ? response : errors, errors); // every policy bypassed
+      return;
     }
     Decision decision;
     try {
@@ -315,14 +330,15 @@ public final class HeadroomFilter implements Filter {
     // content bytes: none are transferred for HEAD (RFC 9110 section 9.3.2), so none are charged.
     boolean charge = route.countsBytes && !method.equals("HEAD");
     LimitedResponse limitedResponse = new LimitedResponse(response,
-        status -> route.headers.write(decision, status, response::addHeader), charge);
+        status -> route.headers.write(ShadowAndCost.withShadowFields(decision, shadowFields), status, response::addHeader),
+        charge);
     Completion completion = new Completion(limiter, decision, charge ? limitedResponse : null, e -> notifyFailure(route.route, e));
     completion.refundUnless(route.route.counting()::counts, acquisitions, limitedResponse);
     LimitedRequest limited = new LimitedRequest(request, limitedResponse, completion);
     try {
       ErrorBodyResponse limitedErrors = errors == null ? null : new ErrorBodyResponse(request, limitedResponse, path,
           discoveryPath, refusals.origin().orElse(null));
-      runChain(chain, limited, limitedErrors == null ? limitedResponse : limitedErrors, limitedErrors);
+      FilterChains.run(chain, limited, limitedErrors == null ? limitedResponse : limitedErrors, limitedErrors);
       if (!completion.isAsync() && request.isAsyncStarted()) {
         // The application started asynchronous processing on an unwrapped request.
         completion.asyncStarted();
@@ -335,22 +351,6 @@ public final class HeadroomFilter implements Filter {
     } finally {
       if (!completion.isAsync()) {
         completion.finish();
-      }
-    }
-  }
-
-  /**
-   * An asynchronous dispatch of a limited request: when it ends without starting another
-   * asynchronous cycle, the container completes the response, so fields not yet written are
-   * written now.
-   */
-  private static void asyncDispatch(ServletRequest req, ServletResponse res, FilterChain chain)
-      throws IOException, ServletException {
-    chain.doFilter(req, res);
-    if (!req.isAsyncStarted()) {
-      LimitedResponse limited = LimitedResponse.find(res);
-      if (limited != null) {
-        limited.commitFields();
       }
     }
   }
@@ -380,27 +380,6 @@ public final class HeadroomFilter implements Filter {
     return path.isEmpty() ? "/" : path;
   }
 
-  /**
-   * Runs the rest of the chain; with error bodies on, an exception the application lets through
-   * before anything was sent is answered 500 with its body (and logged), not left to the container.
-   */
-  private static void runChain(FilterChain chain, HttpServletRequest request, HttpServletResponse response,
-      ErrorBodyResponse errors) throws IOException, ServletException {
-    if (errors == null) {
-      chain.doFilter(request, response);
-      return;
-    }
-    try {
-      chain.doFilter(request, response);
-    } catch (IOException | ServletException | RuntimeException e) {
-      if (!errors.internalError()) {
-        throw e;
-      }
-      request.getServletContext().log("request " + request.getMethod() + " " + request.getRequestURI()
-          + " failed; answered 500 with a Graceful Boundaries body", e);
-    }
-  }
-
   /** A partition blocked by an escalation: refused without asking the store (draft-09 section 5.3). */
   private void refuseBlocked(HttpServletRequest request, HttpServletResponse response, CompiledRoute route,
       QuotaPolicy policy, long seconds) throws IOException {
@@ -419,7 +398,8 @@ public final class HeadroomFilter implements Filter {
       refusal = refusals.abnormal(worst.policy, Math.max(worst.blockSeconds, decision.retryAfterSeconds()),
           refusals.refusal(decision).violatedPolicies());
     } else {
-      refusal = refusals.refusal(decision, capacity.isReduced(decision.mostConstraining().policy().name())
+      String worstName = decision.mostConstraining().policy().name();
+      refusal = refusals.refusal(decision, capacity.isReduced(worstName, plans == null ? worstName : plans.plans().baseName(worstName))
           ? ProblemType.TEMPORARY_REDUCED_CAPACITY : ProblemType.QUOTA_EXCEEDED);
     }
     int status = refusal.status();
@@ -535,7 +515,18 @@ public final class HeadroomFilter implements Filter {
     private final Set<String> discoveryPaths = new LinkedHashSet<>(DEFAULT_DISCOVERY_PATHS);
 
     private PlanSelection plans;
+    private final Map<String, AllowList> allowLists = new HashMap<>();
     private Builder() {}
+
+    /**
+     * Callers that bypass a policy (headroom-http {@link AllowList}, the gateway's {@code allow}):
+     * neither counted nor refused by it; a CIDR block is matched against the client address as
+     * {@link #clientAddresses} resolves it. A plan's version of the policy follows its list.
+     */
+    public Builder allow(String policy, AllowList allow) {
+      allowLists.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(allow, "allow"));
+      return this;
+    }
 
     /** Plans resolved per request within {@code deadline} ({@link PlanSelection}); built with {@link Plans#of}. */
     public Builder plans(Plans plans, PlanResolver resolver, Duration deadline) {
@@ -777,6 +768,9 @@ public final class HeadroomFilter implements Filter {
         }
         compiled.add(new CompiledRoute(r, derivations, shadowDerivations, headers));
       }
+      Set<String> names = new HashSet<>(byName.keySet());
+      routes.forEach(r -> r.shadowPolicies().forEach(p -> names.add(p.name())));
+      new AllowLists(allowLists, clientAddresses).check(names);
       for (String name : escalations.keySet()) {
         if (!byName.containsKey(name)) {
           throw new IllegalArgumentException("escalation: policy '" + name + "' is not a policy of any route; expected one of "
@@ -791,7 +785,7 @@ public final class HeadroomFilter implements Filter {
         vend.add(new CompiledVend(v, fields.applyTo(RateLimitHeaders.builder()).dialects(v.dialects().orElse(dialects))
             .exposure(exposure).ticker(ticker).build()));
       }
-      return new HeadroomFilter(this, compiled, doc, vend, new RuntimeLimits(byName));
+      return new HeadroomFilter(this, compiled, doc, vend, new RuntimeLimits(byName, plans == null ? null : plans.plans()));
     }
   }
 }

@@ -44,6 +44,7 @@ public final class Route {
   private final FieldOptions fields;
   private final Predicate<HttpServletRequest> condition;
   private final List<QuotaPolicy> shadows;
+  private final Set<String> shadowFields;
   private final long cost;
   private final String costHeader;
   private final long maxCost;
@@ -76,6 +77,7 @@ public final class Route {
     this.fields = b.fields;
     this.condition = b.condition;
     this.shadows = List.copyOf(b.shadows);
+    this.shadowFields = Set.copyOf(b.shadowFields);
     this.cost = b.cost;
     this.costHeader = b.costHeader;
     this.maxCost = b.maxCost;
@@ -106,6 +108,11 @@ public final class Route {
   /** Policies decided in shadow: counted, reported to listeners, logged, never refusing. */
   public List<QuotaPolicy> shadowPolicies() {
     return shadows;
+  }
+
+  /** Whether the RateLimit fields of the shadow policy of this name are sent ({@link Builder#shadowPolicy(QuotaPolicy, boolean)}). */
+  public boolean sendsShadowFields(String policy) {
+    return shadowFields.contains(policy);
   }
 
   /** What a request costs in units of the route's {@code requests} policies, without a cost header. */
@@ -185,6 +192,7 @@ public final class Route {
     private final Set<String> methods = new LinkedHashSet<>();
     private final List<QuotaPolicy> policies = new ArrayList<>();
     private final List<QuotaPolicy> shadows = new ArrayList<>();
+    private final Set<String> shadowFields = new LinkedHashSet<>();
     private long cost = 1;
     private String costHeader;
     private long maxCost = 1;
@@ -223,16 +231,30 @@ public final class Route {
       return this;
     }
 
-    /** Policies of the route. */
     /**
      * A policy in shadow mode: decided on its own (never in the enforced all-or-nothing decision),
      * counted, reported to {@link DecisionListener#shadowDecided} and logged when it would refuse;
      * it never refuses and sends no fields. For rolling a limit out and seeing whom it would hit.
      */
     public Builder shadowPolicy(QuotaPolicy policy) {
+      return shadowPolicy(policy, false);
+    }
+
+    /**
+     * A policy in shadow mode ({@link #shadowPolicy(QuotaPolicy)}); with {@code sendFields}, its
+     * RateLimit fields are sent with the response, as the gateway's {@code shadowFields} sends
+     * them: as decided while it would allow, {@code r=0} with {@code t} until it would allow when
+     * it would refuse (headroom-http {@code ShadowFields}). The request is served either way.
+     */
+    public Builder shadowPolicy(QuotaPolicy policy, boolean sendFields) {
       shadows.add(Objects.requireNonNull(policy, "policy"));
+      if (sendFields) {
+        shadowFields.add(policy.name());
+      }
       return this;
     }
+
+    /** Policies of the route. */
 
     /** What a request costs in units of the route's {@code requests} policies; 1 by default. */
     public Builder cost(long units) {

@@ -2,18 +2,21 @@ package dev.headroom.servlet;
 
 import dev.headroom.Acquisition;
 import dev.headroom.Decision;
+import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.StoreException;
 import dev.headroom.http.RequestCost;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
+import dev.headroom.http.enforcement.ShadowFields;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.partition.RequestView;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.OptionalLong;
@@ -24,7 +27,9 @@ import java.util.OptionalLong;
  * without overflow) or {@link Route#cost()}; a bad value is 400 {@code invalid_cost} naming the
  * header and the range (Graceful Boundaries section 6). Shadow: each shadow policy decided alone,
  * reported to {@link DecisionListener#shadowDecided}, logged (platform logging) when it would refuse,
- * its lease (if any) given back at once; a store failure is ignored. Stateless.
+ * its lease (if any) given back at once, its item added to the response's RateLimit fields when
+ * the route sends its fields; a store failure is ignored; a caller on the policy's allow list
+ * bypasses it. Stateless.
  */
 final class ShadowAndCost {
   private static final System.Logger LOG = System.getLogger(ShadowAndCost.class.getName());
@@ -64,11 +69,21 @@ final class ShadowAndCost {
     };
   }
 
-  static void shadows(QuotaLimiter limiter, Route route, List<PartitionKeyDerivation> derivations, RequestView view,
-      long cost, DecisionListener listener) {
+  /**
+   * Decides the route's shadow policies the request does not bypass.
+   *
+   * @return the RateLimit items of those whose fields are sent ({@link Route#sendsShadowFields}),
+   *     as {@link ShadowFields#item} makes them; empty when none
+   */
+  static List<PolicyOutcome> shadows(QuotaLimiter limiter, Route route, List<PartitionKeyDerivation> derivations,
+      RequestView view, long cost, DecisionListener listener, AllowLists allows) {
     List<QuotaPolicy> shadows = route.shadowPolicies();
+    List<PolicyOutcome> fields = List.of();
     for (int i = 0; i < shadows.size(); i++) {
       QuotaPolicy p = shadows.get(i);
+      if (allows.bypasses(p.name(), view)) {
+        continue;
+      }
       Decision d;
       try {
         d = limiter.acquire(List.of(Acquisition.of(p, derivations.get(i).derive(view), units(p, cost))));
@@ -85,6 +100,23 @@ final class ShadowAndCost {
         LOG.log(System.Logger.Level.INFO, "shadow policy {0} would refuse a request of {1} (retry after {2} s); allowed",
             p.name(), route.template(), d.retryAfterSeconds());
       }
+      if (route.sendsShadowFields(p.name())) {
+        if (fields.isEmpty()) {
+          fields = new ArrayList<>(1);
+        }
+        fields.add(ShadowFields.item(d.outcomes().get(0)));
+      }
     }
+    return fields;
+  }
+
+  /** The decision the response's RateLimit fields are written from: the enforced one and the shadow items. */
+  static Decision withShadowFields(Decision enforced, List<PolicyOutcome> shadowFields) {
+    if (shadowFields.isEmpty()) {
+      return enforced;
+    }
+    List<PolicyOutcome> all = new ArrayList<>(enforced.outcomes());
+    all.addAll(shadowFields);
+    return Decision.of(all);
   }
 }

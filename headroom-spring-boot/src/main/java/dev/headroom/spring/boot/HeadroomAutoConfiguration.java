@@ -150,6 +150,7 @@ public class HeadroomAutoConfiguration {
         .listener(composite(all));
     HeadroomSettings.headers(props, b);
     HeadroomSettings.escalations(props, b);
+    HeadroomSettings.allowLists(props, b);
     vendRoutes.orderedStream().forEach(b::vendRoute);
     Optional<Plans> plans = HeadroomPlanSettings.plans(planProps, policies.byName());
     if (plans.isPresent()) {

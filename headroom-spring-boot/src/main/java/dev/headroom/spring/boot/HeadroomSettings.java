@@ -9,6 +9,7 @@ import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.partition.AllowList;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyExposures;
 import dev.headroom.http.headers.FieldOptions;
@@ -233,7 +234,7 @@ final class HeadroomSettings {
           throw new HeadroomConfigurationException(at + ".shadow-policies[" + j + "]", name,
               "the name of a policy of headroom.policies " + policies.keySet());
         }
-        b.shadowPolicy(p);
+        b.shadowPolicy(p, r.isShadowFields());
       }
       b.cost(r.getCost());
       switch (r.getCounting() == null ? "" : r.getCounting()) {
@@ -359,6 +360,28 @@ final class HeadroomSettings {
         throw new HeadroomConfigurationException("headroom.policies." + name + ".escalation-threshold",
             p.getEscalationThreshold() + " with escalation-block " + p.getEscalationBlock(),
             "a threshold from 1 to 1000000 and a block of whole seconds, at least 1s", ex);
+      }
+    });
+  }
+
+  /** Applies {@code headroom.policies.*.allow} (CIDR blocks, API key hashes, header) to the filter. */
+  static void allowLists(HeadroomProperties props, HeadroomFilter.Builder b) {
+    props.getPolicies().forEach((name, p) -> {
+      HeadroomAllowProperties a = p.getAllow();
+      if (a.getCidrs().isEmpty() && a.getApiKeys().isEmpty()) {
+        return;
+      }
+      String field = "headroom.policies." + name + ".allow";
+      try {
+        b.allow(name, AllowList.of(field, a.getCidrs(), a.getApiKeys(), a.getHeader()));
+      } catch (IllegalArgumentException ex) {
+        // AllowList's message names the field (cidrs, apiKeys or header) and what is expected; a
+        // rejected api-keys entry may be a raw key by mistake, so only its size is repeated
+        String m = ex.getMessage();
+        String property = m.substring(0, m.indexOf(": ")).replace(".apiKeys", ".api-keys");
+        Object value = property.endsWith(".cidrs") ? a.getCidrs()
+            : property.endsWith(".header") ? a.getHeader() : a.getApiKeys().size() + " entries";
+        throw new HeadroomConfigurationException(property, value, m.substring(m.indexOf(": ") + 2), ex);
       }
     });
   }
