@@ -34,8 +34,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * keys in use. A new key kept out of a full store ({@link Admission}) reads the lines of its
  * lookup, one line of the {@link Doorkeeper} per filter and its four sketch cells (read before
  * the lock), and stores nothing. A new key entering a full store reads cold memory wherever it
- * goes: the lines of its own probe (keys, tags, states of the sample), the evicted key's string (to hash it for the sketch),
- * and the four sketch cells of the evicted key and the four of the new one. These are independent
+ * goes: the lines of its own probe (keys, tags, states of the sample), the evicted key's string
+ * (to hash it for the sketch), and the four sketch cells of the evicted key and the four of the
+ * new one. These are independent
  * reads, so {@link LocalStore} takes them all <em>before</em> the table's lock: it hashes the new key
  * (with the table's seed, see {@link ForgottenUse#hash}), reads its cells, guesses the victim from
  * the same sample without the lock ({@link #guessVictim}), hashes the victim's
@@ -82,7 +83,8 @@ final class PolicyPartitions implements PartitionTable.StateTest {
   private final int sketchWidth;
   /** The seed of {@link #sketchHash}: random per table, so that nobody can aim keys at a cell. */
   private final long sketchSeed = ThreadLocalRandom.current().nextLong();
-  private ForgottenUse forgotten; // guarded by partitions.lock; created on the first live eviction or key kept out
+  /** Guarded by partitions.lock; created on the first live eviction or key kept out. */
+  private ForgottenUse forgotten;
   /** Created on the first key a full store decides from the sketch; read without the lock. */
   private Doorkeeper doorkeeper;
   private int sweepCursor; // guarded by partitions.lock
