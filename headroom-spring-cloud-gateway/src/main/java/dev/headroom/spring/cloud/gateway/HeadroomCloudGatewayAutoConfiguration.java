@@ -19,6 +19,7 @@ import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
 
 /**
  * Headroom in a Spring Cloud Gateway application, from {@code headroom.cloud-gateway.*}:
@@ -27,9 +28,9 @@ import org.springframework.context.annotation.Configuration;
  * <li>{@link Store}: the in-memory store ({@code store.type: in-memory}, the default), the Redis
  *   store ({@code store.type: redis}, with headroom-redis on the classpath), or the application's
  *   own {@code Store} bean;</li>
- * <li>{@link HeadroomRateLimiter}, the {@code RateLimiter} of every {@code RequestRateLimiter}
- *   filter that names none, unless the application defines a {@code RateLimiter} of its own
- *   (processed before Spring Cloud Gateway's, so its {@code RedisRateLimiter} steps aside);</li>
+ * <li>{@link HeadroomRateLimiter}, the (primary) {@code RateLimiter} of every
+ *   {@code RequestRateLimiter} filter that names none, unless the application defines a
+ *   {@code RateLimiter} of its own;</li>
  * <li>a {@link Ticker} (the system's; a {@code ManualTicker} bean in tests replaces it).</li>
  * </ul>
  *
@@ -81,7 +82,14 @@ public class HeadroomCloudGatewayAutoConfiguration {
     return PolicyCatalog.from(props);
   }
 
+  /**
+   * Primary: Spring Cloud Gateway's Redis auto-configuration still makes its {@code RedisRateLimiter}
+   * when Spring Data Redis is present (its condition looks for a {@code RedisRateLimiter} only), and
+   * {@code RequestRateLimiter} takes the one primary {@code RateLimiter}; a route can still name
+   * {@code #{@redisRateLimiter}}.
+   */
   @Bean
+  @Primary
   @ConditionalOnMissingBean(RateLimiter.class)
   HeadroomRateLimiter headroomRateLimiter(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props,
       ConfigurationService configurationService) {
