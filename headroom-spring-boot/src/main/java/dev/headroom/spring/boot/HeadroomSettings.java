@@ -7,6 +7,7 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.Ticker;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.embed.RouteRules;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.partition.ClientAddressResolver;
@@ -237,9 +238,9 @@ final class HeadroomSettings {
       }
       b.cost(r.getCost());
       switch (r.getCounting() == null ? "" : r.getCounting()) {
-        case "all" -> b.counting(Route.Counting.ALL);
-        case "failures" -> b.counting(Route.Counting.FAILURES);
-        case "successes" -> b.counting(Route.Counting.SUCCESSES);
+        case "all" -> b.counting(RouteRules.Counting.ALL);
+        case "failures" -> b.counting(RouteRules.Counting.FAILURES);
+        case "successes" -> b.counting(RouteRules.Counting.SUCCESSES);
         default -> throw new HeadroomConfigurationException(at + ".counting", r.getCounting(), "all, failures or successes");
       }
       if (r.getCostHeader() != null) {

@@ -1,4 +1,4 @@
-package dev.headroom.servlet;
+package dev.headroom.http.embed;
 
 import dev.headroom.QuotaPolicy;
 import java.time.Duration;
@@ -10,7 +10,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The filter's limits, changeable at run time without a restart (the gateway reloads its file; an
+ * The gate's limits, changeable at run time without a restart (the gateway reloads its file; an
  * embedding application calls this, or Spring Boot's {@code headroom} actuator endpoint does). A
  * change replaces a policy's quota and, optionally, its window: the policy keeps its name, so its
  * counters carry on (stores key counters by policy name), as a gateway reload does. The next
@@ -31,7 +31,7 @@ public final class RuntimeLimits {
     this.onChange = r;
   }
 
-  /** Every policy of the filter's routes, as enforced now, by name. */
+  /** Every policy of the gate's routes, as enforced now, by name. */
   public Map<String, QuotaPolicy> current() {
     Map<String, QuotaPolicy> out = new LinkedHashMap<>();
     configured.forEach((name, p) -> out.put(name, changed.getOrDefault(name, p)));
