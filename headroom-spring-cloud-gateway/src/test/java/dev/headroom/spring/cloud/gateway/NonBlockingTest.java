@@ -87,7 +87,7 @@ class NonBlockingTest {
     p.put(r + ".predicates[0]", "Path=/spec/**");
     p.put(r + ".filters[0].name", "RequestRateLimiter");
     p.put(r + ".filters[0].args.key-resolver", "#{@apiKeyResolver}");
-    p.put(r + ".filters[0].args.headroom-rate-limiter.quota", "20");
+    p.put(r + ".filters[0].args.headroom-rate-limiter.quota", "10");
     p.put(r + ".filters[0].args.headroom-rate-limiter.window", "1h");
     p.put("headroom.cloud-gateway.store.type", "redis");
     p.put("headroom.cloud-gateway.store.key-prefix", "headroom-scg-blockhound:" + UUID.randomUUID() + ":");
