@@ -76,8 +76,16 @@ CONF
 (cd "$root" && mvn -B -q -pl headroom-spring-cloud-gateway -am test-compile dependency:build-classpath \
   -Dmdep.includeScope=test -Dmdep.outputFile="$work/cp.txt" -DskipTests -Dstyle.color=never > "$work/build.log" 2>&1) \
   || { cat "$work/build.log" >&2; exit 1; }
+# copies, so that a build during the run cannot change what the next process loads
 module="$root/headroom-spring-cloud-gateway"
-cp="$module/target/test-classes:$module/target/classes:$(cat "$work/cp.txt")"
+cp -r "$module/target/classes" "$work/classes"
+cp -r "$module/target/test-classes" "$work/test-classes"
+mkdir -p "$work/lib"
+deps=""
+for entry in $(tr ':' ' ' < "$work/cp.txt"); do
+  if [[ -d "$entry" ]]; then n="$work/lib/$(echo "$entry" | md5sum | cut -c1-8)"; cp -r "$entry" "$n"; deps+=":$n"; else deps+=":$entry"; fi
+done
+cp="$work/test-classes:$work/classes$deps"
 JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
 JAVA_BIN="${HEADROOM_BENCH_JAVA:-java}"
 prefix="hr-bench-scg-$$-$(date +%s):"

@@ -35,6 +35,20 @@ public class CloudGatewayProperties {
   /** Defaults of the RateLimit field rules; a route's arguments take precedence. */
   private final Headers headers = new Headers();
 
+  /**
+   * Whether the gateway's own errors (a path no route serves, a failure) are answered with
+   * Graceful Boundaries bodies (error, detail, why) instead of Spring Boot's.
+   */
+  private boolean errorBodies = true;
+
+  public boolean isErrorBodies() {
+    return errorBodies;
+  }
+
+  public void setErrorBodies(boolean errorBodies) {
+    this.errorBodies = errorBodies;
+  }
+
   public Service getService() {
     return service;
   }
@@ -68,7 +82,7 @@ public class CloudGatewayProperties {
     /** The service's name in the discovery document. */
     private String name = "Spring Cloud Gateway";
     /** The service's description in the discovery document. */
-    private String description = "";
+    private String description = "The limits of the routes of this gateway.";
 
     public String getName() {
       return name;
@@ -106,6 +120,29 @@ public class CloudGatewayProperties {
     private Duration leaseTimeout = Duration.ofMinutes(5);
     /** Why this policy exists (Graceful Boundaries {@code why}); the service's when empty. */
     private String why;
+    /**
+     * The Headroom filter: this many refusals of one partition while it is told to wait block it
+     * for escalation-block, answered 429 abnormal-usage-detected (draft-09 section 5.3); off when unset.
+     */
+    private Integer escalationThreshold;
+    /** How long an escalation blocks a partition. */
+    private Duration escalationBlock = Duration.ofMinutes(15);
+
+    public Integer getEscalationThreshold() {
+      return escalationThreshold;
+    }
+
+    public void setEscalationThreshold(Integer escalationThreshold) {
+      this.escalationThreshold = escalationThreshold;
+    }
+
+    public Duration getEscalationBlock() {
+      return escalationBlock;
+    }
+
+    public void setEscalationBlock(Duration escalationBlock) {
+      this.escalationBlock = escalationBlock;
+    }
 
     public Long getQuota() {
       return quota;
@@ -228,6 +265,19 @@ public class CloudGatewayProperties {
     private List<String> dialects = new ArrayList<>(List.of("ietf"));
     /** Up to this much added to Retry-After and t, drawn once per response (draft-09 section 8.5). */
     private Duration jitter = Duration.ZERO;
+    /**
+     * The Headroom filter: no RateLimit fields on the upstream's 3xx responses (draft-09 section 6:
+     * a low remaining quota on a redirect can stall a client that follows it).
+     */
+    private boolean omitOnRedirect;
+
+    public boolean isOmitOnRedirect() {
+      return omitOnRedirect;
+    }
+
+    public void setOmitOnRedirect(boolean omitOnRedirect) {
+      this.omitOnRedirect = omitOnRedirect;
+    }
 
     public List<String> getDialects() {
       return dialects;

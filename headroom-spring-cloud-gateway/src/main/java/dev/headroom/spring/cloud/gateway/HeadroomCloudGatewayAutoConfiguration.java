@@ -5,9 +5,18 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.embed.Gate;
+import dev.headroom.http.enforcement.Escalation;
+import java.time.Duration;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Set;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -95,6 +104,68 @@ public class HeadroomCloudGatewayAutoConfiguration {
       ConfigurationService configurationService) {
     return new HeadroomRateLimiter(limiter, catalog, defaultDialects(props), refuseOnStoreFailure(props),
         configurationService);
+  }
+
+  /** The Headroom routes and the gate that enforces them (the {@code Headroom} filter's). */
+  @Bean
+  @ConditionalOnMissingBean
+  HeadroomRoutes headroomRoutes(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props, Ticker ticker,
+      ObjectProvider<GatewayUsers> users) {
+    Set<HeaderDialect> dialects = defaultDialects(props);
+    Gate.StoreFailureMode onFailure = refuseOnStoreFailure(props) ? Gate.StoreFailureMode.REFUSE : Gate.StoreFailureMode.ALLOW;
+    LimitRefusals.Builder refusals = LimitRefusals.builder().ticker(ticker)
+        .defaults(PolicyTexts.builder(props.getWhy()).build());
+    props.getPolicies().forEach((name, p) -> {
+      if (p.getWhy() != null && !p.getWhy().isBlank()) {
+        refusals.texts(name, PolicyTexts.builder(p.getWhy()).build());
+      }
+    });
+    LimitRefusals texts = refusals.build();
+    Map<String, Escalation> escalations = escalations(props);
+    Duration jitter = props.getHeaders().getJitter();
+    return new HeadroomRoutes(b -> {
+      b.limiter(limiter).refusals(texts).ticker(ticker).dialects(dialects).storeFailureMode(onFailure)
+          .omitOnRedirect(props.getHeaders().isOmitOnRedirect())
+          .discovery(props.getService().getName(), props.getService().getDescription());
+      if (jitter != null && !jitter.isZero()) {
+        b.jitter(jitter);
+      }
+    }, escalations, users.getIfAvailable(GatewayUsers::principal));
+  }
+
+  private static Map<String, Escalation> escalations(CloudGatewayProperties props) {
+    Map<String, Escalation> escalations = new LinkedHashMap<>();
+    props.getPolicies().forEach((name, p) -> {
+      if (p.getEscalationThreshold() != null) {
+        try {
+          escalations.put(name, new Escalation(p.getEscalationThreshold(), p.getEscalationBlock()));
+        } catch (IllegalArgumentException e) {
+          throw new CloudGatewayConfigurationException("headroom.cloud-gateway.policies." + name + ".escalation-threshold",
+              p.getEscalationThreshold(), e.getMessage(), e);
+        }
+      }
+    });
+    return escalations;
+  }
+
+  /** {@code Headroom} in a route's filters. */
+  @Bean
+  @ConditionalOnMissingBean
+  HeadroomGatewayFilterFactory headroomGatewayFilterFactory(HeadroomRoutes routes, PolicyCatalog catalog) {
+    return new HeadroomGatewayFilterFactory(routes, catalog);
+  }
+
+  /** The discovery document at /.well-known/limits and /api/limits, whatever the routes. */
+  @Bean
+  DiscoveryWebFilter headroomDiscoveryWebFilter(HeadroomRoutes routes) {
+    return new DiscoveryWebFilter(routes, new LinkedHashSet<>(Gate.DEFAULT_DISCOVERY_PATHS));
+  }
+
+  /** The gateway's own errors with Graceful Boundaries bodies ({@code headroom.cloud-gateway.error-bodies}). */
+  @Bean
+  @ConditionalOnProperty(prefix = "headroom.cloud-gateway", name = "error-bodies", matchIfMissing = true)
+  GracefulErrorHandler headroomErrorHandler() {
+    return new GracefulErrorHandler(Gate.DEFAULT_DISCOVERY_PATHS.get(0));
   }
 
   static Set<HeaderDialect> defaultDialects(CloudGatewayProperties props) {

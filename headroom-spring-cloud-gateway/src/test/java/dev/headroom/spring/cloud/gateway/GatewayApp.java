@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
+import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import reactor.core.publisher.Mono;
@@ -40,6 +41,12 @@ class GatewayApp {
 
   /** Starts the application with these properties (and any further configuration classes). */
   static Running start(Map<String, Object> properties, Class<?>... more) {
+    return start(properties, ctx -> { }, more);
+  }
+
+  /** Starts the application with these properties, beans the initializer registers, and configuration classes. */
+  static Running start(Map<String, Object> properties, ApplicationContextInitializer<ConfigurableApplicationContext> beans,
+      Class<?>... more) {
     Class<?>[] sources = new Class<?>[more.length + 1];
     sources[0] = GatewayApp.class;
     System.arraycopy(more, 0, sources, 1, more.length);
@@ -47,6 +54,7 @@ class GatewayApp {
         .web(WebApplicationType.REACTIVE)
         .properties(Map.of("server.address", "127.0.0.1", "server.port", "0", "spring.main.banner-mode", "off"))
         .properties(properties)
+        .initializers(beans)
         .run();
     int port = ((WebServerApplicationContext) ctx).getWebServer().getPort();
     return new Running(ctx, URI.create("http://127.0.0.1:" + port));
