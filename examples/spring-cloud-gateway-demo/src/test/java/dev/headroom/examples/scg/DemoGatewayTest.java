@@ -2,6 +2,8 @@ package dev.headroom.examples.scg;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -69,5 +71,44 @@ class DemoGatewayTest {
     long retryAfter = Long.parseLong(header(last, "Retry-After"));
     assertThat(retryAfter).isBetween(1L, 60L);
     assertThat(header(last, "RateLimit")).isEqualTo("\"per-key\";r=0;t=" + retryAfter);
+  }
+
+  /** README, "The Headroom filter": the refusal's fields and its Graceful Boundaries body, JSON and HTML. */
+  @Test
+  void itemsAreRefusedWithFieldsAndAGracefulBoundariesBody() throws Exception {
+    String key = "demo-" + UUID.randomUUID();
+    for (int i = 0; i < 3; i++) {
+      HttpResponse<String> ok = get("/items/1", key);
+      assertThat(ok.statusCode()).isEqualTo(200);
+      assertThat(header(ok, "RateLimit")).startsWith("\"items\";r=" + (2 - i) + ";t=");
+    }
+    HttpResponse<String> refused = get("/items/1", key);
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(header(refused, "Content-Type")).startsWith("application/problem+json");
+    assertThat(header(refused, "Cache-Control")).isEqualTo("no-store");
+    long retryAfter = Long.parseLong(header(refused, "Retry-After"));
+    assertThat(header(refused, "RateLimit")).contains("\"items\";r=0;t=" + retryAfter);
+    JsonNode body = new ObjectMapper().readTree(refused.body());
+    assertThat(body.path("type").asText()).endsWith("quota-exceeded");
+    assertThat(body.path("status").asInt()).isEqualTo(429);
+    assertThat(body.path("retryAfterSeconds").asLong()).isEqualTo(retryAfter);
+    assertThat(body.path("violated-policies").get(0).asText()).isEqualTo("items");
+    assertThat(body.path("why").asText()).isEqualTo("Limits keep the service responsive for every caller.");
+    assertThat(body.path("detail").asText()).isNotBlank();
+    HttpResponse<String> html = get("/items/1", key, "Accept", "text/html");
+    assertThat(header(html, "Content-Type")).startsWith("text/html");
+    assertThat(html.body()).contains("<meta name=\"retry-after\"");
+  }
+
+  /** README: the discovery document lists the Headroom route, by its route id. */
+  @Test
+  void theDiscoveryDocumentListsTheItemsRoute() throws Exception {
+    HttpResponse<String> r = get("/.well-known/limits", "any");
+    assertThat(r.statusCode()).isEqualTo(200);
+    JsonNode doc = new ObjectMapper().readTree(r.body());
+    assertThat(doc.path("service").asText()).isEqualTo("Demo gateway");
+    JsonNode items = doc.path("limits").path("items");
+    assertThat(items.path("endpoint").asText()).as(r.body()).isEqualTo("/items/{id}");
+    assertThat(items.path("limits").get(0).path("maxRequests").asLong()).isEqualTo(3);
   }
 }
