@@ -11,7 +11,7 @@
 #   headroom-limiter  RequestRateLimiter + HeadroomRateLimiter, Redis store (IETF RateLimit and
 #                     RateLimit-Policy fields; Retry-After on a refusal)
 #   headroom-filter   the Headroom gateway filter, Redis store (fields, Graceful Boundaries
-#                     refusals, discovery): when the module has it (HEADROOM_BENCH_CONFIGS)
+#                     refusals, discovery)
 # Rounds alternate the configurations (round 1 in the order given, round 2 reversed, ...), each
 # round a fresh process with the same warm-up; the summary gives each configuration's median
 # requests/s and p99 over the rounds and Headroom's ratios to each RedisRateLimiter configuration.
@@ -20,7 +20,7 @@
 # Usage: headroom-benchmarks/load/scg-load.sh [seconds per measurement, default 15] [rounds, default 3]
 # Environment: HEADROOM_BENCH_CONNECTIONS (default 64), HEADROOM_BENCH_KEYS (default 1000),
 # HEADROOM_BENCH_WARMUP (s, default 15), HEADROOM_BENCH_REDIS (default redis://127.0.0.1:6379),
-# HEADROOM_BENCH_CONFIGS (default "redis-default redis-best headroom-limiter"),
+# HEADROOM_BENCH_CONFIGS (default "redis-default redis-best headroom-limiter headroom-filter"),
 # HEADROOM_BENCH_JAVA, HEADROOM_BENCH_JAVA_FLAGS (default -Xms256m -Xmx256m -XX:+UseParallelGC).
 # Requires wrk and nginx (Debian: apt-get install -y wrk nginx), Java 17, Maven, a running Redis.
 set -euo pipefail
@@ -30,7 +30,7 @@ rounds="${2:-3}"
 conns="${HEADROOM_BENCH_CONNECTIONS:-64}"
 keys="${HEADROOM_BENCH_KEYS:-1000}"
 warm="${HEADROOM_BENCH_WARMUP:-15}"
-configs=(${HEADROOM_BENCH_CONFIGS:-redis-default redis-best headroom-limiter})
+configs=(${HEADROOM_BENCH_CONFIGS:-redis-default redis-best headroom-limiter headroom-filter})
 redis="${HEADROOM_BENCH_REDIS:-redis://127.0.0.1:6379}"
 case "$redis" in redis://127.*|redis://localhost*) ;; *) echo "HEADROOM_BENCH_REDIS must be on loopback, got $redis" >&2; exit 1;; esac
 work="$(mktemp -d /tmp/headroom-scg-load.XXXXXX)"

@@ -24,6 +24,8 @@ import reactor.core.publisher.Mono;
  * <li>{@code headroom-limiter}: {@code RequestRateLimiter} with {@link
  *   dev.headroom.spring.cloud.gateway.HeadroomRateLimiter} on the Redis store (IETF fields and
  *   Retry-After).</li>
+ * <li>{@code headroom-filter}: the {@code Headroom} filter on the Redis store (fields, Graceful
+ *   Boundaries refusals, discovery).</li>
  * </ul>
  *
  * <p>Arguments: configuration, port, upstream URL, Redis URI, key prefix. Not a test: started by the
@@ -56,11 +58,13 @@ public class ScgLoadApp {
     p.put(r + "id", "bench");
     p.put(r + "uri", args[2]);
     p.put(r + "predicates[0]", "Path=/**");
-    p.put(r + "filters[0].name", "RequestRateLimiter");
-    p.put(r + "filters[0].args.key-resolver", "#{@apiKeyResolver}");
     java.net.URI redis = java.net.URI.create(args[3]);
     p.put("spring.data.redis.host", redis.getHost());
     p.put("spring.data.redis.port", Integer.toString(redis.getPort()));
+    if (!configuration.equals("headroom-filter")) {
+      p.put(r + "filters[0].name", "RequestRateLimiter");
+      p.put(r + "filters[0].args.key-resolver", "#{@apiKeyResolver}");
+    }
     switch (configuration) {
       case "redis-default", "redis-best" -> {
         p.put("headroom.cloud-gateway.enabled", "false");
@@ -79,8 +83,19 @@ public class ScgLoadApp {
         p.put(r + "filters[0].args.headroom-rate-limiter.window", "1s");
         p.put(r + "filters[0].args.headroom-rate-limiter.algorithm", "token-bucket");
       }
-      default -> throw new IllegalArgumentException("configuration: expected redis-default, redis-best or "
-          + "headroom-limiter, got '" + configuration + "'");
+      case "headroom-filter" -> {
+        p.put("headroom.cloud-gateway.store.type", "redis");
+        p.put("headroom.cloud-gateway.store.redis-uri", args[3]);
+        p.put("headroom.cloud-gateway.store.key-prefix", args[4]);
+        p.put("headroom.cloud-gateway.policies.bench.quota", Long.toString(RATE));
+        p.put("headroom.cloud-gateway.policies.bench.window", "1s");
+        p.put("headroom.cloud-gateway.policies.bench.algorithm", "token-bucket");
+        p.put("headroom.cloud-gateway.policies.bench.partitioning", "api-key");
+        p.put(r + "filters[0].name", "Headroom");
+        p.put(r + "filters[0].args.policies", "bench");
+      }
+      default -> throw new IllegalArgumentException("configuration: expected redis-default, redis-best, "
+          + "headroom-limiter or headroom-filter, got '" + configuration + "'");
     }
     new SpringApplicationBuilder(ScgLoadApp.class).web(WebApplicationType.REACTIVE).properties(p).run();
   }
