@@ -1,5 +1,6 @@
 package dev.headroom.servlet;
 
+import dev.headroom.vend.VendRoute;
 import dev.headroom.Decision;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.StoreException;
@@ -512,7 +513,7 @@ public final class HeadroomFilter implements Filter {
       Gate<HttpServletRequest> built = gate.build();
       List<CompiledVend> vend = new ArrayList<>();
       for (VendRoute v : vendRoutes) {
-        vend.add(new CompiledVend(v, gate.headers(gate.fields(), v.dialects()).omitOnRedirect(false).build()));
+        vend.add(new CompiledVend(v, built.headersFor(v.dialects())));
       }
       return new HeadroomFilter(this, built, vend);
     }

@@ -20,6 +20,7 @@ import dev.headroom.http.discovery.LimitsDiscoveryDocument;
 import dev.headroom.http.enforcement.CapacityReductions;
 import dev.headroom.http.enforcement.Escalation;
 import dev.headroom.http.enforcement.Escalations;
+import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.plan.Plan;
@@ -103,8 +104,10 @@ public final class Gate<R> {
   private final CapacityReductions capacity = new CapacityReductions();
   private final Map<String, QuotaPolicy> policiesByName;
   private final Ticker ticker;
+  private final java.util.function.Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headersFor;
 
   Gate(GateBuilder<R> b, List<CompiledRoute> routes, GateDiscovery discovery, RuntimeLimits limits) {
+    this.headersFor = b.headerFactory();
     this.limiter = b.limiter;
     this.refusals = b.refusals;
     this.routes = List.copyOf(routes);
@@ -147,6 +150,23 @@ public final class Gate<R> {
   /** What the gate does when the store cannot decide. */
   public StoreFailureMode storeFailureMode() {
     return storeFailureMode;
+  }
+
+  /**
+   * A header writer with the gate's field rules, exposure and clock, in {@code dialects} (the
+   * gate's when empty), without policies: for a front end's own kind of route, such as a vend
+   * route, whose responses carry the fields of its own decisions.
+   */
+  public RateLimitHeaders headersFor(Optional<Set<HeaderDialect>> dialects) {
+    return headersFor.apply(dialects);
+  }
+
+  /**
+   * 503 temporary-reduced-capacity with the Retry-After every front end sends, for a front end's
+   * own kind of route whose store could not decide under {@link StoreFailureMode#REFUSE}.
+   */
+  public Answer unavailable(GateRequest request) {
+    return Answers.unavailable(request, refusals.origin().orElse(null));
   }
 
   /** The first discovery path, which error bodies name; empty when discovery is off. */
@@ -276,6 +296,25 @@ public final class Gate<R> {
       }
       throw new CompletionException(why);
     });
+  }
+
+  /**
+   * The Graceful Boundaries body of an error the application or the framework answered (404, 405,
+   * 500, ...; Graceful Boundaries section 6; {@link dev.headroom.http.body.ServiceErrors#forStatus}),
+   * for a front end whose error bodies are on; a 405 without allowed methods is answered 400, since
+   * a 405 must name them.
+   *
+   * @param allowedMethods for 405, the methods the resource accepts
+   */
+  public Answer serviceError(GateRequest request, int status, List<String> allowedMethods) {
+    int sent = status == 405 && allowedMethods.isEmpty() ? 400 : status;
+    Refusal body = dev.headroom.http.body.ServiceErrors.forStatus(sent, request.method(), request.path(),
+        allowedMethods, discoveryPath);
+    if (refusals.origin().isPresent()) {
+      body = body.toBuilder().origin(refusals.origin().get()).build();
+    }
+    RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
+    return Answers.refusal(sent, List.of(), format, format.body(body, null));
   }
 
   /** A request about to be decided by the store. */

@@ -309,6 +309,16 @@ public final class GateBuilder<R> {
         .exposure(exposure).ticker(ticker).omitOnRedirect(omitOnRedirect);
   }
 
+  /** Header writers for {@link Gate#headersFor}, from the settings as they are now (a snapshot). */
+  java.util.function.Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headerFactory() {
+    FieldOptions f = fields;
+    Set<HeaderDialect> d = EnumSet.copyOf(dialects);
+    PartitionKeyExposure e = exposure;
+    Ticker t = ticker;
+    return routeDialects -> f.applyTo(RateLimitHeaders.builder()).dialects(routeDialects.orElse(d))
+        .exposure(e).ticker(t).build();
+  }
+
   /** The field rules set on the gate, which a route's own rules are merged over. */
   public FieldOptions fields() {
     return fields;

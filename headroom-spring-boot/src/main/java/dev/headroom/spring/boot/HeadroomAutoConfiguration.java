@@ -10,7 +10,7 @@ import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.servlet.DecisionListener;
 import dev.headroom.servlet.HeadroomFilter;
 import dev.headroom.servlet.Route;
-import dev.headroom.servlet.VendRoute;
+import dev.headroom.vend.VendRoute;
 import dev.headroom.servlet.UserResolver;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
