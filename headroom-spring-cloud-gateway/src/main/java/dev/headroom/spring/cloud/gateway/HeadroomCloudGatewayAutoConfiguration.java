@@ -5,6 +5,7 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.webflux.ReactiveUserResolver;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.embed.Gate;
@@ -110,7 +111,7 @@ public class HeadroomCloudGatewayAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   HeadroomRoutes headroomRoutes(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props, Ticker ticker,
-      ObjectProvider<GatewayUsers> users) {
+      ObjectProvider<ReactiveUserResolver> users) {
     Set<HeaderDialect> dialects = defaultDialects(props);
     Gate.StoreFailureMode onFailure = refuseOnStoreFailure(props) ? Gate.StoreFailureMode.REFUSE : Gate.StoreFailureMode.ALLOW;
     LimitRefusals.Builder refusals = LimitRefusals.builder().ticker(ticker)
@@ -130,7 +131,7 @@ public class HeadroomCloudGatewayAutoConfiguration {
       if (jitter != null && !jitter.isZero()) {
         b.jitter(jitter);
       }
-    }, escalations, users.getIfAvailable(GatewayUsers::principal));
+    }, escalations, users.getIfAvailable(ReactiveUserResolver::principal));
   }
 
   private static Map<String, Escalation> escalations(CloudGatewayProperties props) {
@@ -151,8 +152,9 @@ public class HeadroomCloudGatewayAutoConfiguration {
   /** {@code Headroom} in a route's filters. */
   @Bean
   @ConditionalOnMissingBean
-  HeadroomGatewayFilterFactory headroomGatewayFilterFactory(HeadroomRoutes routes, PolicyCatalog catalog) {
-    return new HeadroomGatewayFilterFactory(routes, catalog);
+  HeadroomGatewayFilterFactory headroomGatewayFilterFactory(HeadroomRoutes routes, PolicyCatalog catalog,
+      QuotaLimiter limiter) {
+    return new HeadroomGatewayFilterFactory(routes, catalog, limiter);
   }
 
   /** The discovery document at /.well-known/limits and /api/limits, whatever the routes. */

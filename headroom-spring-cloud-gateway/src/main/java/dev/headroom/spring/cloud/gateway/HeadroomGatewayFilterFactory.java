@@ -1,13 +1,20 @@
 package dev.headroom.spring.cloud.gateway;
 
+import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.embed.RouteRules;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.vend.VendRateLimiter;
+import dev.headroom.vend.VendRateLimits;
+import dev.headroom.vend.VendRoute;
+import dev.headroom.vend.format.Scope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import org.springframework.cloud.gateway.filter.GatewayFilter;
@@ -44,6 +51,7 @@ import org.springframework.cloud.gateway.support.HasRouteId;
  *           jitter: 5s
  *           only-near-exhaustion: 0.8
  *           cap-remaining-to-reset-ratio: 1
+ *           vend: {function: per-function}   # a vend endpoint (seed 003): POSTs to path are vend calls
  * }</pre>
  *
  * <p>From the Java DSL: {@code .filters(f -> f.filter(headroom.apply("items", c -> c.setPolicies(List.of("per-key")))))},
@@ -61,11 +69,13 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
 
   private final HeadroomRoutes routes;
   private final PolicyCatalog catalog;
+  private final QuotaLimiter limiter;
 
-  HeadroomGatewayFilterFactory(HeadroomRoutes routes, PolicyCatalog catalog) {
+  HeadroomGatewayFilterFactory(HeadroomRoutes routes, PolicyCatalog catalog, QuotaLimiter limiter) {
     super(Config.class);
     this.routes = Objects.requireNonNull(routes, "routes");
     this.catalog = Objects.requireNonNull(catalog, "catalog");
+    this.limiter = Objects.requireNonNull(limiter, "limiter");
   }
 
   @Override
@@ -80,7 +90,10 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
       throw new CloudGatewayConfigurationException("Headroom filter route id", routeId,
           "the id of the route it limits (from the Java DSL: apply(routeId, config -> ...))");
     }
-    routes.register(routeId, rules(routeId, config));
+    boolean vend = config.getVend() != null && !config.getVend().isEmpty();
+    boolean policies = config.getPolicies() != null && !config.getPolicies().isEmpty();
+    routes.register(routeId, vend && !policies ? null : rules(routeId, config),
+        vend ? vendRoute(routeId, config) : null);
     return new OrderedGatewayFilter((exchange, chain) -> routes.filter(exchange, chain::filter), ORDER);
   }
 
@@ -139,6 +152,39 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
     return b.build();
   }
 
+  /**
+   * The route's vend scopes (seed 003): {@code vend.SCOPE: POLICY} for the scopes global, service,
+   * function and user; calls are POSTs to {@code path}.
+   */
+  VendRoute vendRoute(String routeId, Config c) {
+    String at = "spring.cloud.gateway.routes[id=" + routeId + "].filters[Headroom].vend";
+    if (c.getPath() == null || c.getPath().contains("*")) {
+      throw new CloudGatewayConfigurationException(at.replace(".vend", ".path"), c.getPath(),
+          "the path of the vend endpoint, such as /vend, for a route with vend scopes");
+    }
+    VendRateLimits.Builder limits = VendRateLimits.builder();
+    c.getVend().forEach((scope, policy) -> {
+      Scope s;
+      try {
+        s = Scope.fromToken(scope.strip());
+      } catch (IllegalArgumentException e) {
+        throw new CloudGatewayConfigurationException(at, scope, "a scope: global, service, function or user", e);
+      }
+      QuotaPolicy q = catalog.find(policy.strip()).orElseThrow(() -> new CloudGatewayConfigurationException(
+          at + "." + scope, policy, "one of headroom.cloud-gateway.policies " + catalog.all().keySet()));
+      step(at + "." + scope, policy, () -> limits.limit(s, q));
+    });
+    try {
+      VendRoute.Builder b = VendRoute.builder(c.getPath(), VendRateLimiter.builder(limits.build()).limiter(limiter).build());
+      if (c.getDialects() != null && !c.getDialects().isEmpty()) {
+        b.dialects(dialects(at.replace(".vend", ".dialects"), c.getDialects()));
+      }
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      throw new CloudGatewayConfigurationException(at, c.getVend(), e.getMessage(), e);
+    }
+  }
+
   private static void step(String argument, Object value, Runnable step) {
     try {
       step.run();
@@ -186,6 +232,7 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
     private Double onlyNearExhaustion;
     private Double capRemainingToResetRatio;
     private String capMinWindow;
+    private Map<String, String> vend = new LinkedHashMap<>();
 
     @Override
     public void setRouteId(String routeId) {
@@ -313,6 +360,19 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
 
     public Config setCapMinWindow(String capMinWindow) {
       this.capMinWindow = capMinWindow;
+      return this;
+    }
+
+    /**
+     * Vend scopes of the route (seed 003), scope to policy: {@code function: per-function}. The
+     * route's POSTs to {@code path} are then vend calls, refused 429 {@code RATE_LIMITED}.
+     */
+    public Map<String, String> getVend() {
+      return vend;
+    }
+
+    public Config setVend(Map<String, String> vend) {
+      this.vend = vend;
       return this;
     }
   }

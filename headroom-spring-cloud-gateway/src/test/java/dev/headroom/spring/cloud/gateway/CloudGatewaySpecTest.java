@@ -9,10 +9,10 @@ import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecRoute;
 import dev.headroom.conformance.SpecUpstream;
 import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.webflux.ReactiveUserResolver;
 import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Collectors;
 import org.springframework.context.support.GenericApplicationContext;
 import reactor.core.publisher.Mono;
@@ -26,10 +26,10 @@ import reactor.core.publisher.Mono;
  * predicates, {@code HEAD} beside {@code GET}) with a {@code Headroom} filter naming its policies,
  * dialects and field rules; the policies are {@code headroom.cloud-gateway.policies}. The fixture's
  * store and clock are the application's {@code Store} and {@code Ticker} beans; its user is the
- * {@link SpecFixture#USER_HEADER} header ({@link GatewayUsers}).
+ * {@link SpecFixture#USER_HEADER} header ({@link ReactiveUserResolver}). {@link SpecFixture#VEND_PATH}
+ * is a route whose {@code Headroom} filter has the vend scope {@code function}.
  *
- * <p>The upstream's discarded bytes and asynchronous endpoints are {@link SpecUpstream}'s. Vend
- * routes are the gateway's and the servlet filter's (see {@link #vendRoutesUnsupported()}).
+ * <p>The upstream's discarded bytes and asynchronous endpoints are {@link SpecUpstream}'s.
  */
 class CloudGatewaySpecTest extends HttpAdapterSpec {
 
@@ -43,7 +43,7 @@ class CloudGatewaySpecTest extends HttpAdapterSpec {
       GenericApplicationContext g = (GenericApplicationContext) ctx;
       g.registerBean("specStore", Store.class, fixture::store);
       g.registerBean("specTicker", Ticker.class, fixture::ticker);
-      g.registerBean("specUsers", GatewayUsers.class,
+      g.registerBean("specUsers", ReactiveUserResolver.class,
           () -> exchange -> Mono.justOrEmpty(exchange.getRequest().getHeaders().getFirst(SpecFixture.USER_HEADER)));
     });
     return app.base();
@@ -62,13 +62,6 @@ class CloudGatewaySpecTest extends HttpAdapterSpec {
   @Override
   protected void reduceCapacity(String policy, double factor) {
     app.bean(HeadroomRoutes.class).reduceCapacity(policy, factor);
-  }
-
-  /** A vend call is decided synchronously by headroom-vend; the gateway and the servlet filter serve vend routes. */
-  @Override
-  protected Optional<String> vendRoutesUnsupported() {
-    return Optional.of("vend routes (seed 003) are served by the Headroom gateway and the servlet filter, "
-        + "not by the Spring Cloud Gateway filter");
   }
 
   /** The fixture as an application's properties. */
@@ -94,7 +87,17 @@ class CloudGatewaySpecTest extends HttpAdapterSpec {
         });
       }
     }
-    int i = 0;
+    String vendAt = "headroom.cloud-gateway.policies." + SpecFixture.VEND_POLICY + ".";
+    p.put(vendAt + "quota", "1");
+    p.put(vendAt + "window", SpecFixture.WINDOW.toSeconds() + "s");
+    p.put(vendAt + "partitioning", "global");
+    p.put("spring.cloud.gateway.routes[0].id", "vend");
+    p.put("spring.cloud.gateway.routes[0].uri", "http://127.0.0.1:" + upstreamPort);
+    p.put("spring.cloud.gateway.routes[0].predicates[0]", "Path=" + SpecFixture.VEND_PATH);
+    p.put("spring.cloud.gateway.routes[0].filters[0].name", "Headroom");
+    p.put("spring.cloud.gateway.routes[0].filters[0].args.path", SpecFixture.VEND_PATH);
+    p.put("spring.cloud.gateway.routes[0].filters[0].args.vend.function", SpecFixture.VEND_POLICY);
+    int i = 1;
     for (SpecRoute r : fixture.routes()) {
       String at = "spring.cloud.gateway.routes[" + i++ + "].";
       p.put(at + "id", r.method() + " " + r.template());

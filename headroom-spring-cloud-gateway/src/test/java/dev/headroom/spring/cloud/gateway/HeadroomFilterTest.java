@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
 import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecUpstream;
+import dev.headroom.webflux.ReactiveUserResolver;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -107,8 +108,8 @@ class HeadroomFilterTest {
         new HeadroomRoutes(b -> b.limiter(dev.headroom.QuotaLimiter.inMemory())
             .refusals(dev.headroom.http.body.LimitRefusals.builder().ticker(dev.headroom.Ticker.system())
                 .defaults(dev.headroom.http.body.PolicyTexts.builder("why").build()).build()), Map.of(),
-            GatewayUsers.principal()),
-        PolicyCatalog.from(props));
+            ReactiveUserResolver.principal()),
+        PolicyCatalog.from(props), dev.headroom.QuotaLimiter.inMemory());
     assertThatThrownBy(() -> factory.apply("r", c -> c.setPolicies(List.of("nowhere"))))
         .hasMessageContaining("routes[id=r].filters[Headroom].policies").hasMessageContaining("'nowhere'")
         .hasMessageContaining("[one]");
