@@ -11,7 +11,6 @@ import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.embed.Gate;
 import dev.headroom.http.enforcement.Escalation;
 import java.time.Duration;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -171,19 +170,7 @@ public class HeadroomCloudGatewayAutoConfiguration {
   }
 
   static Set<HeaderDialect> defaultDialects(CloudGatewayProperties props) {
-    Set<HeaderDialect> dialects = EnumSet.noneOf(HeaderDialect.class);
-    for (String token : props.getHeaders().getDialects()) {
-      try {
-        dialects.add(HeaderDialect.fromToken(token));
-      } catch (IllegalArgumentException e) {
-        throw new CloudGatewayConfigurationException("headroom.cloud-gateway.headers.dialects", token,
-            "one of ietf, draft-07, draft-06, draft-03, x-ratelimit", e);
-      }
-    }
-    if (dialects.isEmpty()) {
-      throw new CloudGatewayConfigurationException("headroom.cloud-gateway.headers.dialects", "", "at least one dialect");
-    }
-    return dialects;
+    return PolicyCatalog.dialects("headroom.cloud-gateway.headers.dialects", props.getHeaders().getDialects());
   }
 
   static boolean refuseOnStoreFailure(CloudGatewayProperties props) {

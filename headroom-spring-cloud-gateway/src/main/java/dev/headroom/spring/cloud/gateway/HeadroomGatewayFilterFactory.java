@@ -4,19 +4,16 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.embed.RouteRules;
 import dev.headroom.http.headers.FieldOptions;
-import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;
 import dev.headroom.vend.VendRoute;
 import dev.headroom.vend.format.Scope;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
 import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
@@ -121,7 +118,7 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
       step(at + ".methods", c.getMethods(), () -> b.methods(c.getMethods()));
     }
     if (c.getDialects() != null && !c.getDialects().isEmpty()) {
-      b.dialects(dialects(at + ".dialects", c.getDialects()));
+      b.dialects(PolicyCatalog.dialects(at + ".dialects", c.getDialects()));
     }
     if (c.getCost() != null) {
       long cost = PolicyCatalog.cost(at + ".cost", c.getCost());
@@ -177,7 +174,7 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
     try {
       VendRoute.Builder b = VendRoute.builder(c.getPath(), VendRateLimiter.builder(limits.build()).limiter(limiter).build());
       if (c.getDialects() != null && !c.getDialects().isEmpty()) {
-        b.dialects(dialects(at.replace(".vend", ".dialects"), c.getDialects()));
+        b.dialects(PolicyCatalog.dialects(at.replace(".vend", ".dialects"), c.getDialects()));
       }
       return b.build();
     } catch (IllegalArgumentException e) {
@@ -200,21 +197,6 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
     } catch (IllegalArgumentException e) {
       throw new CloudGatewayConfigurationException(argument, value, e.getMessage(), e);
     }
-  }
-
-  static Set<HeaderDialect> dialects(String argument, List<String> tokens) {
-    Set<HeaderDialect> read = EnumSet.noneOf(HeaderDialect.class);
-    for (String t : tokens) {
-      for (String one : t.split(",")) {
-        try {
-          read.add(HeaderDialect.fromToken(one));
-        } catch (IllegalArgumentException e) {
-          throw new CloudGatewayConfigurationException(argument, one.strip(), "one of ietf, draft-07, draft-06, "
-              + "draft-03, x-ratelimit", e);
-        }
-      }
-    }
-    return read;
   }
 
   /** The arguments of one route's {@code Headroom} filter. */

@@ -191,7 +191,7 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
       }
       long cost = c.getCost() == null ? 1 : PolicyCatalog.cost(at + ".cost", c.getCost());
       Set<HeaderDialect> dialects = c.getDialect() == null || c.getDialect().isEmpty() ? defaultDialects
-          : dialects(at + ".dialect", c.getDialect());
+          : PolicyCatalog.dialects(at + ".dialect", c.getDialect());
       RateLimitHeaders headers;
       try {
         headers = RateLimitHeaders.builder().dialects(dialects).exposure(PartitionKeyExposures.off())
@@ -238,21 +238,6 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
       } catch (IllegalArgumentException e) {
         throw new CloudGatewayConfigurationException(at, name, "a consistent policy (" + e.getMessage() + ")", e);
       }
-    }
-
-    private static Set<HeaderDialect> dialects(String argument, List<String> tokens) {
-      Set<HeaderDialect> read = EnumSet.noneOf(HeaderDialect.class);
-      for (String t : tokens) {
-        for (String one : t.split(",")) {
-          try {
-            read.add(HeaderDialect.fromToken(one));
-          } catch (IllegalArgumentException e) {
-            throw new CloudGatewayConfigurationException(argument, one.strip(), "one of ietf, draft-07, draft-06, "
-                + "draft-03, x-ratelimit", e);
-          }
-        }
-      }
-      return read;
     }
 
     Response response(Decision d) {

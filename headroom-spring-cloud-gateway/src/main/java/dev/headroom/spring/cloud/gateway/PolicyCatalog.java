@@ -4,10 +4,14 @@ import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import java.time.Duration;
+import dev.headroom.http.headers.HeaderDialect;
 import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.springframework.boot.convert.DurationStyle;
 
 /**
@@ -104,6 +108,29 @@ final class PolicyCatalog {
     } catch (IllegalArgumentException e) {
       throw new CloudGatewayConfigurationException(argument, value, what(e), e);
     }
+  }
+
+  /**
+   * Header dialects as configured: tokens, each possibly a comma-separated list.
+   *
+   * @throws CloudGatewayConfigurationException naming the argument and the token that is none
+   */
+  static Set<HeaderDialect> dialects(String argument, List<String> tokens) {
+    Set<HeaderDialect> read = EnumSet.noneOf(HeaderDialect.class);
+    for (String t : tokens) {
+      for (String one : t.split(",")) {
+        try {
+          read.add(HeaderDialect.fromToken(one));
+        } catch (IllegalArgumentException e) {
+          throw new CloudGatewayConfigurationException(argument, one.strip(), "one of ietf, draft-07, draft-06, "
+              + "draft-03, x-ratelimit", e);
+        }
+      }
+    }
+    if (read.isEmpty()) {
+      throw new CloudGatewayConfigurationException(argument, "", "at least one dialect");
+    }
+    return read;
   }
 
   /** A cost in units: a whole number from 0 to {@link QuotaPolicy#MAX_QUOTA}. */
