@@ -107,16 +107,17 @@ public record GatewayConfig(
       throw new IllegalArgumentException("maxBytes: " + maxBytes + " is not valid; expected 1 to "
           + MAX_BYTES_CEILING);
     }
-    return read(ConfigSource.read(file, maxBytes), file.toString());
+    return read(ConfigSource.read(file, maxBytes), file.toString(), file.toAbsolutePath().getParent());
   }
 
   /**
    * Validates YAML text of at most {@link #DEFAULT_MAX_BYTES} (in UTF-8), the bound a file has by
-   * default; {@code source} names it in messages.
+   * default; {@code source} names it in messages. Relative file paths in it resolve against the
+   * working directory; in a file read by {@link #load(Path)}, against the file's folder.
    */
   public static GatewayConfig parse(String yaml, String source) throws ConfigException {
     ConfigSource.checkLength(yaml, source, DEFAULT_MAX_BYTES);
-    return read(yaml, source);
+    return read(yaml, source, null);
   }
 
   /**
@@ -125,8 +126,8 @@ public record GatewayConfig(
    * to the section records of {@code dev.headroom.gateway.config}, so the dependency goes one way,
    * from here to them (no import circle: {@code ImportCircleTest} in headroom-cli).
    */
-  private static GatewayConfig read(String yaml, String source) throws ConfigException {
-    ConfigSections s = ConfigReader.read(yaml, source, System::getenv);
+  private static GatewayConfig read(String yaml, String source, Path folder) throws ConfigException {
+    ConfigSections s = ConfigReader.read(yaml, source, System::getenv, folder);
     return new GatewayConfig(s.service(), s.listen(), s.admin(), s.store(), s.trustedProxies(), s.limits(),
         s.timeouts(), s.upstreams(), s.policies(), s.routes(), s.pk(), s.plans(), source, yaml);
   }

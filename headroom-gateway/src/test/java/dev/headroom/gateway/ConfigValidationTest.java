@@ -61,6 +61,27 @@ class ConfigValidationTest {
     assertThat(Schemas.validate(Schemas.CONFIG, readYaml(bad))).isNotEmpty();
   }
 
+  /** Allow lists (headroom-http's AllowList): every bad entry, each naming its field; never a raw key quoted. */
+  @Test
+  void anAllowListIsCheckedEntryByEntry() {
+    String bad = """
+        service: {name: s, description: d}
+        upstreams:
+          a: {url: "http://127.0.0.1:1"}
+        policies:
+          p: {quota: 5, window: 1m, why: ok, allow: {cidrs: [10.0.0.1/8, 192.168.0.0/16, not-an-address], apiKeys: [my-raw-key], header: "X Key"}}
+        routes:
+          - {method: GET, path: /x, upstream: a, policies: [p]}
+        """;
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).filteredOn(p -> p.startsWith("policies.p.allow.cidrs: ")).hasSize(2);
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p.allow.apiKeys: an entry of 10 characters")
+        .contains("never the key itself"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p.allow.header: 'X Key' is not valid"));
+    assertThat(e.problems()).hasSize(4);
+    assertThat(e.getMessage()).doesNotContain("my-raw-key");
+  }
+
   /**
    * A policy with a problem is reported once: the route naming it gets no second, misleading
    * problem ("expected one of the policies: []"), and no message repeats its field name.

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.headroom.ManualTicker;
-import dev.headroom.plans.ApiKeys;
+import dev.headroom.http.partition.ApiKeys;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -34,17 +34,26 @@ class PlansSqlGatewayTest {
 
   @BeforeAll
   static void table() throws Exception {
-    try (Connection c = DriverManager.getConnection(URL, "postgres", null); Statement s = c.createStatement()) {
-      s.execute("DROP TABLE IF EXISTS " + TABLE);
-      s.execute("CREATE TABLE " + TABLE + " (key_hash char(64) PRIMARY KEY, plan text NOT NULL)");
-      s.execute("INSERT INTO " + TABLE + " VALUES ('" + ApiKeys.sha256("pro-key") + "', 'pro')");
-    }
+    createTable(TABLE);
   }
 
   @AfterAll
   static void drop() throws Exception {
+    dropTable(TABLE);
+  }
+
+  /** A plan table of {@code key_hash} and {@code plan} in which {@code pro-key} is on pro. */
+  static void createTable(String table) throws Exception {
     try (Connection c = DriverManager.getConnection(URL, "postgres", null); Statement s = c.createStatement()) {
-      s.execute("DROP TABLE IF EXISTS " + TABLE);
+      s.execute("DROP TABLE IF EXISTS " + table);
+      s.execute("CREATE TABLE " + table + " (key_hash char(64) PRIMARY KEY, plan text NOT NULL)");
+      s.execute("INSERT INTO " + table + " VALUES ('" + ApiKeys.sha256("pro-key") + "', 'pro')");
+    }
+  }
+
+  static void dropTable(String table) throws Exception {
+    try (Connection c = DriverManager.getConnection(URL, "postgres", null); Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS " + table);
     }
   }
 

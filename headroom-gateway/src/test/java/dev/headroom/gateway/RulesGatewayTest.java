@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.headroom.ManualTicker;
-import dev.headroom.plans.ApiKeys;
+import dev.headroom.http.partition.ApiKeys;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -147,15 +147,23 @@ class RulesGatewayTest {
     assertThat(send("GET", "/charged", null, null).headers().firstValue("RateLimit").orElseThrow()).contains("r=1");
   }
 
+  /**
+   * A shadow item that would refuse is sent as {@code r=0} with {@code t} until it would allow:
+   * draft-ietf-httpapi-ratelimit-headers-09 section 6 (fields independent of the status) and
+   * Appendix B.1.1 (a 200 with {@code r=0;t=50}); no Retry-After, since the request is served.
+   */
   @Test
-  void aShadowPolicyNeverRefusesAndSendsItsFieldsWhileItAllows() throws Exception {
+  void aShadowPolicyNeverRefusesAndSendsItsFieldsAlsoWhenItWouldRefuse() throws Exception {
     HttpResponse<String> first = send("GET", "/echo/trial", null, null);
     assertThat(first.statusCode()).isEqualTo(200);
     assertThat(first.headers().firstValue("RateLimit-Policy").orElseThrow()).contains("\"trial\"");
+    assertThat(first.headers().firstValue("RateLimit").orElseThrow()).contains("\"trial\";r=0;t=");
     for (int i = 0; i < 3; i++) {
       HttpResponse<String> r = send("GET", "/echo/trial", null, null);
       assertThat(r.statusCode()).isEqualTo(200);
       assertThat(r.headers().firstValue("Retry-After")).isEmpty();
+      assertThat(r.headers().firstValue("RateLimit-Policy").orElseThrow()).contains("\"trial\";q=1");
+      assertThat(r.headers().firstValue("RateLimit").orElseThrow()).matches("\"trial\";r=0;t=[1-9][0-9]*");
     }
   }
 }

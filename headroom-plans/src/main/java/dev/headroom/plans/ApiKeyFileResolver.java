@@ -1,5 +1,6 @@
 package dev.headroom.plans;
 
+import dev.headroom.http.partition.ApiKeys;
 import dev.headroom.http.plan.PlanResolution;
 import dev.headroom.http.plan.PlanResolver;
 import dev.headroom.http.partition.RequestView;

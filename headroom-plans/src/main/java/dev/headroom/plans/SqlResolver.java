@@ -3,6 +3,7 @@ package dev.headroom.plans;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.headroom.Ticker;
+import dev.headroom.http.partition.ApiKeys;
 import dev.headroom.http.partition.RequestView;
 import dev.headroom.http.plan.PlanResolution;
 import dev.headroom.http.plan.PlanResolver;

@@ -3,6 +3,7 @@ package dev.headroom.plans;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.headroom.http.partition.ApiKeys;
 import dev.headroom.http.partition.RequestView;
 import dev.headroom.http.plan.PlanResolution;
 import java.nio.file.Files;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.headroom.ManualTicker;
+import dev.headroom.http.partition.ApiKeys;
 import dev.headroom.http.partition.RequestView;
 import dev.headroom.http.plan.PlanResolution;
 import java.net.ServerSocket;

@@ -25,6 +25,7 @@ import dev.headroom.http.enforcement.Escalations;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.http.partition.AllowList;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.plan.PlanResolver;
@@ -101,7 +102,9 @@ import java.util.random.RandomGenerator;
  *   blocked and told {@code abnormal-usage-detected} (draft-09 section 5.3; headroom-http
  *   {@link Escalations}).
  * <li>Run-time capacity ({@link #reduceCapacity}): a policy lowered by an operator refuses with 503
- *   {@code temporary-reduced-capacity} (draft-09 section 5.2; headroom-http {@link CapacityReductions}).
+ *   {@code temporary-reduced-capacity} (draft-09 section 5.2; headroom-http {@link CapacityReductions}),
+ *   its plans' versions with it.
+ * <li>Allow lists ({@link Builder#allow}): callers that bypass a policy (headroom-http {@link AllowList}).
  * <li>A store that cannot decide, with {@link StoreFailureMode#REFUSE}: 503
  *   {@code temporary-reduced-capacity} with the Retry-After every front end sends
  *   ({@link ServiceErrors#storeUnavailable}).
@@ -144,7 +147,7 @@ public final class HeadroomFilter implements Filter {
     this.gate = gate;
     this.routes = List.copyOf(b.routes);
     this.users = b.users;
-    this.allowOnStoreFailure = b.storeFailureMode == StoreFailureMode.ALLOW;
+    this.allowOnStoreFailure = gate.storeFailureMode() == Gate.StoreFailureMode.ALLOW;
     this.errorBodies = b.errorBodies;
     this.vendRoutes = List.copyOf(vend);
   }
@@ -193,7 +196,7 @@ public final class HeadroomFilter implements Filter {
   @Override
   public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
     if (req.getDispatcherType() == DispatcherType.ASYNC) {
-      asyncDispatch(req, res, chain);
+      FilterChains.asyncDispatch(req, res, chain);
       return;
     }
     if (!(req instanceof HttpServletRequest) || !(res instanceof HttpServletResponse)
@@ -220,7 +223,7 @@ public final class HeadroomFilter implements Filter {
       case UNDECIDED -> chain.doFilter(req, res);
       case PASS -> {
         ErrorBodyResponse errors = errorBodies ? errorBodies(request, response, path) : null;
-        runChain(chain, request, errors == null ? response : errors, errors);
+        FilterChains.run(chain, request, errors == null ? response : errors, errors);
       }
       default -> admitted(request, response, chain, path, verdict.admission());
     }
@@ -241,7 +244,7 @@ public final class HeadroomFilter implements Filter {
     LimitedRequest limited = new LimitedRequest(request, limitedResponse, completion);
     try {
       ErrorBodyResponse limitedErrors = errorBodies ? errorBodies(request, limitedResponse, path) : null;
-      runChain(chain, limited, limitedErrors == null ? limitedResponse : limitedErrors, limitedErrors);
+      FilterChains.run(chain, limited, limitedErrors == null ? limitedResponse : limitedErrors, limitedErrors);
       if (!completion.isAsync() && request.isAsyncStarted()) {
         // The application started asynchronous processing on an unwrapped request.
         completion.asyncStarted();
@@ -258,49 +261,12 @@ public final class HeadroomFilter implements Filter {
     }
   }
 
-  /**
-   * An asynchronous dispatch of a limited request: when it ends without starting another
-   * asynchronous cycle, the container completes the response, so fields not yet written are
-   * written now.
-   */
-  private static void asyncDispatch(ServletRequest req, ServletResponse res, FilterChain chain)
-      throws IOException, ServletException {
-    chain.doFilter(req, res);
-    if (!req.isAsyncStarted()) {
-      LimitedResponse limited = LimitedResponse.find(res);
-      if (limited != null) {
-        limited.commitFields();
-      }
-    }
-  }
-
   /** The decoded, normalised path inside the application, as the container mapped it. */
   static String pathWithinApplication(HttpServletRequest request) {
     String servletPath = request.getServletPath();
     String pathInfo = request.getPathInfo();
     String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
     return path.isEmpty() ? "/" : path;
-  }
-
-  /**
-   * Runs the rest of the chain; with error bodies on, an exception the application lets through
-   * before anything was sent is answered 500 with its body (and logged), not left to the container.
-   */
-  private static void runChain(FilterChain chain, HttpServletRequest request, HttpServletResponse response,
-      ErrorBodyResponse errors) throws IOException, ServletException {
-    if (errors == null) {
-      chain.doFilter(request, response);
-      return;
-    }
-    try {
-      chain.doFilter(request, response);
-    } catch (IOException | ServletException | RuntimeException e) {
-      if (!errors.internalError()) {
-        throw e;
-      }
-      request.getServletContext().log("request " + request.getMethod() + " " + request.getRequestURI()
-          + " failed; answered 500 with a Graceful Boundaries body", e);
-    }
   }
 
   /** A vend route and its header writer. */
@@ -337,10 +303,28 @@ public final class HeadroomFilter implements Filter {
     private final List<VendRoute> vendRoutes = new ArrayList<>();
     private UserResolver users = UserResolver.principal();
     private DecisionListener listener = DecisionListener.none();
-    private StoreFailureMode storeFailureMode = StoreFailureMode.ALLOW;
     private boolean errorBodies;
 
     private Builder() {}
+
+    /**
+     * Applies settings to the gate directly (headroom-http {@link GateBuilder}): how a host that
+     * configures several front ends alike (the Spring Boot starter) sets them once.
+     */
+    public Builder gate(Consumer<GateBuilder<HttpServletRequest>> settings) {
+      settings.accept(gate);
+      return this;
+    }
+
+    /**
+     * {@link GateBuilder#allow}: callers that bypass a policy (headroom-http {@link AllowList}, the
+     * gateway's {@code allow}), neither counted nor refused by it; a plan's version of the policy
+     * follows its list.
+     */
+    public Builder allow(String policy, AllowList allow) {
+      gate.allow(policy, allow);
+      return this;
+    }
 
     /** Plans resolved per request within {@code deadline}; built with {@link Plans#of}. */
     public Builder plans(Plans plans, PlanResolver resolver, Duration deadline) {
@@ -414,7 +398,7 @@ public final class HeadroomFilter implements Filter {
 
     /** What to do when the store fails; {@link StoreFailureMode#ALLOW} by default. */
     public Builder storeFailureMode(StoreFailureMode mode) {
-      this.storeFailureMode = Objects.requireNonNull(mode, "storeFailureMode");
+      Objects.requireNonNull(mode, "storeFailureMode");
       gate.storeFailureMode(mode == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW : Gate.StoreFailureMode.REFUSE);
       return this;
     }

@@ -65,6 +65,11 @@ public final class Route {
     return rules.shadowPolicies();
   }
 
+  /** Whether the RateLimit fields of the shadow policy of this name are sent ({@link RouteRules#sendsShadowFields}). */
+  public boolean sendsShadowFields(String policy) {
+    return rules.sendsShadowFields(policy);
+  }
+
   /** What a request costs in units of the route's {@code requests} policies, without a cost header. */
   public long cost() {
     return rules.cost();
@@ -166,6 +171,12 @@ public final class Route {
     /** {@link RouteRules.Builder#shadowPolicy}: reported to {@link DecisionListener#shadowDecided}. */
     public Builder shadowPolicy(QuotaPolicy policy) {
       rules.shadowPolicy(policy);
+      return this;
+    }
+
+    /** {@link RouteRules.Builder#shadowPolicy(QuotaPolicy, boolean)}: with {@code sendFields}, its fields are sent. */
+    public Builder shadowPolicy(QuotaPolicy policy, boolean sendFields) {
+      rules.shadowPolicy(policy, sendFields);
       return this;
     }
 

@@ -107,7 +107,7 @@ class PlansFilterTest {
 
   @Test
   void limitsChangeAtRunTimeWithoutARestart() throws Exception {
-    // the configured policy changes; every plan here overrides it, so plan policies stay as they are
+    // the configured policy changes; the plans' quotas follow it (aRunTimeChangeOfTheBaseReachesEveryPlan)
     assertThat(filter.limits().current().get("api").quota()).isEqualTo(100);
     filter.limits().set("api", 3, Optional.of(Duration.ofSeconds(30)));
     assertThat(filter.limits().current().get("api").quota()).isEqualTo(3);
@@ -118,6 +118,39 @@ class PlansFilterTest {
     assertThatThrownBy(() -> filter.limits().set("api", 0, Optional.empty())).hasMessageContaining("quota");
     filter.limits().reset("api");
     assertThat(filter.limits().current().get("api").quota()).isEqualTo(100);
+  }
+
+  /**
+   * The rule of {@code RuntimeLimits} and {@code Plans.policy}: a plan's overridden quota keeps its
+   * ratio to the base quota; a capacity reduction of the base reduces each plan's version (503
+   * temporary-reduced-capacity, draft-ietf-httpapi-ratelimit-headers-09 section 5.2).
+   */
+  @Test
+  void aRunTimeChangeOfTheBaseReachesEveryPlan() throws Exception {
+    filter.limits().set("api", 200, Optional.empty()); // twice the configured 100
+    assertThat(filter.limits().plans().get("api:pro").quota()).isEqualTo(10);
+    assertThat(filter.limits().plans().get("api:free").quota()).isEqualTo(2);
+    assertThat(get("/a", "pro").headers().firstValue("RateLimit-Policy").orElseThrow()).contains("\"api:pro\";q=10");
+    JsonNode doc = new ObjectMapper().readTree(get("/.well-known/limits", null).body());
+    assertThat(doc.path("plans").get(1).path("limits").get(0).path("maxRequests").asLong()).isEqualTo(10);
+
+    filter.reduceCapacity("api", 0.5);
+    HttpResponse<String> reduced = get("/a", "pro");
+    assertThat(reduced.headers().firstValue("RateLimit-Policy").orElseThrow()).contains("\"api:pro\";q=5");
+    int served = 2; // at 10 and at 5: at most 5 in all now, on the same counters
+    HttpResponse<String> refused = get("/a", "pro");
+    while (refused.statusCode() == 200 && served < 10) {
+      served++;
+      refused = get("/a", "pro");
+    }
+    assertThat(served).isLessThanOrEqualTo(5);
+    assertThat(refused.statusCode()).isEqualTo(503);
+    assertThat(refused.body()).contains("reduced capacity");
+
+    filter.reduceCapacity("api", 1);
+    filter.limits().reset("api");
+    assertThat(filter.limits().plans().get("api:pro").quota()).isEqualTo(5);
+    assertThat(get("/a", "pro").headers().firstValue("RateLimit-Policy").orElseThrow()).contains("\"api:pro\";q=5");
   }
 
   @Test

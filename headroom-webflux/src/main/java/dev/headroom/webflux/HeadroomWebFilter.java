@@ -138,15 +138,26 @@ public final class HeadroomWebFilter implements WebFilter, Ordered {
     return users.user(exchange).map(Optional::of).defaultIfEmpty(Optional.empty());
   }
 
-  /** The gate's verdict; one that completes later (on a store's thread) is handed to the scheduler. */
+  /**
+   * The gate's verdict; one that completes later (on a store's thread) is handed to the scheduler.
+   * When the exchange is cancelled (the client went away) before a later verdict arrives, an
+   * admission it brings is completed at once, so that its leases are not held until they time out.
+   */
   private Mono<Verdict> verdict(ServerWebExchange exchange, Optional<String> user) {
     CompletableFuture<Verdict> v = gate.decideAsync(new ExchangeRequest(exchange.getRequest(), user), exchange)
         .toCompletableFuture();
     if (v.isDone()) {
       return Mono.fromFuture(v);
     }
-    return Mono.fromFuture(v).publishOn(continuations);
+    return Mono.fromFuture(v, true).publishOn(continuations).doOnCancel(() -> v.thenAccept(verdict -> {
+      if (verdict.kind() == Verdict.Kind.ADMIT) {
+        verdict.admission().completeAsync(CLIENT_CLOSED, 0);
+      }
+    }));
   }
+
+  /** The status an admission completes with when the client went away before any response (nginx's 499). */
+  static final int CLIENT_CLOSED = 499;
 
   /** Writes a response the gate answered itself: status, fields, body (none for HEAD). */
   static Mono<Void> answer(ServerWebExchange exchange, Answer answer) {
@@ -177,11 +188,14 @@ public final class HeadroomWebFilter implements WebFilter, Ordered {
     });
     MeteredResponse metered = admission.chargesContent() ? new MeteredResponse(response) : null;
     ServerWebExchange limited = metered == null ? exchange : exchange.mutate().response(metered).build();
-    return chain.filter(limited).doFinally(signal -> {
-      // an error not yet answered becomes a 500 after this filter: it counts as one
-      int status = signal == SignalType.ON_ERROR && !response.isCommitted() ? 500 : status(response);
-      admission.completeAsync(status, metered == null ? 0 : metered.bytesWritten());
-    });
+    int[] failed = {0};
+    return chain.filter(limited)
+        .doOnError(e -> failed[0] = e instanceof ResponseStatusException r ? r.getStatusCode().value() : 500)
+        .doFinally(signal -> {
+          // an error not yet answered is answered after this filter with its status: it counts as that
+          int status = signal == SignalType.ON_ERROR && !response.isCommitted() ? failed[0] : status(response);
+          admission.completeAsync(status, metered == null ? 0 : metered.bytesWritten());
+        });
   }
 
   private static int status(ServerHttpResponse response) {

@@ -1,7 +1,6 @@
 package dev.headroom.gateway.config;
 
-import dev.headroom.http.partition.CidrRange;
-import java.util.List;
+import dev.headroom.http.partition.AllowList;
 import java.util.Set;
 
 /**
@@ -9,18 +8,18 @@ import java.util.Set;
  * <ul>
  *   <li>{@code allow}: client addresses (CIDR blocks, the address as {@code trustedProxies}
  *       resolve it) and API keys (SHA-256 hex of the key in {@code allow.header}) that bypass
- *       the policy: not counted, not refused;
+ *       the policy: not counted, not refused ({@link AllowList}, shared with the embedded front ends);
  *   <li>{@code count}: {@code all} requests (default), only {@code failures} (responses 400 and
  *       up: login attempts) or only {@code successes} (below 400). The request is counted when it
  *       is decided, so concurrent attempts are bounded too, and given back when its response
  *       turns out not to count;
  *   <li>{@code when}: the methods and route names the policy applies to (empty: every one);
  *   <li>{@code shadow}: decided, counted, metered and logged, never refusing; {@code shadowFields}
- *       sends its RateLimit fields while it would allow.
+ *       sends its RateLimit fields, an item that would refuse as {@code r=0} with {@code t} the
+ *       time until it would allow.
  * </ul>
  */
-public record PolicyRules(List<CidrRange> allowCidrs, Set<String> allowKeyHashes, String allowHeader,
-    CountMode count, Set<String> methods, Set<String> routes, boolean shadow, boolean shadowFields) {
+public record PolicyRules(AllowList allow, CountMode count, Set<String> methods, Set<String> routes, boolean shadow, boolean shadowFields) {
 
   /** Which responses a policy counts. */
   public enum CountMode {
@@ -37,12 +36,11 @@ public record PolicyRules(List<CidrRange> allowCidrs, Set<String> allowKeyHashes
   }
 
   /** No rules: every request of the policy's routes, counted, enforced. */
-  public static final PolicyRules NONE = new PolicyRules(List.of(), Set.of(), "X-Api-Key", CountMode.ALL,
+  public static final PolicyRules NONE = new PolicyRules(AllowList.NONE, CountMode.ALL,
       Set.of(), Set.of(), false, false);
 
   public PolicyRules {
-    allowCidrs = List.copyOf(allowCidrs);
-    allowKeyHashes = Set.copyOf(allowKeyHashes);
+    java.util.Objects.requireNonNull(allow, "allow");
     methods = Set.copyOf(methods);
     routes = Set.copyOf(routes);
   }

@@ -14,6 +14,7 @@ import dev.headroom.gateway.config.StoreSettings;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
 import dev.headroom.http.path.PathTemplate;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -61,20 +62,27 @@ public final class ConfigReader {
 
   private final List<String> problems = new ArrayList<>();
   private final Function<String, String> env;
+  /** The configuration file's folder, which relative file paths resolve against; null for text without a file. */
+  private final Path folder;
 
-  private ConfigReader(Function<String, String> env) {
+  private ConfigReader(Function<String, String> env, Path folder) {
     this.env = env;
+    this.folder = folder;
   }
 
   /**
    * Parses and validates; see {@link dev.headroom.gateway.GatewayConfig#parse(String, String)}.
    *
    * @param env the environment variables {@code pk.keyEnv} may name
+   * @param folder the configuration file's folder, which relative file paths ({@code plans.resolver.file},
+   *     {@code jwksFile}, {@code keyFile}, {@code passwordFile}, {@code pk.keyFile},
+   *     {@code admin.tokenFile}) resolve against; null for text without a file (the working directory)
    * @return every section, valid and with every reference resolved
    * @throws ConfigException listing every problem found
    */
-  public static ConfigSections read(String yaml, String source, Function<String, String> env) throws ConfigException {
-    ConfigReader reader = new ConfigReader(env);
+  public static ConfigSections read(String yaml, String source, Function<String, String> env, Path folder)
+      throws ConfigException {
+    ConfigReader reader = new ConfigReader(env, folder);
     JsonNode root = ConfigSource.tree(yaml, source);
     if (root.isMissingNode() || root.isNull()) {
       throw new ConfigException(source, List.of("(root): the file is empty; expected a mapping with "
@@ -96,7 +104,7 @@ public final class ConfigReader {
     top.keys("", root, "service", "listen", "admin", "store", "trustedProxies", "limits", "timeouts",
         "upstreams", "policies", "routes", "pk", "plans");
     Service service = new ServiceReader(problems).service(root.path("service"));
-    ListenReader listenReader = new ListenReader(problems, env);
+    ListenReader listenReader = new ListenReader(problems, env, folder);
     Listen listen = listenReader.listen(root.path("listen"));
     Admin admin = listenReader.admin(root.path("admin"));
     StoreReader storeReader = new StoreReader(problems);
@@ -109,7 +117,7 @@ public final class ConfigReader {
     Map<String, Policy> policies = new PolicyReader(problems, service == null ? null
         : service.origin().orElse(null)).policies(root.path("policies"));
     storeReader.leasedPolicies(store, policies);
-    PkReader pkReader = new PkReader(problems, env);
+    PkReader pkReader = new PkReader(problems, env, folder);
     List<Route> routes = new RouteReader(problems, new VendReader(problems), pkReader)
         .routes(root.path("routes"), upstreams, policies, declared(root.path("policies")));
     if (service != null) {
@@ -117,7 +125,7 @@ public final class ConfigReader {
     }
     PkSettings pk = pkReader.pk(root.path("pk"), routes);
     whenRoutes(policies, routes);
-    Optional<PlanSettings> plans = new PlansReader(problems, env).plans(root.path("plans"), policies);
+    Optional<PlanSettings> plans = new PlansReader(problems, env, folder).plans(root.path("plans"), policies);
     if (!problems.isEmpty()) {
       return null;
     }

@@ -5,6 +5,7 @@ import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.AdminToken;
 import dev.headroom.gateway.config.Listen;
 import dev.headroom.http.partition.CidrRange;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -18,8 +19,8 @@ final class ListenReader extends SectionReader {
   /** The environment variables {@code admin.tokenEnv} may name. */
   private final Function<String, String> env;
 
-  ListenReader(List<String> problems, Function<String, String> env) {
-    super(problems);
+  ListenReader(List<String> problems, Function<String, String> env, Path folder) {
+    super(problems, folder);
     this.env = env;
   }
 

@@ -6,6 +6,7 @@ import dev.headroom.gateway.config.PkSettings;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.partition.PartitionKeyExposures;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
@@ -18,8 +19,8 @@ final class PkReader extends SectionReader {
   /** The environment variables {@code pk.keyEnv} may name. */
   private final Function<String, String> env;
 
-  PkReader(List<String> problems, Function<String, String> env) {
-    super(problems);
+  PkReader(List<String> problems, Function<String, String> env, Path folder) {
+    super(problems, folder);
     this.env = env;
   }
 

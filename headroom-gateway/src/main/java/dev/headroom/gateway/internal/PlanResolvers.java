@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * The gateway's plan resolver and what keeps it current: built from {@code plans.resolver}, kept
  * across reloads while that section is unchanged (a SQL resolver's pool and cache survive), and,
  * for a key file, a {@link ConfigWatcher} that reads the file again when it changes (a file that
- * does not read keeps the keys in force, and says why). Guarded by the server's lock.
+ * does not read keeps the keys in force, and says why). A resolver a reload replaces is retired,
+ * not closed: it closes once the requests resolving with it are done ({@link HeldResolver}).
+ * Guarded by the server's lock.
  */
 final class PlanResolvers implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PlanResolvers.class);
@@ -27,39 +29,39 @@ final class PlanResolvers implements AutoCloseable {
   /** The gateway's time: the SQL cache's, and the JWT resolver's clock. */
   private final Ticker ticker;
   private PlanSource source;
-  private PlanResolver resolver;
+  private HeldResolver held;
   private ConfigWatcher watcher;
 
   PlanResolvers(Ticker ticker) {
     this.ticker = ticker;
   }
 
-  /** The resolver for {@code next} (the one in force when unchanged); empty without plans. */
-  synchronized Optional<PlanResolver> resolver(Optional<PlanSource> next) {
+  /**
+   * The resolver for {@code next} (the one in force when unchanged); empty without plans. A new
+   * one is built before the one it replaces is retired, so that a resolver that does not build
+   * leaves the one in force as it was.
+   */
+  synchronized Optional<HeldResolver> resolver(Optional<PlanSource> next) {
     if (next.isPresent() && next.get().equals(source)) {
-      return Optional.of(resolver);
+      return Optional.of(held);
     }
-    close();
-    if (next.isEmpty()) {
-      return Optional.empty();
+    ConfigWatcher nextWatcher = null;
+    HeldResolver fresh = null;
+    if (next.isPresent()) {
+      PlanResolver r = build(next.get());
+      nextWatcher = watch(next.get(), r);
+      fresh = new HeldResolver(r);
     }
-    source = next.get();
-    resolver = build(source);
-    return Optional.of(resolver);
+    retire(fresh);
+    source = next.orElse(null);
+    held = fresh;
+    watcher = nextWatcher;
+    return Optional.ofNullable(fresh);
   }
 
   private PlanResolver build(PlanSource s) {
     if (s instanceof PlanSource.KeyFile k) {
-      ApiKeyFileResolver r = ApiKeyFileResolver.of(k.file(), k.header());
-      watcher = ConfigWatcher.start(k.file(), () -> {
-        try {
-          r.reload();
-          LOG.info("plan keys reloaded from {}: {} keys", k.file(), r.size());
-        } catch (IllegalArgumentException e) {
-          LOG.error("plan keys not reloaded, the keys in force stay: {}", e.getMessage());
-        }
-      });
-      return r;
+      return ApiKeyFileResolver.of(k.file(), k.header());
     }
     if (s instanceof PlanSource.Jwt j) {
       return jwt(j, ticker);
@@ -68,6 +70,29 @@ final class PlanResolvers implements AutoCloseable {
       return sql(q, ticker);
     }
     throw new IllegalStateException("no resolver for " + s);
+  }
+
+  /** For a key file, the watcher that reads it again when it changes; null for other resolvers. */
+  private static ConfigWatcher watch(PlanSource s, PlanResolver resolver) {
+    if (s instanceof PlanSource.KeyFile k && resolver instanceof ApiKeyFileResolver r) {
+      return ConfigWatcher.start(k.file(), () -> {
+        try {
+          r.reload();
+          LOG.info("plan keys reloaded from {}: {} keys", k.file(), r.size());
+        } catch (IllegalArgumentException e) {
+          LOG.error("plan keys not reloaded, the keys in force stay: {}", e.getMessage());
+        }
+      });
+    }
+    return null;
+  }
+
+  /**
+   * The longest a request waits for its plan: {@link PlanGate#DEADLINE}, or a SQL resolver's own
+   * {@code deadline} when it is longer (an operator who allows the database 5 s gets 5 s).
+   */
+  static java.time.Duration wait(PlanSource s) {
+    return s instanceof PlanSource.Sql q && q.deadline().compareTo(PlanGate.DEADLINE) > 0 ? q.deadline() : PlanGate.DEADLINE;
   }
 
   /**
@@ -125,20 +150,21 @@ final class PlanResolvers implements AutoCloseable {
     };
   }
 
-  @Override
-  public synchronized void close() {
+  /** Retires the resolver in force (it closes once no request holds it), {@code next} taking over. */
+  private void retire(HeldResolver next) {
     if (watcher != null) {
       watcher.close();
       watcher = null;
     }
-    if (resolver != null) {
-      try {
-        resolver.close();
-      } catch (RuntimeException e) {
-        LOG.warn("closing the plan resolver failed: {}", e.toString());
-      }
-      resolver = null;
+    if (held != null) {
+      held.retire(next);
+      held = null;
     }
     source = null;
+  }
+
+  @Override
+  public synchronized void close() {
+    retire(null);
   }
 }

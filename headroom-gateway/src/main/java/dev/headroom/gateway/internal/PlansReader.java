@@ -33,7 +33,8 @@ import java.util.function.Function;
  * and {@code algorithm} of named policies; the {@code fallback} plan of every caller whose plan
  * cannot be found; and the {@code resolver} that finds a request's plan. Every plan's policies are
  * built now by headroom-http's {@link Plans}, so a plan that makes an invalid policy is reported
- * under its YAML path at load.
+ * under its YAML path at load. File paths ({@code file}, {@code jwksFile}, {@code keyFile},
+ * {@code passwordFile}) resolve against the configuration file's folder.
  */
 final class PlansReader extends SectionReader {
 
@@ -46,8 +47,8 @@ final class PlansReader extends SectionReader {
   /** The environment variables {@code resolver.keyEnv} may name. */
   private final Function<String, String> env;
 
-  PlansReader(List<String> problems, Function<String, String> env) {
-    super(problems);
+  PlansReader(List<String> problems, Function<String, String> env, Path folder) {
+    super(problems, folder);
     this.env = env;
   }
 
@@ -162,8 +163,9 @@ final class PlansReader extends SectionReader {
         if (file == null) {
           return null;
         }
-        Path path = Path.of(file);
+        Path path;
         try {
+          path = file(file);
           ApiKeyFileResolver.of(path, header == null ? DEFAULT_KEY_HEADER : header);
         } catch (IllegalArgumentException e) {
           problems.add("plans.resolver.file: " + e.getMessage());
@@ -194,7 +196,15 @@ final class PlansReader extends SectionReader {
     String p = "plans.resolver";
     keys(p, n, "type", "jwksFile", "jwksUrl", "keyEnv", "keyFile", "claim", "audience", "issuer", "clockSkew");
     int before = problems.size();
-    Optional<Path> jwksFile = optionalText(p + ".jwksFile", n.path("jwksFile")).map(Path::of);
+    Optional<Path> jwksFile = Optional.empty();
+    Optional<String> jwksName = optionalText(p + ".jwksFile", n.path("jwksFile"));
+    if (jwksName.isPresent()) {
+      try {
+        jwksFile = Optional.of(file(jwksName.get()));
+      } catch (IllegalArgumentException e) {
+        problem(p + ".jwksFile", n.path("jwksFile"), "the path of a JSON Web Key Set file");
+      }
+    }
     Optional<URL> jwksUrl = Optional.empty();
     Optional<String> url = optionalText(p + ".jwksUrl", n.path("jwksUrl"));
     if (url.isPresent()) {

@@ -34,7 +34,8 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>A partition an escalating policy has blocked is refused before the store is asked
  * (abnormal-usage-detected); a refusal counts towards escalation, and one that starts a block
- * is answered as abnormal usage with the block's wait. A capacity-reduced policy's refusal is
+ * is answered as abnormal usage with the block's wait. A capacity-reduced policy's refusal (a
+ * plan's policy follows its base's reduction: {@code CapacityReductions}) is
  * temporary-reduced-capacity (draft-ietf-httpapi-ratelimit-headers-09 section 5.2). Content-bytes
  * policies admit while not in debt and are charged when the exchange ends. The store's answer
  * arrives on the connection's event loop, completed or not.
@@ -103,7 +104,7 @@ final class QuotaCheck {
         continue;
       }
       PartitionKey key = ex.conn.peerKey(ex.snap, p, facts);
-      QuotaPolicy effective = state.capacity.effective(p.quota());
+      QuotaPolicy effective = state.capacity.effective(p.quota(), baseName(ex, p.name()));
       long cost = RequestRules.units(effective, units.getAsLong());
       if (p.rules().shadow()) {
         shadows.add(p);
@@ -176,7 +177,7 @@ final class QuotaCheck {
     for (int i = 0; i < outcomes.size(); i++) {
       PolicyOutcome o = outcomes.get(i);
       state.metrics.decision(o.policy().name(),
-          o.allowed() ? "allowed" : state.capacity.isReduced(o.policy().name()) ? "reduced" : "refused", o.key());
+          o.allowed() ? "allowed" : reduced(ex, o.policy().name()) ? "reduced" : "refused", o.key());
       if (d.allowed() && o.policy().unit() == QuotaUnit.CONTENT_BYTES) {
         if (contentBytes.isEmpty()) {
           contentBytes = new ArrayList<>(1);
@@ -215,13 +216,23 @@ final class QuotaCheck {
     ex.refused(r);
   }
 
+  /** The base policy of a plan's policy ({@code api} for {@code api:pro}), whose capacity factor it follows. */
+  private static String baseName(Exchange ex, String policy) {
+    PlanGate gate = ex.snap.plans().orElse(null);
+    return gate == null ? policy : gate.policies.plans().baseName(policy);
+  }
+
+  private static boolean reduced(Exchange ex, String policy) {
+    return ex.state.capacity.isReduced(policy, baseName(ex, policy));
+  }
+
   private static void refuse(Exchange ex, Decision d, List<Policy> policies, List<PartitionKey> keys) {
     GatewayState state = ex.state;
     PolicyOutcome worst = d.mostConstraining();
     int index = d.outcomes().indexOf(worst);
     Policy policy = policies.get(index);
     long now = Long.MIN_VALUE; // read once, and only for a policy that escalates
-    RefusalKind kind = state.capacity.isReduced(policy.name())
+    RefusalKind kind = reduced(ex, policy.name())
         ? RefusalKind.TEMPORARY_REDUCED_CAPACITY : RefusalKind.QUOTA_EXCEEDED;
     long retryAfter = d.retryAfterSeconds();
     for (PolicyOutcome o : d.violated()) {

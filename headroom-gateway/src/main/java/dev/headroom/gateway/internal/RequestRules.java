@@ -7,8 +7,6 @@ import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.gateway.config.RouteCost;
 import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
 import dev.headroom.http.RequestCost;
-import dev.headroom.http.partition.CidrRange;
-import dev.headroom.plans.ApiKeys;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -29,24 +27,11 @@ final class RequestRules {
     if (!r.appliesTo(facts.method(), ex.route.route().name())) {
       return false;
     }
-    if (!r.allowCidrs().isEmpty()) {
-      Optional<String> address = ex.snap.vocabulary().clientAddress(facts);
-      if (address.isPresent()) {
-        for (CidrRange c : r.allowCidrs()) {
-          if (c.contains(address.get())) {
-            ex.state.metrics.decision(p.name(), "bypassed");
-            return false;
-          }
-        }
-      }
-    }
-    if (!r.allowKeyHashes().isEmpty()) {
-      List<String> keys = facts.headers().getAll(r.allowHeader());
-      if (keys.size() == 1 && keys.get(0).length() <= ApiKeys.MAX_KEY_LENGTH
-          && r.allowKeyHashes().contains(ApiKeys.sha256(keys.get(0).strip()))) {
-        ex.state.metrics.decision(p.name(), "bypassed");
-        return false;
-      }
+    if (!r.allow().isEmpty() && r.allow().bypasses(
+        r.allow().cidrs().isEmpty() ? Optional.empty() : ex.snap.vocabulary().clientAddress(facts),
+        facts.headers().getAll(r.allow().header()))) {
+      ex.state.metrics.decision(p.name(), "bypassed");
+      return false;
     }
     return true;
   }

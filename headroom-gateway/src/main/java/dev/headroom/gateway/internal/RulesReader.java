@@ -3,13 +3,14 @@ package dev.headroom.gateway.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.gateway.config.RouteCost;
-import dev.headroom.http.partition.CidrRange;
+import dev.headroom.http.partition.AllowList;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Reads a policy's rules ({@code allow}, {@code count}, {@code when}, {@code shadow},
@@ -25,28 +26,22 @@ final class RulesReader extends SectionReader {
   }
 
   PolicyRules rules(String path, JsonNode n) {
-    List<CidrRange> cidrs = new ArrayList<>();
-    Set<String> keys = new LinkedHashSet<>();
-    String header = PlansReader.DEFAULT_KEY_HEADER;
+    AllowList allowList = AllowList.NONE;
     JsonNode allow = n.path("allow");
     if (!allow.isMissingNode() && object(path + ".allow", allow)) {
       keys(path + ".allow", allow, "cidrs", "apiKeys", "header");
-      for (String c : texts(path + ".allow.cidrs", allow.path("cidrs"), "a list of CIDR blocks such as 10.0.0.0/8")) {
-        try {
-          cidrs.add(CidrRange.parse(c));
-        } catch (IllegalArgumentException e) {
-          problems.add(path + ".allow.cidrs: " + e.getMessage());
-        }
+      String field = path + ".allow";
+      String header = optionalText(field + ".header", allow.path("header")).orElse(AllowList.DEFAULT_HEADER);
+      // each entry checked alone, so that every bad one is reported; the header once, below
+      List<String> cidrs = valid(texts(field + ".cidrs", allow.path("cidrs"), "a list of CIDR blocks such as 10.0.0.0/8"),
+          c -> AllowList.of(field, List.of(c), List.of(), AllowList.DEFAULT_HEADER));
+      List<String> keys = valid(texts(field + ".apiKeys", allow.path("apiKeys"), "a list of SHA-256 hex digests of API keys"),
+          k -> AllowList.of(field, List.of(), List.of(k), AllowList.DEFAULT_HEADER));
+      try {
+        allowList = AllowList.of(field, cidrs, keys, header);
+      } catch (IllegalArgumentException e) {
+        problems.add(e.getMessage());
       }
-      for (String k : texts(path + ".allow.apiKeys", allow.path("apiKeys"), "a list of SHA-256 hex digests of API keys")) {
-        if (k.length() != 64 || !k.chars().allMatch(ch -> Character.digit(ch, 16) >= 0)) {
-          problems.add(path + ".allow.apiKeys: an entry of " + k.length() + " characters is not valid; expected the "
-              + "SHA-256 hex of a key (64 hex digits), never the key itself");
-        } else {
-          keys.add(k.toLowerCase(Locale.ROOT));
-        }
-      }
-      header = optionalText(path + ".allow.header", allow.path("header")).orElse(header);
     }
     PolicyRules.CountMode count = PolicyRules.CountMode.ALL;
     Optional<String> countText = optionalText(path + ".count", n.path("count"));
@@ -73,7 +68,21 @@ final class RulesReader extends SectionReader {
     if (shadowFields && !shadow) {
       problem(path + ".shadowFields", n.path("shadowFields"), "shadowFields only with shadow: true");
     }
-    return new PolicyRules(cidrs, keys, header, count, methods, routes, shadow, shadowFields);
+    return new PolicyRules(allowList, count, methods, routes, shadow, shadowFields);
+  }
+
+  /** The entries {@code check} accepts; each it refuses is a problem, its message naming the field. */
+  private List<String> valid(List<String> entries, Consumer<String> check) {
+    List<String> out = new ArrayList<>(entries.size());
+    for (String e : entries) {
+      try {
+        check.accept(e);
+        out.add(e);
+      } catch (IllegalArgumentException x) {
+        problems.add(x.getMessage());
+      }
+    }
+    return out;
   }
 
   RouteCost cost(String path, JsonNode n) {

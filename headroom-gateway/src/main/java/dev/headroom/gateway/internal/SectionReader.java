@@ -37,8 +37,31 @@ abstract class SectionReader {
   /** The problems of the whole read, in the order found; every section reader of one read adds to it. */
   final List<String> problems;
 
+  /**
+   * The folder of the configuration file, which a relative file path in it is resolved against;
+   * null when the configuration is text without a file (then against the working directory).
+   */
+  private final Path folder;
+
   SectionReader(List<String> problems) {
+    this(problems, null);
+  }
+
+  SectionReader(List<String> problems, Path folder) {
     this.problems = problems;
+    this.folder = folder;
+  }
+
+  /**
+   * A file path the configuration names: an absolute one as it is, a relative one resolved against
+   * the configuration file's folder, so that the gateway finds its files whatever directory it was
+   * started from.
+   *
+   * @throws java.nio.file.InvalidPathException (an IllegalArgumentException) when it is no path
+   */
+  final Path file(String name) {
+    Path p = Path.of(name);
+    return folder == null || p.isAbsolute() ? p : folder.resolve(p).normalize();
   }
 
   final void check(String path, Runnable r) {
@@ -222,15 +245,18 @@ abstract class SectionReader {
       return Optional.of(v.strip());
     }
     if (fileName.isPresent()) {
+      String shown = fileName.get();
       try {
-        return Optional.of(Files.readString(Path.of(fileName.get()), StandardCharsets.UTF_8).strip());
+        Path f = file(fileName.get());
+        shown = f.toString();
+        return Optional.of(Files.readString(f, StandardCharsets.UTF_8).strip());
       } catch (NoSuchFileException e) {
-        problems.add(filePath + ": \"" + fileName.get() + "\" does not exist; expected a file holding " + expected);
+        problems.add(filePath + ": \"" + shown + "\" does not exist; expected a file holding " + expected);
       } catch (AccessDeniedException e) {
-        problems.add(filePath + ": \"" + fileName.get() + "\" cannot be read (permission denied); expected a "
+        problems.add(filePath + ": \"" + shown + "\" cannot be read (permission denied); expected a "
             + "readable file holding " + expected);
       } catch (IOException | RuntimeException e) {
-        problems.add(filePath + ": \"" + fileName.get() + "\" cannot be read (" + IoFailure.inWords(e)
+        problems.add(filePath + ": \"" + shown + "\" cannot be read (" + IoFailure.inWords(e)
             + "); expected a readable file holding " + expected);
       }
     }

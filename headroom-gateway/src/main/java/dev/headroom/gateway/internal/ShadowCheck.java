@@ -5,6 +5,7 @@ import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.gateway.config.Policy;
+import dev.headroom.http.enforcement.ShadowFields;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,9 +18,9 @@ import org.slf4j.LoggerFactory;
  * counted like any policy, metered ({@code headroom_decisions_total} with {@code shadow-allowed} /
  * {@code shadow-refused}) and logged when it would refuse (at most once per
  * {@link #WARNING_INTERVAL}, with a count of the others), never refusing. With
- * {@code shadowFields}, a shadow policy that allows adds its items to the RateLimit fields; one
- * that would refuse is left out of them, since a refused item would make an allowed response read
- * as a refusal. A shadow decision the store cannot make is metered ({@code shadow-failed}) and
+ * {@code shadowFields}, a shadow policy adds its item to the RateLimit fields: as decided when it
+ * allows, and as {@code r=0} with {@code t} the time until it would allow when it would refuse
+ * ({@link ShadowFields}: an item of an allowed response, never a refusal). A shadow decision the store cannot make is metered ({@code shadow-failed}) and
  * ignored. Leases of shadow concurrency policies without fields are given back at once.
  */
 final class ShadowCheck {
@@ -34,7 +35,7 @@ final class ShadowCheck {
   /**
    * The shadow decisions of a request.
    *
-   * @param fields the allowed outcomes of shadow policies whose fields are sent; null when none
+   * @param fields the items of shadow policies whose fields are sent ({@link ShadowFields}); null when none
    */
   record Result(Decision fields) {
     static final Result NONE = new Result(null);
@@ -96,10 +97,10 @@ final class ShadowCheck {
       WARNING.warn(ex.state.ticker, "shadow policy " + p.name() + " would refuse " + ex.request.method().name()
           + " " + ex.route.route().name() + " (retry after " + o.retryAfter().toSeconds() + " s); allowed");
     }
-    if (o.allowed() && p.rules().shadowFields()) {
-      return o;
+    if (!p.rules().shadowFields()) {
+      ex.state.limiter.release(d);
+      return null;
     }
-    ex.state.limiter.release(d);
-    return null;
+    return ShadowFields.item(o); // an allowed lease, if any, is kept until the exchange ends
   }
 }

@@ -33,16 +33,25 @@ public final class Admission {
   private final QuotaLimiter limiter;
   private final Gate.CompiledRoute route;
   private final Decision decision;
+  /** The decision the fields are written from: the enforced one, with the shadow items sent. */
+  private final Decision fields;
   private final List<Acquisition> conditional;
   private final boolean chargesContent;
   private final Consumer<StoreException> failures;
   private final AtomicBoolean done = new AtomicBoolean();
 
-  Admission(QuotaLimiter limiter, Gate.CompiledRoute route, Decision decision, List<Acquisition> acquisitions,
-      boolean head, Consumer<StoreException> failures) {
+  Admission(QuotaLimiter limiter, Gate.CompiledRoute route, Decision decision, List<PolicyOutcome> shadowFields,
+      List<Acquisition> acquisitions, boolean head, Consumer<StoreException> failures) {
     this.limiter = limiter;
     this.route = route;
     this.decision = decision;
+    if (shadowFields.isEmpty()) {
+      this.fields = decision;
+    } else {
+      List<PolicyOutcome> all = new ArrayList<>(decision.outcomes());
+      all.addAll(shadowFields);
+      this.fields = Decision.of(all);
+    }
     // only units a requests policy counted can be given back
     this.conditional = route.rules.counting() == RouteRules.Counting.ALL ? List.of()
         : acquisitions.stream().filter(a -> a.cost() > 0 && a.policy().unit() == QuotaUnit.REQUESTS).toList();
@@ -70,12 +79,13 @@ public final class Admission {
 
   /**
    * Writes the route's RateLimit fields for a response of {@code status} (status rules such as
-   * omit-on-redirect apply, draft-09 section 6), through {@code sink}.
+   * omit-on-redirect apply, draft-09 section 6), with the items of the shadow policies whose fields
+   * the route sends, through {@code sink}.
    *
    * @return the Retry-After written, if any
    */
   public Optional<Duration> writeFields(int status, BiConsumer<String, String> sink) {
-    return route.headers.write(decision, status, sink);
+    return route.headers.write(fields, status, sink);
   }
 
   /**

@@ -20,6 +20,7 @@ import dev.headroom.http.discovery.LimitsDiscoveryDocument;
 import dev.headroom.http.enforcement.CapacityReductions;
 import dev.headroom.http.enforcement.Escalation;
 import dev.headroom.http.enforcement.Escalations;
+import dev.headroom.http.enforcement.ShadowFields;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.PartitionKeyDerivation;
@@ -104,6 +105,8 @@ public final class Gate<R> {
   private final CapacityReductions capacity = new CapacityReductions();
   private final Map<String, QuotaPolicy> policiesByName;
   private final Ticker ticker;
+  private final AllowLists allows;
+  private static final CompletableFuture<List<PolicyOutcome>> NO_FIELDS = CompletableFuture.completedFuture(List.of());
   private final java.util.function.Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headersFor;
 
   Gate(GateBuilder<R> b, List<CompiledRoute> routes, GateDiscovery discovery, RuntimeLimits limits) {
@@ -125,6 +128,7 @@ public final class Gate<R> {
     routes.forEach(r -> r.rules.policies().forEach(p -> byName.put(p.name(), p)));
     this.policiesByName = Map.copyOf(byName);
     this.ticker = b.ticker;
+    this.allows = b.allows;
   }
 
   /** Starts a configuration. */
@@ -246,7 +250,7 @@ public final class Gate<R> {
     } catch (StoreException e) {
       return undecided(ask, e);
     }
-    return decided(ask, decision);
+    return decided(ask, decision, ask.shadowFields.toCompletableFuture().join());
   }
 
   /**
@@ -286,16 +290,14 @@ public final class Gate<R> {
     } catch (StoreException e) {
       return CompletableFuture.completedFuture(undecided(ask, e));
     }
-    return decision.handle((dec, e) -> {
-      if (e == null) {
-        return decided(ask, dec);
-      }
-      Throwable why = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-      if (why instanceof StoreException) {
-        return undecided(ask, (StoreException) why);
-      }
-      throw new CompletionException(why);
-    });
+    return decision.toCompletableFuture().thenCombine(ask.shadowFields, (dec, fields) -> decided(ask, dec, fields))
+        .exceptionally(e -> {
+          Throwable why = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+          if (why instanceof StoreException) {
+            return undecided(ask, (StoreException) why);
+          }
+          throw new CompletionException(why);
+        });
   }
 
   /**
@@ -319,7 +321,7 @@ public final class Gate<R> {
 
   /** A request about to be decided by the store. */
   private record Ask(GateRequest request, CompiledRoute route, List<Acquisition> acquisitions,
-      List<PartitionKey> keys) {}
+      List<PartitionKey> keys, CompletionStage<List<PolicyOutcome>> shadowFields) {}
 
   /** Cost, shadows, escalation blocks and the acquisitions: a {@link Verdict} (an answer) or an {@link Ask}. */
   private Object prepare(GateRequest request, CompiledRoute route, RoutedView view, Plan plan, boolean async) {
@@ -327,14 +329,17 @@ public final class Gate<R> {
     if (cost.isEmpty()) {
       return Verdict.answer(badCost(request, route.rules));
     }
-    shadows(route, view, cost.getAsLong(), async);
+    CompletionStage<List<PolicyOutcome>> shadowFields = shadows(route, view, cost.getAsLong(), async);
     List<QuotaPolicy> policies = route.rules.policies();
     List<Acquisition> acquisitions = new ArrayList<>(policies.size());
     List<PartitionKey> keys = new ArrayList<>(policies.size());
     long now = escalationsByPolicy.isEmpty() ? 0 : ticker.read();
     for (int i = 0; i < policies.size(); i++) {
+      if (allows.bypasses(policies.get(i).name(), view)) {
+        continue; // the caller is on the policy's allow list
+      }
       QuotaPolicy base = limits.effective(policies.get(i));
-      QuotaPolicy p = capacity.effective(plan == null ? base : plans.plans().policy(plan, base));
+      QuotaPolicy p = capacity.effective(plan == null ? base : plans.plans().policy(plan, base), base.name());
       PartitionKey key = route.derivations.get(i).derive(view);
       keys.add(key);
       long blocked = escalationsByPolicy.containsKey(p.name()) ? escalations.blockedFor(p.name(), key, now) : 0;
@@ -345,7 +350,10 @@ public final class Gate<R> {
       // refused while the partition is in debt.
       acquisitions.add(Acquisition.of(p, key, units(p, cost.getAsLong())));
     }
-    return new Ask(request, route, acquisitions, keys);
+    if (acquisitions.isEmpty()) {
+      return Verdict.PASS; // every policy bypassed
+    }
+    return new Ask(request, route, acquisitions, keys, shadowFields);
   }
 
   private Verdict undecided(Ask ask, StoreException e) {
@@ -354,7 +362,7 @@ public final class Gate<R> {
         : Verdict.answer(Answers.unavailable(ask.request, refusals.origin().orElse(null)));
   }
 
-  private Verdict decided(Ask ask, Decision decision) {
+  private Verdict decided(Ask ask, Decision decision, List<PolicyOutcome> shadowFields) {
     try {
       listener.decided(ask.route.rules, decision);
     } catch (RuntimeException ignored) {
@@ -363,7 +371,7 @@ public final class Gate<R> {
     if (!decision.allowed()) {
       return Verdict.answer(refuse(ask, decision));
     }
-    return Verdict.admit(new Admission(limiter, ask.route, decision, ask.acquisitions,
+    return Verdict.admit(new Admission(limiter, ask.route, decision, shadowFields, ask.acquisitions,
         ask.request.method().equals("HEAD"), e -> notifyFailure(ask.route.rules, e)));
   }
 
@@ -433,34 +441,56 @@ public final class Gate<R> {
   }
 
   /**
-   * Each shadow policy decided alone, reported to the listener, logged when it would refuse, its
-   * lease (if any) given back at once; a store failure is ignored. Asynchronously, nobody waits.
+   * Each shadow policy the request does not bypass decided alone, reported to the listener, logged
+   * when it would refuse, its lease (if any) given back at once; a store failure is ignored.
+   * Asynchronously, nobody waits for them, except for the RateLimit items of those whose fields
+   * the route sends ({@link RouteRules#sendsShadowFields}; headroom-http {@link ShadowFields#item}),
+   * which the stage completes with.
    */
-  private void shadows(CompiledRoute route, RoutedView view, long cost, boolean async) {
+  private CompletionStage<List<PolicyOutcome>> shadows(CompiledRoute route, RoutedView view, long cost, boolean async) {
     List<QuotaPolicy> shadows = route.rules.shadowPolicies();
+    if (shadows.isEmpty()) {
+      return NO_FIELDS;
+    }
+    List<CompletableFuture<PolicyOutcome>> sent = new ArrayList<>();
     for (int i = 0; i < shadows.size(); i++) {
       QuotaPolicy p = shadows.get(i);
-      List<Acquisition> one = List.of(Acquisition.of(p, route.shadowDerivations.get(i).derive(view), units(p, cost)));
-      if (async) {
-        try {
-          limiter.acquireAsync(one).thenAccept(d -> {
-            limiter.releaseAsync(d);
-            shadowDecided(route.rules, p, d);
-          });
-        } catch (StoreException e) {
-          // a shadow decision never affects the request
-        }
+      if (allows.bypasses(p.name(), view)) {
         continue;
       }
-      Decision d;
-      try {
-        d = limiter.acquire(one);
-        limiter.release(d);
-      } catch (StoreException e) {
-        continue; // a shadow decision never affects the request
+      boolean send = route.rules.sendsShadowFields(p.name());
+      List<Acquisition> one = List.of(Acquisition.of(p, route.shadowDerivations.get(i).derive(view), units(p, cost)));
+      CompletableFuture<PolicyOutcome> item;
+      if (async) {
+        try {
+          item = limiter.acquireAsync(one).thenApply(d -> {
+            limiter.releaseAsync(d);
+            shadowDecided(route.rules, p, d);
+            return ShadowFields.item(d.outcomes().get(0));
+          }).toCompletableFuture().exceptionally(e -> null); // a shadow decision never affects the request
+        } catch (StoreException e) {
+          item = CompletableFuture.completedFuture(null);
+        }
+      } else {
+        Decision d;
+        try {
+          d = limiter.acquire(one);
+          limiter.release(d);
+        } catch (StoreException e) {
+          continue; // a shadow decision never affects the request
+        }
+        shadowDecided(route.rules, p, d);
+        item = CompletableFuture.completedFuture(ShadowFields.item(d.outcomes().get(0)));
       }
-      shadowDecided(route.rules, p, d);
+      if (send) {
+        sent.add(item);
+      }
     }
+    if (sent.isEmpty()) {
+      return NO_FIELDS;
+    }
+    return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
+        .thenApply(x -> sent.stream().map(CompletableFuture::join).filter(java.util.Objects::nonNull).toList());
   }
 
   private void shadowDecided(RouteRules route, QuotaPolicy p, Decision d) {
@@ -491,7 +521,9 @@ public final class Gate<R> {
       refusal = refusals.abnormal(worst.policy, Math.max(worst.blockSeconds, decision.retryAfterSeconds()),
           refusals.refusal(decision).violatedPolicies());
     } else {
-      refusal = refusals.refusal(decision, capacity.isReduced(decision.mostConstraining().policy().name())
+      String worstName = decision.mostConstraining().policy().name();
+      refusal = refusals.refusal(decision, capacity.isReduced(worstName,
+          plans == null ? worstName : plans.plans().baseName(worstName))
           ? ProblemType.TEMPORARY_REDUCED_CAPACITY : ProblemType.QUOTA_EXCEEDED);
     }
     int status = refusal.status();

@@ -11,6 +11,7 @@ import dev.headroom.http.enforcement.Escalation;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.http.partition.AllowList;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
 import dev.headroom.http.partition.PartitionKeyExposures;
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -58,6 +60,8 @@ public final class GateBuilder<R> {
   private Consumer<LimitsDiscoveryDocument.Builder> discoveryCustomizer = b -> {};
   final Set<String> discoveryPaths = new LinkedHashSet<>(Gate.DEFAULT_DISCOVERY_PATHS);
   PlanStep plans;
+  private final Map<String, AllowList> allowLists = new HashMap<>();
+  AllowLists allows;
 
   GateBuilder() {}
 
@@ -76,6 +80,16 @@ public final class GateBuilder<R> {
   /** Required: the refusal texts of every policy (and the clock of {@code windowResetAt}). */
   public GateBuilder<R> refusals(LimitRefusals refusals) {
     this.refusals = refusals;
+    return this;
+  }
+
+  /**
+   * Callers that bypass a policy (headroom-http {@link AllowList}, the gateway's {@code allow}):
+   * neither counted nor refused by it; a CIDR block is matched against the client address as
+   * {@link #clientAddresses} resolves it. A plan's version of the policy follows its list.
+   */
+  public GateBuilder<R> allow(String policy, AllowList allow) {
+    allowLists.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(allow, "allow"));
     return this;
   }
 
@@ -287,6 +301,10 @@ public final class GateBuilder<R> {
       }
       compiled.add(new Gate.CompiledRoute(r, conditions.get(i), derivations, shadowDerivations, headers));
     }
+    Set<String> names = new HashSet<>(byName.keySet());
+    routes.forEach(r -> r.shadowPolicies().forEach(p -> names.add(p.name())));
+    allows = new AllowLists(allowLists, clientAddresses);
+    allows.check(names);
     for (String name : escalations.keySet()) {
       if (!byName.containsKey(name)) {
         throw new IllegalArgumentException("escalation: policy '" + name + "' is not a policy of any route; expected one of "
@@ -296,7 +314,7 @@ public final class GateBuilder<R> {
     GateDiscovery doc = service == null && description == null ? null
         : new GateDiscovery(service, description, refusals, List.copyOf(routes),
             plans == null ? null : plans.plans(), List.copyOf(byName.values()), discoveryCustomizer);
-    return new Gate<>(this, compiled, doc, new RuntimeLimits(byName));
+    return new Gate<>(this, compiled, doc, new RuntimeLimits(byName, plans == null ? null : plans.plans()));
   }
 
   /**

@@ -43,6 +43,7 @@ public final class RouteRules {
   private final boolean listed;
   private final FieldOptions fields;
   private final List<QuotaPolicy> shadows;
+  private final Set<String> shadowFields;
   private final long cost;
   private final String costHeader;
   private final long maxCost;
@@ -74,6 +75,7 @@ public final class RouteRules {
     this.listed = b.listed;
     this.fields = b.fields;
     this.shadows = List.copyOf(b.shadows);
+    this.shadowFields = Set.copyOf(b.shadowFields);
     this.cost = b.cost;
     this.costHeader = b.costHeader;
     this.maxCost = b.maxCost;
@@ -103,6 +105,11 @@ public final class RouteRules {
   /** Policies decided in shadow: counted, reported to listeners, logged, never refusing. */
   public List<QuotaPolicy> shadowPolicies() {
     return shadows;
+  }
+
+  /** Whether the RateLimit fields of the shadow policy of this name are sent ({@link Builder#shadowPolicy(QuotaPolicy, boolean)}). */
+  public boolean sendsShadowFields(String policy) {
+    return shadowFields.contains(policy);
   }
 
   /** What a request costs in units of the route's {@code requests} policies, without a cost header. */
@@ -174,6 +181,7 @@ public final class RouteRules {
     private final Set<String> methods = new LinkedHashSet<>();
     private final List<QuotaPolicy> policies = new ArrayList<>();
     private final List<QuotaPolicy> shadows = new ArrayList<>();
+    private final Set<String> shadowFields = new LinkedHashSet<>();
     private long cost = 1;
     private String costHeader;
     private long maxCost = 1;
@@ -217,7 +225,20 @@ public final class RouteRules {
      * it never refuses and sends no fields. For rolling a limit out and seeing whom it would hit.
      */
     public Builder shadowPolicy(QuotaPolicy policy) {
+      return shadowPolicy(policy, false);
+    }
+
+    /**
+     * A policy in shadow mode ({@link #shadowPolicy(QuotaPolicy)}); with {@code sendFields}, its
+     * RateLimit fields are sent with the response, as the gateway's {@code shadowFields} sends
+     * them: as decided while it would allow, {@code r=0} with {@code t} until it would allow when
+     * it would refuse (headroom-http {@code ShadowFields}). The request is served either way.
+     */
+    public Builder shadowPolicy(QuotaPolicy policy, boolean sendFields) {
       shadows.add(Objects.requireNonNull(policy, "policy"));
+      if (sendFields) {
+        shadowFields.add(policy.name());
+      }
       return this;
     }
 

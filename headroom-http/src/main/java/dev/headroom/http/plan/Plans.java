@@ -3,10 +3,12 @@ package dev.headroom.http.plan;
 import dev.headroom.QuotaPolicy;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The plans of a service, in order from the smallest to the largest, and the fallback plan of every
@@ -18,13 +20,22 @@ import java.util.Optional;
  *       ({@code api:pro}): stores key counters by policy name, so the counters of two plans never
  *       collide, and {@code RateLimit-Policy} names the plan the caller is on;
  *   <li>a policy a plan does not override is the base policy itself, counters shared;
+ *   <li>a base policy changed at run time (the servlet filter's {@code RuntimeLimits}, the
+ *       starter's {@code headroom} endpoint) reaches every plan's override of it
+ *       ({@link #policy(Plan, QuotaPolicy)}): an overridden quota keeps its ratio to the base quota
+ *       ({@code api} 60 and {@code api:pro} 1000; {@code api} set to 30 makes {@code api:pro} 500,
+ *       rounded to the nearest unit, at least 1), and what the plan does not override (window,
+ *       algorithm, or the quota itself) is the base's new value. A capacity reduction of a base
+ *       policy applies to its plans' policies too: front ends look its factor up under
+ *       {@link #baseName(String)};
  *   <li>the {@code upgradeUrl} of a refusal under a plan is the {@link Plan#url()} of the next plan
  *       in order (Graceful Boundaries section 3, constructive guidance); the last plan has none of
  *       its own, and its refusals keep the policy's configured guidance.
  * </ul>
  *
  * <p>{@link #select} turns a {@link PlanResolution} into the plan enforced: never an unlimited
- * caller, whatever the resolver says. Immutable and thread-safe.
+ * caller, whatever the resolver says. Thread-safe; immutable but for a bounded cache of the plan
+ * policies derived from run-time changes.
  */
 public final class Plans {
   private final List<Plan> plans;
@@ -32,12 +43,28 @@ public final class Plans {
   private final Map<String, Plan> byName;
   /** Per plan name, the effective policy by base policy name (only those the plan overrides). */
   private final Map<String, Map<String, QuotaPolicy>> effective;
+  /** The base policies as configured, by name. */
+  private final Map<String, QuotaPolicy> bases;
+  /** The base policy's name of every plan's policy ({@code api:pro} to {@code api}). */
+  private final Map<String, String> baseNames;
+  /** Plan policies derived from a base policy changed at run time, by plan and current base. */
+  private final Map<PlanBase, QuotaPolicy> changed = new ConcurrentHashMap<>();
 
-  private Plans(List<Plan> plans, Plan fallback, Map<String, Plan> byName, Map<String, Map<String, QuotaPolicy>> effective) {
+  /** The most derived plan policies kept; beyond it the cache starts again (run-time changes are rare). */
+  private static final int MAX_CHANGED = 1024;
+
+  private record PlanBase(String plan, QuotaPolicy base) {}
+
+  private Plans(List<Plan> plans, Plan fallback, Map<String, Plan> byName, Map<String, Map<String, QuotaPolicy>> effective,
+      Map<String, QuotaPolicy> bases) {
     this.plans = plans;
     this.fallback = fallback;
     this.byName = byName;
     this.effective = effective;
+    this.bases = bases;
+    Map<String, String> names = new HashMap<>();
+    effective.values().forEach(m -> m.forEach((base, p) -> names.put(p.name(), base)));
+    this.baseNames = Map.copyOf(names);
   }
 
   /**
@@ -83,7 +110,8 @@ public final class Plans {
       throw new IllegalArgumentException("fallback: plan '" + fallback + "' is not declared; expected one of "
           + byName.keySet());
     }
-    return new Plans(List.copyOf(plans), fb, Collections.unmodifiableMap(byName), Collections.unmodifiableMap(effective));
+    return new Plans(List.copyOf(plans), fb, Collections.unmodifiableMap(byName), Collections.unmodifiableMap(effective),
+        Collections.unmodifiableMap(bases));
   }
 
   /** Every plan, smallest first. */
@@ -112,11 +140,48 @@ public final class Plans {
     return next(plan).flatMap(Plan::url);
   }
 
-  /** The policy {@code base} as {@code plan} enforces it: its override, or {@code base} itself. */
+  /**
+   * The policy {@code base} as {@code plan} enforces it: its override, or {@code base} itself.
+   * When {@code base} is not the policy as configured (changed at run time), the override follows
+   * it as the class comment says: an overridden quota scaled by the base's change, the rest the
+   * base's.
+   */
   public QuotaPolicy policy(Plan plan, QuotaPolicy base) {
     Map<String, QuotaPolicy> mine = effective.get(plan.name());
     QuotaPolicy p = mine == null ? null : mine.get(base.name());
-    return p == null ? base : p;
+    if (p == null) {
+      return base;
+    }
+    QuotaPolicy configured = bases.get(base.name());
+    if (configured == base || configured.equals(base)) {
+      return p;
+    }
+    PlanBase k = new PlanBase(plan.name(), base);
+    QuotaPolicy known = changed.get(k);
+    if (known != null) {
+      return known;
+    }
+    if (changed.size() >= MAX_CHANGED) {
+      changed.clear();
+    }
+    PolicyOverride o = plan.policies().get(base.name());
+    QuotaPolicy.Builder b = base.toBuilder().name(p.name());
+    if (o.quota().isPresent()) {
+      b.quota(Math.max(1, Math.round((double) o.quota().getAsLong() * base.quota() / configured.quota())));
+    }
+    o.window().ifPresent(b::window);
+    o.algorithm().ifPresent(b::algorithm);
+    QuotaPolicy next = b.build();
+    changed.put(k, next);
+    return next;
+  }
+
+  /**
+   * The name of the base policy {@code policy} is a plan's version of ({@code api} for
+   * {@code api:pro}); {@code policy} itself when it is a base policy (or unknown).
+   */
+  public String baseName(String policy) {
+    return baseNames.getOrDefault(policy, policy);
   }
 
   /** The policies {@code plan} overrides, by base policy name, each as it enforces it. */

@@ -473,6 +473,13 @@ public class HeadroomProperties {
     /** How long an escalation blocks a partition, whole seconds of at least 1s; 15m by default. */
     private Duration escalationBlock = Duration.ofMinutes(15);
 
+    /** Callers that bypass this policy: neither counted nor refused by it (nor by a plan's version of it). */
+    private final HeadroomAllowProperties allow = new HeadroomAllowProperties();
+
+    public HeadroomAllowProperties getAllow() {
+      return allow;
+    }
+
     public Integer getEscalationThreshold() {
       return escalationThreshold;
     }
@@ -628,6 +635,20 @@ public class HeadroomProperties {
 
     /** Names of policies from headroom.policies decided in shadow: counted, metered, logged, never refusing. */
     private List<String> shadowPolicies = new ArrayList<>();
+
+    /**
+     * Whether the shadow policies' RateLimit fields are sent: as decided while one would allow,
+     * r=0 with t until it would allow when it would refuse; the request is served either way.
+     */
+    private boolean shadowFields = false;
+
+    public boolean isShadowFields() {
+      return shadowFields;
+    }
+
+    public void setShadowFields(boolean shadowFields) {
+      this.shadowFields = shadowFields;
+    }
 
     /** What a request costs in units of the route's requests policies. */
     private long cost = 1;

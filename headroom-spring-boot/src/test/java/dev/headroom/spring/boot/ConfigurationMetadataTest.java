@@ -32,6 +32,7 @@ class ConfigurationMetadataTest {
         "headroom.headers.jitter", "headroom.plans.fallback", "headroom.plans.deadline", "headroom.plans.catalog");
     List<String> hinted = new ArrayList<>();
     metadata.path("hints").forEach(h -> hinted.add(h.path("name").asText()));
-    assertThat(hinted).contains("headroom.dialects", "headroom.store.type", "headroom.policies.values.unit");
+    assertThat(hinted).contains("headroom.dialects", "headroom.store.type", "headroom.policies.values.unit",
+        "headroom.policies.values.allow.header");
   }
 }

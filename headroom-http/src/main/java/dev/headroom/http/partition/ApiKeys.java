@@ -1,6 +1,5 @@
-package dev.headroom.plans;
+package dev.headroom.http.partition;
 
-import dev.headroom.http.partition.RequestView;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -9,7 +8,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * API keys as the plan resolvers keep them: never raw, only as the lowercase hex SHA-256 of the
+ * API keys as the plan resolvers and allow lists ({@link AllowList}) keep them: never raw, only as the lowercase hex SHA-256 of the
  * key's UTF-8 bytes ({@code printf %s "$KEY" | sha256sum}), so that a stolen key file or table
  * gives no key away. A key is read from one request header (one field line, 1 to
  * {@value #MAX_KEY_LENGTH} visible ASCII characters); anything else is no key.
@@ -31,14 +30,21 @@ public final class ApiKeys {
   }
 
   /** Whether {@code s} is a SHA-256 in lowercase or uppercase hex. */
-  static boolean isSha256Hex(String s) {
+  public static boolean isSha256Hex(String s) {
     return s.length() == 64 && s.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')
         || (c >= 'A' && c <= 'F'));
   }
 
   /** The hash of the key the request presents in {@code header}: empty when none or not one valid key. */
-  static Optional<String> presented(RequestView request, String header) {
-    List<String> values = request.headers(header);
+  public static Optional<String> presented(RequestView request, String header) {
+    return presented(request.headers(header));
+  }
+
+  /**
+   * The hash of the key in a header's field lines: empty unless there is exactly one, and it is 1
+   * to {@value #MAX_KEY_LENGTH} visible ASCII characters once stripped of surrounding spaces.
+   */
+  public static Optional<String> presented(List<String> values) {
     if (values.size() != 1) {
       return Optional.empty();
     }
