@@ -8,24 +8,29 @@ import java.util.List;
  *
  * <p>Decisions on tracked keys are lock-free (one probe of an open-addressing table and one
  * compare-and-set per policy; see {@link QuotaLimiter#tryAcquire} for the path that allocates nothing).
- * Memory is bounded by {@link Builder#maxKeys(long)}: keys whose state is at rest (a full bucket, a
- * past window, no live lease: indistinguishable from a new key) are forgotten first; when a sample
- * of keys holds none, the least consumed live key of the sample is evicted, and what it had used is
- * folded into a fixed-size sketch of the policy's forgotten keys.
+ * Memory is bounded by {@link Builder#maxKeys(long)}. At a full store, a new key of a rate policy
+ * (token bucket, fixed or sliding window) is first kept out: its decision is made from a
+ * fixed-size sketch of the policy's forgotten use, and what it used is folded back in; it enters
+ * the store when it comes back (an admission filter, as TinyLFU's doorkeeper), so a flood of
+ * one-request keys stores nothing. A key that enters takes the place of keys at rest (a full
+ * bucket, a past window, no live lease: indistinguishable from a new key) first; when a sample of
+ * keys holds none, of the least consumed live key of the sample, whose use is folded into the
+ * sketch. Keys of concurrency policies always enter (a lease must stay releasable).
  *
- * <p><b>A flood of distinct keys buys no quota.</b> A key that returns after eviction starts from
- * what the sketch remembers of it. A caller refused at its quota comes back refused until its use
- * expires, however many keys pushed it out: refused at 50 of 50 in a one-hour window, it stays
- * refused until that window ends; a token bucket's TAT comes back no earlier; leases held stay held
- * until they time out. A caller below its quota comes back with its own use, unless all four of
+ * <p><b>A flood of distinct keys buys no quota.</b> A key kept out, or returning after eviction,
+ * starts from what the sketch remembers of it. A caller refused at its quota stays refused until
+ * its use expires, however many keys flood the store: refused at 50 of 50 in a one-hour window, it
+ * stays refused until that window ends; a token bucket's TAT comes back no earlier; leases held
+ * stay held until they time out. A caller that stays in the store keeps its exact count. A caller
+ * below its quota that was evicted or kept out comes back with its own use, unless all four of
  * its sketch cells were taken by keys at least as heavy (about 5 in 100 million with 1,000 such
  * keys at the default bound); then it starts at rest. A collision can also make a key start with
  * more use than its own: refused early, never admitted extra. The sketch takes fixed memory per
- * policy that evicts a live key (8 MiB at most at the default bound; {@code ForgottenUse} has the
- * sizes and odds).
+ * policy that evicts or keeps out a key (8 MiB at most at the default bound; {@code ForgottenUse}
+ * has the sizes and odds), and its doorkeeper 4 MiB at most.
  *
- * <p>{@link #evictedLiveKeys()}, {@link #evictedRestingKeys()} and {@link #restoredKeys()} count
- * what eviction did.
+ * <p>{@link #trackedKeys()}, {@link #evictedLiveKeys()}, {@link #evictedRestingKeys()},
+ * {@link #restoredKeys()} and {@link #sketchDecisions()} count what the bound did.
  *
  * <pre>{@code
  * Store store = InMemoryStore.builder().maxKeys(1_000_000).build();
@@ -78,12 +83,19 @@ public final class InMemoryStore implements Store {
     engine.release(lease);
   }
 
-  /** How many policy and partition pairs are tracked now; never above the bound. */
+  /**
+   * How many policy and partition pairs are in the store now, each with its exact state; never
+   * above the bound. A key kept out of a full store (decided from the sketch) is not counted.
+   */
   public long trackedKeys() {
     return engine.size();
   }
 
-  /** How many live keys were evicted because the store was full; each one's use was remembered. */
+  /**
+   * How many live keys were evicted to make room for a key entering a full store; each one's use
+   * was remembered. A key kept out evicts nothing, so under a flood of one-request keys this
+   * stays near zero.
+   */
   public long evictedLiveKeys() {
     return engine.evictedLive();
   }
@@ -93,9 +105,18 @@ public final class InMemoryStore implements Store {
     return engine.evictedResting();
   }
 
-  /** How many keys came back after eviction and started from the use remembered of them. */
+  /** How many keys entered the store starting from the use remembered of them, not at rest. */
   public long restoredKeys() {
     return engine.restored();
+  }
+
+  /**
+   * How many decisions (and charges) were made from the sketch for keys a full store kept out:
+   * one per call of a key at a full store that did not come back lately. Each folded the key's
+   * use back into the sketch.
+   */
+  public long sketchDecisions() {
+    return engine.sketchDecisions();
   }
 
   /** The bound on tracked keys this store was built with. */

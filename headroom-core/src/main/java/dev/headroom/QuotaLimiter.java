@@ -4,6 +4,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -111,6 +112,30 @@ public final class QuotaLimiter {
    */
   public void charge(QuotaPolicy policy, PartitionKey key, long cost) {
     store.charge(Acquisition.of(policy, key, cost));
+  }
+
+  /**
+   * {@link #release} without blocking the caller's thread: completes when every lease of the
+   * decision has been handed back (at once for a decision without leases).
+   */
+  public CompletionStage<Void> releaseAsync(Decision decision) {
+    List<Lease> leases = decision.leases();
+    if (leases.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    if (leases.size() == 1) {
+      return store.releaseAsync(leases.get(0));
+    }
+    CompletableFuture<?>[] all = new CompletableFuture<?>[leases.size()];
+    for (int i = 0; i < all.length; i++) {
+      all[i] = store.releaseAsync(leases.get(i)).toCompletableFuture();
+    }
+    return CompletableFuture.allOf(all);
+  }
+
+  /** {@link #charge} without blocking the caller's thread. */
+  public CompletionStage<Void> chargeAsync(QuotaPolicy policy, PartitionKey key, long cost) {
+    return store.chargeAsync(Acquisition.of(policy, key, cost));
   }
 
   private static List<Acquisition> validate(List<Acquisition> acquisitions) {

@@ -79,6 +79,36 @@ public interface Store extends AutoCloseable {
   /** Gives back a concurrency lease. Releasing a lease twice, or after it timed out, does nothing. */
   void release(Lease lease);
 
+  /**
+   * {@link #charge} without blocking the caller's thread: for front ends on an event loop, which
+   * must never wait on a remote store. The stage completes when the charge is applied (or, for a
+   * best-effort store, given up on); it fails only as {@link #charge} would throw. The default runs
+   * {@link #charge} in the caller's thread, which is right for stores that never block.
+   */
+  default CompletionStage<Void> chargeAsync(Acquisition acquisition) {
+    return now(() -> charge(acquisition));
+  }
+
+  /** {@link #refund} without blocking the caller's thread; the default as {@link #chargeAsync}. */
+  default CompletionStage<Void> refundAsync(Acquisition acquisition) {
+    return now(() -> refund(acquisition));
+  }
+
+  /** {@link #release} without blocking the caller's thread; the default as {@link #chargeAsync}. */
+  default CompletionStage<Void> releaseAsync(Lease lease) {
+    return now(() -> release(lease));
+  }
+
+  /** Runs {@code update} here: a completed stage, or a failed one with what it threw. */
+  private static CompletionStage<Void> now(Runnable update) {
+    try {
+      update.run();
+      return CompletableFuture.completedFuture(null);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
   /** Releases what the store holds (connections, threads); the default does nothing. */
   @Override
   default void close() {}

@@ -120,6 +120,23 @@ public final class RecordingStore implements Store {
   }
 
   @Override
+  public java.util.concurrent.CompletionStage<Void> chargeAsync(Acquisition acquisition) {
+    return delegate.chargeAsync(acquisition).thenRun(() -> record(new Event("charge", acquisition.policy().name(),
+        acquisition.key(), acquisition.cost())));
+  }
+
+  @Override
+  public java.util.concurrent.CompletionStage<Void> refundAsync(Acquisition acquisition) {
+    return delegate.refundAsync(acquisition);
+  }
+
+  @Override
+  public java.util.concurrent.CompletionStage<Void> releaseAsync(Lease lease) {
+    return delegate.releaseAsync(lease).thenRun(() -> record(new Event("release", lease.policy().name(), lease.key(),
+        lease.units())));
+  }
+
+  @Override
   public void close() {
     delegate.close();
   }

@@ -6,10 +6,11 @@ package dev.headroom.internal;
  * forgotten.
  *
  * <h2>How is this designed, and why?</h2>
- * A store that forgets a key's counter to make room gives that key a fresh quota when it comes
- * back: a flood of distinct keys would buy an extra quota for every caller it pushed out, refused
- * ones included. Remembering each forgotten key exactly would cost the memory the bound exists to
- * save. This sketch is a count-min sketch that keeps the <em>maximum</em> instead of the sum:
+ * A store that forgets a key's counter to make room (or keeps a new key out of a full store, see
+ * {@link Admission}) gives that key a fresh quota when it comes back: a flood of distinct keys
+ * would buy an extra quota for every caller it pushed out, refused ones included. Remembering
+ * each forgotten key exactly would cost the memory the bound exists to save. This sketch is a
+ * count-min sketch that keeps the <em>maximum</em> instead of the sum:
  * {@link #ROWS} rows of {@code width} cells; a key maps to one cell per row (from a seeded 64-bit
  * hash of its string); folding a key's use {@code v} in raises each of its cells to at least
  * {@code v}; reading a key answers the smallest of its cells. Every cell of a key is at least the
@@ -58,8 +59,8 @@ package dev.headroom.internal;
  *
  * <h2>What it costs</h2>
  * Memory: {@code ROWS x width} cells of 32 bytes (16 for a token bucket), one cell's fields side
- * by side so that a cell is one cache line visit, allocated on a table's first live eviction. The
- * four cells of a key are four independent cache misses; the store takes them before it takes the
+ * by side so that a cell is one cache line visit, allocated on a table's first live eviction (or
+ * first key kept out). The four cells of a key are four independent cache misses; the store takes them before it takes the
  * table's lock ({@link #warm}), so the locked fold and read find them cached. A blocked layout (a
  * key's four cells in one line) would make them one miss, but four cells in a line are four cells
  * every key of that line shares: a below-quota key would then lose its use when one heavier key

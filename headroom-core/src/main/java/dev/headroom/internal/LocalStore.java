@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The engine of {@link dev.headroom.InMemoryStore}.
@@ -41,67 +40,40 @@ import java.util.concurrent.atomic.LongAdder;
  * only for that instant.
  *
  * <h2>Bounded memory, and what a flood cannot buy</h2>
- * At most {@code maxKeys} keys are tracked. A key whose state is at rest (a full bucket, a past
- * window, no live lease) equals an absent key and costs nothing to forget. When a new key arrives
- * at a full store, its own table ({@link PolicyPartitions}) samples up to {@link
- * PolicyPartitions#EVICTION_SAMPLE} keys in the {@link PolicyPartitions#SAMPLE_SLOTS} slots from the
- * new key's home on (hashes are spread, so the sample is random; the lines are the ones the new
- * key's lookup has just read): the keys at rest
- * among them are removed; if none was, one other table is sampled for keys at rest; only then is
- * the <em>least consumed</em> live key of the sample evicted (share of its quota used; lease
- * holders last), and its state is folded into the table's {@link ForgottenUse} sketch. A key
- * entering a table starts from what the sketch remembers of it.
+ * At most {@code maxKeys} keys are tracked, in the tables. A key whose state is at rest (a full
+ * bucket, a past window, no live lease) equals an absent key and costs nothing to forget. What
+ * enters a full store, what leaves it, and how a key kept out is decided: {@link Admission}. In
+ * short: at a full store a new key of a rate policy is decided from its table's
+ * {@link ForgottenUse} sketch and enters the table only when it comes back (TinyLFU's doorkeeper,
+ * {@link Doorkeeper}); a key that enters evicts keys at rest first, else the least consumed live
+ * key of a sample, whose state is folded into the sketch. A key entering a table, or decided
+ * from the sketch, starts from what the sketch remembers of it.
  *
- * <p><b>Guarantee:</b> a key refused at its quota never gets fresh quota through eviction and
- * return: it comes back refusing until its use expires, for every algorithm (a window's count no
- * smaller, a TAT no earlier, held leases held until they time out), however many keys pushed it
- * out. Worked numbers, the issue's scenario: {@code maxKeys = 1,000}, a key refused at 50 of 50 in
- * a one-hour fixed window at 12:10, then 10,000 distinct keys of one request each. The 10,000 keys
- * take the store's places in turn; the refused key, the most consumed, is the last any sample
- * picks, and if it is picked its 50 units go into the sketch, where a flood of one-unit keys cannot
- * displace them. It is refused at 12:10, refused at 12:59:59.999, and admitted at 13:00. A key
- * below its quota comes back with its own use when one of its sketch cells still names it; only if
- * all four were taken by keys at least as heavy does it come back at rest (odds in
- * {@link ForgottenUse}: 5 in 100 million for 1,000 such keys at the default bound). The price
- * moves to the other side: a returning key can come back with a neighbour's larger use (refused
- * early, never admitted extra), and a newcomer whose four cells all hold refused keys starts
- * refused, the collateral of a flood of exhausted keys (chance {@code (r/W)^4}).
- *
- * <p>Eviction takes only the lock of the table that loses the key, the same lock an insert into
- * that table takes anyway (a new key evicts from its own table first, within one critical
- * section); another table is only ever tried with {@code tryLock}, so there is no global evictor
- * and no lock order to deadlock on. An evicted key's state is first retired by CAS, so a decision
- * racing with the eviction either lands before it (and is folded with the state) or sees the
- * retirement and starts again on the returning key: no update is lost. A new key reserves its
- * place in {@link #size} under its table's lock right before it enters the table, so inserts racing
- * at a full store never take the count above {@code maxKeys}; a place freed by its own eviction
- * is taken at once. Every {@link #SWEEP_INTERVAL} inserts into a table, the inserting thread also
- * removes keys at rest among the next {@link #SWEEP_SLICE} keys of that table; a sweep that finds
- * none doubles the interval to the next (up to {@link #MAX_SWEEP_INTERVAL}), one that finds some
- * resets it. {@link #evictedResting}, {@link #evictedLive} and {@link #restored} count what
- * happened.
- * How a new key's cache misses are taken before the lock: {@link PolicyPartitions}, "Where a new
- * key's time goes".
+ * <p><b>Guarantee:</b> a key refused at its quota never gets fresh quota through memory pressure
+ * (eviction and return, or being kept out): it stays refusing until its use expires, for every
+ * algorithm (a window's count no smaller, a TAT no earlier, held leases held until they time out),
+ * however many keys flood the store. A key that stays in its table keeps its exact state: its
+ * quota is exact. Worked numbers, the issue's scenario: {@code maxKeys = 1,000}, a key refused
+ * at 50 of 50 in a one-hour fixed window at 12:10, then 10,000 distinct keys of one request each.
+ * The first 999 take the store's free places; each of the other 9,001 is decided from the sketch
+ * and kept out, so the refused key stays in its table with its exact count (were it ever evicted,
+ * as the most consumed it is the last any sample picks, and its 50 units would go into the sketch,
+ * where a flood of one-unit keys cannot displace them). It is refused at 12:10, refused at
+ * 12:59:59.999, and admitted at 13:00. A key below its quota that is evicted or kept out comes
+ * back with its own use when one of its sketch cells still names it; only if all four were taken
+ * by keys at least as heavy does it come back at rest (odds in {@link ForgottenUse}: 5 in 100
+ * million for 1,000 such keys at the default bound). The price moves to the other side: a key
+ * can come back with a neighbour's larger use (refused early, never admitted extra), and a
+ * newcomer whose four cells all hold refused keys starts refused, the collateral of a flood of
+ * exhausted keys (chance {@code (r/W)^4}). A refund or a release for a key not in its table gives
+ * nothing back (the sketch keeps maxima; the unit stays spent until its use expires).
  */
 public final class LocalStore {
-
-  /** Every this many new keys in a table, the inserting thread sweeps a slice of it for keys at rest. */
-  static final int SWEEP_INTERVAL = 1024;
-
-  /** How many keys one periodic sweep looks at. */
-  static final int SWEEP_SLICE = 256;
-
-  /** The longest interval, in new keys, between sweeps that keep finding nothing at rest. */
-  static final int MAX_SWEEP_INTERVAL = 64 * SWEEP_INTERVAL;
-
-  /** A value the warming reads of {@link #add} are compared with, so that they are not dropped. */
-  private static final long WARMTH_NEVER = 0x5EED_5EED_5EED_5EEDL;
 
   /** The TAT of a key never seen: far in the past, so the bucket is full. */
   static final long EMPTY_TAT = Long.MIN_VALUE + 1;
 
   private final Ticker ticker;
-  private final long maxKeys;
   /** Slots of {@link #recent} (a power of two). */
   static final int RECENT_BINDINGS = 64;
 
@@ -109,42 +81,14 @@ public final class LocalStore {
   private final Binding[] recent = new Binding[RECENT_BINDINGS];
   private final ConcurrentHashMap<String, PolicyPartitions> tablesByName = new ConcurrentHashMap<>();
   private final CopyOnWriteArrayList<PolicyPartitions> tables = new CopyOnWriteArrayList<>();
-  private final AtomicLong size = new AtomicLong();
-  private final LongAdder evictedResting = new LongAdder();
-  private final LongAdder evictedLive = new LongAdder();
-  private final LongAdder restored = new LongAdder();
+  private final Admission keys;
   private final AtomicLong leaseIds = new AtomicLong();
   private final int sketchWidth;
 
   public LocalStore(Ticker ticker, long maxKeys) {
     this.ticker = ticker;
-    this.maxKeys = maxKeys;
+    this.keys = new Admission(maxKeys, tables);
     this.sketchWidth = ForgottenUse.widthFor(maxKeys);
-  }
-
-  /** One version of a policy bound to its table, with its GCRA constants computed once. */
-  private static final class Binding {
-    final QuotaPolicy policy;
-    final PolicyPartitions table;
-    /** The table's partitions, one indirection fewer on every decision. */
-    final PartitionTable partitions;
-    /** Whether the states are GCRA words (a token bucket). */
-    final boolean words;
-    final long quota;
-    final long windowNanos;
-    final long interval;
-    final long tolerance;
-
-    Binding(QuotaPolicy policy, PolicyPartitions table) {
-      this.policy = policy;
-      this.table = table;
-      this.partitions = table.partitions;
-      this.words = table.partitions.words;
-      this.quota = policy.quota();
-      this.windowNanos = policy.window().toNanos();
-      this.interval = Gcra.emissionInterval(policy);
-      this.tolerance = Gcra.tolerance(policy);
-    }
   }
 
   /**
@@ -183,143 +127,6 @@ public final class LocalStore {
     return b;
   }
 
-  // ---------------------------------------------------------------- keys
-
-  /**
-   * Adds {@code key} to the table unless present, within the bound on tracked keys, starting from
-   * what the table's sketch remembers of it. At a full store, the cache misses of the eviction are
-   * taken before the lock ({@link PolicyPartitions}, "Where a new key's time goes").
-   */
-  private void add(PolicyPartitions t, String key, int hash, long now) {
-    PartitionTable pt = t.partitions;
-    long keyHash = t.sketchHash(key);
-    Object guessed = null;
-    long guessedHash = 0;
-    long warmth = 0;
-    if (size.get() >= maxKeys) {
-      warmth = t.warm(keyHash); // first: independent of the reads below, so they overlap
-      int v = t.guessVictim(now, hash);
-      Object k = v < 0 ? null : pt.slots().key(v);
-      if (k instanceof String) {
-        guessed = k;
-        guessedHash = t.sketchHash((String) k);
-        warmth ^= t.warm(guessedHash);
-      }
-    }
-    pt.lock.lock();
-    try {
-      if (pt.slots().find(key, hash) >= 0) {
-        return; // another thread added it
-      }
-      reserve(t, now, hash, guessed, guessedHash);
-      try {
-        long word = pt.words ? t.startingWord(keyHash, now, EMPTY_TAT) : 0;
-        Object ref = pt.words ? null : t.startingRef(keyHash, now);
-        pt.insertAbsent(key, hash, word, ref);
-        if (t.remembered(word, ref)) {
-          restored.increment();
-        }
-      } catch (RuntimeException | Error e) {
-        size.decrementAndGet();
-        throw e;
-      }
-      if (++t.insertions >= t.nextSweep) {
-        int removed = t.sweep(SWEEP_SLICE, now);
-        // A sweep that finds nothing at rest is wasted on a flood of live keys: back off.
-        t.sweepInterval = removed > 0 ? SWEEP_INTERVAL : Math.min(MAX_SWEEP_INTERVAL, t.sweepInterval * 2);
-        t.nextSweep = t.insertions + t.sweepInterval;
-        size.addAndGet(-removed);
-        evictedResting.add(removed);
-      }
-    } finally {
-      pt.lock.unlock();
-    }
-    if (warmth == WARMTH_NEVER) {
-      Thread.onSpinWait(); // never taken: keeps the warming reads from being optimised away
-    }
-  }
-
-  /**
-   * Takes one place in {@link #size}, evicting first when the store is full: from {@code t}, whose
-   * lock the caller holds, else from another table whose lock is free. A place freed by an eviction
-   * is taken at once, without giving it back to {@link #size} first (two atomic updates of a
-   * shared counter fewer per new key at a full store).
-   */
-  private void reserve(PolicyPartitions t, long now, int hash, Object guessed, long guessedHash) {
-    for (;;) {
-      long n = size.get();
-      if (n < maxKeys) {
-        if (size.compareAndSet(n, n + 1)) {
-          return;
-        }
-        continue;
-      }
-      int removed = 0;
-      if (t.partitions.liveLocked() > 0) {
-        boolean alone = tables.size() < 2;
-        removed = count(t.evictSample(now, alone, hash, guessed, guessedHash));
-        if (removed == 0 && !alone) {
-          removed = evictElsewhere(t, now, false); // a key at rest elsewhere costs less than a live one here
-          if (removed == 0) {
-            removed = count(t.evictSample(now, true, hash, guessed, guessedHash));
-          }
-        }
-      } else {
-        removed = evictElsewhere(t, now, true);
-      }
-      if (removed > 0) {
-        if (removed > 1) {
-          size.addAndGet(1 - removed);
-        }
-        return; // one of the places freed is this key's
-      }
-      Thread.onSpinWait(); // the keys are in tables busy with inserts of their own: they end soon
-    }
-  }
-
-  /** Counts an eviction's result (see {@link PolicyPartitions#evictSample}); returns the keys removed. */
-  private int count(long evicted) {
-    int resting = PolicyPartitions.resting(evicted);
-    int live = PolicyPartitions.live(evicted);
-    if (resting > 0) {
-      evictedResting.add(resting);
-    }
-    if (live > 0) {
-      evictedLive.add(live);
-    }
-    return resting + live;
-  }
-
-  /**
-   * Samples one other table whose lock is free (keys at rest only, unless {@code force} and the
-   * table has no other choice). Counts what it removed; returns how many.
-   */
-  private int evictElsewhere(PolicyPartitions t, long now, boolean force) {
-    int n = tables.size();
-    if (n < 2) {
-      return 0;
-    }
-    int start = java.util.concurrent.ThreadLocalRandom.current().nextInt(n);
-    for (int j = 0; j < n; j++) {
-      PolicyPartitions other = tables.get((start + j) % n);
-      if (other == t || !other.partitions.lock.tryLock()) {
-        continue;
-      }
-      try {
-        if (other.partitions.liveLocked() == 0) {
-          continue;
-        }
-        int removed = count(other.evictSample(now, force));
-        if (removed > 0 || !force) {
-          return removed;
-        }
-      } finally {
-        other.partitions.lock.unlock();
-      }
-    }
-    return 0;
-  }
-
   // ---------------------------------------------------------------- decisions
 
   /**
@@ -352,7 +159,10 @@ public final class LocalStore {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
       if (i < 0) {
-        add(b.table, key, hash, now);
+        int absent = keys.tryAbsent(b, key, hash, now, cost);
+        if (absent != Admission.IN_TABLE) {
+          return absent == 1; // kept out: decided from the sketch
+        }
         continue;
       }
       for (;;) {
@@ -385,7 +195,10 @@ public final class LocalStore {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
       if (i < 0) {
-        add(b.table, key, hash, now);
+        int absent = keys.tryAbsent(b, key, hash, now, cost);
+        if (absent != Admission.IN_TABLE) {
+          return absent == 1; // kept out: decided from the sketch
+        }
         continue;
       }
       long generation = s.tag(i);
@@ -401,7 +214,7 @@ public final class LocalStore {
         if (s.tag(i) != generation) {
           break; // reused since the key was checked: the word may be another key's
         }
-        long next = cost > b.quota ? Long.MIN_VALUE : Gcra.tryAcquire(tat, now, cost, b.interval, b.tolerance);
+        long next = b.tryTat(tat, now, cost);
         if (next == Long.MIN_VALUE) {
           return false;
         }
@@ -497,7 +310,7 @@ public final class LocalStore {
         long tat = s.word(i);
         if (tat != PartitionTable.RETIRED_WORD && tat != PartitionTable.MOVED_WORD) {
           if (s.holds(i, key) && s.tag(i) == generation) {
-            return evaluateTat(b, tat, now, cost);
+            return b.evaluateTat(tat, now, cost);
           }
           continue; // the slot was reused: look the key up again
         }
@@ -505,7 +318,7 @@ public final class LocalStore {
         Object state = s.ref(i);
         if (state != PartitionTable.RETIRED && state != PartitionTable.MOVED) {
           if (s.holds(i, key) && s.ref(i) == state) {
-            return evaluateRef(b, state, now, cost, 0);
+            return b.evaluateRef(state, now, cost, 0);
           }
           continue;
         }
@@ -520,8 +333,8 @@ public final class LocalStore {
     t.partitions.lock.lock();
     try {
       long keyHash = t.sketchHash(key);
-      return t.partitions.words ? evaluateTat(b, t.startingWord(keyHash, now, EMPTY_TAT), now, cost)
-          : evaluateRef(b, t.startingRef(keyHash, now), now, cost, 0);
+      return t.partitions.words ? b.evaluateTat(t.startingWord(keyHash, now, EMPTY_TAT), now, cost)
+          : b.evaluateRef(t.startingRef(keyHash, now), now, cost, 0);
     } finally {
       t.partitions.lock.unlock();
     }
@@ -538,7 +351,10 @@ public final class LocalStore {
       PartitionTable.Slots s = pt.slots();
       int i = s.find(key, hash);
       if (i < 0) {
-        add(b.table, key, hash, now);
+        Evaluation e = keys.commitAbsent(b, key, hash, now, cost);
+        if (e != null) {
+          return e; // kept out: decided from the sketch
+        }
         continue;
       }
       if (pt.words) {
@@ -554,16 +370,16 @@ public final class LocalStore {
           if (s.tag(i) != generation) {
             continue outer;
           }
-          long next = cost > b.quota ? Long.MIN_VALUE : Gcra.tryAcquire(tat, now, cost, b.interval, b.tolerance);
+          long next = b.tryTat(tat, now, cost);
           if (next == Long.MIN_VALUE) {
-            return evaluateTat(b, tat, now, cost);
+            return b.evaluateTat(tat, now, cost);
           }
           if (next == tat) {
-            return allowedTat(b, next, now);
+            return b.allowedTat(next, now);
           }
           if (s.casWord(i, tat, next)) {
             if (s.tag(i) == generation) {
-              return allowedTat(b, next, now);
+              return b.allowedTat(next, now);
             }
             continue outer; // reused around the CAS: units spent wherever they landed, decide again
           }
@@ -580,40 +396,13 @@ public final class LocalStore {
           if (s.ref(i) != state) {
             continue;
           }
-          Evaluation e = evaluateRef(b, state, now, cost, leaseId);
+          Evaluation e = b.evaluateRef(state, now, cost, leaseId);
           if (!e.allowed || e.state == state || s.casRef(i, state, e.state)) {
             return e;
           }
         }
       }
       pt.awaitStructure(); // evicted or moved: look the key up again
-    }
-  }
-
-  private static Evaluation allowedTat(Binding b, long next, long now) {
-    return new Evaluation(true, null, Gcra.remaining(next, now, b.quota, b.interval, b.tolerance),
-        Gcra.resetNanos(next, now), 0);
-  }
-
-  private static Evaluation evaluateTat(Binding b, long tat, long now, long cost) {
-    long next = cost > b.quota ? Long.MIN_VALUE : Gcra.tryAcquire(tat, now, cost, b.interval, b.tolerance);
-    if (next != Long.MIN_VALUE) {
-      return allowedTat(b, next, now);
-    }
-    long retry = cost > b.quota ? b.policy.window().toNanos()
-        : Gcra.retryAfterNanos(tat, now, cost, b.interval, b.tolerance);
-    return new Evaluation(false, null, Gcra.remaining(tat, now, b.quota, b.interval, b.tolerance),
-        Gcra.resetNanos(tat, now), retry);
-  }
-
-  private static Evaluation evaluateRef(Binding b, Object state, long now, long cost, long leaseId) {
-    switch (b.table.algorithm) {
-      case FIXED_WINDOW:
-        return FixedWindow.evaluate(b.policy, (WindowState) state, now, cost);
-      case SLIDING_WINDOW:
-        return SlidingWindow.evaluate(b.policy, (WindowState) state, now, cost);
-      default:
-        return Concurrency.evaluate(b.policy, (Concurrency.Leases) state, now, cost, leaseId);
     }
   }
 
@@ -712,7 +501,9 @@ public final class LocalStore {
         if (!addIfAbsent) {
           return;
         }
-        add(b.table, key, hash, now);
+        if (keys.updateAbsent(b, key, hash, now, refFunction, wordFunction)) {
+          return; // kept out: changed in the sketch
+        }
         continue;
       }
       if (pt.words) {
@@ -761,24 +552,35 @@ public final class LocalStore {
     }
   }
 
-  /** Keys currently tracked (policy and partition pairs). */
+  /** Keys in the tables now (policy and partition pairs), each with its exact state; a key kept out is not. */
   public long size() {
-    return size.get();
+    return keys.size.get();
   }
 
-  /** Live keys evicted because the store was full, since creation; each was folded into a sketch. */
+  /**
+   * Live keys evicted from a table to make room for a key that entered a full store, since
+   * creation; each was folded into a sketch.
+   */
   public long evictedLive() {
-    return evictedLive.sum();
+    return keys.evictedLive.sum();
   }
 
   /** Keys at rest (equal to absent keys) removed to make room or by a sweep, since creation. */
   public long evictedResting() {
-    return evictedResting.sum();
+    return keys.evictedResting.sum();
   }
 
   /** Keys that entered a table with the use the sketch remembered of them, since creation. */
   public long restored() {
-    return restored.sum();
+    return keys.restored.sum();
+  }
+
+  /**
+   * Decisions (and charges) on keys a full store kept out of its tables, made from the sketch and
+   * folded back into it, since creation: one per call of a one-request key at a full store.
+   */
+  public long sketchDecisions() {
+    return keys.untracked.sum();
   }
 
   /**

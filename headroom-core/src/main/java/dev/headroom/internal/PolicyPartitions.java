@@ -31,9 +31,12 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <h2>Where a new key's time goes</h2>
  * A decision on a held key reads three cache lines (slot key, tag, state), usually cached for the
- * keys in use. A new key at a full store reads cold memory wherever it goes: the lines of its own
- * probe (keys, tags, states of the sample), the evicted key's string (to hash it for the sketch),
- * and the four sketch cells of the evicted key and the four of the new one. These are independent
+ * keys in use. A new key kept out of a full store ({@link Admission}) reads the lines of its
+ * lookup, one line of the {@link Doorkeeper} per filter and its four sketch cells (read before
+ * the lock), and stores nothing. A new key entering a full store reads cold memory wherever it
+ * goes: the lines of its own probe (keys, tags, states of the sample), the evicted key's string
+ * (to hash it for the sketch), and the four sketch cells of the evicted key and the four of the
+ * new one. These are independent
  * reads, so {@link LocalStore} takes them all <em>before</em> the table's lock: it hashes the new key
  * (with the table's seed, see {@link ForgottenUse#hash}), reads its cells, guesses the victim from
  * the same sample without the lock ({@link #guessVictim}), hashes the victim's
@@ -80,15 +83,18 @@ final class PolicyPartitions implements PartitionTable.StateTest {
   private final int sketchWidth;
   /** The seed of {@link #sketchHash}: random per table, so that nobody can aim keys at a cell. */
   private final long sketchSeed = ThreadLocalRandom.current().nextLong();
-  private ForgottenUse forgotten; // guarded by partitions.lock; created on the first live eviction
+  /** Guarded by partitions.lock; created on the first live eviction or key kept out. */
+  private ForgottenUse forgotten;
+  /** Created on the first key a full store decides from the sketch; read without the lock. */
+  private Doorkeeper doorkeeper;
   private int sweepCursor; // guarded by partitions.lock
   /** Whether the last slice swept from the cursor found keys at rest (guarded by the lock). */
   private boolean cursorFindsRest = true;
   long insertions; // guarded by partitions.lock
   /** The insertion count at which the next periodic sweep runs (guarded by the lock). */
-  long nextSweep = LocalStore.SWEEP_INTERVAL;
+  long nextSweep = Admission.SWEEP_INTERVAL;
   /** New keys between periodic sweeps now: longer while sweeps find nothing (guarded by the lock). */
-  int sweepInterval = LocalStore.SWEEP_INTERVAL;
+  int sweepInterval = Admission.SWEEP_INTERVAL;
 
   PolicyPartitions(QuotaPolicy policy, int sketchWidth) {
     this.algorithm = policy.algorithm();
@@ -249,6 +255,42 @@ final class PolicyPartitions implements PartitionTable.StateTest {
       return word != LocalStore.EMPTY_TAT;
     }
     return ref instanceof WindowState ? ((WindowState) ref).count > 0 : ((Concurrency.Leases) ref).held > 0;
+  }
+
+  // ---------------------------------------------------------------- admission
+
+  /**
+   * Whether a new key of this table may be kept out of a full store (decided from the sketch, see
+   * {@link LocalStore}, "Bounded memory"): every algorithm but concurrency, whose leases must stay
+   * where a release finds them.
+   */
+  boolean filters() {
+    return algorithm != Algorithm.CONCURRENCY;
+  }
+
+  /**
+   * Whether the doorkeeper has lately recorded the key of {@code keyHash}: a key that comes back.
+   * Takes no lock (a racy, heuristic answer; see {@link Doorkeeper}).
+   */
+  boolean returning(long keyHash) {
+    Doorkeeper d = doorkeeper; // racy: a doorkeeper is safely published by its final fields
+    return d != null && d.seen(keyHash);
+  }
+
+  /**
+   * Whether the table's last sweep found keys at rest, so that room for a new key likely costs
+   * nothing (a key at rest equals an absent one). Read without the lock: a heuristic.
+   */
+  boolean restLikely() {
+    return cursorFindsRest;
+  }
+
+  /** Records a key decided from the sketch in the doorkeeper. Caller holds the lock. */
+  void recordUntracked(long keyHash) {
+    if (doorkeeper == null) {
+      doorkeeper = new Doorkeeper(sketchWidth * ForgottenUse.KEYS_PER_CELL);
+    }
+    doorkeeper.add(keyHash);
   }
 
   // ---------------------------------------------------------------- eviction

@@ -1,24 +1,14 @@
 package dev.headroom.gateway;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.conformance.HttpAdapterSpec;
 import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecRoute;
+import dev.headroom.conformance.SpecUpstream;
 import dev.headroom.http.headers.HeaderDialect;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.stream.Collectors;
 
 /**
@@ -27,7 +17,7 @@ import java.util.stream.Collectors;
  * become a gateway configuration (one route per fixture route, named {@code METHOD template} so
  * that the discovery document's keys are the specification's; every policy with the fixture's
  * {@code why}), the gateway decides on the fixture's recording store and clock, and the
- * {@code SpecEndpoint}s are served by a JDK HTTP server on a loopback port as the upstream.
+ * {@code SpecEndpoint}s are served by {@link SpecUpstream} as the upstream.
  *
  * <p>Where the gateway legitimately differs from a filter inside the application:
  * <ul>
@@ -39,12 +29,8 @@ import java.util.stream.Collectors;
  *   <li><b>Content bytes.</b> The gateway charges the request and the response body bytes it
  *   transferred; the filter only the response's. The specification's byte requests are GETs without
  *   content, so both charge the same; nothing is overridden.</li>
- *   <li><b>Discarded bytes.</b> {@code resetBuffer()} / {@code reset()} are servlet calls; the
- *   upstream here buffers and discards the {@code discard} bytes itself, so, as with the filter, only
- *   the bytes that leave the application reach (and are charged by) the gateway.</li>
- *   <li><b>Asynchronous endpoints.</b> An upstream has no servlet async cycle: {@code BLOCKING_ASYNC}
- *   is served as {@code BLOCKING} (as {@code SpecEndpoint} allows); the lease is the gateway's and
- *   ends when the proxied response completes either way.</li>
+ *   <li><b>Discarded bytes and asynchronous endpoints</b> are the upstream's, as {@link SpecUpstream}
+ *   says; the lease is the gateway's and ends when the proxied response completes either way.</li>
  * </ul>
  *
  * <p>Running it found three gateway defects, now fixed: HEAD on a GET route was 405 (RFC 9110
@@ -54,18 +40,13 @@ import java.util.stream.Collectors;
  */
 class GatewaySpecTest extends HttpAdapterSpec {
 
-  private HttpServer upstream;
-  private ExecutorService pool;
+  private SpecUpstream upstream;
   private Gateway gateway;
 
   @Override
   protected URI start(SpecFixture fixture) throws Exception {
-    pool = Executors.newCachedThreadPool();
-    upstream = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
-    upstream.createContext("/", ex -> serve(fixture, ex));
-    upstream.setExecutor(pool);
-    upstream.start();
-    gateway = Gateway.builder(GatewayConfig.parse(yaml(fixture, upstream.getAddress().getPort()), "spec.yaml"))
+    upstream = SpecUpstream.start(fixture);
+    gateway = Gateway.builder(GatewayConfig.parse(yaml(fixture, upstream.port()), "spec.yaml"))
         .ticker(fixture.ticker()).store(fixture.store()).threads(2).start();
     return URI.create("http://127.0.0.1:" + gateway.address().getPort());
   }
@@ -94,8 +75,7 @@ class GatewaySpecTest extends HttpAdapterSpec {
       gateway.close();
     }
     if (upstream != null) {
-      upstream.stop(0);
-      pool.shutdownNow();
+      upstream.close();
     }
   }
 
@@ -156,103 +136,5 @@ class GatewaySpecTest extends HttpAdapterSpec {
   /** The fixture's partitioning in the gateway's words (see the class comment on {@code user}). */
   private static String partition(String fixturePartitioning) {
     return fixturePartitioning.equals("user") ? "header:" + SpecFixture.USER_HEADER : fixturePartitioning;
-  }
-
-  /** The SpecEndpoints, by the fixture route whose template matches the path. */
-  private static void serve(SpecFixture fixture, HttpExchange ex) throws IOException {
-    try (ex) {
-      drain(ex.getRequestBody());
-      String path = ex.getRequestURI().getPath();
-      Map<String, String> query = query(ex.getRequestURI().getRawQuery());
-      SpecRoute route = fixture.routes().stream().filter(r -> matches(r.template(), path)).findFirst().orElse(null);
-      boolean head = ex.getRequestMethod().equals("HEAD");
-      if (path.equals(SpecFixture.VEND_PATH)) {
-        // a vend service: every call succeeds (seed 003 response envelope)
-        text(ex, 200, "application/json", "{\"protocol\":{\"name\":\"vend\",\"version\":\"0.1.0\"},\"id\":\"spec\","
-            + "\"result\":{\"ok\":true}}", head);
-        return;
-      }
-      if (route == null) {
-        text(ex, 404, "text/plain", "no such endpoint", head);
-        return;
-      }
-      switch (route.endpoint()) {
-        case OK -> text(ex, 200, "text/plain", "ok", head);
-        case BLOCKING, BLOCKING_ASYNC -> {
-          fixture.gate().enter();
-          text(ex, 200, "text/plain", "done", head);
-        }
-        case REDIRECT -> {
-          String to = query.get("to");
-          if (to == null) {
-            text(ex, 200, "text/plain", "ok", head);
-          } else {
-            ex.getResponseHeaders().set("Location", "/spec/free");
-            ex.sendResponseHeaders(to.equals("send") ? 302 : 303, -1);
-          }
-        }
-        case BYTES -> {
-          // Bytes an application throws away before committing (resetBuffer, reset) never leave it.
-          ByteArrayOutputStream body = new ByteArrayOutputStream();
-          int discard = Integer.parseInt(query.getOrDefault("discard", "0"));
-          body.write("d".repeat(discard).getBytes(StandardCharsets.US_ASCII));
-          if (query.containsKey("reset")) {
-            body.reset();
-          }
-          body.write("x".repeat(Integer.parseInt(query.getOrDefault("n", "0"))).getBytes(StandardCharsets.US_ASCII));
-          ex.getResponseHeaders().set("Content-Type", "application/octet-stream");
-          if (head) {
-            ex.sendResponseHeaders(200, -1);
-          } else {
-            ex.sendResponseHeaders(200, 0); // chunked: no Content-Length in advance
-            try (OutputStream out = ex.getResponseBody()) {
-              body.writeTo(out);
-            }
-          }
-        }
-        default -> throw new IllegalStateException(route.endpoint().toString());
-      }
-    }
-  }
-
-  private static void text(HttpExchange ex, int status, String type, String body, boolean head) throws IOException {
-    byte[] b = body.getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().set("Content-Type", type);
-    if (head) {
-      ex.getResponseHeaders().set("Content-Length", Integer.toString(b.length));
-      ex.sendResponseHeaders(status, -1);
-    } else {
-      ex.sendResponseHeaders(status, b.length);
-      ex.getResponseBody().write(b);
-    }
-  }
-
-  private static boolean matches(String template, String path) {
-    String[] t = template.split("/", -1);
-    String[] p = path.split("/", -1);
-    if (t.length != p.length) {
-      return false;
-    }
-    for (int i = 0; i < t.length; i++) {
-      if (!(t[i].startsWith("{") && !p[i].isEmpty()) && !t[i].equals(p[i])) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static Map<String, String> query(String raw) {
-    Map<String, String> q = new HashMap<>();
-    if (raw != null) {
-      for (String pair : raw.split("&")) {
-        int eq = pair.indexOf('=');
-        q.put(eq < 0 ? pair : pair.substring(0, eq), eq < 0 ? "" : pair.substring(eq + 1));
-      }
-    }
-    return q;
-  }
-
-  private static void drain(InputStream in) throws IOException {
-    in.transferTo(OutputStream.nullOutputStream());
   }
 }

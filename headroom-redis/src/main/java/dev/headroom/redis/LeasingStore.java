@@ -455,22 +455,46 @@ public final class LeasingStore implements Store {
   /** Puts units back into the partition's live slice, or gives them to the wrapped store. */
   @Override
   public void refund(Acquisition acquisition) {
+    if (!refundToSlice(acquisition)) {
+      delegate.refund(acquisition);
+    }
+  }
+
+  /** Whether the units went back into the partition's live slice. */
+  private boolean refundToSlice(Acquisition acquisition) {
     Slice s = slices.get(new SliceKey(acquisition.policy(), acquisition.key()));
     if (s != null) {
       long now = ticker.read();
       synchronized (s) {
         if (!s.retired && s.unspent > 0 && now < s.expiresAt) {
           s.unspent = plus(s.unspent, acquisition.cost());
-          return;
+          return true;
         }
       }
     }
-    delegate.refund(acquisition);
+    return false;
   }
 
   @Override
   public void release(Lease lease) {
     delegate.release(lease);
+  }
+
+  @Override
+  public CompletionStage<Void> chargeAsync(Acquisition acquisition) {
+    return delegate.chargeAsync(acquisition);
+  }
+
+  /** As {@link #refund}: into the live slice, else given to the wrapped store without blocking. */
+  @Override
+  public CompletionStage<Void> refundAsync(Acquisition acquisition) {
+    return refundToSlice(acquisition) ? java.util.concurrent.CompletableFuture.completedFuture(null)
+        : delegate.refundAsync(acquisition);
+  }
+
+  @Override
+  public CompletionStage<Void> releaseAsync(Lease lease) {
+    return delegate.releaseAsync(lease);
   }
 
   /**

@@ -32,7 +32,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -126,6 +125,12 @@ public final class RedisStore implements Store {
   /** How long Lettuce keeps a command before failing it: long enough to see late replies. */
   static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
+  /** The resolution of asynchronous deadlines: a deadline is seen at most this much late. */
+  static final long TIMER_TICK_MILLIS = 1;
+
+  /** Slots of the timer wheel: one turn covers half a second at {@link #TIMER_TICK_MILLIS}. */
+  static final int TIMER_WHEEL_TICKS = 512;
+
   private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
 
   private final Endpoint endpoint;
@@ -139,7 +144,8 @@ public final class RedisStore implements Store {
   private final Deadlines deadlines;
   private final Ticker ticker;
   private final long marginMillis;
-  private final ScheduledThreadPoolExecutor timer;
+  /** Deadlines of asynchronous calls: a wheel, whose schedule and cancel never take a lock. */
+  private final io.netty.util.HashedWheelTimer timer;
   private final LongAdder failures = new LongAdder();
   private final LongAdder givenBackLate = new LongAdder();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
@@ -166,12 +172,12 @@ public final class RedisStore implements Store {
       this.fallback = b.fallback;
       this.ownsFallback = false;
     }
-    this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+    this.timer = new io.netty.util.HashedWheelTimer(r -> {
       Thread t = new Thread(r, "headroom-redis-deadline");
       t.setDaemon(true);
       return t;
-    });
-    this.timer.setRemoveOnCancelPolicy(true);
+    }, TIMER_TICK_MILLIS, TimeUnit.MILLISECONDS, TIMER_WHEEL_TICKS);
+    this.timer.start(); // now, so that no caller ever waits for the wheel's thread to start
     this.slotDecisions = new SlotDecisions(this, deadlines, deadlineNanos, timer, failures, givenBackLate);
   }
 
@@ -328,7 +334,13 @@ public final class RedisStore implements Store {
     }
   }
 
-  /** Decides without blocking; completes on Lettuce's I/O thread (or the store's timer). */
+  /**
+   * Decides without blocking: admission and coalescing on the caller's thread, the command written
+   * on the connection's event loop (handed to it from any other thread, lock-free; see
+   * {@link Endpoint}), its deadline watched on the store's timer wheel, which takes no lock either.
+   * Completes on Lettuce's I/O thread (or the timer's): a caller on an event loop of its own hands
+   * its continuation back there.
+   */
   @Override
   public CompletionStage<Decision> acquireAsync(List<Acquisition> acquisitions) {
     List<Acquisition> request = checked(acquisitions);
@@ -416,6 +428,43 @@ public final class RedisStore implements Store {
         new long[] {lease.id()}, () -> {});
   }
 
+  /** Charges without blocking (see {@link AsyncUpdate}); the stage never fails. */
+  @Override
+  public CompletionStage<Void> chargeAsync(Acquisition acquisition) {
+    return updateAsync(DecisionScript.CHARGE, acquisition, null, () -> fallback.charge(acquisition));
+  }
+
+  /** Refunds without blocking (see {@link AsyncUpdate}); the stage never fails. */
+  @Override
+  public CompletionStage<Void> refundAsync(Acquisition acquisition) {
+    return updateAsync(DecisionScript.GIVE_BACK, acquisition, null, () -> fallback.refund(acquisition));
+  }
+
+  /** Gives back a lease without blocking (see {@link AsyncUpdate}); the stage never fails. */
+  @Override
+  public CompletionStage<Void> releaseAsync(Lease lease) {
+    if (lease.id() < 0) {
+      if (fallback != null) {
+        fallback.release(new Lease(lease.policy(), lease.key(), -lease.id(), lease.units()));
+      }
+      return CompletableFuture.completedFuture(null);
+    }
+    return updateAsync(DecisionScript.GIVE_BACK, Acquisition.of(lease.policy(), lease.key(), lease.units()),
+        new long[] {lease.id()}, () -> {});
+  }
+
+  private CompletionStage<Void> updateAsync(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
+    WriteStamp stamp = new WriteStamp(System.nanoTime());
+    CompletableFuture<long[]> f;
+    try {
+      f = calls.call(encode(mode, now(), List.of(a), leaseIds), stamp);
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    return AsyncUpdate.follow(f, stamp, deadlines, timer, failures,
+        failurePolicy == FailurePolicy.FALLBACK ? locally : () -> {}, this::succeeded);
+  }
+
   private void update(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
     WriteStamp stamp = new WriteStamp(System.nanoTime());
     CompletableFuture<long[]> f = calls.call(encode(mode, now(), List.of(a), leaseIds), stamp);
@@ -463,7 +512,7 @@ public final class RedisStore implements Store {
 
   @Override
   public void close() {
-    timer.shutdownNow();
+    timer.stop();
     endpoint.close();
     if (ownsFallback) {
       fallback.close();

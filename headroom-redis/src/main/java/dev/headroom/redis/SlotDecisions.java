@@ -8,8 +8,8 @@ import dev.headroom.redis.internal.SlotShare;
 import dev.headroom.redis.internal.WriteStamp;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import io.netty.util.Timeout;
+import io.netty.util.Timer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -31,12 +31,13 @@ final class SlotDecisions {
   private final RedisStore store;
   private final Deadlines deadlines;
   private final long deadlineNanos;
-  private final ScheduledThreadPoolExecutor timer;
+  /** Deadlines of asynchronous decisions: a wheel, whose schedule and cancel never take a lock. */
+  private final Timer timer;
   private final LongAdder failures;
   private final LongAdder givenBackLate;
 
   SlotDecisions(RedisStore store, Deadlines deadlines, long deadlineNanos,
-      ScheduledThreadPoolExecutor timer, LongAdder failures, LongAdder givenBackLate) {
+      Timer timer, LongAdder failures, LongAdder givenBackLate) {
     this.store = store;
     this.deadlines = deadlines;
     this.deadlineNanos = deadlineNanos;
@@ -51,7 +52,7 @@ final class SlotDecisions {
     final List<SlotShare> groups;
     final CompletableFuture<Decision> result = new CompletableFuture<>();
     final AtomicBoolean settled = new AtomicBoolean();
-    volatile ScheduledFuture<?> timeout;
+    volatile Timeout timeout;
     /** Whether the expiry was handed to the I/O loop (once). */
     volatile boolean deferred;
 
@@ -66,10 +67,10 @@ final class SlotDecisions {
 
     /** Checks again when the deadline, counted from the write once there is one, will have passed. */
     void schedule() {
-      ScheduledFuture<?> t = timer.schedule(this::check, deadlines.untilCheck(stamp()), TimeUnit.NANOSECONDS);
+      Timeout t = timer.newTimeout(x -> check(), deadlines.untilCheck(stamp()), TimeUnit.NANOSECONDS);
       timeout = t;
       if (result.isDone()) {
-        t.cancel(false);
+        t.cancel();
       }
     }
 
@@ -90,7 +91,7 @@ final class SlotDecisions {
       Runnable expiry = () -> expire(() -> deadlines.expired(s));
       if (!deferred && deadlines.runOnWriter(s, expiry)) {
         deferred = true;
-        timeout = timer.schedule(expiry, deadlines.deadlineNanos(), TimeUnit.NANOSECONDS);
+        timeout = timer.newTimeout(x -> expiry.run(), deadlines.deadlineNanos(), TimeUnit.NANOSECONDS);
       } else {
         expiry.run();
       }
@@ -131,9 +132,9 @@ final class SlotDecisions {
       if (!p.settled.compareAndSet(false, true)) {
         return; // decided by the deadline; that path gives back what Redis applies late
       }
-      ScheduledFuture<?> t = p.timeout;
+      Timeout t = p.timeout;
       if (t != null) {
-        t.cancel(false);
+        t.cancel();
       }
       if (error != null) {
         giveBackWhenAllowed(groups, false);

@@ -42,7 +42,10 @@ class FallbackFloodTest {
         assertThat(limiter.acquire(p, PartitionKey.of("flood-" + i)).allowed()).isTrue();
       }
       assertThat(fallback.trackedKeys()).isEqualTo(1_000);
-      assertThat(fallback.evictedLiveKeys()).isEqualTo(9_001);
+      // each flood key beyond the bound was kept out (decided from the sketch) or, when the
+      // doorkeeper took it for a returning key, entered in place of a live key
+      assertThat(fallback.sketchDecisions() + fallback.evictedLiveKeys()).isEqualTo(9_001);
+      assertThat(fallback.evictedLiveKeys()).isLessThan(90);
       assertThat(limiter.acquire(p, victim).allowed()).as("still refused after the flood").isFalse();
       assertThat(store.failures()).as("every decision went to the fallback").isPositive();
     }

@@ -1,27 +1,24 @@
 package dev.headroom.servlet;
 
-import dev.headroom.Acquisition;
+import dev.headroom.vend.VendRoute;
 import dev.headroom.Decision;
-import dev.headroom.PolicyOutcome;
-import dev.headroom.Partitioning;
-import dev.headroom.QuotaPolicy;
-import dev.headroom.QuotaUnit;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
-import dev.headroom.http.HeaderNames;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.http.plan.Plan;
-import dev.headroom.http.plan.PlanResolver;
-import dev.headroom.http.plan.Plans;
-import dev.headroom.http.body.ProblemType;
-import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.body.ServiceErrors;
-import dev.headroom.http.discovery.DiscoveryRoute;
-import dev.headroom.http.discovery.EntityTag;
 import dev.headroom.http.discovery.LimitsDiscoveryDocument;
+import dev.headroom.http.embed.Admission;
+import dev.headroom.http.embed.Answer;
+import dev.headroom.http.embed.Gate;
+import dev.headroom.http.embed.GateBuilder;
+import dev.headroom.http.embed.GateListener;
+import dev.headroom.http.embed.GateRequest;
+import dev.headroom.http.embed.RouteRules;
+import dev.headroom.http.embed.RuntimeLimits;
+import dev.headroom.http.embed.Verdict;
 import dev.headroom.http.enforcement.CapacityReductions;
 import dev.headroom.http.enforcement.Escalation;
 import dev.headroom.http.enforcement.Escalations;
@@ -31,8 +28,8 @@ import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.partition.AllowList;
 import dev.headroom.http.partition.ClientAddressResolver;
 import dev.headroom.http.partition.PartitionKeyDerivation;
-import dev.headroom.http.partition.PartitionKeyExposures;
-import dev.headroom.PartitionKey;
+import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.http.plan.Plans;
 import dev.headroom.servlet.internal.Completion;
 import dev.headroom.servlet.internal.ErrorBodyResponse;
 import dev.headroom.servlet.internal.LimitedRequest;
@@ -50,17 +47,11 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.EnumSet;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
-import java.util.Set;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.random.RandomGenerator;
 
@@ -78,6 +69,10 @@ import java.util.random.RandomGenerator;
  *     .build();
  * servletContext.addFilter("headroom", filter).setAsyncSupported(true);
  * }</pre>
+ *
+ * <p>The enforcement itself is headroom-http's {@link Gate}, which the WebFlux and Spring Cloud
+ * Gateway filters share; this filter turns servlet requests into {@link GateRequest}s and writes
+ * what the gate decides.
  *
  * <h2>One request (DESIGN.md, "One request through the gateway", applied in-process)</h2>
  * <ol>
@@ -128,7 +123,7 @@ import java.util.random.RandomGenerator;
 public final class HeadroomFilter implements Filter {
 
   /** The conventional discovery paths (Graceful Boundaries section 1). */
-  public static final List<String> DEFAULT_DISCOVERY_PATHS = List.of("/.well-known/limits", "/api/limits");
+  public static final List<String> DEFAULT_DISCOVERY_PATHS = Gate.DEFAULT_DISCOVERY_PATHS;
 
   /** What to do when the store cannot decide. */
   public enum StoreFailureMode {
@@ -141,53 +136,20 @@ public final class HeadroomFilter implements Filter {
     REFUSE
   }
 
-  private final QuotaLimiter limiter;
-  private final LimitRefusals refusals;
-  private final List<CompiledRoute> routes;
+  private final Gate<HttpServletRequest> gate;
+  private final List<Route> routes;
   private final UserResolver users;
-  private final DecisionListener listener;
-  private final StoreFailureMode storeFailureMode;
-  /** Builds the discovery document again when limits change at run time; null when discovery is off. */
-  private final FilterDiscovery discoveryFactory;
-  private volatile LimitsDiscoveryDocument discovery;
-  private final RuntimeLimits limits;
-  /** The plans and their resolver; null without plans. */
-  private final PlanSelection plans;
-  private final AllowLists allows;
-  private final Set<String> discoveryPaths;
-  /** The first discovery path configured, named in error bodies; null without discovery. */
-  private final String discoveryPath;
-  private final Map<String, Escalation> escalationsByPolicy;
-  private final Escalations escalations = new Escalations();
-  private final CapacityReductions capacity = new CapacityReductions();
-  private final Map<String, QuotaPolicy> policiesByName;
-  private final Ticker ticker;
+  private final boolean allowOnStoreFailure;
   private final boolean errorBodies;
   private final List<CompiledVend> vendRoutes;
 
-  private HeadroomFilter(Builder b, List<CompiledRoute> routes, FilterDiscovery discovery, List<CompiledVend> vend,
-      RuntimeLimits limits) {
-    this.plans = b.plans;
-    this.allows = new AllowLists(b.allowLists, b.clientAddresses);
-    this.limits = limits;
-    this.discoveryFactory = discovery;
-    this.vendRoutes = List.copyOf(vend);
-    this.limiter = b.limiter;
-    this.refusals = b.refusals;
-    this.routes = List.copyOf(routes);
+  private HeadroomFilter(Builder b, Gate<HttpServletRequest> gate, List<CompiledVend> vend) {
+    this.gate = gate;
+    this.routes = List.copyOf(b.routes);
     this.users = b.users;
-    this.listener = b.listener;
-    this.storeFailureMode = b.storeFailureMode;
-    limits.onChange(this::rebuildDiscovery);
-    rebuildDiscovery();
-    this.discoveryPaths = Set.copyOf(b.discoveryPaths);
-    this.discoveryPath = discovery == null ? null : b.discoveryPaths.iterator().next();
-    this.escalationsByPolicy = Map.copyOf(b.escalations);
-    Map<String, QuotaPolicy> byName = new HashMap<>();
-    routes.forEach(r -> r.policies.forEach(p -> byName.put(p.name(), p)));
-    this.policiesByName = Map.copyOf(byName);
-    this.ticker = b.ticker;
+    this.allowOnStoreFailure = gate.storeFailureMode() == Gate.StoreFailureMode.ALLOW;
     this.errorBodies = b.errorBodies;
+    this.vendRoutes = List.copyOf(vend);
   }
 
   /** Starts a configuration. */
@@ -197,45 +159,38 @@ public final class HeadroomFilter implements Filter {
 
   /** The routes, in matching order. */
   public List<Route> routes() {
-    List<Route> list = new ArrayList<>(routes.size());
-    routes.forEach(r -> list.add(r.route));
-    return list;
+    return routes;
+  }
+
+  /** The enforcement this filter writes: headroom-http's {@link Gate}. */
+  public Gate<HttpServletRequest> gate() {
+    return gate;
   }
 
   /**
    * Lowers (or, with 1, restores) a policy's capacity at run time, as the gateway's admin
-   * {@code POST /capacity} does: the policy is enforced with quota {@code max(1, floor(q * factor))}
-   * on the same counters, and its refusals are 503 {@code temporary-reduced-capacity} (draft-09
-   * section 5.2) until restored. Thread-safe.
+   * {@code POST /capacity} does ({@link Gate#reduceCapacity}; headroom-http
+   * {@link CapacityReductions}). Thread-safe.
    *
    * @throws IllegalArgumentException when no route has a policy of this name, or the factor is not in (0, 1]
    */
   public void reduceCapacity(String policy, double factor) {
-    QuotaPolicy p = policiesByName.get(policy);
-    if (p == null) {
-      throw new IllegalArgumentException("policy: '" + policy + "' is not a policy of any route; expected one of "
-          + new java.util.TreeSet<>(policiesByName.keySet()));
-    }
-    capacity.set(p, factor);
+    gate.reduceCapacity(policy, factor);
   }
 
   /** The factor of every policy whose capacity is reduced now, by name. */
   public Map<String, Double> reducedCapacity() {
-    return capacity.factors();
+    return gate.reducedCapacity();
   }
 
   /** The limits in force, changeable at run time without a restart ({@link RuntimeLimits}). */
   public RuntimeLimits limits() {
-    return limits;
-  }
-
-  private void rebuildDiscovery() {
-    discovery = discoveryFactory == null ? null : discoveryFactory.build(limits::effective);
+    return gate.limits();
   }
 
   /** The discovery document served, when discovery is on. */
   public Optional<LimitsDiscoveryDocument> discovery() {
-    return Optional.ofNullable(discovery);
+    return gate.discovery();
   }
 
   @Override
@@ -253,91 +208,42 @@ public final class HeadroomFilter implements Filter {
     HttpServletResponse response = (HttpServletResponse) res;
     String method = request.getMethod();
     String path = pathWithinApplication(request);
-    if (discovery != null && (method.equals("GET") || method.equals("HEAD")) && discoveryPaths.contains(path)) {
-      serveDiscovery(request, response);
-      return;
-    }
-    ErrorBodyResponse errors = errorBodies ? new ErrorBodyResponse(request, response, path,
-        discoveryPath, refusals.origin().orElse(null)) : null;
+    String origin = null;
+    java.net.URI originUri = gate.refusals().origin().orElse(null);
     for (CompiledVend v : vendRoutes) {
-      if (v.route().matches(method, path)) {
-        VendCalls.serve(request, response, chain, v.route(), v.headers(), users,
-            storeFailureMode == StoreFailureMode.ALLOW, refusals.origin().orElse(null));
+      if (v.route().matches(method, path)) { // vend calls are POSTs: never a discovery request
+        VendCalls.serve(request, response, chain, v.route(), v.headers(), users, allowOnStoreFailure, originUri);
         return;
       }
     }
-    CompiledRoute route = match(request, method, path);
-    if (route == null) {
-      FilterChains.run(chain, request, errors == null ? response : errors, errors);
-      return;
-    }
-    ServletRequestView view = new ServletRequestView(request, path, route.route.template(), users::user);
-    Plan plan = plans == null ? null : plans.choose(request, response, view, refusals.origin().orElse(null));
-    if (plans != null && plan == null) {
-      return; // refused with 401: an invalid credential
-    }
-    OptionalLong cost = ShadowAndCost.cost(request, response, route.route, refusals.origin().orElse(null));
-    if (cost.isEmpty()) {
-      return; // refused with 400: the cost header is not valid
-    }
-    List<PolicyOutcome> shadowFields = ShadowAndCost.shadows(limiter, route.route, route.shadowDerivations, view,
-        cost.getAsLong(), listener, allows);
-    List<Acquisition> acquisitions = new ArrayList<>(route.policies.size());
-    List<PartitionKey> keys = new ArrayList<>(route.policies.size());
-    long now = escalationsByPolicy.isEmpty() ? 0 : ticker.read();
-    for (int i = 0; i < route.policies.size(); i++) {
-      if (allows.bypasses(route.policies.get(i).name(), view)) {
-        continue; // the caller is on the policy's allow list
+    GateRequest view = new ServletRequestView(request, path, null, users::user);
+    Verdict verdict = gate.decide(view, request);
+    switch (verdict.kind()) {
+      case ANSWER -> RefusalResponses.write(request, response, verdict.answer());
+      case UNDECIDED -> chain.doFilter(req, res);
+      case PASS -> {
+        ErrorBodyResponse errors = errorBodies ? errorBodies(request, response, path) : null;
+        FilterChains.run(chain, request, errors == null ? response : errors, errors);
       }
-      QuotaPolicy base = limits.effective(route.policies.get(i));
-      QuotaPolicy p = capacity.effective(plan == null ? base : plans.plans().policy(plan, base), base.name());
-      PartitionKey key = route.derivations.get(i).derive(view);
-      keys.add(key);
-      long blocked = escalationsByPolicy.containsKey(p.name()) ? escalations.blockedFor(p.name(), key, now) : 0;
-      if (blocked > 0) {
-        refuseBlocked(request, response, route, p, Escalations.seconds(blocked));
-        return;
-      }
-      // content-bytes are charged after the fact; the request itself asks for nothing but is
-      // refused while the partition is in debt.
-      acquisitions.add(Acquisition.of(p, key, ShadowAndCost.units(p, cost.getAsLong())));
+      default -> admitted(request, response, chain, path, verdict.admission());
     }
-    if (acquisitions.isEmpty()) {
-      FilterChains.run(chain, request, errors == null ? response : errors, errors); // every policy bypassed
-      return;
-    }
-    Decision decision;
-    try {
-      decision = limiter.acquire(acquisitions);
-    } catch (StoreException e) {
-      notifyFailure(route.route, e);
-      if (storeFailureMode == StoreFailureMode.ALLOW) {
-        chain.doFilter(req, res);
-      } else {
-        RefusalResponses.unavailable(request, response, refusals.origin().orElse(null));
-      }
-      return;
-    }
-    try {
-      listener.decided(route.route, decision);
-    } catch (RuntimeException ignored) {
-      // A listener cannot fail the request (DecisionListener contract).
-    }
-    if (!decision.allowed()) {
-      refuse(request, response, route, decision, keys);
-      return;
-    }
-    // content bytes: none are transferred for HEAD (RFC 9110 section 9.3.2), so none are charged.
-    boolean charge = route.countsBytes && !method.equals("HEAD");
+  }
+
+  private ErrorBodyResponse errorBodies(HttpServletRequest request, HttpServletResponse response, String path) {
+    return new ErrorBodyResponse(request, response, path, gate.discoveryPath().orElse(null),
+        gate.refusals().origin().orElse(null));
+  }
+
+  /** An allowed request: the application runs; fields at commit; completion at the end. */
+  private void admitted(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String path,
+      Admission admission) throws IOException, ServletException {
     LimitedResponse limitedResponse = new LimitedResponse(response,
-        status -> route.headers.write(ShadowAndCost.withShadowFields(decision, shadowFields), status, response::addHeader),
-        charge);
-    Completion completion = new Completion(limiter, decision, charge ? limitedResponse : null, e -> notifyFailure(route.route, e));
-    completion.refundUnless(route.route.counting()::counts, acquisitions, limitedResponse);
+        status -> admission.writeFields(status, response::addHeader), admission.chargesContent());
+    Completion completion = new Completion(admission, limitedResponse,
+        admission.chargesContent() ? limitedResponse : null);
     LimitedRequest limited = new LimitedRequest(request, limitedResponse, completion);
     try {
-      ErrorBodyResponse limitedErrors = errors == null ? null : new ErrorBodyResponse(request, limitedResponse, path,
-          discoveryPath, refusals.origin().orElse(null));
+      ErrorBodyResponse limitedErrors = errorBodies ? errorBodies(request, limitedResponse, path) : null;
       FilterChains.run(chain, limited, limitedErrors == null ? limitedResponse : limitedErrors, limitedErrors);
       if (!completion.isAsync() && request.isAsyncStarted()) {
         // The application started asynchronous processing on an unwrapped request.
@@ -355,23 +261,6 @@ public final class HeadroomFilter implements Filter {
     }
   }
 
-  private void notifyFailure(Route route, StoreException e) {
-    try {
-      listener.storeFailed(route, e);
-    } catch (RuntimeException ignored) {
-      // A listener cannot fail the request (DecisionListener contract).
-    }
-  }
-
-  private CompiledRoute match(HttpServletRequest request, String method, String path) {
-    for (CompiledRoute r : routes) {
-      if (r.route.matches(method, path) && r.route.accepts(request)) {
-        return r;
-      }
-    }
-    return null;
-  }
-
   /** The decoded, normalised path inside the application, as the container mapped it. */
   static String pathWithinApplication(HttpServletRequest request) {
     String servletPath = request.getServletPath();
@@ -380,175 +269,85 @@ public final class HeadroomFilter implements Filter {
     return path.isEmpty() ? "/" : path;
   }
 
-  /** A partition blocked by an escalation: refused without asking the store (draft-09 section 5.3). */
-  private void refuseBlocked(HttpServletRequest request, HttpServletResponse response, CompiledRoute route,
-      QuotaPolicy policy, long seconds) throws IOException {
-    Refusal refusal = refusals.abnormal(policy, seconds, List.of(policy.name()));
-    response.setStatus(refusal.status());
-    response.setHeader(HeaderNames.RETRY_AFTER, Long.toString(seconds));
-    RefusalFormat format = RefusalFormat.negotiate(request.getHeader("Accept"));
-    RefusalResponses.writeBody(request, response, format, format.body(refusal, format == RefusalFormat.HTML ? RefusalResponses.self(request) : null));
-  }
-
-  private void refuse(HttpServletRequest request, HttpServletResponse response, CompiledRoute route, Decision decision,
-      List<PartitionKey> keys) throws IOException {
-    PolicyOutcomeView worst = escalate(route, decision, keys);
-    Refusal refusal;
-    if (worst.blockSeconds > 0) {
-      refusal = refusals.abnormal(worst.policy, Math.max(worst.blockSeconds, decision.retryAfterSeconds()),
-          refusals.refusal(decision).violatedPolicies());
-    } else {
-      String worstName = decision.mostConstraining().policy().name();
-      refusal = refusals.refusal(decision, capacity.isReduced(worstName, plans == null ? worstName : plans.plans().baseName(worstName))
-          ? ProblemType.TEMPORARY_REDUCED_CAPACITY : ProblemType.QUOTA_EXCEEDED);
-    }
-    int status = refusal.status();
-    response.setStatus(status);
-    BiConsumer<String, String> sink = response::addHeader;
-    if (refusal.retryAfterSeconds().isEmpty()) {
-      // 413: waiting cannot help, so no Retry-After is promised.
-      sink = (name, value) -> {
-        if (!name.equals(HeaderNames.RETRY_AFTER)) {
-          response.addHeader(name, value);
-        }
-      };
-    }
-    Optional<Duration> written = route.headers.write(decision, status, sink);
-    if (written.isPresent() && refusal.retryAfterSeconds().isPresent()) {
-      long wait = Math.max(written.get().getSeconds(), refusal.retryAfterSeconds().getAsLong());
-      if (wait != written.get().getSeconds()) {
-        response.setHeader(HeaderNames.RETRY_AFTER, Long.toString(wait)); // an escalation's block outlasts t
-      }
-      refusal = refusals.agreeing(refusal, wait);
-    }
-    RefusalFormat format = RefusalFormat.negotiate(request.getHeader("Accept"));
-    RefusalResponses.writeBody(request, response, format, format.body(refusal, format == RefusalFormat.HTML ? RefusalResponses.self(request) : null));
-  }
-
-  /** The escalating policy a refusal blocks, if any, and for how long (whole seconds). */
-  private record PolicyOutcomeView(QuotaPolicy policy, long blockSeconds) {}
-
-  /**
-   * Counts a refusal towards each violated policy's escalation (headroom-http {@link Escalations});
-   * the policy whose escalation this refusal starts, with its block, or none.
-   */
-  private PolicyOutcomeView escalate(CompiledRoute route, Decision decision, List<PartitionKey> keys) {
-    if (escalationsByPolicy.isEmpty()) {
-      return new PolicyOutcomeView(null, 0);
-    }
-    long now = ticker.read();
-    PolicyOutcomeView out = new PolicyOutcomeView(null, 0);
-    for (dev.headroom.PolicyOutcome o : decision.violated()) {
-      Escalation e = escalationsByPolicy.get(o.policy().name());
-      if (e == null) {
-        continue;
-      }
-      int i = decision.outcomes().indexOf(o);
-      long block = escalations.onRefused(o.policy().name(), e, keys.get(i), now, o.retryAfter().toNanos());
-      if (block > 0 && Escalations.seconds(block) > out.blockSeconds) {
-        out = new PolicyOutcomeView(o.policy(), Escalations.seconds(block));
-      }
-    }
-    return out;
-  }
-
-  private void serveDiscovery(HttpServletRequest request, HttpServletResponse response) throws IOException {
-    LimitsDiscoveryDocument discovery = this.discovery;
-    byte[] discoveryJson = discovery.toJsonBytes();
-    response.setHeader("ETag", discovery.etag());
-    response.setHeader("Cache-Control", LimitsDiscoveryDocument.cacheControl());
-    if (EntityTag.matchesIfNoneMatch(request.getHeader("If-None-Match"), discovery.etag())) {
-      response.setStatus(HttpServletResponse.SC_NOT_MODIFIED);
-      return;
-    }
-    response.setStatus(HttpServletResponse.SC_OK);
-    response.setContentType("application/json");
-    response.setContentLength(discoveryJson.length);
-    if (!request.getMethod().equals("HEAD")) {
-      response.getOutputStream().write(discoveryJson);
-    }
-  }
-
   /** A vend route and its header writer. */
   private record CompiledVend(VendRoute route, RateLimitHeaders headers) {}
 
-  /** A route with what each request needs precomputed. */
-  private static final class CompiledRoute {
-    final Route route;
-    final List<QuotaPolicy> policies;
-    final List<PartitionKeyDerivation> derivations;
-    final List<PartitionKeyDerivation> shadowDerivations;
-    final RateLimitHeaders headers;
-    final boolean countsBytes;
+  /** The servlet listener, told of each decision with the servlet route it was made for. */
+  private static GateListener adapt(DecisionListener listener, Map<RouteRules, Route> byRules) {
+    return new GateListener() {
+      @Override
+      public void decided(RouteRules route, Decision decision) {
+        listener.decided(byRules.get(route), decision);
+      }
 
-    CompiledRoute(Route route, List<PartitionKeyDerivation> derivations, List<PartitionKeyDerivation> shadowDerivations,
-        RateLimitHeaders headers) {
-      this.shadowDerivations = List.copyOf(shadowDerivations);
-      this.route = route;
-      this.policies = route.policies();
-      this.derivations = List.copyOf(derivations);
-      this.headers = headers;
-      this.countsBytes = route.policies().stream().anyMatch(p -> p.unit() == QuotaUnit.CONTENT_BYTES);
-    }
+      @Override
+      public void shadowDecided(RouteRules route, Decision decision) {
+        listener.shadowDecided(byRules.get(route), decision);
+      }
+
+      @Override
+      public void storeFailed(RouteRules route, StoreException failure) {
+        listener.storeFailed(byRules.get(route), failure);
+      }
+    };
   }
 
-  /** Configures a {@link HeadroomFilter}; {@link #build()} validates everything at once. Not thread-safe. */
+  /**
+   * Configures a {@link HeadroomFilter}: headroom-http's {@link GateBuilder} settings, plus what
+   * only a servlet filter has (the user resolver, vend routes, error bodies). {@link #build()}
+   * validates everything at once. Not thread-safe.
+   */
   public static final class Builder {
-    private QuotaLimiter limiter;
-    private LimitRefusals refusals;
+    private final GateBuilder<HttpServletRequest> gate = Gate.builder();
     private final List<Route> routes = new ArrayList<>();
     private final List<VendRoute> vendRoutes = new ArrayList<>();
-    private Set<HeaderDialect> dialects = EnumSet.of(HeaderDialect.IETF);
-    private PartitionKeyExposure exposure = PartitionKeyExposures.off();
-    private ClientAddressResolver clientAddresses = ClientAddressResolver.direct();
     private UserResolver users = UserResolver.principal();
     private DecisionListener listener = DecisionListener.none();
-    private StoreFailureMode storeFailureMode = StoreFailureMode.ALLOW;
-    private Ticker ticker = Ticker.system();
-    private boolean omitOnRedirect;
-    private FieldOptions fields = FieldOptions.none();
-    private final Map<String, Escalation> escalations = new HashMap<>();
     private boolean errorBodies;
-    private String service;
-    private String description;
-    private Consumer<LimitsDiscoveryDocument.Builder> discoveryCustomizer = b -> {};
-    private final Set<String> discoveryPaths = new LinkedHashSet<>(DEFAULT_DISCOVERY_PATHS);
 
-    private PlanSelection plans;
-    private final Map<String, AllowList> allowLists = new HashMap<>();
     private Builder() {}
 
     /**
-     * Callers that bypass a policy (headroom-http {@link AllowList}, the gateway's {@code allow}):
-     * neither counted nor refused by it; a CIDR block is matched against the client address as
-     * {@link #clientAddresses} resolves it. A plan's version of the policy follows its list.
+     * Applies settings to the gate directly (headroom-http {@link GateBuilder}): how a host that
+     * configures several front ends alike (the Spring Boot starter) sets them once.
      */
-    public Builder allow(String policy, AllowList allow) {
-      allowLists.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(allow, "allow"));
+    public Builder gate(Consumer<GateBuilder<HttpServletRequest>> settings) {
+      settings.accept(gate);
       return this;
     }
 
-    /** Plans resolved per request within {@code deadline} ({@link PlanSelection}); built with {@link Plans#of}. */
+    /**
+     * {@link GateBuilder#allow}: callers that bypass a policy (headroom-http {@link AllowList}, the
+     * gateway's {@code allow}), neither counted nor refused by it; a plan's version of the policy
+     * follows its list.
+     */
+    public Builder allow(String policy, AllowList allow) {
+      gate.allow(policy, allow);
+      return this;
+    }
+
+    /** Plans resolved per request within {@code deadline}; built with {@link Plans#of}. */
     public Builder plans(Plans plans, PlanResolver resolver, Duration deadline) {
-      this.plans = new PlanSelection(plans, resolver, deadline);
+      gate.plans(plans, resolver, deadline);
       return this;
     }
 
     /** Required: decides every request, through its store. */
     public Builder limiter(QuotaLimiter limiter) {
-      this.limiter = limiter;
+      gate.limiter(limiter);
       return this;
     }
 
     /** Required: the refusal texts of every policy (and the clock of {@code windowResetAt}). */
     public Builder refusals(LimitRefusals refusals) {
-      this.refusals = refusals;
+      gate.refusals(refusals);
       return this;
     }
 
     /** A route; routes match in the order added. */
     public Builder route(Route route) {
       routes.add(Objects.requireNonNull(route, "route"));
+      gate.route(route.rules(), route.condition());
       return this;
     }
 
@@ -567,25 +366,21 @@ public final class HeadroomFilter implements Filter {
       return this;
     }
 
-    /** The header dialects of routes that choose none; {@code ietf} by default. */
+    /** {@link GateBuilder#dialects}: the header dialects of routes that choose none; {@code ietf} by default. */
     public Builder dialects(Collection<HeaderDialect> dialects) {
-      if (dialects == null || dialects.isEmpty() || dialects.stream().anyMatch(Objects::isNull)) {
-        throw new IllegalArgumentException("dialects: expected at least one of ietf, draft-07, draft-06, draft-03, "
-            + "x-ratelimit, got " + dialects);
-      }
-      this.dialects = EnumSet.copyOf(dialects);
+      gate.dialects(dialects);
       return this;
     }
 
-    /** What is sent as {@code pk} in the ietf dialect; nothing by default. */
+    /** {@link GateBuilder#exposure}: what is sent as {@code pk} in the ietf dialect; nothing by default. */
     public Builder exposure(PartitionKeyExposure exposure) {
-      this.exposure = Objects.requireNonNull(exposure, "exposure");
+      gate.exposure(exposure);
       return this;
     }
 
-    /** How {@code client-ip} partitions find the client (trusted proxies); the direct peer by default. */
+    /** {@link GateBuilder#clientAddresses}: how {@code client-ip} partitions find the client. */
     public Builder clientAddresses(ClientAddressResolver resolver) {
-      this.clientAddresses = Objects.requireNonNull(resolver, "clientAddresses");
+      gate.clientAddresses(resolver);
       return this;
     }
 
@@ -603,71 +398,48 @@ public final class HeadroomFilter implements Filter {
 
     /** What to do when the store fails; {@link StoreFailureMode#ALLOW} by default. */
     public Builder storeFailureMode(StoreFailureMode mode) {
-      this.storeFailureMode = Objects.requireNonNull(mode, "storeFailureMode");
+      Objects.requireNonNull(mode, "storeFailureMode");
+      gate.storeFailureMode(mode == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW : Gate.StoreFailureMode.REFUSE);
       return this;
     }
 
-    /** The clock of epoch-seconds {@code X-RateLimit-Reset}; the system clock by default. */
+    /** {@link GateBuilder#ticker}: the clock of epoch-seconds {@code X-RateLimit-Reset}. */
     public Builder ticker(Ticker ticker) {
-      this.ticker = Objects.requireNonNull(ticker, "ticker");
+      gate.ticker(ticker);
       return this;
     }
 
     /**
-     * Leaves the RateLimit fields off 3xx responses of the application (draft-09 section 6: a low
-     * remaining quota on a redirect can stall a client that follows it); off by default. The fields
-     * are written when the response is committed, so the status is the one the application set.
+     * {@link GateBuilder#omitOnRedirect}: leaves the RateLimit fields off 3xx responses of the
+     * application (draft-09 section 6); off by default. The fields are written when the response is
+     * committed, so the status is the one the application set.
      */
     public Builder omitOnRedirect(boolean omit) {
-      this.omitOnRedirect = omit;
+      gate.omitOnRedirect(omit);
       return this;
     }
 
-    /**
-     * Writes the RateLimit fields of allowed requests only when some policy's utilisation
-     * (1 - r/q) reaches {@code threshold} (draft-09 section 6.2); refusals always carry them. Off
-     * by default.
-     *
-     * @throws IllegalArgumentException unless {@code 0 < threshold <= 1}
-     */
+    /** {@link GateBuilder#onlyNearExhaustion} (draft-09 section 6.2). */
     public Builder onlyNearExhaustion(double threshold) {
-      this.fields = fields.onlyNearExhaustion(threshold);
+      gate.onlyNearExhaustion(threshold);
       return this;
     }
 
-    /**
-     * Caps {@code r / t} at {@code factor} times each policy's nominal throughput {@code q / w},
-     * for policies whose window is at least {@code minWindow} (draft-09 sections 6 and 8.5: a
-     * token bucket just refilled otherwise invites a burst). Off by default; a route's own
-     * {@link Route.Builder#fields} wins.
-     *
-     * @throws IllegalArgumentException unless {@code factor >= 1} and {@code minWindow} is not negative
-     */
+    /** {@link GateBuilder#capRemainingToResetRatio} (draft-09 sections 6 and 8.5). */
     public Builder capRemainingToResetRatio(double factor, Duration minWindow) {
-      this.fields = fields.capRemainingToResetRatio(factor, minWindow);
+      gate.capRemainingToResetRatio(factor, minWindow);
       return this;
     }
 
-    /**
-     * The field rules of every route that does not set its own, option by option
-     * ({@link Route.Builder#fields}); what {@link #jitter}, {@link #onlyNearExhaustion} and
-     * {@link #capRemainingToResetRatio} set one by one.
-     */
+    /** {@link GateBuilder#fields}: the field rules of every route that does not set its own. */
     public Builder fields(FieldOptions fields) {
-      this.fields = Objects.requireNonNull(fields, "fields");
+      gate.fields(fields);
       return this;
     }
 
-    /**
-     * Escalates a policy (Graceful Boundaries section 2, "Retry behavior guidance"; draft-09 section
-     * 5.3): {@code threshold} refusals of one partition while it is told to wait block it for
-     * {@code block}, answered 429 {@code abnormal-usage-detected} without asking the store, as the
-     * gateway's {@code policies.*.escalation} does. None by default.
-     *
-     * @throws IllegalArgumentException when the escalation is not valid
-     */
+    /** {@link GateBuilder#escalation} (draft-09 section 5.3; headroom-http {@link Escalations}). */
     public Builder escalation(String policy, Escalation escalation) {
-      escalations.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(escalation, "escalation"));
+      gate.escalation(policy, escalation);
       return this;
     }
 
@@ -683,51 +455,33 @@ public final class HeadroomFilter implements Filter {
       return this;
     }
 
-    /**
-     * Adds zero to {@code max} whole seconds, drawn once per response, to every {@code t} and to
-     * Retry-After, so that clients refused together do not all return at the same second (draft-09
-     * section 8.5); the refusal body's {@code retryAfterSeconds} is the Retry-After written. None by
-     * default.
-     *
-     * @throws IllegalArgumentException unless {@code max} is whole seconds from 0 to
-     *     {@link RateLimitHeaders#MAX_JITTER}
-     */
+    /** {@link GateBuilder#jitter(Duration)} (draft-09 section 8.5). */
     public Builder jitter(Duration max) {
-      return jitter(max, null);
+      gate.jitter(max);
+      return this;
     }
 
-    /** As {@link #jitter(Duration)}, drawing from {@code random} (seed it for reproducible tests). */
+    /** {@link GateBuilder#jitter(Duration, RandomGenerator)}. */
     public Builder jitter(Duration max, RandomGenerator random) {
-      this.fields = fields.jitter(max, random);
+      gate.jitter(max, random);
       return this;
     }
 
     /** Serves the discovery document for this service; off until called. */
     public Builder discovery(String service, String description) {
-      this.service = service;
-      this.description = description;
+      gate.discovery(service, description);
       return this;
     }
 
     /** Adds changelog, feed or extensions to the discovery document. */
     public Builder discoveryCustomizer(Consumer<LimitsDiscoveryDocument.Builder> customizer) {
-      this.discoveryCustomizer = Objects.requireNonNull(customizer, "discoveryCustomizer");
+      gate.discoveryCustomizer(customizer);
       return this;
     }
 
     /** Where the discovery document is served; {@link #DEFAULT_DISCOVERY_PATHS} by default. */
     public Builder discoveryPaths(Collection<String> paths) {
-      if (paths == null || paths.isEmpty()) {
-        throw new IllegalArgumentException("discoveryPaths: expected at least one path such as /.well-known/limits, got " + paths);
-      }
-      for (String p : paths) {
-        if (p == null || !p.startsWith("/") || p.length() > 256) {
-          throw new IllegalArgumentException("discoveryPaths: expected paths starting with /, got "
-              + (p == null ? "null" : "'" + p + "'"));
-        }
-      }
-      discoveryPaths.clear();
-      discoveryPaths.addAll(paths);
+      gate.discoveryPaths(paths);
       return this;
     }
 
@@ -737,55 +491,15 @@ public final class HeadroomFilter implements Filter {
      * @throws IllegalArgumentException naming the field, the value and what is expected
      */
     public HeadroomFilter build() {
-      if (limiter == null) {
-        throw new IllegalArgumentException("limiter: required, the QuotaLimiter that decides requests; got nothing");
-      }
-      if (refusals == null) {
-        throw new IllegalArgumentException("refusals: required, the LimitRefusals with the texts of every policy; got nothing");
-      }
-      Map<String, QuotaPolicy> byName = new java.util.LinkedHashMap<>();
-      List<CompiledRoute> compiled = new ArrayList<>();
-      for (Route r : routes) {
-        List<PartitionKeyDerivation> derivations = new ArrayList<>();
-        for (QuotaPolicy p : r.policies()) {
-          QuotaPolicy other = byName.putIfAbsent(p.name(), p);
-          if (other != null && !other.equals(p)) {
-            throw new IllegalArgumentException("route " + r.template() + ": policy '" + p.name() + "' is defined twice "
-                + "differently (" + other + " and " + p + "); expected one definition per name");
-          }
-          derivations.add(PartitionKeyDerivation.of(p.partitioning().orElse(Partitioning.GLOBAL), clientAddresses));
-        }
-        RateLimitHeaders headers;
-        try {
-          headers = r.fields().merge(fields).applyTo(RateLimitHeaders.builder()).dialects(r.dialects().orElse(dialects))
-              .exposure(exposure).ticker(ticker).omitOnRedirect(omitOnRedirect).policies(r.policies()).build();
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException("route " + r.template() + ": " + e.getMessage(), e);
-        }
-        List<PartitionKeyDerivation> shadowDerivations = new ArrayList<>();
-        for (QuotaPolicy p : r.shadowPolicies()) {
-          shadowDerivations.add(PartitionKeyDerivation.of(p.partitioning().orElse(Partitioning.GLOBAL), clientAddresses));
-        }
-        compiled.add(new CompiledRoute(r, derivations, shadowDerivations, headers));
-      }
-      Set<String> names = new HashSet<>(byName.keySet());
-      routes.forEach(r -> r.shadowPolicies().forEach(p -> names.add(p.name())));
-      new AllowLists(allowLists, clientAddresses).check(names);
-      for (String name : escalations.keySet()) {
-        if (!byName.containsKey(name)) {
-          throw new IllegalArgumentException("escalation: policy '" + name + "' is not a policy of any route; expected one of "
-              + new java.util.TreeSet<>(byName.keySet()));
-        }
-      }
-      FilterDiscovery doc = service == null && description == null ? null
-          : new FilterDiscovery(service, description, refusals, List.copyOf(routes),
-              plans == null ? null : plans.plans(), List.copyOf(byName.values()), discoveryCustomizer);
+      Map<RouteRules, Route> byRules = new IdentityHashMap<>();
+      routes.forEach(r -> byRules.put(r.rules(), r));
+      gate.listener(adapt(listener, byRules));
+      Gate<HttpServletRequest> built = gate.build();
       List<CompiledVend> vend = new ArrayList<>();
       for (VendRoute v : vendRoutes) {
-        vend.add(new CompiledVend(v, fields.applyTo(RateLimitHeaders.builder()).dialects(v.dialects().orElse(dialects))
-            .exposure(exposure).ticker(ticker).build()));
+        vend.add(new CompiledVend(v, built.headersFor(v.dialects())));
       }
-      return new HeadroomFilter(this, compiled, doc, vend, new RuntimeLimits(byName, plans == null ? null : plans.plans()));
+      return new HeadroomFilter(this, built, vend);
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.headroom.servlet;
 
 import dev.headroom.http.HeaderNames;
+import dev.headroom.http.embed.Answer;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.body.ServiceErrors;
@@ -18,9 +19,26 @@ import java.net.URI;
 final class RefusalResponses {
   private RefusalResponses() {}
 
-  /** The refused URL, which an HTML refusal names as its JSON alternate. */
-  static String self(HttpServletRequest request) {
-    return request.getRequestURI() + (request.getQueryString() == null ? "" : "?" + request.getQueryString());
+  /**
+   * Writes a response the gate answered itself ({@link Answer}): its status and fields, then its
+   * body (none for HEAD), a refusal's unread request content settled first.
+   */
+  static void write(HttpServletRequest request, HttpServletResponse response, Answer answer) throws IOException {
+    if (answer.refusal()) {
+      settleUnreadBody(request, response);
+    }
+    response.setStatus(answer.status());
+    for (java.util.Map.Entry<String, String> f : answer.fields()) {
+      response.addHeader(f.getKey(), f.getValue());
+    }
+    if (answer.contentType().isEmpty()) {
+      return; // 304
+    }
+    response.setContentType(answer.contentType().get());
+    response.setContentLength(answer.contentLength());
+    if (!request.getMethod().equals("HEAD")) {
+      response.getOutputStream().write(answer.body());
+    }
   }
 
   /**

@@ -1,17 +1,13 @@
 package dev.headroom.servlet;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.http.embed.RouteRules;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.path.PathTemplate;
 import jakarta.servlet.http.HttpServletRequest;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.EnumSet;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -19,309 +15,216 @@ import java.util.function.Predicate;
 
 /**
  * The policies that apply to requests of some methods on one path template (DESIGN.md, request
- * step 1): {@code Route.builder("/api/items/{id}").methods("GET").policy(perClient).build()}.
+ * step 1): {@code Route.builder("/api/items/{id}").methods("GET").policy(perClient).build()}. The
+ * rules every front end shares are headroom-http's {@link RouteRules} ({@link #rules()}); a servlet
+ * route adds a {@link Builder#condition(Predicate) condition} on the servlet request.
  *
  * <p>Path templates are those of the one grammar every front end and the client share,
- * {@link PathTemplate}: literal segments, {@code {name}} for one segment, {@code {name:regex}} for
- * one segment the regex matches, {@code *} for one segment and a final {@code **} for any rest,
- * including nothing. They are matched against the path inside the application as the container
- * decoded and normalised it (servlet path plus path info, {@link PathTemplate#matchesDecoded}). Empty
- * segments are ignored, so that {@code /a/} cannot escape the limits of {@code /a}, nor
- * {@code /a//b} those of {@code /a/b} on a container that merges slashes.
+ * {@link PathTemplate}; they are matched against the path inside the application as the container
+ * decoded and normalised it (servlet path plus path info, {@link PathTemplate#matchesDecoded}).
  *
  * <p>Immutable.
  */
 public final class Route {
 
-  private final Set<String> methods;
-  private final String template;
-  private final PathTemplate path;
-  private final List<QuotaPolicy> policies;
-  private final Set<HeaderDialect> dialects;
-  private final String key;
-  private final String note;
-  private final boolean listed;
-  private final FieldOptions fields;
+  private final RouteRules rules;
   private final Predicate<HttpServletRequest> condition;
-  private final List<QuotaPolicy> shadows;
-  private final Set<String> shadowFields;
-  private final long cost;
-  private final String costHeader;
-  private final long maxCost;
-  private final Counting counting;
 
-  /** Which responses a route's requests count in its {@code requests} policies. */
-  public enum Counting {
-    /** Every request (the default). */
-    ALL,
-    /** Only requests whose response is 400 or above (login attempts). */
-    FAILURES,
-    /** Only requests whose response is below 400. */
-    SUCCESSES;
-
-    /** Whether a response with this status counts. */
-    public boolean counts(int status) {
-      return this == ALL || (this == FAILURES) == (status >= 400);
-    }
-  }
-
-  private Route(Builder b, PathTemplate path) {
-    this.methods = Collections.unmodifiableSet(new LinkedHashSet<>(b.methods));
-    this.template = b.template;
-    this.path = path;
-    this.policies = List.copyOf(b.policies);
-    this.dialects = b.dialects == null ? null : Collections.unmodifiableSet(EnumSet.copyOf(b.dialects));
-    this.key = b.key;
-    this.note = b.note;
-    this.listed = b.listed;
-    this.fields = b.fields;
-    this.condition = b.condition;
-    this.shadows = List.copyOf(b.shadows);
-    this.shadowFields = Set.copyOf(b.shadowFields);
-    this.cost = b.cost;
-    this.costHeader = b.costHeader;
-    this.maxCost = b.maxCost;
-    this.counting = b.counting;
+  private Route(RouteRules rules, Predicate<HttpServletRequest> condition) {
+    this.rules = rules;
+    this.condition = condition;
   }
 
   /** Starts a route on a path template such as {@code /api/items/{id}}. */
   public static Builder builder(String template) {
-    return new Builder(template);
+    return new Builder(RouteRules.builder(template));
+  }
+
+  /** The rules every front end shares: methods, template, policies, cost, fields, discovery. */
+  public RouteRules rules() {
+    return rules;
   }
 
   /** The methods, upper case; empty means every method. */
   public Set<String> methods() {
-    return methods;
+    return rules.methods();
   }
 
   /** The path template as given. */
   public String template() {
-    return template;
+    return rules.template();
   }
 
   /** The policies decided together for every matching request. */
   public List<QuotaPolicy> policies() {
-    return policies;
+    return rules.policies();
   }
 
-  /** The header dialects of this route; empty means the filter's default. */
   /** Policies decided in shadow: counted, reported to listeners, logged, never refusing. */
   public List<QuotaPolicy> shadowPolicies() {
-    return shadows;
+    return rules.shadowPolicies();
   }
 
-  /** Whether the RateLimit fields of the shadow policy of this name are sent ({@link Builder#shadowPolicy(QuotaPolicy, boolean)}). */
+  /** Whether the RateLimit fields of the shadow policy of this name are sent ({@link RouteRules#sendsShadowFields}). */
   public boolean sendsShadowFields(String policy) {
-    return shadowFields.contains(policy);
+    return rules.sendsShadowFields(policy);
   }
 
   /** What a request costs in units of the route's {@code requests} policies, without a cost header. */
   public long cost() {
-    return cost;
+    return rules.cost();
   }
 
-  /** The request header stating a request's cost (0 to {@link #maxCost()}), if any. */
+  /** The request header stating a request's cost, if any. */
   public Optional<String> costHeader() {
-    return Optional.ofNullable(costHeader);
-  }
-
-  /** Which responses count: a request is counted when decided and given back when its response does not count. */
-  public Counting counting() {
-    return counting;
+    return rules.costHeader();
   }
 
   /** The largest cost {@link #costHeader()} may state. */
   public long maxCost() {
-    return maxCost;
+    return rules.maxCost();
   }
 
+  /** Which responses count ({@link RouteRules#counting()}). */
+  public RouteRules.Counting counting() {
+    return rules.counting();
+  }
+
+  /** The header dialects of this route; empty means the filter's default. */
   public Optional<Set<HeaderDialect>> dialects() {
-    return Optional.ofNullable(dialects);
+    return rules.dialects();
   }
 
   /** The endpoint key in the discovery document, if set. */
   public Optional<String> key() {
-    return Optional.ofNullable(key);
+    return rules.key();
   }
 
   /** The note in the discovery document, if set. */
   public Optional<String> note() {
-    return Optional.ofNullable(note);
+    return rules.note();
   }
 
-  /** Whether the discovery document lists the route (Graceful Boundaries SC-4: not for internal routes). */
+  /** Whether the discovery document lists the route. */
   public boolean listed() {
-    return listed;
+    return rules.listed();
   }
 
-  /**
-   * The route's own field rules (jitter, fields only near exhaustion, the remaining/reset ratio
-   * cap); each one not set here is the filter's ({@link HeadroomFilter.Builder#fields}).
-   */
+  /** The route's own field rules; each one not set here is the filter's. */
   public FieldOptions fields() {
-    return fields;
+    return rules.fields();
   }
 
-  /**
-   * Whether a request matches: its method is one of {@link #methods()} (HEAD counting as GET, since
-   * a HEAD request runs the GET handler and only the content is left out, RFC 9110 section 9.3.2)
-   * and its path, decoded and normalised as the container mapped it (servlet path plus path info),
-   * the template.
-   */
+  /** Whether a request's method and decoded path match ({@link RouteRules#matches}). */
   public boolean matches(String method, String path) {
-    return (methods.isEmpty() || methods.contains(method) || (method.equals("HEAD") && methods.contains("GET")))
-        && this.path.matchesDecoded(path);
+    return rules.matches(method, path);
   }
 
-  /**
-   * Whether a request whose method and path {@link #matches(String, String) match} also meets the
-   * route's {@link Builder#condition(Predicate) condition}; true when it has none.
-   */
+  /** Whether a matching request also meets the route's condition; true when it has none. */
   public boolean accepts(HttpServletRequest request) {
     return condition == null || condition.test(request);
   }
 
-  @Override
-  public String toString() {
-    return (methods.isEmpty() ? "*" : String.join(",", methods)) + " " + template + " " + policies;
+  /** The condition, or null. */
+  Predicate<HttpServletRequest> condition() {
+    return condition;
   }
 
-  /** Builds a {@link Route}. Not thread-safe. */
+  @Override
+  public String toString() {
+    return rules.toString();
+  }
+
+  /** Builds a {@link Route}: {@link RouteRules.Builder}'s settings plus a condition. Not thread-safe. */
   public static final class Builder {
-    private final String template;
-    private final Set<String> methods = new LinkedHashSet<>();
-    private final List<QuotaPolicy> policies = new ArrayList<>();
-    private final List<QuotaPolicy> shadows = new ArrayList<>();
-    private final Set<String> shadowFields = new LinkedHashSet<>();
-    private long cost = 1;
-    private String costHeader;
-    private long maxCost = 1;
-    private Counting counting = Counting.ALL;
-    private Set<HeaderDialect> dialects;
-    private String key;
-    private String note;
-    private boolean listed = true;
-    private FieldOptions fields = FieldOptions.none();
+    private final RouteRules.Builder rules;
     private Predicate<HttpServletRequest> condition;
 
-    private Builder(String template) {
-      this.template = template;
+    private Builder(RouteRules.Builder rules) {
+      this.rules = rules;
     }
 
-    /** The methods the route applies to, such as {@code GET}; none means every method. */
+    /** {@link RouteRules.Builder#methods(String...)}. */
     public Builder methods(String... methods) {
-      return methods(List.of(methods));
+      rules.methods(methods);
+      return this;
     }
 
-    /** As {@link #methods(String...)}. */
+    /** {@link RouteRules.Builder#methods(Collection)}. */
     public Builder methods(Collection<String> methods) {
-      for (String m : methods) {
-        if (m == null || !m.matches("[A-Za-z][A-Za-z0-9_-]{0,31}")) {
-          throw new IllegalArgumentException("route " + template + ": methods: expected method tokens such as GET, got "
-              + (m == null ? "null" : "'" + m + "'"));
-        }
-        this.methods.add(m.toUpperCase(Locale.ROOT));
-      }
+      rules.methods(methods);
       return this;
     }
 
-    /** A policy of the route. */
+    /** {@link RouteRules.Builder#policy}. */
     public Builder policy(QuotaPolicy policy) {
-      policies.add(Objects.requireNonNull(policy, "policy"));
+      rules.policy(policy);
       return this;
     }
 
-    /**
-     * A policy in shadow mode: decided on its own (never in the enforced all-or-nothing decision),
-     * counted, reported to {@link DecisionListener#shadowDecided} and logged when it would refuse;
-     * it never refuses and sends no fields. For rolling a limit out and seeing whom it would hit.
-     */
-    public Builder shadowPolicy(QuotaPolicy policy) {
-      return shadowPolicy(policy, false);
-    }
-
-    /**
-     * A policy in shadow mode ({@link #shadowPolicy(QuotaPolicy)}); with {@code sendFields}, its
-     * RateLimit fields are sent with the response, as the gateway's {@code shadowFields} sends
-     * them: as decided while it would allow, {@code r=0} with {@code t} until it would allow when
-     * it would refuse (headroom-http {@code ShadowFields}). The request is served either way.
-     */
-    public Builder shadowPolicy(QuotaPolicy policy, boolean sendFields) {
-      shadows.add(Objects.requireNonNull(policy, "policy"));
-      if (sendFields) {
-        shadowFields.add(policy.name());
-      }
-      return this;
-    }
-
-    /** Policies of the route. */
-
-    /** What a request costs in units of the route's {@code requests} policies; 1 by default. */
-    public Builder cost(long units) {
-      this.cost = units;
-      return this;
-    }
-
-    /**
-     * A request header stating the request's cost, a whole number from 0 to {@code max}; absent,
-     * the route's {@link #cost(long)}; anything else is refused with 400 naming the header.
-     */
-    public Builder costHeader(String header, long max) {
-      this.costHeader = Objects.requireNonNull(header, "header");
-      this.maxCost = max;
-      return this;
-    }
-
-    /**
-     * Count only failed or only successful requests ({@link Counting}): each request is counted
-     * when decided, so concurrent attempts are bounded too, and given back when its response turns
-     * out not to count.
-     */
-    public Builder counting(Counting counting) {
-      this.counting = Objects.requireNonNull(counting, "counting");
-      return this;
-    }
-
+    /** {@link RouteRules.Builder#policies}. */
     public Builder policies(Collection<QuotaPolicy> policies) {
-      policies.forEach(this::policy);
+      rules.policies(policies);
       return this;
     }
 
-    /** The header dialects of this route, overriding the filter's default. */
+    /** {@link RouteRules.Builder#shadowPolicy}: reported to {@link DecisionListener#shadowDecided}. */
+    public Builder shadowPolicy(QuotaPolicy policy) {
+      rules.shadowPolicy(policy);
+      return this;
+    }
+
+    /** {@link RouteRules.Builder#shadowPolicy(QuotaPolicy, boolean)}: with {@code sendFields}, its fields are sent. */
+    public Builder shadowPolicy(QuotaPolicy policy, boolean sendFields) {
+      rules.shadowPolicy(policy, sendFields);
+      return this;
+    }
+
+    /** {@link RouteRules.Builder#cost}. */
+    public Builder cost(long units) {
+      rules.cost(units);
+      return this;
+    }
+
+    /** {@link RouteRules.Builder#costHeader}. */
+    public Builder costHeader(String header, long max) {
+      rules.costHeader(header, max);
+      return this;
+    }
+
+    /** {@link RouteRules.Builder#counting}. */
+    public Builder counting(RouteRules.Counting counting) {
+      rules.counting(counting);
+      return this;
+    }
+
+    /** {@link RouteRules.Builder#dialects}. */
     public Builder dialects(Collection<HeaderDialect> dialects) {
-      if (dialects == null || dialects.isEmpty() || dialects.stream().anyMatch(Objects::isNull)) {
-        throw new IllegalArgumentException("route " + template + ": dialects: expected at least one of ietf, draft-07, "
-            + "draft-06, draft-03, x-ratelimit, got " + dialects);
-      }
-      this.dialects = EnumSet.copyOf(dialects);
+      rules.dialects(dialects);
       return this;
     }
 
-    /** The endpoint key in the discovery document, such as {@code items}. */
+    /** {@link RouteRules.Builder#key}. */
     public Builder key(String key) {
-      this.key = key;
+      rules.key(key);
       return this;
     }
 
-    /** Additional context for the discovery document. */
+    /** {@link RouteRules.Builder#note}. */
     public Builder note(String note) {
-      this.note = note;
+      rules.note(note);
       return this;
     }
 
-    /** Whether the discovery document lists the route; true by default. */
+    /** {@link RouteRules.Builder#listed}. */
     public Builder listed(boolean listed) {
-      this.listed = listed;
+      rules.listed(listed);
       return this;
     }
 
-    /**
-     * The route's own field rules (headroom-http {@link FieldOptions}: jitter, draft-09 section 8.5;
-     * fields only near exhaustion, section 6.2; the remaining/reset ratio cap, sections 6 and 8.5);
-     * each one not set here is the filter's. None by default.
-     */
+    /** {@link RouteRules.Builder#fields}; each one not set here is the filter's. */
     public Builder fields(FieldOptions fields) {
-      this.fields = Objects.requireNonNull(fields, "fields");
+      rules.fields(fields);
       return this;
     }
 
@@ -342,25 +245,7 @@ public final class Route {
      * @throws IllegalArgumentException naming the route, the field and what is expected
      */
     public Route build() {
-      PathTemplate path = PathTemplate.parse(template);
-      if (policies.isEmpty()) {
-        throw new IllegalArgumentException("route " + template + ": policies: expected at least one policy, got none");
-      }
-      if (cost < 0 || cost > 1_000_000 || maxCost < 1 || maxCost > 1_000_000 || (costHeader != null && cost > maxCost)) {
-        throw new IllegalArgumentException("route " + template + ": cost: " + cost + " (max " + maxCost
-            + "); expected 0 to 1000000, and at most the header's max");
-      }
-      Set<String> names = new LinkedHashSet<>();
-      for (QuotaPolicy p : shadows) {
-        names.add(p.name());
-      }
-      for (QuotaPolicy p : policies) {
-        if (!names.add(p.name())) {
-          throw new IllegalArgumentException("route " + template + ": policies: '" + p.name()
-              + "' is listed twice; expected each policy once");
-        }
-      }
-      return new Route(this, path);
+      return new Route(rules.build(), condition);
     }
   }
 }

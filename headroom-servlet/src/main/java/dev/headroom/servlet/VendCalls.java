@@ -1,5 +1,6 @@
 package dev.headroom.servlet;
 
+import dev.headroom.vend.VendRoute;
 import dev.headroom.StoreException;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.headers.RateLimitHeaders;

@@ -1,5 +1,6 @@
 package dev.headroom.servlet;
 
+import dev.headroom.http.embed.RouteRules;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -68,7 +69,7 @@ class ShadowAndCostTest {
     QuotaPolicy login = QuotaPolicy.builder("login").quota(2).window(Duration.ofMinutes(1)).algorithm(Algorithm.FIXED_WINDOW).build();
     HeadroomFilter filter = HeadroomFilter.builder().limiter(QuotaLimiter.inMemory())
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
-        .route(Route.builder("/status/{code}").policy(login).counting(Route.Counting.FAILURES).build())
+        .route(Route.builder("/status/{code}").policy(login).counting(RouteRules.Counting.FAILURES).build())
         .ticker(ticker).build();
     try (TomcatWithFilter tomcat = new TomcatWithFilter(filter)) {
       for (int i = 0; i < 4; i++) {

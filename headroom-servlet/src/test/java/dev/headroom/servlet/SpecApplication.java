@@ -1,5 +1,6 @@
 package dev.headroom.servlet;
 
+import dev.headroom.vend.VendRoute;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.conformance.SpecEndpoint;
 import dev.headroom.conformance.SpecFixture;

@@ -25,7 +25,9 @@ import org.openjdk.jmh.annotations.State;
  *   <li>{@code none}: every call names one of {@link Workload#KEY_COUNT} keys in turn: the store
  *       holds them all and never evicts.
  *   <li>{@code flood}: every call names one of {@link #FLOOD_KEYS} keys in turn: 10x the bound, so
- *       each call brings a key the store does not hold, and (once full) evicts one for it.
+ *       each call brings a key the store does not hold. At the full store it is kept out and
+ *       decided from the sketch (the admission filter, headroom-core {@code Admission}); before
+ *       the filter, each one evicted a key to enter.
  *   <li>{@code mixed}: the calls of {@code none}, but every tenth names the next flood key instead:
  *       callers deciding while a flood of new keys goes on beside them.
  * </ul>

@@ -12,11 +12,15 @@ import io.micrometer.core.instrument.MeterRegistry;
  * in-memory fallback of a Redis store ({@code store="fallback"}). They read the store's counters
  * when scraped; nothing is counted twice.
  * <ul>
- *   <li>{@code headroom.store.keys} / {@code headroom.store.max.keys}: keys tracked and the bound.
- *   <li>{@code headroom.store.evictions{state=resting|live}}: keys forgotten to make room, at rest
- *       (equal to an absent key: free to forget) or live (their use folded into the sketch).
- *   <li>{@code headroom.store.restored}: keys that came back and started from the use the sketch
+ *   <li>{@code headroom.store.keys} / {@code headroom.store.max.keys}: keys in the store (each with
+ *       its exact state) and the bound.
+ *   <li>{@code headroom.store.evictions{state=resting|live}}: keys forgotten, at rest (equal to an
+ *       absent key: free to forget) or live (their use folded into the sketch) to make room for a
+ *       key entering a full store.
+ *   <li>{@code headroom.store.restored}: keys that entered and started from the use the sketch
  *       remembered of them, instead of a fresh quota.
+ *   <li>{@code headroom.store.sketch.decisions}: decisions made from the sketch for keys a full
+ *       store kept out (one per call of a key that did not come back lately).
  * </ul>
  */
 final class StoreMetrics {
@@ -45,5 +49,7 @@ final class StoreMetrics {
         .description("Live keys evicted to make room; their use was folded into the sketch").register(registry);
     FunctionCounter.builder("headroom.store.restored", store, InMemoryStore::restoredKeys).tag("store", role)
         .description("Keys that came back and started from the use remembered of them").register(registry);
+    FunctionCounter.builder("headroom.store.sketch.decisions", store, InMemoryStore::sketchDecisions).tag("store", role)
+        .description("Decisions made from the sketch for keys a full store kept out").register(registry);
   }
 }

@@ -24,8 +24,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * Different key sets keep sharing the connection's pipeline as before.
  *
  * <p>Deadlines ({@link Deadlines}) keep their meaning: the batch's command marks every member's
- * {@link WriteStamp} when it is written; a decision that queues behind a call already written
- * waits on Redis, not on this process, so its stamp is marked when it queues. A member whose
+ * {@link WriteStamp} when it is written; a decision that queues behind a call in flight waits
+ * on Redis, not on this process, so its stamp counts as written from the later of that call's
+ * write and its queueing ({@link WriteStamp#queuedBehind}). A member whose
  * caller was decided without it (its deadline passed) still goes in the batch, and its reply is
  * given back by the caller's path like any late reply. A batch that fails fails every member's
  * future with the same error; each caller then recovers (loads the library) or applies its
@@ -71,9 +72,7 @@ public final class Coalescer {
       synchronized (lane) {
         if (!lane.closed) {
           Member m = new Member(call, stamp);
-          if (lane.inFlight.written()) {
-            stamp.markNow(); // waits on Redis's reply to the call before it
-          }
+          stamp.queuedBehind(lane.inFlight); // waits on Redis's reply to the call before it
           lane.queue.add(m);
           return m.reply;
         }

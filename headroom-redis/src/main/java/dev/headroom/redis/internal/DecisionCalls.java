@@ -82,8 +82,35 @@ public final class DecisionCalls {
     return dispatch(c, CommandType.EVALSHA, shaBytes, call, stamps);
   }
 
+  /**
+   * One command, written from the connection's event loop ({@link Endpoint#writerLoop()}): from
+   * another thread it is handed to the loop (lock-free), so that no two threads ever contend for
+   * Lettuce's write lock and no event loop parks on it. Before the loop is known, and when it
+   * refuses the task (shutting down), the command is written from this thread.
+   */
+  private CompletableFuture<long[]> dispatch(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
+      byte[] head, DecisionScript.Call call, WriteStamp... stamp) {
+    io.netty.util.concurrent.EventExecutor loop = endpoint.writerLoop();
+    if (loop == null || loop.inEventLoop()) {
+      return dispatchHere(c, type, head, call, stamp);
+    }
+    CompletableFuture<long[]> reply = new CompletableFuture<>();
+    try {
+      loop.execute(() -> dispatchHere(c, type, head, call, stamp).whenComplete((r, e) -> {
+        if (e != null) {
+          reply.completeExceptionally(e);
+        } else {
+          reply.complete(r);
+        }
+      }));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return dispatchHere(c, type, head, call, stamp);
+    }
+    return reply;
+  }
+
   @SuppressWarnings("unchecked")
-  private static CompletableFuture<long[]> dispatch(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
+  private static CompletableFuture<long[]> dispatchHere(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
       byte[] head, DecisionScript.Call call, WriteStamp... stamp) {
     try {
       FcallArgs args = new FcallArgs(head, call);

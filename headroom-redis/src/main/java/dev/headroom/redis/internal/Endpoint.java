@@ -31,6 +31,17 @@ import java.util.function.Supplier;
  * once per {@link #CONNECT_RETRY_NANOS}; meanwhile decisions follow the failure policy. Connection
  * timing is measured with {@link System#nanoTime()}: it is infrastructure, not quota time.
  *
+ * <p><b>The writer loop.</b> Lettuce's write path ({@code DefaultEndpoint.write}) takes a short
+ * {@code ReentrantLock} ({@code SharedLock}) on every command; two threads writing at once make
+ * one of them park. On an event loop (the store's own I/O thread completing a call and sending
+ * the next batch, or a reactive front end's loops deciding at the same time) that park is a
+ * blocking call, which BlockHound reports and which once left a command unwritten until Lettuce's
+ * command timeout. So every command of the store is written from one thread: the connection's own
+ * event loop ({@link #writerLoop()}), learned from the first command it writes (a {@code PING}
+ * sent when the connection is adopted) and from every write after. Handing a task to a Netty loop
+ * is lock-free, and a write from within the loop is what Lettuce does for any caller anyway (from
+ * another thread it queues a write task on the same loop), so the hand-off costs no extra hop.
+ *
  * <p>Thread-safe.
  */
 public final class Endpoint {
@@ -50,6 +61,8 @@ public final class Endpoint {
   private final AtomicLong lastAttempt = new AtomicLong(System.nanoTime() - CONNECT_RETRY_NANOS);
   private volatile boolean closed;
   private volatile Throwable lastFailure;
+  /** The event loop that writes the connection's commands; null until one was written. */
+  private volatile io.netty.util.concurrent.EventExecutor writerLoop;
 
   private Endpoint(boolean cluster, StatefulConnection<byte[], byte[]> given,
       Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> opener, Runnable shutdown) {
@@ -156,6 +169,21 @@ public final class Endpoint {
         "no connection to Redis yet" + (why == null ? "" : ": " + why.getMessage()), why));
   }
 
+  /**
+   * The event loop that writes this store's commands (see the class comment), or null before the
+   * connection wrote anything.
+   */
+  public io.netty.util.concurrent.EventExecutor writerLoop() {
+    return writerLoop;
+  }
+
+  /** Records the loop that wrote a command: the thread every later command is written from. */
+  void wroteOn(java.util.concurrent.Executor loop) {
+    if (loop instanceof io.netty.util.concurrent.EventExecutor && loop != writerLoop) {
+      writerLoop = (io.netty.util.concurrent.EventExecutor) loop;
+    }
+  }
+
   /** Whether a connection is open now. */
   public boolean connected() {
     StatefulConnection<byte[], byte[]> c = connection;
@@ -201,6 +229,28 @@ public final class Endpoint {
       this.commands = ((StatefulRedisClusterConnection<byte[], byte[]>) c).async();
     } else {
       this.commands = ((StatefulRedisConnection<byte[], byte[]>) c).async();
+    }
+    learnWriterLoop(this.commands);
+  }
+
+  /** A {@code PING} whose encoding, on the connection's event loop, records that loop. */
+  @SuppressWarnings("unchecked")
+  private void learnWriterLoop(RedisClusterAsyncCommands<byte[], byte[]> c) {
+    if (!(c instanceof io.lettuce.core.AbstractRedisAsyncCommands)) {
+      return;
+    }
+    try {
+      ((io.lettuce.core.AbstractRedisAsyncCommands<byte[], byte[]>) c).dispatch(
+          new io.lettuce.core.protocol.Command<byte[], byte[], String>(io.lettuce.core.protocol.CommandType.PING,
+              new io.lettuce.core.output.StatusOutput<>(ByteArrayCodec.INSTANCE)) {
+            @Override
+            public void encode(io.netty.buffer.ByteBuf buf) {
+              wroteOn(io.netty.util.internal.ThreadExecutorMap.currentExecutor());
+              super.encode(buf);
+            }
+          });
+    } catch (RuntimeException e) {
+      // disconnected: the loop is learned from the first decision written instead
     }
   }
 

@@ -21,6 +21,9 @@ public final class WriteStamp {
   private java.util.concurrent.Executor writer;
   /** Publishes {@link #writtenAt} and {@link #writer}: set after them. */
   private volatile boolean written;
+  /** The call this decision queued behind (coalescing), and when it queued; see {@link #queuedBehind}. */
+  private volatile WriteStamp behind;
+  private long queuedAt;
 
   /** @param requestedAt {@link System#nanoTime()} when the decision was asked for */
   public WriteStamp(long requestedAt) {
@@ -37,6 +40,19 @@ public final class WriteStamp {
     }
   }
 
+  /**
+   * The decision queued behind a call in flight on its keys ({@link Coalescer}): it waits on
+   * Redis's reply to that call, not on this process, so it counts as written from when that call
+   * was written, or from now if it already was; never earlier than now. Before this, a decision
+   * that queued behind a call not yet encoded by the I/O thread counted as unwritten until its own
+   * batch went out after that reply, and a Redis slower than the write timeout was taken for this
+   * process's overload.
+   */
+  public void queuedBehind(WriteStamp inFlight) {
+    queuedAt = System.nanoTime();
+    behind = inFlight; // publishes queuedAt
+  }
+
   /** Marks the command written now, for a command sent by a path that cannot stamp it itself. */
   public void markNow() {
     mark();
@@ -47,9 +63,13 @@ public final class WriteStamp {
     return requestedAt;
   }
 
-  /** Whether the command has been written to the connection. */
+  /** Whether the command has been written to the connection (or the call it queued behind). */
   public boolean written() {
-    return written;
+    if (written) {
+      return true;
+    }
+    WriteStamp b = behind;
+    return b != null && b.written();
   }
 
   /**
@@ -57,11 +77,20 @@ public final class WriteStamp {
    * when the command was not written by a Netty event loop.
    */
   public java.util.concurrent.Executor writer() {
-    return written ? writer : null;
+    if (written) {
+      return writer;
+    }
+    WriteStamp b = behind;
+    return b == null ? null : b.writer();
   }
 
   /** When the command was written ({@link System#nanoTime()}); meaningful once {@link #written()}. */
   public long writtenAt() {
+    WriteStamp b = behind;
+    if (b != null && b.written()) {
+      long t = Math.max(queuedAt, b.writtenAt());
+      return written ? Math.min(t, writtenAt) : t;
+    }
     return writtenAt;
   }
 }

@@ -1,23 +1,14 @@
 package dev.headroom.servlet.internal;
 
-import dev.headroom.Acquisition;
-import dev.headroom.Decision;
-import jakarta.servlet.http.HttpServletResponse;
-import java.util.List;
-import java.util.function.IntPredicate;
-import dev.headroom.PolicyOutcome;
-import dev.headroom.QuotaUnit;
-import dev.headroom.QuotaLimiter;
-import dev.headroom.StoreException;
+import dev.headroom.http.embed.Admission;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
+import jakarta.servlet.http.HttpServletResponse;
 
 /**
- * What happens once an allowed request's response is complete: content bytes are charged (for
- * {@code content-bytes} policies, after the fact, possibly into debt) and concurrency leases are
- * released (DESIGN.md, request step 4). Runs exactly once: when the filter chain returns for a
+ * When an allowed request's response is complete, its {@link Admission} completes (headroom-http:
+ * units given back when the status does not count, content bytes charged, concurrency leases
+ * released; DESIGN.md, request step 4). Runs exactly once: when the filter chain returns for a
  * synchronous request, or on {@link #onComplete} (or {@link #onError}) for an asynchronous one,
  * re-registering itself when the application starts a new asynchronous cycle.
  *
@@ -25,37 +16,19 @@ import java.util.function.Consumer;
  */
 public final class Completion implements AsyncListener {
 
-  private final QuotaLimiter limiter;
-  private final Decision decision;
+  private final Admission admission;
+  private final HttpServletResponse response;
   private final LimitedResponse metered;
-  private final Consumer<StoreException> failures;
-  private final AtomicBoolean done = new AtomicBoolean();
   private volatile boolean async;
-  private volatile IntPredicate counts;
-  private volatile List<Acquisition> conditional = List.of();
-  private volatile HttpServletResponse response;
 
   /**
-   * Gives back {@code acquisitions} at completion when the response's status does not count
-   * ({@code counts} false: a route counting only failures, or only successes).
+   * @param response the response whose status decides whether the request counts
+   * @param metered the counted response, or null when nothing is charged for content bytes
    */
-  public void refundUnless(IntPredicate counts, List<Acquisition> acquisitions, HttpServletResponse response) {
-    // only units a requests policy counted can be given back
-    this.conditional = acquisitions.stream().filter(a -> a.cost() > 0 && a.policy().unit() == QuotaUnit.REQUESTS).toList();
+  public Completion(Admission admission, HttpServletResponse response, LimitedResponse metered) {
+    this.admission = admission;
     this.response = response;
-    this.counts = counts;
-  }
-
-  /**
-   * @param metered the counted response, or null when nothing is charged for content bytes (no
-   *     content-bytes policy, or a HEAD request)
-   * @param failures told when the store fails to charge or release
-   */
-  public Completion(QuotaLimiter limiter, Decision decision, LimitedResponse metered, Consumer<StoreException> failures) {
-    this.limiter = limiter;
-    this.decision = decision;
     this.metered = metered;
-    this.failures = failures;
   }
 
   /** Marks the request asynchronous: completion now waits for the container's event. */
@@ -68,37 +41,9 @@ public final class Completion implements AsyncListener {
     return async;
   }
 
-  /** Charges and releases, once. */
+  /** Gives back, charges and releases, once. */
   public void finish() {
-    if (!done.compareAndSet(false, true)) {
-      return;
-    }
-    try {
-      IntPredicate c = counts;
-      if (c != null && !c.test(response.getStatus())) {
-        for (Acquisition a : conditional) {
-          limiter.store().refund(a);
-        }
-      }
-      if (metered != null) {
-        long n = metered.bytesWritten();
-        if (n > 0) {
-          for (PolicyOutcome o : decision.outcomes()) {
-            if (o.policy().unit() == QuotaUnit.CONTENT_BYTES) {
-              limiter.charge(o.policy(), o.key(), n);
-            }
-          }
-        }
-      }
-    } catch (StoreException e) {
-      failures.accept(e);
-    } finally {
-      try {
-        limiter.release(decision);
-      } catch (StoreException e) {
-        failures.accept(e);
-      }
-    }
+    admission.complete(response.getStatus(), metered == null ? 0 : metered.bytesWritten());
   }
 
   @Override

@@ -1,6 +1,6 @@
 package dev.headroom.servlet.internal;
 
-import dev.headroom.http.partition.RequestView;
+import dev.headroom.http.embed.GateRequest;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.ArrayList;
 import java.util.Enumeration;
@@ -9,10 +9,10 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A servlet request as headroom-http's partition derivations see it. The user is resolved once,
+ * A servlet request as headroom-http's gate and partition derivations see it. The user is resolved once,
  * lazily, by the host's callback. Used on the request thread only.
  */
-public final class ServletRequestView implements RequestView {
+public final class ServletRequestView implements GateRequest {
 
   /** Most field lines of one header read; more lines are treated as a malformed (missing) input. */
   static final int MAX_LINES = 32;
@@ -71,6 +71,12 @@ public final class ServletRequestView implements RequestView {
       user = u == null ? Optional.empty() : u;
     }
     return user;
+  }
+
+  @Override
+  public String target() {
+    String query = request.getQueryString();
+    return request.getRequestURI() + (query == null ? "" : "?" + query);
   }
 
   @Override

@@ -10,7 +10,7 @@ import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.servlet.DecisionListener;
 import dev.headroom.servlet.HeadroomFilter;
 import dev.headroom.servlet.Route;
-import dev.headroom.servlet.VendRoute;
+import dev.headroom.vend.VendRoute;
 import dev.headroom.servlet.UserResolver;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
@@ -31,6 +31,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
@@ -59,6 +60,7 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @ConditionalOnClass({HeadroomFilter.class, jakarta.servlet.Filter.class})
 @ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties({HeadroomProperties.class, HeadroomPlanProperties.class})
+@Import(HeadroomCommonConfiguration.class)
 public class HeadroomAutoConfiguration {
 
   /** The validated policies of {@code headroom.policies}, by name. */
@@ -73,51 +75,6 @@ public class HeadroomAutoConfiguration {
     public Map<String, QuotaPolicy> byName() {
       return byName;
     }
-  }
-
-  @Bean
-  @ConditionalOnMissingBean
-  Ticker headroomTicker() {
-    return Ticker.system();
-  }
-
-  @Bean
-  HeadroomPolicies headroomPolicies(HeadroomProperties props) {
-    return new HeadroomPolicies(HeadroomSettings.policies(props));
-  }
-
-  @Bean(destroyMethod = "close")
-  @ConditionalOnMissingBean
-  Store headroomStore(HeadroomProperties props, Ticker ticker) {
-    String type = props.getStore().getType() == null ? "" : props.getStore().getType().toLowerCase(Locale.ROOT);
-    switch (type) {
-      case "in-memory":
-        if (props.getStore().getMaxKeys() < 1) {
-          throw new HeadroomConfigurationException("headroom.store.max-keys", props.getStore().getMaxKeys(),
-              "a number of partitions of at least 1");
-        }
-        return InMemoryStore.builder().ticker(ticker).maxKeys(props.getStore().getMaxKeys()).build();
-      case "redis":
-        // RedisStoreConfiguration makes the store when headroom-redis is on the classpath.
-        throw new HeadroomConfigurationException("headroom.store.type", props.getStore().getType(),
-            "in-memory, or a Store bean of the application's own: the redis store needs the headroom-redis module "
-                + "(dev.headroom:headroom-redis), which is not on the classpath");
-      default:
-        throw new HeadroomConfigurationException("headroom.store.type", props.getStore().getType(), "in-memory or redis");
-    }
-  }
-
-  @Bean
-  @ConditionalOnMissingBean
-  QuotaLimiter headroomQuotaLimiter(Store store) {
-    return QuotaLimiter.of(store);
-  }
-
-  @Bean
-  @ConditionalOnMissingBean
-  LimitRefusals headroomRefusals(HeadroomProperties props, Ticker ticker, HeadroomPlanProperties plans,
-      HeadroomPolicies policies) {
-    return HeadroomSettings.refusals(props, ticker, HeadroomPlanSettings.plans(plans, policies.byName()));
   }
 
   @Bean
@@ -138,45 +95,12 @@ public class HeadroomAutoConfiguration {
     mappings.orderedStream().forEach(m -> routes.addAll(RateLimitedHandlers.routes(m, policies.byName(), resolution)));
     List<DecisionListener> all = listeners.orderedStream().toList();
     HeadroomFilter.Builder b = HeadroomFilter.builder()
-        .limiter(limiter)
-        .refusals(refusals)
-        .ticker(ticker)
+        .gate(g -> HeadroomSettings.gate(g, props, policies, limiter, refusals, ticker, environment, planProps,
+            planResolvers))
         .users(users)
         .routes(routes)
-        .dialects(HeadroomSettings.dialects("headroom.dialects", props.getDialects()))
-        .exposure(HeadroomSettings.exposure(props))
-        .clientAddresses(HeadroomSettings.clientAddresses(props))
-        .storeFailureMode(HeadroomSettings.onFailure(props))
         .listener(composite(all));
-    HeadroomSettings.headers(props, b);
-    HeadroomSettings.escalations(props, b);
-    HeadroomSettings.allowLists(props, b);
     vendRoutes.orderedStream().forEach(b::vendRoute);
-    Optional<Plans> plans = HeadroomPlanSettings.plans(planProps, policies.byName());
-    if (plans.isPresent()) {
-      PlanResolver resolver = planResolvers.getIfUnique();
-      if (resolver == null) {
-        throw new HeadroomConfigurationException("headroom.plans.catalog", planProps.getCatalog().keySet(),
-            "one PlanResolver bean that finds a request's plan (headroom-plans: ApiKeyFileResolver, JwtResolver, "
-                + "SqlResolver)");
-      }
-      b.plans(plans.get(), resolver, planProps.getDeadline());
-    }
-    if (props.getDiscovery().isEnabled()) {
-      String name = props.getService().getName() != null ? props.getService().getName()
-          : environment.getProperty("spring.application.name", "application");
-      b.discovery(name, props.getService().getDescription());
-      try {
-        b.discoveryPaths(props.getDiscovery().getPaths());
-      } catch (IllegalArgumentException ex) {
-        throw new HeadroomConfigurationException("headroom.discovery.paths", props.getDiscovery().getPaths(),
-            "paths starting with /", ex);
-      }
-      if (props.getDiscovery().getChangelog() != null) {
-        String changelog = props.getDiscovery().getChangelog();
-        b.discoveryCustomizer(d -> d.changelog(changelog));
-      }
-    }
     HeadroomFilter filter;
     try {
       filter = b.build();
@@ -203,49 +127,14 @@ public class HeadroomAutoConfiguration {
     return new DecisionListener() {
       @Override
       public void decided(Route route, dev.headroom.Decision decision) {
-        for (DecisionListener l : listeners) {
-          try {
-            l.decided(route, decision);
-          } catch (RuntimeException ignored) {
-            // One listener cannot keep the others from hearing (DecisionListener contract).
-          }
-        }
+        HeadroomSettings.tellEach(listeners, l -> l.decided(route, decision));
       }
 
       @Override
       public void storeFailed(Route route, StoreException failure) {
-        for (DecisionListener l : listeners) {
-          try {
-            l.storeFailed(route, failure);
-          } catch (RuntimeException ignored) {
-            // As above.
-          }
-        }
+        HeadroomSettings.tellEach(listeners, l -> l.storeFailed(route, failure));
       }
     };
-  }
-
-  /**
-   * The Redis store ({@code headroom.store.type: redis}), when headroom-redis is on the classpath:
-   * one Lua round trip per decision, Redis time (so the application's {@link Ticker} is not used),
-   * failures surfacing as {@code StoreException} for {@code headroom.store.on-failure}. Processed
-   * before the outer class's store bean, which it therefore replaces.
-   */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = "dev.headroom.redis.RedisStore")
-  @ConditionalOnProperty(prefix = "headroom.store", name = "type", havingValue = "redis")
-  static class RedisStoreConfiguration {
-
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    Store headroomStore(HeadroomProperties props) {
-      try {
-        return dev.headroom.redis.RedisStore.builder().uri(props.getStore().getRedisUri()).build();
-      } catch (IllegalArgumentException ex) {
-        throw new HeadroomConfigurationException("headroom.store.redis-uri", props.getStore().getRedisUri(),
-            "a Redis URI such as redis://127.0.0.1:6379", ex);
-      }
-    }
   }
 
   /** The {@code headroom} actuator endpoint, when actuator is on the classpath and the endpoint is available. */

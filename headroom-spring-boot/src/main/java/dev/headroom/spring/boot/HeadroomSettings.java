@@ -7,6 +7,15 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.Ticker;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.http.embed.Gate;
+import dev.headroom.http.embed.GateBuilder;
+import dev.headroom.http.embed.RouteRules;
+import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.http.plan.Plans;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.core.env.Environment;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.partition.AllowList;
@@ -238,9 +247,9 @@ final class HeadroomSettings {
       }
       b.cost(r.getCost());
       switch (r.getCounting() == null ? "" : r.getCounting()) {
-        case "all" -> b.counting(Route.Counting.ALL);
-        case "failures" -> b.counting(Route.Counting.FAILURES);
-        case "successes" -> b.counting(Route.Counting.SUCCESSES);
+        case "all" -> b.counting(RouteRules.Counting.ALL);
+        case "failures" -> b.counting(RouteRules.Counting.FAILURES);
+        case "successes" -> b.counting(RouteRules.Counting.SUCCESSES);
         default -> throw new HeadroomConfigurationException(at + ".counting", r.getCounting(), "all, failures or successes");
       }
       if (r.getCostHeader() != null) {
@@ -301,8 +310,56 @@ final class HeadroomSettings {
     return b.build();
   }
 
-  /** Applies {@code headroom.headers.*} to the filter, each value checked against what RateLimitHeaders accepts. */
-  static void headers(HeadroomProperties props, HeadroomFilter.Builder b) {
+  /**
+   * Configures a front end's gate from {@code headroom.*}: limiter, texts, clock, dialects,
+   * exposure, client addresses, store-failure mode, header rules, escalations, plans and discovery;
+   * the servlet filter and the WebFlux filter alike. Routes are the caller's.
+   *
+   * @throws HeadroomConfigurationException naming the property that is not valid
+   */
+  static void gate(GateBuilder<?> b, HeadroomProperties props, HeadroomAutoConfiguration.HeadroomPolicies policies,
+      QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, Environment environment,
+      HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
+    b.limiter(limiter)
+        .refusals(refusals)
+        .ticker(ticker)
+        .dialects(dialects("headroom.dialects", props.getDialects()))
+        .exposure(exposure(props))
+        .clientAddresses(clientAddresses(props))
+        .storeFailureMode(onFailure(props) == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW
+            : Gate.StoreFailureMode.REFUSE);
+    headers(props, b);
+    escalations(props, b);
+    allowLists(props, b);
+    Optional<Plans> plans = HeadroomPlanSettings.plans(planProps, policies.byName());
+    if (plans.isPresent()) {
+      PlanResolver resolver = planResolvers.getIfUnique();
+      if (resolver == null) {
+        throw new HeadroomConfigurationException("headroom.plans.catalog", planProps.getCatalog().keySet(),
+            "one PlanResolver bean that finds a request's plan (headroom-plans: ApiKeyFileResolver, JwtResolver, "
+                + "SqlResolver)");
+      }
+      b.plans(plans.get(), resolver, planProps.getDeadline());
+    }
+    if (props.getDiscovery().isEnabled()) {
+      String name = props.getService().getName() != null ? props.getService().getName()
+          : environment.getProperty("spring.application.name", "application");
+      b.discovery(name, props.getService().getDescription());
+      try {
+        b.discoveryPaths(props.getDiscovery().getPaths());
+      } catch (IllegalArgumentException ex) {
+        throw new HeadroomConfigurationException("headroom.discovery.paths", props.getDiscovery().getPaths(),
+            "paths starting with /", ex);
+      }
+      if (props.getDiscovery().getChangelog() != null) {
+        String changelog = props.getDiscovery().getChangelog();
+        b.discoveryCustomizer(d -> d.changelog(changelog));
+      }
+    }
+  }
+
+  /** Applies {@code headroom.headers.*} to the gate, each value checked against what RateLimitHeaders accepts. */
+  static void headers(HeadroomProperties props, GateBuilder<?> b) {
     HeadroomProperties.Headers h = props.getHeaders();
     b.omitOnRedirect(h.isOmitOnRedirect());
     if (h.getJitter() == null) {
@@ -349,7 +406,7 @@ final class HeadroomSettings {
   }
 
   /** Applies {@code headroom.policies.*.escalation-threshold} and {@code escalation-block} to the filter. */
-  static void escalations(HeadroomProperties props, HeadroomFilter.Builder b) {
+  static void escalations(HeadroomProperties props, GateBuilder<?> b) {
     props.getPolicies().forEach((name, p) -> {
       if (p.getEscalationThreshold() == null) {
         return;
@@ -364,8 +421,19 @@ final class HeadroomSettings {
     });
   }
 
-  /** Applies {@code headroom.policies.*.allow} (CIDR blocks, API key hashes, header) to the filter. */
-  static void allowLists(HeadroomProperties props, HeadroomFilter.Builder b) {
+  /** Tells every listener: one that throws cannot keep the others from hearing (listener contracts). */
+  static <L> void tellEach(List<L> listeners, java.util.function.Consumer<L> call) {
+    for (L l : listeners) {
+      try {
+        call.accept(l);
+      } catch (RuntimeException ignored) {
+        // A listener cannot fail the request or silence the others.
+      }
+    }
+  }
+
+  /** Applies {@code headroom.policies.*.allow} (CIDR blocks, API key hashes, header) to the gate. */
+  static void allowLists(HeadroomProperties props, GateBuilder<?> b) {
     props.getPolicies().forEach((name, p) -> {
       HeadroomAllowProperties a = p.getAllow();
       if (a.getCidrs().isEmpty() && a.getApiKeys().isEmpty()) {

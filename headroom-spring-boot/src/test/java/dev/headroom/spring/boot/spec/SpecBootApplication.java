@@ -2,7 +2,7 @@ package dev.headroom.spring.boot.spec;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.conformance.SpecFixture;
-import dev.headroom.servlet.VendRoute;
+import dev.headroom.vend.VendRoute;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;
 import dev.headroom.vend.format.Scope;

@@ -9,7 +9,7 @@ import dev.headroom.conformance.SpecRoute;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.servlet.HeadroomFilter;
 import dev.headroom.servlet.UserResolver;
-import dev.headroom.servlet.VendRoute;
+import dev.headroom.vend.VendRoute;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

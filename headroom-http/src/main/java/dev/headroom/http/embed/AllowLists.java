@@ -1,4 +1,4 @@
-package dev.headroom.servlet;
+package dev.headroom.http.embed;
 
 import dev.headroom.http.partition.AllowList;
 import dev.headroom.http.partition.ClientAddressResolver;
@@ -8,9 +8,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The filter's allow lists by policy name ({@link HeadroomFilter.Builder#allow}): callers that
+ * The gate's allow lists by policy name ({@link GateBuilder#allow}): callers that
  * bypass a policy, matched by headroom-http's {@link AllowList} (the gateway's implementation) with
- * the filter's {@link ClientAddressResolver}, so that a CIDR block is matched against the client
+ * the gate's {@link ClientAddressResolver}, so that a CIDR block is matched against the client
  * address as the trusted proxies resolve it. A policy is named as configured (a plan's variant
  * {@code api:pro} follows the list of {@code api}). Immutable.
  */

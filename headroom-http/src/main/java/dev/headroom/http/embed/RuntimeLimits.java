@@ -1,4 +1,4 @@
-package dev.headroom.servlet;
+package dev.headroom.http.embed;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.plan.Plan;
@@ -12,7 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The filter's limits, changeable at run time without a restart (the gateway reloads its file; an
+ * The gate's limits, changeable at run time without a restart (the gateway reloads its file; an
  * embedding application calls this, or Spring Boot's {@code headroom} actuator endpoint does). A
  * change replaces a policy's quota and, optionally, its window: the policy keeps its name, so its
  * counters carry on (stores key counters by policy name), as a gateway reload does. The next
@@ -24,7 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * at 500, rounded to the nearest unit, at least 1), and what the plan does not override (the
  * window, the algorithm, or the quota) is the base's new value; {@link #reset} restores both. A
  * capacity reduction of the base reaches the plans' versions in the same way
- * ({@link HeadroomFilter#reduceCapacity}). Thread-safe.
+ * ({@link Gate#reduceCapacity}). Thread-safe.
  */
 public final class RuntimeLimits {
   private final Map<String, QuotaPolicy> configured;
@@ -42,7 +42,7 @@ public final class RuntimeLimits {
     this.onChange = r;
   }
 
-  /** Every policy of the filter's routes, as enforced now, by name. */
+  /** Every policy of the gate's routes, as enforced now, by name. */
   public Map<String, QuotaPolicy> current() {
     Map<String, QuotaPolicy> out = new LinkedHashMap<>();
     configured.forEach((name, p) -> out.put(name, changed.getOrDefault(name, p)));

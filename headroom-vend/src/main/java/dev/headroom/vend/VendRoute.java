@@ -1,8 +1,7 @@
-package dev.headroom.servlet;
+package dev.headroom.vend;
 
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.path.PathTemplate;
-import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.format.VendRequestReader;
 import java.util.Collection;
 import java.util.EnumSet;
@@ -11,11 +10,11 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * A vend route of the filter (seed 003, the vend rate-limit extension; reference/vend-notes.md),
+ * A vend route of an embedded filter, servlet or WebFlux (seed 003, the vend rate-limit extension; reference/vend-notes.md),
  * as the gateway's {@code type: vend} routes: {@code POST}s to its path are vend calls, read whole
  * (bounded by the reader's {@code maxBytes}, 1 MiB by default), decided per vend scope by the
  * {@link VendRateLimiter} (headroom-vend) for the caller ({@code X-Vend-Caller}) and the user the
- * filter's {@code UserResolver} names. A refused call is 429 {@code RATE_LIMITED} with
+ * filter's user resolver names. A refused call is 429 {@code RATE_LIMITED} with
  * {@code Retry-After} equal to {@code details.retry_after.value}; an allowed one reaches the
  * application, whose response gets the RateLimit fields and, when the call declared
  * {@code urn:vnd:ext:rate-limit}, the extension data; {@code vend.capabilities} is answered by the

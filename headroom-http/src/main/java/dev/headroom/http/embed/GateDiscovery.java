@@ -1,4 +1,4 @@
-package dev.headroom.servlet;
+package dev.headroom.http.embed;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.body.LimitRefusals;
@@ -11,21 +11,21 @@ import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
 /**
- * The filter's discovery document (Graceful Boundaries section 1), made from its routes and built
+ * The gate's discovery document (Graceful Boundaries section 1), made from its routes and built
  * again whenever limits change at run time ({@link RuntimeLimits}), so that the document never
  * drifts from what is enforced. With plans, each route lists the fallback plan's limits and the
  * document lists every plan. Immutable.
  */
-final class FilterDiscovery {
+final class GateDiscovery {
   private final String service;
   private final String description;
   private final LimitRefusals refusals;
-  private final List<Route> routes;
+  private final List<RouteRules> routes;
   private final Plans plans;
   private final List<QuotaPolicy> policies;
   private final Consumer<LimitsDiscoveryDocument.Builder> customizer;
 
-  FilterDiscovery(String service, String description, LimitRefusals refusals, List<Route> routes, Plans plans,
+  GateDiscovery(String service, String description, LimitRefusals refusals, List<RouteRules> routes, Plans plans,
       List<QuotaPolicy> policies, Consumer<LimitsDiscoveryDocument.Builder> customizer) {
     this.service = service;
     this.description = description;
@@ -45,7 +45,7 @@ final class FilterDiscovery {
     LimitsDiscoveryDocument.Builder d = LimitsDiscoveryDocument.builder(service, description).texts(refusals::texts)
         .proactiveHeaders(true);
     refusals.origin().ifPresent(d::origin);
-    for (Route r : routes) {
+    for (RouteRules r : routes) {
       List<String> methods = r.methods().isEmpty() ? List.of("ANY") : List.copyOf(r.methods());
       for (String m : methods) {
         DiscoveryRoute.Builder dr = DiscoveryRoute.builder(m, r.template()).listed(r.listed());

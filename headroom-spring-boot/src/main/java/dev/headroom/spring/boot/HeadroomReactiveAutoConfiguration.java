@@ -1,0 +1,108 @@
+package dev.headroom.spring.boot;
+
+import dev.headroom.Decision;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.StoreException;
+import dev.headroom.Ticker;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.embed.Gate;
+import dev.headroom.http.embed.GateBuilder;
+import dev.headroom.http.embed.GateListener;
+import dev.headroom.http.embed.RouteRules;
+import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.servlet.Route;
+import dev.headroom.vend.VendRoute;
+import dev.headroom.webflux.HeadroomWebFilter;
+import dev.headroom.webflux.ReactiveUserResolver;
+import java.util.List;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
+import org.springframework.web.server.ServerWebExchange;
+
+/**
+ * Installs the Headroom WebFlux filter ({@link HeadroomWebFilter}, headroom-webflux) in a Spring
+ * Boot reactive web application, configured from the same {@code headroom.*} properties as the
+ * servlet filter ({@link HeadroomProperties}: policies, routes, dialects, headers, escalations,
+ * store, plans, discovery; {@code headroom.filter-order} is the web filter's order), and from the
+ * application's own beans where it defines them: the {@link dev.headroom.Store}, a
+ * {@link ReactiveUserResolver} (the exchange's principal otherwise), {@link GateListener}s, and
+ * {@link VendRoute}s. Error bodies are Spring Boot's own error handling's.
+ *
+ * <p>Not here (the servlet starter's only, for now): {@code @RateLimited} handler methods and the
+ * Micrometer counters, whose listener speaks of servlet routes.
+ */
+@AutoConfiguration(afterName = "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration")
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+@ConditionalOnClass({HeadroomWebFilter.class, org.springframework.web.server.WebFilter.class})
+@ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties({HeadroomProperties.class, HeadroomPlanProperties.class})
+@Import(HeadroomCommonConfiguration.class)
+public class HeadroomReactiveAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  ReactiveUserResolver headroomReactiveUserResolver() {
+    return ReactiveUserResolver.principal();
+  }
+
+  @Bean
+  HeadroomWebFilter headroomWebFilter(HeadroomProperties props, HeadroomAutoConfiguration.HeadroomPolicies policies,
+      QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, ReactiveUserResolver users,
+      ObjectProvider<GateListener> listeners, ObjectProvider<VendRoute> vendRoutes, Environment environment,
+      HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
+    GateBuilder<ServerWebExchange> g = Gate.builder();
+    HeadroomSettings.gate(g, props, policies, limiter, refusals, ticker, environment, planProps, planResolvers);
+    for (Route r : HeadroomSettings.routes(props, policies.byName())) {
+      g.route(r.rules());
+    }
+    g.listener(composite(listeners.orderedStream().toList()));
+    Gate<ServerWebExchange> gate;
+    try {
+      gate = g.build();
+    } catch (IllegalArgumentException ex) {
+      throw new HeadroomConfigurationException("headroom", ex.getMessage(), "a consistent configuration", ex);
+    }
+    HeadroomWebFilter.Builder b = HeadroomWebFilter.builder(gate).users(users).order(props.getFilterOrder());
+    vendRoutes.orderedStream().forEach(b::vendRoute);
+    return b.build();
+  }
+
+  private static GateListener composite(List<GateListener> listeners) {
+    if (listeners.size() == 1) {
+      return listeners.get(0);
+    }
+    return new GateListener() {
+      @Override
+      public void decided(RouteRules route, Decision decision) {
+        HeadroomSettings.tellEach(listeners, l -> l.decided(route, decision));
+      }
+
+      @Override
+      public void storeFailed(RouteRules route, StoreException failure) {
+        HeadroomSettings.tellEach(listeners, l -> l.storeFailed(route, failure));
+      }
+    };
+  }
+
+  /** The {@code headroom} actuator endpoint, when actuator is on the classpath and the endpoint is available. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+  static class EndpointConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint
+    HeadroomEndpoint headroomEndpoint(HeadroomWebFilter headroomWebFilter) {
+      return new HeadroomEndpoint(headroomWebFilter.gate().limits());
+    }
+  }
+}

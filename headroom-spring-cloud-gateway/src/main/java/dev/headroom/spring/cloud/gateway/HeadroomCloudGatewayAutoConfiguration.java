@@ -1,0 +1,222 @@
+package dev.headroom.spring.cloud.gateway;
+
+import dev.headroom.InMemoryStore;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.Store;
+import dev.headroom.Ticker;
+import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.webflux.ReactiveUserResolver;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.embed.Gate;
+import dev.headroom.http.enforcement.Escalation;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Locale;
+import java.util.Set;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
+import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
+import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter;
+import org.springframework.cloud.gateway.support.ConfigurationService;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
+
+/**
+ * Headroom in a Spring Cloud Gateway application, from {@code headroom.cloud-gateway.*}:
+ *
+ * <ul>
+ * <li>{@link Store}: the in-memory store ({@code store.type: in-memory}, the default), the Redis
+ *   store ({@code store.type: redis}, with headroom-redis on the classpath), or the application's
+ *   own {@code Store} bean;</li>
+ * <li>{@link HeadroomRateLimiter}, the (primary) {@code RateLimiter} of every
+ *   {@code RequestRateLimiter} filter that names none, unless the application defines a
+ *   {@code RateLimiter} of its own;</li>
+ * <li>a {@link Ticker} (the system's; a {@code ManualTicker} bean in tests replaces it).</li>
+ * </ul>
+ *
+ * <p>{@code headroom.cloud-gateway.enabled: false} turns all of it off.
+ */
+@AutoConfiguration(before = GatewayAutoConfiguration.class,
+    beforeName = "org.springframework.cloud.gateway.config.GatewayRedisAutoConfiguration")
+@ConditionalOnClass(AbstractRateLimiter.class)
+@ConditionalOnProperty(prefix = "headroom.cloud-gateway", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(CloudGatewayProperties.class)
+public class HeadroomCloudGatewayAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  Ticker headroomTicker() {
+    return Ticker.system();
+  }
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  Store headroomStore(CloudGatewayProperties props, Ticker ticker) {
+    String type = props.getStore().getType() == null ? "" : props.getStore().getType().toLowerCase(Locale.ROOT);
+    switch (type) {
+      case "in-memory":
+        if (props.getStore().getMaxKeys() < 1) {
+          throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.max-keys",
+              props.getStore().getMaxKeys(), "a positive number of partitions");
+        }
+        return InMemoryStore.builder().ticker(ticker).maxKeys(props.getStore().getMaxKeys()).build();
+      case "redis":
+        // RedisStoreConfiguration makes the store when headroom-redis is on the classpath.
+        throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.type", props.getStore().getType(),
+            "in-memory, or a Store bean of the application's own: the redis store needs the headroom-redis module "
+                + "(dev.headroom:headroom-redis), which is not on the classpath");
+      default:
+        throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.type", props.getStore().getType(),
+            "in-memory or redis");
+    }
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  QuotaLimiter headroomQuotaLimiter(Store store) {
+    return QuotaLimiter.of(store);
+  }
+
+  @Bean
+  PolicyCatalog headroomPolicyCatalog(CloudGatewayProperties props) {
+    return PolicyCatalog.from(props);
+  }
+
+  /**
+   * Primary: Spring Cloud Gateway's Redis auto-configuration still makes its {@code RedisRateLimiter}
+   * when Spring Data Redis is present (its condition looks for a {@code RedisRateLimiter} only), and
+   * {@code RequestRateLimiter} takes the one primary {@code RateLimiter}; a route can still name
+   * {@code #{@redisRateLimiter}}.
+   */
+  @Bean
+  @Primary
+  @ConditionalOnMissingBean(RateLimiter.class)
+  HeadroomRateLimiter headroomRateLimiter(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props,
+      ConfigurationService configurationService) {
+    return new HeadroomRateLimiter(limiter, catalog, defaultDialects(props), refuseOnStoreFailure(props),
+        configurationService);
+  }
+
+  /** The Headroom routes and the gate that enforces them (the {@code Headroom} filter's). */
+  @Bean
+  @ConditionalOnMissingBean
+  HeadroomRoutes headroomRoutes(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props, Ticker ticker,
+      ObjectProvider<ReactiveUserResolver> users) {
+    Set<HeaderDialect> dialects = defaultDialects(props);
+    Gate.StoreFailureMode onFailure = refuseOnStoreFailure(props) ? Gate.StoreFailureMode.REFUSE : Gate.StoreFailureMode.ALLOW;
+    LimitRefusals.Builder refusals = LimitRefusals.builder().ticker(ticker)
+        .defaults(PolicyTexts.builder(props.getWhy()).build());
+    props.getPolicies().forEach((name, p) -> {
+      if (p.getWhy() != null && !p.getWhy().isBlank()) {
+        refusals.texts(name, PolicyTexts.builder(p.getWhy()).build());
+      }
+    });
+    LimitRefusals texts = refusals.build();
+    Map<String, Escalation> escalations = escalations(props);
+    Duration jitter = props.getHeaders().getJitter();
+    return new HeadroomRoutes(b -> {
+      b.limiter(limiter).refusals(texts).ticker(ticker).dialects(dialects).storeFailureMode(onFailure)
+          .omitOnRedirect(props.getHeaders().isOmitOnRedirect())
+          .discovery(props.getService().getName(), props.getService().getDescription());
+      if (jitter != null && !jitter.isZero()) {
+        b.jitter(jitter);
+      }
+    }, escalations, users.getIfAvailable(ReactiveUserResolver::principal));
+  }
+
+  private static Map<String, Escalation> escalations(CloudGatewayProperties props) {
+    Map<String, Escalation> escalations = new LinkedHashMap<>();
+    props.getPolicies().forEach((name, p) -> {
+      if (p.getEscalationThreshold() != null) {
+        try {
+          escalations.put(name, new Escalation(p.getEscalationThreshold(), p.getEscalationBlock()));
+        } catch (IllegalArgumentException e) {
+          throw new CloudGatewayConfigurationException("headroom.cloud-gateway.policies." + name + ".escalation-threshold",
+              p.getEscalationThreshold(), e.getMessage(), e);
+        }
+      }
+    });
+    return escalations;
+  }
+
+  /** {@code Headroom} in a route's filters. */
+  @Bean
+  @ConditionalOnMissingBean
+  HeadroomGatewayFilterFactory headroomGatewayFilterFactory(HeadroomRoutes routes, PolicyCatalog catalog,
+      QuotaLimiter limiter) {
+    return new HeadroomGatewayFilterFactory(routes, catalog, limiter);
+  }
+
+  /** The discovery document at /.well-known/limits and /api/limits, whatever the routes. */
+  @Bean
+  DiscoveryWebFilter headroomDiscoveryWebFilter(HeadroomRoutes routes) {
+    return new DiscoveryWebFilter(routes, new LinkedHashSet<>(Gate.DEFAULT_DISCOVERY_PATHS));
+  }
+
+  /** The gateway's own errors with Graceful Boundaries bodies ({@code headroom.cloud-gateway.error-bodies}). */
+  @Bean
+  @ConditionalOnProperty(prefix = "headroom.cloud-gateway", name = "error-bodies", matchIfMissing = true)
+  GracefulErrorHandler headroomErrorHandler() {
+    return new GracefulErrorHandler(Gate.DEFAULT_DISCOVERY_PATHS.get(0));
+  }
+
+  static Set<HeaderDialect> defaultDialects(CloudGatewayProperties props) {
+    return PolicyCatalog.dialects("headroom.cloud-gateway.headers.dialects", props.getHeaders().getDialects());
+  }
+
+  static boolean refuseOnStoreFailure(CloudGatewayProperties props) {
+    String mode = String.valueOf(props.getStore().getOnFailure()).toLowerCase(Locale.ROOT);
+    switch (mode) {
+      case "allow":
+        return false;
+      case "refuse":
+        return true;
+      default:
+        throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.on-failure",
+            props.getStore().getOnFailure(), "allow or refuse");
+    }
+  }
+
+  /**
+   * The Redis store ({@code headroom.cloud-gateway.store.type: redis}), when headroom-redis is on
+   * the classpath: one Lua round trip per decision, answered on Lettuce's I/O thread (never a
+   * blocked event loop), Redis time. With {@code on-failure: refuse} it fails closed, so that a
+   * Redis that cannot decide surfaces as a refusal; otherwise it fails open. Processed before the
+   * outer class's store bean, which it therefore replaces.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "dev.headroom.redis.RedisStore")
+  @ConditionalOnProperty(prefix = "headroom.cloud-gateway.store", name = "type", havingValue = "redis")
+  static class RedisStoreConfiguration {
+
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    Store headroomStore(CloudGatewayProperties props) {
+      dev.headroom.redis.RedisStore.Builder b = dev.headroom.redis.RedisStore.builder()
+          .failurePolicy(refuseOnStoreFailure(props) ? dev.headroom.redis.FailurePolicy.FAIL_CLOSED
+              : dev.headroom.redis.FailurePolicy.FAIL_OPEN);
+      try {
+        b.uri(props.getStore().getRedisUri());
+      } catch (IllegalArgumentException ex) {
+        throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.redis-uri",
+            props.getStore().getRedisUri(), "a Redis URI such as redis://127.0.0.1:6379", ex);
+      }
+      try {
+        b.keyPrefix(props.getStore().getKeyPrefix());
+      } catch (IllegalArgumentException ex) {
+        throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.key-prefix",
+            props.getStore().getKeyPrefix(), ex.getMessage(), ex);
+      }
+      return b.build();
+    }
+  }
+}

@@ -1,0 +1,166 @@
+package dev.headroom.spring.cloud.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.headroom.conformance.SpecFixture;
+import dev.headroom.conformance.SpecUpstream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import reactor.blockhound.BlockHound;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * No Headroom store call blocks an event loop (issue 20): BlockHound instruments the JVM, and a
+ * Spring Cloud Gateway application on the Redis store (the real Redis) takes concurrent requests
+ * through {@link HeadroomRateLimiter}, then through the {@code Headroom} filter (a decision, a
+ * concurrency lease released and content bytes charged per request); every blocking call made on a non-blocking thread (Reactor
+ * Netty's and Lettuce's event loops) is recorded with its stack, and none may pass through Headroom
+ * or Lettuce. The detector is shown to work first, so the test can fail.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class NonBlockingTest {
+
+  private static final Duration TIMEOUT = Duration.ofSeconds(60);
+  private static final int REQUESTS = 2_000;
+  private static final int IN_FLIGHT = 64;
+
+  /** Blocking calls seen on non-blocking threads, each as its stack. */
+  private static final ConcurrentLinkedQueue<List<StackTraceElement>> BLOCKED = new ConcurrentLinkedQueue<>();
+
+  private SpecUpstream upstream;
+
+  @BeforeAll
+  void install() throws Exception {
+    BlockHound.install(b -> b.blockingMethodCallback(m -> BLOCKED.add(Arrays.asList(new Error(m.toString()).getStackTrace()))));
+    upstream = SpecUpstream.start(new SpecFixture());
+  }
+
+  @AfterAll
+  void stop() {
+    upstream.close();
+  }
+
+  private static List<List<StackTraceElement>> ours() {
+    List<List<StackTraceElement>> ours = new ArrayList<>();
+    for (List<StackTraceElement> recorded : BLOCKED) {
+      // the frames below BlockHound's own: the blocking method and its callers
+      int below = 0;
+      for (int i = 0; i < recorded.size(); i++) {
+        if (recorded.get(i).getClassName().startsWith("reactor.blockhound.")) {
+          below = i + 1;
+        }
+      }
+      List<StackTraceElement> stack = recorded.subList(below, recorded.size());
+      if (stack.stream().anyMatch(f -> f.getClassName().startsWith("dev.headroom.") || f.getClassName().startsWith("io.lettuce."))) {
+        ours.add(stack);
+      }
+    }
+    return ours;
+  }
+
+  @Test
+  void theDetectorSeesABlockingCallOnANonBlockingThread() {
+    BLOCKED.clear();
+    Mono.fromCallable(() -> {
+      Thread.sleep(1);
+      return 1;
+    }).subscribeOn(Schedulers.parallel()).block(TIMEOUT);
+    assertThat(BLOCKED).isNotEmpty();
+    BLOCKED.clear();
+  }
+
+  @Test
+  void theRateLimiterOnRedisNeverBlocksAnEventLoop() throws Exception {
+    Map<String, Object> p = new HashMap<>();
+    String r = "spring.cloud.gateway.routes[0]";
+    p.put(r + ".id", "limited");
+    p.put(r + ".uri", "http://127.0.0.1:" + upstream.port());
+    p.put(r + ".predicates[0]", "Path=/spec/**");
+    p.put(r + ".filters[0].name", "RequestRateLimiter");
+    p.put(r + ".filters[0].args.key-resolver", "#{@apiKeyResolver}");
+    p.put(r + ".filters[0].args.headroom-rate-limiter.quota", "10");
+    p.put(r + ".filters[0].args.headroom-rate-limiter.window", "1h");
+    p.put("headroom.cloud-gateway.store.type", "redis");
+    p.put("headroom.cloud-gateway.store.key-prefix", "headroom-scg-blockhound:" + UUID.randomUUID() + ":");
+    loadWithoutBlocking(p);
+  }
+
+  @Test
+  void theHeadroomFilterOnRedisNeverBlocksAnEventLoop() throws Exception {
+    Map<String, Object> p = new HashMap<>();
+    String r = "spring.cloud.gateway.routes[0]";
+    p.put(r + ".id", "limited");
+    p.put(r + ".uri", "http://127.0.0.1:" + upstream.port());
+    p.put(r + ".predicates[0]", "Path=/spec/**");
+    p.put(r + ".filters[0].name", "Headroom");
+    p.put(r + ".filters[0].args.policies", "per-key,slots,bytes");
+    String at = "headroom.cloud-gateway.policies.";
+    p.put(at + "per-key.quota", "10");
+    p.put(at + "per-key.window", "1h");
+    p.put(at + "per-key.partitioning", "api-key");
+    p.put(at + "slots.quota", "1000");
+    p.put(at + "slots.unit", "concurrent-requests");
+    p.put(at + "slots.algorithm", "concurrency");
+    p.put(at + "slots.partitioning", "api-key");
+    p.put(at + "bytes.quota", "1000000");
+    p.put(at + "bytes.window", "1h");
+    p.put(at + "bytes.unit", "content-bytes");
+    p.put(at + "bytes.partitioning", "api-key");
+    p.put("headroom.cloud-gateway.store.type", "redis");
+    p.put("headroom.cloud-gateway.store.key-prefix", "headroom-scg-blockhound:" + UUID.randomUUID() + ":");
+    loadWithoutBlocking(p);
+  }
+
+  /**
+   * Starts the application, sends the load, and requires that some requests were refused (so the
+   * store decided) and that no blocking call went through Headroom or Lettuce on an event loop.
+   */
+  private static void loadWithoutBlocking(Map<String, Object> properties) throws Exception {
+    try (GatewayApp.Running app = GatewayApp.start(properties)) {
+      BLOCKED.clear();
+      Map<Integer, Integer> statuses = load(app.base().resolve("/spec/free"));
+      assertThat(statuses.keySet()).as("statuses %s", statuses).containsOnly(200, 429);
+      assertThat(statuses.get(429)).as("some partitions were refused: the store decided").isPositive();
+    }
+    assertThat(ours()).as("blocking calls through Headroom or Lettuce on an event loop").isEmpty();
+  }
+
+  /** {@value #REQUESTS} requests over 100 API keys, {@value #IN_FLIGHT} at a time: statuses counted. */
+  static Map<Integer, Integer> load(URI uri) throws Exception {
+    HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+    Semaphore window = new Semaphore(IN_FLIGHT);
+    Map<Integer, Integer> statuses = new java.util.concurrent.ConcurrentHashMap<>();
+    List<CompletableFuture<?>> all = new ArrayList<>();
+    for (int i = 0; i < REQUESTS; i++) {
+      if (!window.tryAcquire(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+        throw new AssertionError("no answer within " + TIMEOUT + " with " + IN_FLIGHT + " requests in flight");
+      }
+      HttpRequest req = HttpRequest.newBuilder(uri).timeout(TIMEOUT).header("X-Api-Key", "key-" + (i % 100)).build();
+      all.add(client.sendAsync(req, HttpResponse.BodyHandlers.discarding())
+          .whenComplete((res, e) -> {
+            window.release();
+            statuses.merge(e == null ? res.statusCode() : -1, 1, Integer::sum);
+          }));
+    }
+    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    return statuses;
+  }
+}
