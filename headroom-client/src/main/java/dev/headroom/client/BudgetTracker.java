@@ -2,6 +2,7 @@ package dev.headroom.client;
 
 import dev.headroom.Ticker;
 import dev.headroom.http.RetryAfter;
+import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.QuotaPolicyItem;
 import dev.headroom.http.headers.RateLimitFields;
 import dev.headroom.http.headers.ServiceLimitItem;
@@ -327,7 +328,11 @@ final class BudgetTracker implements Budgets {
    * shrinks in proportion below {@link #REFILLING_RESERVE} (see there).
    */
   static long evenInterval(TrackedBudget e) {
-    double horizon = Math.max(1, e.lastInWindow() - e.lastAdmit);
+    if (e.lastInWindow() <= e.lastAdmit) {
+      // Past the last instant a unit surely counts in the window: what is left goes at once.
+      return 0;
+    }
+    double horizon = e.lastInWindow() - e.lastAdmit;
     double rate = e.remaining / horizon;
     if (e.quota > 0 && e.window > 0) {
       double refill = (double) e.quota / e.window;
@@ -390,8 +395,12 @@ final class BudgetTracker implements Budgets {
           unreadable(s, exchange, e);
         }
         s.answeredCount++;
+        s.batchAnswers++;
         for (TrackedBudget e : s.entries.values()) {
           e.confirm = false;
+        }
+        if (s.inFlight.isEmpty()) {
+          s.settle(now);
         }
         if (permit.probe) {
           s.probeAfterBlock = false;
@@ -414,13 +423,18 @@ final class BudgetTracker implements Budgets {
     // whatever was answered while this request was (the server may have served it later).
     long uncounted = s.inFlight.size() + (s.answeredCount - permit.answeredAtAdmit);
     boolean ordered = permit.alone && permit.seq == s.lastSeq;
+    long date = ServerClock.date(exchange.response());
+    if (date != Long.MIN_VALUE) {
+      s.clock.observe(date, permit.admittedAt, now);
+    }
     Optional<VendReading> vendData = exchange.vend().filter(v -> !v.limits().isEmpty());
     if (vendData.isPresent()) {
       // The extension data takes precedence over the response's RateLimit fields and
       // Retry-After: they restate one of its scopes, and the data says which calls it paces.
       applyVend(s, vendData.get(), now, uncounted, ordered, permit);
     } else {
-      apply(s, exchange.fields(), now, uncounted, ordered, permit);
+      apply(s, exchange.fields(), now, uncounted, ordered, permit,
+          s.clock.known() && date != Long.MIN_VALUE ? ServerClock.epochReset(exchange.response()) : Long.MIN_VALUE);
     }
     if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
         && exchange.retryAfter().isPresent()) {
@@ -465,6 +479,10 @@ final class BudgetTracker implements Budgets {
         permit.scope.inFlight.remove(permit.seq);
         long now = ticker.read();
         permit.scope.entries.values().forEach(e -> e.lost(permit.seq, permit.admittedAt, now));
+        permit.scope.batchLost = true;
+        if (permit.scope.inFlight.isEmpty()) {
+          permit.scope.settle(now);
+        }
       } finally {
         wake = permit.scope.drainWaiters();
       }
@@ -482,7 +500,8 @@ final class BudgetTracker implements Budgets {
    * the budget's (a token bucket's reset grows with every request served after the reported one),
    * and a report whose reset is well before the budget's describes an earlier window and is dropped.
    */
-  private void apply(Scope s, RateLimitFields fields, long now, long uncounted, boolean ordered, Permit permit) {
+  private void apply(Scope s, RateLimitFields fields, long now, long uncounted, boolean ordered, Permit permit,
+      long epochReset) {
     long raNanos = -1;
     boolean raClamped = false;
     Optional<RetryAfter> ra = fields.retryAfter();
@@ -504,6 +523,7 @@ final class BudgetTracker implements Budgets {
       // probes instead), but q / w still credits EVEN with the refill it implies.
       long window = p != null && p.window().isPresent() ? Ceilings.nanos(p.window().get()) : -1;
       long tNanos;
+      long resetLow = Long.MIN_VALUE;
       boolean probeAtReset = false;
       if (raNanos >= 0) {
         tNanos = raNanos;
@@ -512,20 +532,25 @@ final class BudgetTracker implements Budgets {
         Duration t = limit.reset().get();
         probeAtReset = t.compareTo(ceilings.maxReset()) > 0;
         tNanos = Ceilings.clampedNanos(t, ceilings.maxReset());
+        if (epochReset != Long.MIN_VALUE && limit.dialect() == HeaderDialect.X_RATELIMIT && !probeAtReset) {
+          // An epoch reset read on the client's clock through the server's Date (ServerClock).
+          tNanos = Math.max(0, Math.min(tNanos, s.clock.latest(epochReset) - now));
+          resetLow = Math.min(s.clock.earliest(epochReset), now + tNanos);
+        }
       } else if (window > 0 && window <= Ceilings.nanos(ceilings.maxReset())) {
         tNanos = window;
       } else {
         tNanos = Ceilings.nanos(ceilings.maxReset());
         probeAtReset = true;
       }
-      merge(s, policy, pk, limit.remaining().getAsLong(), quota, window, tNanos, probeAtReset, now, uncounted, ordered,
-          "headers", null, permit);
+      merge(s, policy, pk, limit.remaining().getAsLong(), quota, window, tNanos, resetLow, probeAtReset, now, uncounted,
+          ordered, "headers", null, permit);
     }
   }
 
   /** Records one report of a budget, as {@link #apply} explains (shared by headers and the vend extension). */
   private void merge(Scope s, String policy, byte[] pk, long reported, long quota, long window, long tNanos,
-      boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit) {
+      long resetLow, boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit) {
     long r = reported;
     if (quota >= 0) {
       r = Math.min(r, quota);
@@ -549,12 +574,15 @@ final class BudgetTracker implements Budgets {
       e.selector = selector;
       s.current.put(policy, key(policy, pk));
     } else {
+      e.noteBatch(said, resetAt);
       return;
     }
+    e.noteBatch(said, resetAt);
     // The server decided every request answered before this one was sent, and none sent after it was answered.
-    e.reported(permit.seq, permit.admittedAt, now, said, tNanos, permit.answeredAtAdmit + 1, s.lastSeq,
+    e.reported(permit.seq, permit.admittedAt, now, said, tNanos, resetLow, permit.answeredAtAdmit + 1, s.lastSeq,
         pacing == Pacing.ADAPTIVE && s.entries.size() == 1 && e.selector == null);
-    e.learn(said, permit.admittedAt, now, tNanos, permit.answeredAtAdmit, s.answeredCount, pacing == Pacing.ADAPTIVE);
+    e.learn(said, permit.admittedAt, now, tNanos, resetLow, permit.answeredAtAdmit, s.answeredCount,
+        pacing == Pacing.ADAPTIVE);
   }
 
   /**
@@ -567,7 +595,7 @@ final class BudgetTracker implements Budgets {
     for (VendReading.Limit l : reading.limits()) {
       Duration t = l.resetsIn();
       long window = l.window().map(Ceilings::nanos).orElse(-1L);
-      merge(s, l.policy(), null, l.remaining(), l.limit(), window, Ceilings.clampedNanos(t, maxReset),
+      merge(s, l.policy(), null, l.remaining(), l.limit(), window, Ceilings.clampedNanos(t, maxReset), Long.MIN_VALUE,
           t.compareTo(maxReset) > 0, now, uncounted, ordered, "vend", l.selector(), permit);
     }
   }
@@ -590,6 +618,7 @@ final class BudgetTracker implements Budgets {
         s.current.values().remove(eldest);
       }
       e = new TrackedBudget(policy, pkText, null);
+      e.batchPartial = s.batchAnswers > 0;
       s.entries.put(key, e);
     }
     e.remaining = remaining;
@@ -739,36 +768,6 @@ final class BudgetTracker implements Budgets {
       this.alone = alone;
       this.answeredAtAdmit = answeredAtAdmit;
       this.admittedAt = admittedAt;
-    }
-  }
-
-  static final class Scope {
-    final LinkedHashMap<String, TrackedBudget> entries = new LinkedHashMap<>();
-    final Map<String, String> current = new HashMap<>();
-    final List<CompletableFuture<Void>> waiters = new ArrayList<>();
-    long blockedUntil = Long.MIN_VALUE;
-    boolean probeAfterBlock;
-    /** Consecutive refusals without a usable Retry-After (see {@link BudgetTracker#report}). */
-    int unpacedRefusals;
-    boolean answered;
-    /** Admission numbers of the requests in flight. */
-    final java.util.TreeSet<Long> inFlight = new java.util.TreeSet<>();
-    long lastSeq;
-    /** Answers recorded so far. */
-    long answeredCount;
-
-    int inFlight() {
-      return inFlight.size();
-    }
-    long lastAdmit = Long.MIN_VALUE;
-
-    List<CompletableFuture<Void>> drainWaiters() {
-      if (waiters.isEmpty()) {
-        return List.of();
-      }
-      List<CompletableFuture<Void>> out = new ArrayList<>(waiters);
-      waiters.clear();
-      return out;
     }
   }
 

@@ -26,6 +26,9 @@ import java.util.OptionalLong;
  *       of a second cut the one-second uncertainty down to the latency). Past {@code R} a report's
  *       bounds lie after the old ones and {@code r} has gone <em>up</em>: the jump back towards
  *       {@code q}. One such jump, with no refill or moving reset seen, recognises the fixed window.
+ *       A window of one request followed by the first request of the next says {@code q - 1}
+ *       twice: a fixed window's reset, or a refill that moved the reset later. Both stay possible
+ *       (the algorithm stays unknown) until a later report rules one out.
  *   <li><b>Refilling</b> (token bucket, sliding window): {@code r} goes up in a report of a request
  *       decided after an earlier report arrived and before that report's reset could have passed (a
  *       fixed window never does this), or the reset moves later without {@code r} going up (a token
@@ -99,9 +102,9 @@ final class ObservedAlgorithm {
    * ({@code -1} when unknown), when its request was admitted and its answer received, and
    * {@code t} in nanoseconds.
    */
-  void report(long r, long quota, long window, long admittedAt, long receivedAt, long t, long answersAtAdmit,
-      long answerNumber) {
-    long a = saturatingAdd(admittedAt, t - SECOND);
+  void report(long r, long quota, long window, long admittedAt, long receivedAt, long t, long resetLow,
+      long answersAtAdmit, long answerNumber) {
+    long a = resetLow != Long.MIN_VALUE ? resetLow : saturatingAdd(admittedAt, t - SECOND);
     long b = saturatingAdd(receivedAt, t);
     if (prevR >= 0 && answersAtAdmit > prevAnswer && receivedAt <= prevLow && r > prevR) {
       // Admitted after the previous report was recorded (so decided after it), and decided before
@@ -129,6 +132,11 @@ final class ObservedAlgorithm {
     } else if (a >= high) {
       if (r > windowMinR) {
         jumped = true;
+      } else if (r == windowMinR && r == quota - 1) {
+        // A window of one request, then the first of the next, each leaving q - 1: a fixed window's
+        // reset and a refill that moved the reset later say the same. Neither is taken for it; the
+        // next reset (a jump) or a reset moving within a window (a refill) tells them apart.
+        aligned = false;
       } else {
         // The reset moved later and nothing came back: not a fixed window.
         refilled = true;

@@ -68,6 +68,8 @@ final class SlidingWindowModel {
   private final long[] receipt = new long[CAPACITY];
   private final long[] reportedR = new long[CAPACITY];
   private final long[] reportedT = new long[CAPACITY];
+  /** An instant known to be before the reported reset, or {@code Long.MIN_VALUE}: then {@code t} and {@link #slack} bound it. */
+  private final long[] reportedLow = new long[CAPACITY];
   private int size;
   /** Until when requests the model never saw may still weigh (a budget created mid-stream). */
   private long blindUntil;
@@ -127,6 +129,7 @@ final class SlidingWindowModel {
     System.arraycopy(receipt, 0, m.receipt, 0, size);
     System.arraycopy(reportedR, 0, m.reportedR, 0, size);
     System.arraycopy(reportedT, 0, m.reportedT, 0, size);
+    System.arraycopy(reportedLow, 0, m.reportedLow, 0, size);
     m.disabled = disabled;
     m.overflowed = overflowed;
     return m;
@@ -148,6 +151,7 @@ final class SlidingWindowModel {
       System.arraycopy(receipt, 1, receipt, 0, CAPACITY - 1);
       System.arraycopy(reportedR, 1, reportedR, 0, CAPACITY - 1);
       System.arraycopy(reportedT, 1, reportedT, 0, CAPACITY - 1);
+      System.arraycopy(reportedLow, 1, reportedLow, 0, CAPACITY - 1);
       size--;
       overflowed = true;
     }
@@ -157,6 +161,7 @@ final class SlidingWindowModel {
     receipt[size] = Long.MAX_VALUE;
     reportedR[size] = -1;
     reportedT[size] = -1;
+    reportedLow[size] = Long.MIN_VALUE;
     size++;
   }
 
@@ -171,12 +176,17 @@ final class SlidingWindowModel {
     consistent = null;
   }
 
-  /** Request {@code s} was answered at {@code now} with {@code r} and {@code t} (nanoseconds) for this budget. */
-  void reported(long s, long at, long now, long r, long tNanos) {
+  /**
+   * Request {@code s} was answered at {@code now} with {@code r} and {@code t} (nanoseconds) for this
+   * budget; {@code resetLow} is an instant known to be before the reset ({@link ServerClock}), or
+   * {@code Long.MIN_VALUE} when only {@code t} and the slack bound it.
+   */
+  void reported(long s, long at, long now, long r, long tNanos, long resetLow) {
     received(s, at, now);
     int i = find(s);
     reportedR[i] = r;
     reportedT[i] = tNanos;
+    reportedLow[i] = resetLow;
     consistent = null;
   }
 
@@ -267,6 +277,7 @@ final class SlidingWindowModel {
       receipt[k] = receipt[i];
       reportedR[k] = reportedR[i];
       reportedT[k] = reportedT[i];
+      reportedLow[k] = reportedLow[i];
       k++;
     }
     size = k;
@@ -349,18 +360,18 @@ final class SlidingWindowModel {
       if (r < Math.max(0, quota - usedHi) || r > Math.max(0, quota - usedLo)) {
         return false;
       }
-      long tLo = window - eHi + decayPoint(sureCur, 0, window);
-      long tHi = window - eLo + decayPoint(possCur, 0, window);
+      // The instant the estimate is empty, at the earliest and the latest, must be within what the
+      // report says of its reset: at most b + t, and after a + t - slack (for whole-second t, as
+      // t >= ceil(empty - b) and t - slack < ceil(empty - a) say) or the instant known before it.
+      long emptyEarliest = start + window + decayPoint(sureCur, 0, window);
+      long emptyLatest = start + window + decayPoint(possCur, 0, window);
       long t = reportedT[i];
-      if (t < ceilSeconds(tLo) || t > ceilSeconds(tHi) + slack - SECOND) {
+      long low = reportedLow[i] != Long.MIN_VALUE ? reportedLow[i] : admit[i] + t - slack;
+      if (emptyEarliest > b + t || emptyLatest <= low - step) {
         return false;
       }
     }
     return true;
-  }
-
-  private static long ceilSeconds(long nanos) {
-    return Math.floorDiv(nanos + SECOND - 1, SECOND) * SECOND;
   }
 
   /** {@code floor(previous * (w - e) / w)}, in doubles, in the server's order. */

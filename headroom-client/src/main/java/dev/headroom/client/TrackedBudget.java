@@ -30,6 +30,13 @@ final class TrackedBudget {
   SlidingWindowModel sliding = new SlidingWindowModel();
   /** What the reports say of the window when the fields state none ({@link Pacing#ADAPTIVE}); null otherwise. */
   WindowInference inferred;
+  /** The least r reported since the scope was last idle ({@link Scope#settle}). */
+  long batchLeast = Long.MAX_VALUE;
+  /** The earliest and latest reset those reports named (receipt plus t). */
+  long batchResetLow = Long.MAX_VALUE;
+  long batchResetHigh = Long.MIN_VALUE;
+  /** Created while the scope was busy: the reports before it are not in {@link #batchLeast}. */
+  boolean batchPartial;
   /** The window was restarted locally: one request goes and its answer confirms it. */
   boolean confirm;
   /** The last {@value #RECENT} answers' reported r, by answer number (ring). */
@@ -43,14 +50,21 @@ final class TrackedBudget {
     this.endpoint = endpoint;
   }
 
+  /** Notes a report's r and reset (receipt plus t) for {@link Scope#settle}. */
+  void noteBatch(long said, long resetAt) {
+    batchLeast = Math.min(batchLeast, said);
+    batchResetLow = Math.min(batchResetLow, resetAt);
+    batchResetHigh = Math.max(batchResetHigh, resetAt);
+  }
+
   /**
    * Notes a report of this budget: what it says about the algorithm, and its r for later answers.
    * {@code confirmed}: a window restarted at a reset not yet known to be a fixed window's is
    * confirmed by one request alone ({@link Pacing#ADAPTIVE}), so such a reset may be narrowed too.
    */
-  void learn(long said, long admittedAt, long receivedAt, long tNanos, long answersAtAdmit, long answerNumber,
-      boolean confirmed) {
-    seen.report(said, quota, window, admittedAt, receivedAt, tNanos, answersAtAdmit, answerNumber);
+  void learn(long said, long admittedAt, long receivedAt, long tNanos, long resetLow, long answersAtAdmit,
+      long answerNumber, boolean confirmed) {
+    seen.report(said, quota, window, admittedAt, receivedAt, tNanos, resetLow, answersAtAdmit, answerNumber);
     ObservedAlgorithm.Kind kind = kind();
     if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
         && seen.bounded()) {
@@ -197,12 +211,14 @@ final class TrackedBudget {
 
   /**
    * A report of request {@code seq} reached the models: {@code said} and {@code tNanos} as the
+   * server said them ({@code resetLow}: an instant known to be before the reset, or
+   * {@code Long.MIN_VALUE} when only {@code t} bounds it, see {@link ServerClock});
    * server said them; the server decided {@code grantedLow} to {@code grantedHigh} of the scope's
    * requests up to and with it. {@code infer}: learn the window when the fields state none.
    */
-  void reported(long seq, long at, long now, long said, long tNanos, long grantedLow, long grantedHigh,
+  void reported(long seq, long at, long now, long said, long tNanos, long resetLow, long grantedLow, long grantedHigh,
       boolean infer) {
-    sliding.reported(seq, at, now, said, tNanos);
+    sliding.reported(seq, at, now, said, tNanos, resetLow);
     if (!infer || window > 0 || quota <= 0) {
       inferred = null;
       return;
@@ -210,7 +226,7 @@ final class TrackedBudget {
     if (inferred == null || inferred.quota != quota) {
       inferred = new WindowInference(quota);
     }
-    inferred.reported(seq, at, now, said, tNanos);
-    inferred.report(said, at, now, tNanos, grantedLow, grantedHigh, sliding);
+    inferred.reported(seq, at, now, said, tNanos, resetLow);
+    inferred.report(said, at, now, tNanos, resetLow, grantedLow, grantedHigh, sliding);
   }
 }

@@ -113,13 +113,14 @@ final class WindowInference {
    * this one ({@code grantedLow} to {@code grantedHigh}); {@code base} models the client's requests
    * for no window in particular and is copied for each window modelled.
    */
-  void report(long r, long admittedAt, long receivedAt, long t, long grantedLow, long grantedHigh,
+  void report(long r, long admittedAt, long receivedAt, long t, long resetLow, long grantedLow, long grantedHigh,
       SlidingWindowModel base) {
     if (disabled) {
       return;
     }
     double flight = Math.max(0, (double) receivedAt - admittedAt);
-    double late = (double) t - SLACK - flight;
+    // How long after the receipt the reset surely is: by t, or by an instant known before it.
+    double late = resetLow == Long.MIN_VALUE ? (double) t - SLACK - flight : (double) resetLow - receivedAt;
     long left = quota - r;
     if (left <= 0) {
       bucketRefuted |= late > 0;
@@ -267,8 +268,8 @@ final class WindowInference {
   }
 
   /** A report of this budget reached every window's model. */
-  void reported(long seq, long at, long now, long r, long tNanos) {
-    candidates.values().forEach(m -> m.reported(seq, at, now, r, tNanos));
+  void reported(long seq, long at, long now, long r, long tNanos, long resetLow) {
+    candidates.values().forEach(m -> m.reported(seq, at, now, r, tNanos, resetLow));
   }
 
   /** A refusal, or a request lost on the wire: the premise failed, and nothing is inferred again. */

@@ -20,7 +20,7 @@ class ObservedAlgorithmTest {
   private long answers;
 
   private void report(long r, long admittedMs, long receivedMs, long tSeconds) {
-    seen.report(r, Q, W, admittedMs * MS, receivedMs * MS, tSeconds * 1_000 * MS, answers, answers);
+    seen.report(r, Q, W, admittedMs * MS, receivedMs * MS, tSeconds * 1_000 * MS, Long.MIN_VALUE, answers, answers);
     answers++;
   }
 
@@ -38,6 +38,35 @@ class ObservedAlgorithmTest {
     report(9, 12_520, 12_530, 5);
     assertThat(seen.kind()).isEqualTo(Kind.FIXED_WINDOW);
     assertThat(seen.high()).isEqualTo(17_530 * MS);
+  }
+
+  /**
+   * A window of one request, then the first request of the next: both say {@code q - 1}, as a fixed
+   * window's reset would and as a refill that moved the reset later would. Neither is read into it;
+   * the next reports tell them apart.
+   */
+  @Test
+  void aWindowOfOneRequestKeepsBothAFixedWindowAndARefillPossible() {
+    // A fixed window resetting at 11.00 s and every 5 s after.
+    report(9, 10_000, 10_010, 1);
+    report(9, 11_020, 11_030, 5);
+    assertThat(seen.kind()).isEqualTo(Kind.UNKNOWN);
+    report(8, 11_100, 11_110, 5);
+    assertThat(seen.kind()).isEqualTo(Kind.UNKNOWN);
+    // The next reset: r back up, the fixed window.
+    report(9, 16_020, 16_030, 5);
+    assertThat(seen.kind()).isEqualTo(Kind.FIXED_WINDOW);
+  }
+
+  @Test
+  void aWindowOfOneRequestThenAResetMovingLaterIsARefill() {
+    // A sliding window: the first request at 4.9 s of a window of 5 s, the next at 5.1 s.
+    report(9, 4_900, 4_910, 2);
+    report(9, 5_100, 5_110, 5);
+    assertThat(seen.kind()).isEqualTo(Kind.UNKNOWN);
+    // Its estimate is empty later with every unit spent: the reset moves past what was said.
+    report(8, 5_600, 5_610, 7);
+    assertThat(seen.kind()).isEqualTo(Kind.REFILLING);
   }
 
   @Test
@@ -94,8 +123,8 @@ class ObservedAlgorithmTest {
   @Test
   void answersOutOfOrderAreNoRefill() {
     // Two requests admitted together; the one decided first (r=8) is answered last.
-    seen.report(7, Q, W, 0, 10 * MS, 2_000 * MS, 0, 0);
-    seen.report(8, Q, W, 0, 12 * MS, 2_000 * MS, 0, 1);
+    seen.report(7, Q, W, 0, 10 * MS, 2_000 * MS, Long.MIN_VALUE, 0, 0);
+    seen.report(8, Q, W, 0, 12 * MS, 2_000 * MS, Long.MIN_VALUE, 0, 1);
     assertThat(seen.kind()).isEqualTo(Kind.UNKNOWN);
   }
 }

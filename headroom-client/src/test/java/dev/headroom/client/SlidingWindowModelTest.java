@@ -63,7 +63,7 @@ class SlidingWindowModelTest {
       sent++;
       PolicyOutcome o = d.outcomes().get(0);
       ticker.advanceNanos(1_000_000);
-      model.reported(seq, at, ticker.read(), o.remaining(), o.resetSeconds() * SECOND);
+      model.reported(seq, at, ticker.read(), o.remaining(), o.resetSeconds() * SECOND, Long.MIN_VALUE);
     }
     assertThat(sent).isEqualTo(60);
   }
@@ -73,7 +73,7 @@ class SlidingWindowModelTest {
   void aDisabledModelSaysNothing() {
     SlidingWindowModel model = new SlidingWindowModel(true, 0, W);
     model.admitted(1, 0);
-    model.reported(1, 0, 1_000_000, Q - 1, 5 * SECOND);
+    model.reported(1, 0, 1_000_000, Q - 1, 5 * SECOND, Long.MIN_VALUE);
     assertThat(model.nextAllowed(2_000_000, Q, W)).isGreaterThanOrEqualTo(0);
     model.disable();
     assertThat(model.nextAllowed(2_000_000, Q, W)).isEqualTo(-1);

@@ -41,11 +41,16 @@ final class SteppingScheduler implements Scheduler {
     return f;
   }
 
-  /** A network interceptor counting requests on the wire. */
+  /** The request field carrying the virtual instant the request was sent at (nanoseconds). */
+  static final String SENT_AT = "X-Test-Sent-At";
+
+  /** A network interceptor counting requests on the wire and stamping each with {@link #SENT_AT}. */
   Interceptor wire() {
     return chain -> {
       onTheWire.incrementAndGet();
-      return chain.proceed(chain.request()).whenComplete((e, t) -> onTheWire.decrementAndGet());
+      java.net.http.HttpRequest sent = java.net.http.HttpRequest.newBuilder(chain.request(), (n, v) -> true)
+          .header(SENT_AT, Long.toString(ticker.read())).build();
+      return chain.proceed(sent).whenComplete((e, t) -> onTheWire.decrementAndGet());
     };
   }
 

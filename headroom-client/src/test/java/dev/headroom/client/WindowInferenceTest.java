@@ -64,8 +64,8 @@ class WindowInferenceTest {
     WindowInference inference = new WindowInference(QUOTA);
     SlidingWindowModel base = new SlidingWindowModel(true, 0, -1);
     base.admitted(1, 0);
-    base.reported(1, 0, 10 * MS, QUOTA - 1, 5_000 * MS);
-    inference.report(QUOTA - 1, 0, 10 * MS, 5_000 * MS, 1, 1, base);
+    base.reported(1, 0, 10 * MS, QUOTA - 1, 5_000 * MS, Long.MIN_VALUE);
+    inference.report(QUOTA - 1, 0, 10 * MS, 5_000 * MS, Long.MIN_VALUE, 1, 1, base);
     assertThat(inference.nextAllowed(10 * MS, 0, 0, 10 * MS)).isEqualTo(-1);
     assertThat(inference.bucketOnly()).isFalse();
   }
@@ -87,9 +87,9 @@ class WindowInferenceTest {
     long t = Long.MAX_VALUE;
     for (int i = 1; i <= 5; i++) {
       base.admitted(i, i);
-      base.reported(i, i, i + 1, Long.MAX_VALUE - i, t);
-      inference.report(Long.MAX_VALUE - i, i, i + 1, t, i, Long.MAX_VALUE, base);
-      inference.report(0, Long.MIN_VALUE, Long.MAX_VALUE, 0, Long.MAX_VALUE, Long.MAX_VALUE, base);
+      base.reported(i, i, i + 1, Long.MAX_VALUE - i, t, Long.MIN_VALUE);
+      inference.report(Long.MAX_VALUE - i, i, i + 1, t, Long.MIN_VALUE, i, Long.MAX_VALUE, base);
+      inference.report(0, Long.MIN_VALUE, Long.MAX_VALUE, 0, Long.MIN_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, base);
     }
     assertThat(inference.nextAllowed(Long.MAX_VALUE, 0, 0, Long.MAX_VALUE)).isIn(-1L, Long.MAX_VALUE);
     assertThat(inference.bucketWindow()).isPositive();
@@ -124,8 +124,8 @@ class WindowInferenceTest {
       long received = ticker.read();
       e.admitted(seq, admitted);
       e.received(seq, admitted, received, false);
-      e.reported(seq, admitted, received, o.remaining(), t, seq, seq, true);
-      e.learn(o.remaining(), admitted, received, t, seq - 1, seq - 1, true);
+      e.reported(seq, admitted, received, o.remaining(), t, Long.MIN_VALUE, seq, seq, true);
+      e.learn(o.remaining(), admitted, received, t, Long.MIN_VALUE, seq - 1, seq - 1, true);
       e.resetAt = received + t;
       e.remaining = o.remaining();
     }

@@ -139,7 +139,7 @@ public final class ClientPacingBenchmark {
     }
   }
 
-  record Result(double seconds, double actualSpan, double idealSpan, int refusals, int sent) {}
+  record Result(double seconds, double actualSpan, double idealSpan, int refusals, int sent, double firstPhase) {}
 
   public static void main(String[] args) throws Exception {
     int q = args.length > 0 ? Integer.parseInt(args[0]) : 10;
@@ -152,6 +152,11 @@ public final class ClientPacingBenchmark {
         : List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW, Algorithm.TOKEN_BUCKET);
     List<Dialect> dialects = args.length > 6 ? List.of(Dialect.valueOf(args[6])) : List.of(Dialect.values());
     System.out.printf(Locale.ROOT, "q=%d w=%ds, %d requests from %d callers%n", q, w, n, callers);
+    String phases = System.getProperty("phases");
+    if (phases != null) {
+      sweep(phases, pacings, algorithms, dialects, q, w, n, callers);
+      System.exit(0);
+    }
     System.out.println("| pacing | algorithm | dialect | wall s | server span s | ideal span s | actual / ideal | 429s | requests sent |");
     System.out.println("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (Pacing pacing : pacings) {
@@ -175,6 +180,53 @@ public final class ClientPacingBenchmark {
       }
     }
     System.exit(0);
+  }
+
+  /**
+   * One run per phase of {@code from:to:step} (seconds into the server's epoch-aligned window at
+   * which the first request is sent), each started when the wall clock is at that phase, the runs of
+   * one window going at the same time: how the ratio depends on where the first request falls.
+   */
+  private static void sweep(String spec, List<Pacing> pacings, List<Algorithm> algorithms, List<Dialect> dialects,
+      int q, int w, int n, int callers) throws Exception {
+    String[] p = spec.split(":");
+    double from = Double.parseDouble(p[0]);
+    double to = Double.parseDouble(p[1]);
+    double step = Double.parseDouble(p[2]);
+    // Warm up (class loading, the first connection), so that each run's first request comes at its phase.
+    run(algorithms.get(0), dialects.get(0), pacings.get(0), q, w, 1, 1);
+    System.out.println("| pacing | algorithm | dialect | first request's phase s | actual / ideal | 429s |");
+    System.out.println("| --- | --- | --- | ---: | ---: | ---: |");
+    for (Pacing pacing : pacings) {
+      for (Algorithm algorithm : algorithms) {
+        for (Dialect dialect : dialects) {
+          List<CompletableFuture<String>> rows = new ArrayList<>();
+          long windowNanos = w * 1_000_000_000L;
+          long base = Math.floorDiv(Ticker.system().read(), windowNanos) * windowNanos + windowNanos;
+          for (int i = 0; from + i * step <= to + 1e-9; i++) {
+            double phase = from + i * step;
+            long startAt = base + Math.round(phase * 1e9);
+            long sleep = startAt - Ticker.system().read();
+            if (sleep > 0) {
+              TimeUnit.NANOSECONDS.sleep(sleep);
+            }
+            rows.add(CompletableFuture.supplyAsync(() -> {
+              try {
+                Result r = run(algorithm, dialect, pacing, q, w, n, callers);
+                return String.format(Locale.ROOT, "| %s | %s | %s | %.2f | %.3f | %d |", pacing,
+                    algorithm.name().toLowerCase(Locale.ROOT).replace('_', ' '), dialect.label, r.firstPhase,
+                    r.actualSpan / r.idealSpan, r.refusals);
+              } catch (Exception e) {
+                return "| " + pacing + " | " + algorithm + " | " + dialect.label + " | " + phase + " | failed: " + e + " |";
+              }
+            }, Executors.newSingleThreadExecutor()));
+          }
+          for (CompletableFuture<String> row : rows) {
+            System.out.println(row.get(10, TimeUnit.MINUTES));
+          }
+        }
+      }
+    }
   }
 
   static Result run(Algorithm algorithm, Dialect dialect, Pacing pacing, int q, int w, int n, int callers) throws Exception {
@@ -230,7 +282,8 @@ public final class ClientPacingBenchmark {
       CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(10, TimeUnit.MINUTES);
       double seconds = (System.nanoTime() - start) / 1e9;
       double ideal = idealSpan(policy, first.get(), n) / 1e9;
-      return new Result(seconds, (lastAdmitted.get() - first.get()) / 1e9, ideal, refusals.get(), sent.get());
+      return new Result(seconds, (lastAdmitted.get() - first.get()) / 1e9, ideal, refusals.get(), sent.get(),
+          Math.floorMod(first.get(), w * 1_000_000_000L) / 1e9);
     } finally {
       server.stop(0);
       serverThreads.shutdownNow();

@@ -1,0 +1,78 @@
+package dev.headroom.client;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One scope of {@link BudgetTracker}: its budgets, its requests in flight, what its answers said.
+ * Not thread-safe: the tracker's lock guards it.
+ */
+final class Scope {
+  final LinkedHashMap<String, TrackedBudget> entries = new LinkedHashMap<>();
+  final Map<String, String> current = new HashMap<>();
+  final List<CompletableFuture<Void>> waiters = new ArrayList<>();
+  long blockedUntil = Long.MIN_VALUE;
+  boolean probeAfterBlock;
+  /** Consecutive refusals without a usable Retry-After (see {@code BudgetTracker#report}). */
+  int unpacedRefusals;
+  boolean answered;
+  /** Admission numbers of the requests in flight. */
+  final java.util.TreeSet<Long> inFlight = new java.util.TreeSet<>();
+  long lastSeq;
+  /** Answers recorded so far. */
+  long answeredCount;
+  /** What the answers' Date fields say of the server's clock. */
+  final ServerClock clock = new ServerClock();
+  /** A request admitted since the scope was last idle failed without an answer. */
+  boolean batchLost;
+  /** Answers recorded since the scope was last idle. */
+  long batchAnswers;
+
+  long lastAdmit = Long.MIN_VALUE;
+
+  int inFlight() {
+    return inFlight.size();
+  }
+
+  List<CompletableFuture<Void>> drainWaiters() {
+    if (waiters.isEmpty()) {
+      return List.of();
+    }
+    List<CompletableFuture<Void>> out = new ArrayList<>(waiters);
+    waiters.clear();
+    return out;
+  }
+
+  /**
+   * Every request of the scope is answered: each budget holds at least the least {@code r} reported
+   * since the scope was last idle. The request the server decided last is one of them, and it said
+   * what was left after every other; no algorithm takes units back later, and nobody else spends
+   * them (the premise of the client's counting). The counting in {@code BudgetTracker#merge} has to
+   * assume that any answer may come from a request decided before those answered earlier, so a burst of
+   * concurrent requests otherwise ends with units the client believes spent: against a fixed
+   * window, the last unit of a window lost, and with it a whole window at the end. Not when a
+   * request of the batch was lost without an answer (the server may have counted it), when the
+   * budget was created during the batch, or when the reports named resets more than
+   * {@code BudgetTracker#SAME_WINDOW_NANOS} apart (a batch across a reset: measured to refuse).
+   */
+  void settle(long now) {
+    for (TrackedBudget e : entries.values()) {
+      // Only within one window: reports naming resets further apart than one window's reports can
+      // (t rounded up, the latency) span a reset, a refill or a budget restarted locally.
+      boolean oneWindow = e.batchResetHigh - e.batchResetLow <= BudgetTracker.SAME_WINDOW_NANOS;
+      if (!batchLost && !e.batchPartial && oneWindow && e.batchLeast != Long.MAX_VALUE && now < e.resetAt) {
+        e.remaining = Math.max(e.remaining, e.batchLeast);
+      }
+      e.batchLeast = Long.MAX_VALUE;
+      e.batchResetLow = Long.MAX_VALUE;
+      e.batchResetHigh = Long.MIN_VALUE;
+      e.batchPartial = false;
+    }
+    batchLost = false;
+    batchAnswers = 0;
+  }
+}
