@@ -99,14 +99,9 @@ class AdmissionFilterTest {
     assertThat(refused.allowed()).isFalse();
     Duration retry = refused.retryAfter();
     // 200,000 one-request keys: more than the doorkeeper remembers (twice 65,536 at this bound)
-    int refusedNewcomers = 0;
     for (int i = 0; i < 200_000; i++) {
-      refusedNewcomers += store.tryAcquire(p, PartitionKey.of("flood-" + i), 1) ? 0 : 1;
+      assertThat(store.tryAcquire(p, PartitionKey.of("flood-" + i), 1)).isTrue();
     }
-    // A newcomer is refused in rare cases, about one in 8 million one-request keys during this
-    // flood (40 runs of each algorithm: 1, 1 and 2 in 8 million), more than the sketch's stated
-    // collateral (ForgottenUse): an open finding. It errs towards refusing, never admits extra.
-    assertThat(refusedNewcomers).as("newcomers refused during the flood").isLessThanOrEqualTo(3);
     assertThat(store.trackedKeys()).isEqualTo(1_000);
     assertThat(store.sketchDecisions()).isGreaterThan(190_000);
     assertThat(ask(store, p, "victim", 1).allowed()).as("after the flood").isFalse();

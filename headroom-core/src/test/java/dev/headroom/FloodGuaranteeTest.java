@@ -55,12 +55,9 @@ class FloodGuaranteeTest {
     QuotaPolicy p = policy(algorithm);
     PartitionKey victim = PartitionKey.of("victim");
     Duration retry = exhaust(limiter, p, victim);
-    int refusedNewcomers = 0;
     for (int i = 0; i < 10_000; i++) {
-      refusedNewcomers += limiter.acquire(p, PartitionKey.of("flood-" + i)).allowed() ? 0 : 1;
+      assertThat(limiter.acquire(p, PartitionKey.of("flood-" + i)).allowed()).isTrue();
     }
-    // rarely a newcomer is refused (about one in 8 million flood keys; AdmissionFilterTest)
-    assertThat(refusedNewcomers).as("newcomers refused during the flood").isLessThanOrEqualTo(1);
     assertThat(store.trackedKeys()).isEqualTo(1_000);
     // 10,001 live keys for 1,000 places: each of the 9,001 beyond the bound was kept out (decided
     // from the sketch) or, when the doorkeeper took it for a returning key, entered and evicted one

@@ -145,11 +145,21 @@ final class ForgottenUse {
     return (int) ((hash * 0x9E3779B97F4A7C15L) >>> 32) | 1;
   }
 
-  /** The first long of the cell of {@code row} for {@code hash}. */
-  private int cell(long hash, int row) {
-    int h1 = (int) hash;
-    int h2 = (int) (hash >>> 32) | 1;
-    return (row * (mask + 1) + ((h1 + row * h2) & mask)) * stride;
+  /**
+   * The first long of the cell of {@code row} for {@code hash}. Each row's index is its own mix of
+   * the hash (a SplitMix64 finaliser of the hash plus a per-row odd constant), so that two keys
+   * sharing a cell in one row share one in another only by chance ({@code 1/W} a row). Deriving
+   * the rows from two halves of the hash ({@code h1 + row * h2}, double hashing) made the rows
+   * dependent: two keys that met in two rows met in all four, about 2 in {@code W^2} pairs of keys
+   * (one newcomer in 8 million refused behind one refused key at the smallest width) where the
+   * class comment's {@code (r/W)^4} needs independent rows.
+   */
+  int cell(long hash, int row) {
+    long h = hash + (row + 1) * 0x9E3779B97F4A7C15L;
+    h = (h ^ (h >>> 30)) * 0xBF58476D1CE4E5B9L;
+    h = (h ^ (h >>> 27)) * 0x94D049BB133111EBL;
+    h ^= h >>> 31;
+    return (row * (mask + 1) + ((int) h & mask)) * stride;
   }
 
   private boolean expired(int c, long now) {

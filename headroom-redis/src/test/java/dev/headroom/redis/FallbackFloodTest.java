@@ -38,12 +38,9 @@ class FallbackFloodTest {
         assertThat(limiter.acquire(p, victim).allowed()).isTrue();
       }
       assertThat(limiter.acquire(p, victim).allowed()).isFalse();
-      int refusedNewcomers = 0;
       for (int i = 0; i < 10_000; i++) {
-        refusedNewcomers += limiter.acquire(p, PartitionKey.of("flood-" + i)).allowed() ? 0 : 1;
+        assertThat(limiter.acquire(p, PartitionKey.of("flood-" + i)).allowed()).isTrue();
       }
-      // rarely a newcomer is refused (about one in 8 million flood keys; AdmissionFilterTest)
-      assertThat(refusedNewcomers).as("newcomers refused during the flood").isLessThanOrEqualTo(1);
       assertThat(fallback.trackedKeys()).isEqualTo(1_000);
       // each flood key beyond the bound was kept out (decided from the sketch) or, when the
       // doorkeeper took it for a returning key, entered in place of a live key
