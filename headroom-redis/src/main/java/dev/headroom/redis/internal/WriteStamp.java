@@ -14,6 +14,12 @@ package dev.headroom.redis.internal;
  *
  * <p>Written once by the I/O thread (the first write: a command Lettuce writes again after a
  * reconnect keeps its first time), read by any thread.
+ *
+ * <p>Links between stamps never form a chain: a stamp queued behind a call in flight
+ * ({@link #queuedBehind}) takes that call's write time over once it is known and drops the link,
+ * at the latest when its own command is written. On a hot key every batch's first member queues
+ * behind the batch before it; kept, those links grew one per batch for as long as the key stayed
+ * busy, and every deadline check walked the whole history (and kept it reachable).
  */
 public final class WriteStamp {
   private final long requestedAt;
@@ -24,6 +30,11 @@ public final class WriteStamp {
   /** The call this decision queued behind (coalescing), and when it queued; see {@link #queuedBehind}. */
   private volatile WriteStamp behind;
   private long queuedAt;
+  /** Once the call behind was written: when this decision counts as written through it, and its writer. */
+  private long behindAt;
+  private java.util.concurrent.Executor behindWriter;
+  /** Publishes {@link #behindAt} and {@link #behindWriter}: set after them, before the link is dropped. */
+  private volatile boolean behindResolved;
 
   /** @param requestedAt {@link System#nanoTime()} when the decision was asked for */
   public WriteStamp(long requestedAt) {
@@ -37,6 +48,7 @@ public final class WriteStamp {
       // the connection's event loop (Netty's executor of the thread encoding the command)
       writer = io.netty.util.internal.ThreadExecutorMap.currentExecutor();
       written = true;
+      resolveBehind(); // the call behind was answered before this one went out: drop the link
     }
   }
 
@@ -65,11 +77,7 @@ public final class WriteStamp {
 
   /** Whether the command has been written to the connection (or the call it queued behind). */
   public boolean written() {
-    if (written) {
-      return true;
-    }
-    WriteStamp b = behind;
-    return b != null && b.written();
+    return written || resolveBehind();
   }
 
   /**
@@ -80,17 +88,38 @@ public final class WriteStamp {
     if (written) {
       return writer;
     }
-    WriteStamp b = behind;
-    return b == null ? null : b.writer();
+    return resolveBehind() ? behindWriter : null;
   }
 
   /** When the command was written ({@link System#nanoTime()}); meaningful once {@link #written()}. */
   public long writtenAt() {
-    WriteStamp b = behind;
-    if (b != null && b.written()) {
-      long t = Math.max(queuedAt, b.writtenAt());
-      return written ? Math.min(t, writtenAt) : t;
+    if (resolveBehind()) {
+      return written ? Math.min(behindAt, writtenAt) : behindAt;
     }
     return writtenAt;
+  }
+
+  /**
+   * Whether the call this decision queued behind has been written; the first time it is seen so,
+   * takes its time and writer over and drops the link. Threads that race here compute the same
+   * values: a written stamp's time no longer changes (its own later write cannot be earlier than
+   * the write of the call it waited behind).
+   */
+  private boolean resolveBehind() {
+    if (behindResolved) {
+      return true;
+    }
+    WriteStamp b = behind;
+    if (b == null) {
+      return behindResolved; // none, or dropped by a thread that resolved it meanwhile
+    }
+    if (!b.written()) {
+      return false;
+    }
+    behindAt = Math.max(queuedAt, b.writtenAt());
+    behindWriter = b.writer();
+    behindResolved = true;
+    behind = null;
+    return true;
   }
 }

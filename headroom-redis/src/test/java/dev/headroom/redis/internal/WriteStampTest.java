@@ -47,4 +47,40 @@ class WriteStampTest {
     inFlight.markNow();
     assertThat(queued.writtenAt()).isEqualTo(own);
   }
+
+  /**
+   * A hot key: every batch's first member queues behind the batch before it, then is written
+   * itself. The links must not form a chain (before, each deadline check walked every earlier
+   * batch and kept them all reachable: half the client's CPU on a hot key, and a stack overflow
+   * after enough batches).
+   */
+  @Test
+  void aHotKeysBatchesNeverFormAChain() {
+    WriteStamp previous = new WriteStamp(System.nanoTime());
+    previous.markNow();
+    for (int i = 0; i < 500_000; i++) {
+      WriteStamp next = new WriteStamp(System.nanoTime());
+      next.queuedBehind(previous);
+      next.markNow();
+      previous = next;
+    }
+    WriteStamp last = new WriteStamp(System.nanoTime());
+    last.queuedBehind(previous);
+    assertThat(last.written()).isTrue();
+    assertThat(last.writtenAt()).isGreaterThanOrEqualTo(previous.writtenAt());
+  }
+
+  @Test
+  void aStampQueuedBehindAnUnwrittenCallThatQueuedBehindAnotherSeesThroughBoth() {
+    WriteStamp first = new WriteStamp(System.nanoTime());
+    WriteStamp second = new WriteStamp(System.nanoTime());
+    second.queuedBehind(first);
+    WriteStamp third = new WriteStamp(System.nanoTime());
+    third.queuedBehind(second);
+    assertThat(third.written()).isFalse();
+    first.markNow();
+    assertThat(third.written()).isTrue();
+    assertThat(third.writtenAt()).isGreaterThanOrEqualTo(first.writtenAt());
+    assertThat(second.writer()).isNull(); // not written by a Netty event loop
+  }
 }
