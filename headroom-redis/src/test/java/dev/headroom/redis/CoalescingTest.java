@@ -24,8 +24,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,7 +61,7 @@ class CoalescingTest {
       if (limiter.tryAcquire(hourly, key)) { // connects and loads the library
         admitted.incrementAndGet();
       }
-      long before = fcalls(server);
+      long before = server.fcalls();
       CountDownLatch start = new CountDownLatch(1);
       AtomicReference<Throwable> failure = new AtomicReference<>();
       List<Thread> threads = new ArrayList<>();
@@ -90,7 +88,7 @@ class CoalescingTest {
       assertThat(failure.get()).isNull();
       int decisions = callers * each;
       assertThat(admitted.get()).as("admitted of %d decisions", decisions + 1).isEqualTo(quota);
-      long calls = fcalls(server) - before;
+      long calls = server.fcalls() - before;
       assertThat(calls).as("FCALLs for %d concurrent decisions", decisions).isPositive().isLessThan(decisions);
       assertThat(store.failures()).isZero();
     }
@@ -108,7 +106,7 @@ class CoalescingTest {
     PartitionKey key = PartitionKey.of("hot-async");
     try (RedisServer server = RedisServer.launch(); RedisStore store = patient(server)) {
       int admitted = store.acquire(List.of(Acquisition.of(hourly, key))).allowed() ? 1 : 0; // loads the library
-      long before = fcalls(server);
+      long before = server.fcalls();
       List<java.util.concurrent.CompletableFuture<Decision>> replies = new ArrayList<>();
       for (int i = 0; i < decisions; i++) {
         replies.add(store.acquireAsync(List.of(Acquisition.of(hourly, key))).toCompletableFuture());
@@ -119,7 +117,7 @@ class CoalescingTest {
         }
       }
       assertThat(admitted).as("admitted of %d decisions", decisions + 1).isEqualTo(quota);
-      long calls = fcalls(server) - before;
+      long calls = server.fcalls() - before;
       assertThat(calls).as("FCALLs for %d concurrent decisions", decisions).isPositive().isLessThan(decisions / 2);
       assertThat(store.failures()).isZero();
     }
@@ -288,14 +286,5 @@ class CoalescingTest {
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 length-prefixed replies");
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {1, 7, 0}, 1))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 replies");
-  }
-
-  private static long fcalls(RedisServer server) throws Exception {
-    Process p = new ProcessBuilder("redis-cli", "-p", Integer.toString(server.port), "info", "commandstats")
-        .redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
-    p.waitFor(5, TimeUnit.SECONDS);
-    Matcher m = Pattern.compile("cmdstat_fcall:calls=(\\d+)").matcher(out);
-    return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 }

@@ -33,6 +33,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * failure policy by itself. Memory: lanes exist only while a call is in flight on them, and what
  * queues is bounded by the store's admission control ({@code maxOutstanding}).
  *
+ * <p>Refusals carry over time ({@link RefusalMemory}): a request equal to one Redis refused, made
+ * before that refusal's Retry-After has run out, is answered at once with that refusal, aged; the
+ * last reply on a key set says what is remembered (a refusal) or forgotten (an admission).
+ *
  * <p>Thread-safe.
  */
 public final class Coalescer {
@@ -41,10 +45,12 @@ public final class Coalescer {
   public static final int MAX_BATCH = 256;
 
   private final DecisionCalls calls;
+  private final RefusalMemory refusals;
   private final ConcurrentHashMap<ByteBuffer, Lane> lanes = new ConcurrentHashMap<>();
 
-  public Coalescer(DecisionCalls calls) {
+  public Coalescer(DecisionCalls calls, RefusalMemory refusals) {
     this.calls = calls;
+    this.refusals = refusals;
   }
 
   /**
@@ -53,6 +59,10 @@ public final class Coalescer {
    */
   public CompletableFuture<long[]> send(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call,
       WriteStamp stamp) {
+    long[] refused = refusals.answer(call, System.nanoTime());
+    if (refused != null) {
+      return CompletableFuture.completedFuture(refused);
+    }
     ByteBuffer keys = call.keys();
     Lane fresh = null;
     while (true) {
@@ -63,9 +73,21 @@ public final class Coalescer {
         }
         if (lanes.putIfAbsent(keys, fresh) == null) {
           CompletableFuture<long[]> reply = calls.sendOnce(c, call, stamp);
+          CompletableFuture<long[]> own = new CompletableFuture<>();
           Lane opened = fresh;
-          reply.whenComplete((r, e) -> opened.next(c));
-          return reply;
+          reply.whenComplete((r, e) -> {
+            try {
+              remember(call, stamp, r, e); // before the caller wakes: its next request may ask
+              if (e != null) {
+                own.completeExceptionally(e);
+              } else {
+                own.complete(r);
+              }
+            } finally {
+              opened.next(c);
+            }
+          });
+          return own;
         }
         continue;
       }
@@ -78,6 +100,13 @@ public final class Coalescer {
         }
       }
       // closed meanwhile (and removed): look again
+    }
+  }
+
+  /** The last reply on a call's keys: what {@link RefusalMemory} keeps or forgets. */
+  private void remember(DecisionScript.Call call, WriteStamp written, long[] reply, Throwable e) {
+    if (e == null && written.written()) {
+      refusals.answered(call, reply, written.writtenAt(), System.nanoTime());
     }
   }
 
@@ -132,12 +161,16 @@ public final class Coalescer {
         Member m = batch.get(0);
         reply = calls.sendOnce(c, m.call, m.stamp);
         reply.whenComplete((r, e) -> {
-          if (e != null) {
-            m.reply.completeExceptionally(e);
-          } else {
-            m.reply.complete(r);
+          try {
+            remember(m.call, m.stamp, r, e);
+            if (e != null) {
+              m.reply.completeExceptionally(e);
+            } else {
+              m.reply.complete(r);
+            }
+          } finally {
+            next(c);
           }
-          next(c);
         });
         return;
       }
@@ -175,6 +208,8 @@ public final class Coalescer {
             }
             return;
           }
+          int last = batch.size() - 1;
+          remember(batch.get(last).call, batch.get(0).stamp, replies[last], null);
           for (int i = 0; i < batch.size(); i++) {
             batch.get(i).reply.complete(replies[i]);
           }

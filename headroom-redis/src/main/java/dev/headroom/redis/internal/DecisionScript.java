@@ -137,7 +137,21 @@ public final class DecisionScript {
    * @param keysEnd where the arguments after numkeys and the keys start in {@code encoded}
    * @param keyCount how many keys there are
    */
-  public record Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount) {
+  public record Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount, boolean rememberable) {
+
+    /** @see #rememberable() */
+    public Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount) {
+      this(encoded, arguments, firstKey, keysEnd, keyCount, false);
+    }
+
+    /**
+     * Whether a refusal of this call may be remembered ({@link RefusalMemory}): an acquisition on
+     * Redis {@code TIME}, with no concurrency policy.
+     */
+    @Override
+    public boolean rememberable() {
+      return rememberable;
+    }
 
     /** Numkeys and the keys, encoded: calls with equal ones may be decided in one batch. */
     public java.nio.ByteBuffer keys() {
@@ -253,6 +267,7 @@ public final class DecisionScript {
         keys++;
       }
     }
+    boolean rememberable = keys == n && nowNanos == null && java.util.Arrays.equals(mode, ACQUIRE);
     Resp r = new Resp(96 + 128 * n);
     r.bulk(keys);
     for (int j = 0; j < n; j++) {
@@ -281,7 +296,7 @@ public final class DecisionScript {
       }
     }
     byte[] first = routed ? layout.key(acquisitions.get(0).policy(), acquisitions.get(0).key()) : null;
-    return new Call(r.toBytes(), 1 + keys + 4 + 8 * n, first, keysEnd, keys);
+    return new Call(r.toBytes(), 1 + keys + 4 + 8 * n, first, keysEnd, keys, rememberable);
   }
 
   /**
