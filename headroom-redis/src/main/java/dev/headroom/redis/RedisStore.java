@@ -166,7 +166,7 @@ public final class RedisStore implements Store {
     this.layout = new KeyLayout(b.keyPrefix);
     this.calls = new DecisionCalls(endpoint, DecisionScript.load(), b.scriptsOnly);
     this.refusals = new RefusalMemory(b.refusalMemory.toNanos());
-    this.coalescer = new Coalescer(calls, refusals);
+    this.coalescer = new Coalescer(calls, refusals, !endpoint.cluster());
     this.failurePolicy = b.failurePolicy;
     this.deadlineNanos = b.decisionDeadline.toNanos();
     this.deadlines = new Deadlines(endpoint, b.decisionDeadline, b.writeTimeout, b.maxOutstanding);
