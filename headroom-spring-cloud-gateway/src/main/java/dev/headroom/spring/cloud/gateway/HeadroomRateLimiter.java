@@ -30,6 +30,7 @@ import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Headroom as the {@link org.springframework.cloud.gateway.filter.ratelimit.RateLimiter} of Spring
@@ -128,7 +129,11 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
       return Mono.error(e);
     }
     PartitionKey key = partition(id);
+    // The decision completes on the store's thread (Lettuce's I/O loop, or the deadline timer);
+    // the exchange goes on on a Reactor thread, so that the gateway's work never delays the
+    // store's next replies (as the WebFlux filter does with its continuations).
     return Mono.fromCompletionStage(() -> limiter.acquireAsync(List.of(Acquisition.of(route.policy, key, route.cost))))
+        .publishOn(Schedulers.parallel())
         .map(route::response)
         .onErrorResume(StoreException.class, e -> Mono.just(storeFailed()));
   }

@@ -134,13 +134,44 @@ class NonBlockingTest {
    * store decided) and that no blocking call went through Headroom or Lettuce on an event loop.
    */
   private static void loadWithoutBlocking(Map<String, Object> properties) throws Exception {
-    try (GatewayApp.Running app = GatewayApp.start(properties)) {
+    try (GatewayApp.Running app = GatewayApp.start(properties, ForwardingThreads.class)) {
       BLOCKED.clear();
+      FORWARDED_ON.clear();
       Map<Integer, Integer> statuses = load(app.base().resolve("/spec/free"));
       assertThat(statuses.keySet()).as("statuses %s", statuses).containsOnly(200, 429);
       assertThat(statuses.get(429)).as("some partitions were refused: the store decided").isPositive();
     }
     assertThat(ours()).as("blocking calls through Headroom or Lettuce on an event loop").isEmpty();
+    // The exchange goes on past Headroom's decision on a Reactor thread, never on the Redis
+    // client's I/O thread, whose replies would wait behind the gateway's work (decisions past
+    // their deadline, answered by the failure policy, on a healthy Redis).
+    assertThat(FORWARDED_ON).as("threads that forwarded admitted requests").isNotEmpty()
+        .noneMatch(name -> name.startsWith("lettuce-") || name.startsWith("headroom-"));
+  }
+
+  /** Names of the threads on which admitted requests went on to the upstream. */
+  static final java.util.Set<String> FORWARDED_ON = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** A global filter just before the routing filter: records the thread that forwards. */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  static class ForwardingThreads {
+    @org.springframework.context.annotation.Bean
+    org.springframework.cloud.gateway.filter.GlobalFilter recordForwardingThread() {
+      class Recording implements org.springframework.cloud.gateway.filter.GlobalFilter, org.springframework.core.Ordered {
+        @Override
+        public Mono<Void> filter(org.springframework.web.server.ServerWebExchange exchange,
+            org.springframework.cloud.gateway.filter.GatewayFilterChain chain) {
+          FORWARDED_ON.add(Thread.currentThread().getName());
+          return chain.filter(exchange);
+        }
+
+        @Override
+        public int getOrder() {
+          return org.springframework.core.Ordered.LOWEST_PRECEDENCE - 1;
+        }
+      }
+      return new Recording();
+    }
   }
 
   /** {@value #REQUESTS} requests over 100 API keys, {@value #IN_FLIGHT} at a time: statuses counted. */
