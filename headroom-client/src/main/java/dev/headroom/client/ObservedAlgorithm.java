@@ -96,6 +96,13 @@ final class ObservedAlgorithm {
   private long windowFirstAdmit;
   private boolean aligned;
   private int unverifiedWindows;
+  /**
+   * An instant the current window's reset is known to be after, carried from the last window: a
+   * fixed window of length {@code w} starts at or after the last one's reset and lasts {@code w},
+   * whether aligned to the clock or anchored at its first request, so its reset is after the last
+   * one's lower bound plus {@code w}. {@code Long.MIN_VALUE} when nothing is carried.
+   */
+  private long floor = Long.MIN_VALUE;
 
   /**
    * Notes one report: {@code r} as the server said it (clamped to the quota), the quota and window
@@ -144,7 +151,10 @@ final class ObservedAlgorithm {
       }
       long carriedLow = low;
       long carriedHigh = high;
+      long carriedFloor = policyKnown && !refilled ? saturatingAdd(Math.max(low, floor), window) : Long.MIN_VALUE;
       startWindow(a, b, r);
+      // A floor at or past the new window's upper bound contradicts it: not a fixed window of w.
+      floor = carriedFloor < high ? carriedFloor : Long.MIN_VALUE;
       seenStarting = true;
       windowFirstAdmit = admittedAt;
       if (aligned) {
@@ -229,6 +239,19 @@ final class ObservedAlgorithm {
   /** The earliest instant known to be at or after the current window's reset. */
   long high() {
     return high;
+  }
+
+  /**
+   * The latest instant known to be before the current window's reset: {@link #low()}, or the
+   * floor carried from the last window (see {@code floor}) when that is later.
+   */
+  long lowest() {
+    return Math.max(low, floor);
+  }
+
+  /** How much later than the current window's reset {@link #high()} may be. */
+  long uncertainty() {
+    return bounded ? saturatingAdd(high, -lowest()) : Long.MAX_VALUE;
   }
 
   private static long saturatingAdd(long a, long b) {

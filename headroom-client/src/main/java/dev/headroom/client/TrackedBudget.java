@@ -39,6 +39,10 @@ final class TrackedBudget {
   boolean batchPartial;
   /** The window was restarted locally: one request goes and its answer confirms it. */
   boolean confirm;
+  /** The last report's reset was an epoch instant read through the server's Date ({@link ServerClock}). */
+  boolean epochReset;
+  /** Units are held back to narrow a fixed window's reset ({@link ResetBisection}). */
+  boolean bisecting;
   /** The last {@value #RECENT} answers' reported r, by answer number (ring). */
   private final long[] recentAnswer = new long[RECENT];
   private final long[] recentR = new long[RECENT];
@@ -65,6 +69,7 @@ final class TrackedBudget {
   void learn(long said, long admittedAt, long receivedAt, long tNanos, long resetLow, long answersAtAdmit,
       long answerNumber, boolean confirmed) {
     seen.report(said, quota, window, admittedAt, receivedAt, tNanos, resetLow, answersAtAdmit, answerNumber);
+    epochReset = resetLow != Long.MIN_VALUE;
     ObservedAlgorithm.Kind kind = kind();
     if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
         && seen.bounded()) {
