@@ -27,14 +27,16 @@ package dev.headroom.client;
  *
  * <p>Bisection starts when the reset may be more than {@link #TRIGGER} late and goes on down to
  * {@link #TARGET}, so that the latency the next windows' first requests add does not start it again
- * in every window (in the last window of a caller's work a held unit delays it). The uncertainty of
+ * in every window (in the last window of a caller's work a held unit delays it); a probe that does
+not take a quarter off (the latency is most of what is left) stops it until the uncertainty is
+twice what it stalled at. The uncertainty of
  * a window is carried to the next ({@link ObservedAlgorithm#lowest()}): the next reset is at least a
  * window after the last one's lower bound, so one bisected window keeps the next ones precise.
  * Probes are decided at least {@link #MARGIN} before the reset's lower bound, so each counts in the
  * window it was meant for: a unit is never sent where it could be lost, and never one more than
  * {@code r}. Worked numbers: {@code (9.20, 10.20]} at 5.20 s: the probe goes at 5.70 s ({@code m =
  * 9.70}, {@code k = 4}); {@code t=5} says {@code (9.70, 10.20]}, the next goes at 5.95 s, and so on
- * until the reset is known to 40 ms. Not thread-safe: the tracker's lock guards it.
+ * until the reset is known to 60 ms. Not thread-safe: the tracker's lock guards it.
  */
 final class ResetBisection {
 
@@ -42,7 +44,7 @@ final class ResetBisection {
   static final long TRIGGER = 150_000_000L;
 
   /** What bisection narrows the reset down to. */
-  static final long TARGET = 40_000_000L;
+  static final long TARGET = 60_000_000L;
 
   /** A probe is decided at least this long before the reset's lower bound. */
   static final long MARGIN = 250_000_000L;
@@ -67,7 +69,15 @@ final class ResetBisection {
    */
   static long hold(TrackedBudget e, ServerClock clock, long now, int inFlight) {
     long u = uncertainty(e, clock);
-    if (u > TRIGGER) {
+    if (e.probedAt > 0 && inFlight == 0) {
+      // The last probe is answered: without a quarter off (the latency is most of what is left), stop.
+      if (u > e.probedAt - e.probedAt / 4) {
+        e.bisecting = false;
+        e.stalledAt = u;
+      }
+      e.probedAt = 0;
+    }
+    if (u > Math.max(TRIGGER, 2 * e.stalledAt)) {
       e.bisecting = true;
     } else if (u <= TARGET) {
       e.bisecting = false;
@@ -82,7 +92,11 @@ final class ResetBisection {
     if (inFlight > 0) {
       return FOR_ANSWER;
     }
-    return Math.max(0, p - now);
+    if (p > now) {
+      return p - now;
+    }
+    e.probedAt = u;
+    return 0;
   }
 
   /** How much later than the reset the budget's reset may be known, in nanoseconds. */

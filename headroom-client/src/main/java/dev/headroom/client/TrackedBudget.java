@@ -43,6 +43,10 @@ final class TrackedBudget {
   boolean epochReset;
   /** Units are held back to narrow a fixed window's reset ({@link ResetBisection}). */
   boolean bisecting;
+  /** The uncertainty when the last probe went, until its answer ({@link ResetBisection}); 0 when none. */
+  long probedAt;
+  /** The uncertainty at which bisection last stopped making progress ({@link ResetBisection}). */
+  long stalledAt;
   /** The last {@value #RECENT} answers' reported r, by answer number (ring). */
   private final long[] recentAnswer = new long[RECENT];
   private final long[] recentR = new long[RECENT];
