@@ -524,6 +524,7 @@ final class BudgetTracker implements Budgets {
   private void merge(Scope s, String policy, byte[] pk, long reported, long quota, long window, long tNanos,
       long resetLow, boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit) {
     long r = reported;
+    long concurrent = uncounted;
     if (quota >= 0) {
       r = Math.min(r, quota);
     }
@@ -554,7 +555,7 @@ final class BudgetTracker implements Budgets {
     e.reported(permit.seq, permit.admittedAt, now, said, tNanos, resetLow, permit.answeredAtAdmit + 1, s.lastSeq,
         pacing == Pacing.ADAPTIVE && s.entries.size() == 1 && e.selector == null);
     e.learn(said, permit.admittedAt, now, tNanos, resetLow, permit.answeredAtAdmit, s.answeredCount,
-        pacing == Pacing.ADAPTIVE);
+        pacing == Pacing.ADAPTIVE, concurrent);
   }
 
   /**

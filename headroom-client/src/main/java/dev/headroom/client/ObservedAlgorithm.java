@@ -111,6 +111,16 @@ final class ObservedAlgorithm {
    */
   void report(long r, long quota, long window, long admittedAt, long receivedAt, long t, long resetLow,
       long answersAtAdmit, long answerNumber) {
+    report(r, quota, window, admittedAt, receivedAt, t, resetLow, answersAtAdmit, answerNumber, 0);
+  }
+
+  /**
+   * {@link #report}, for a request that was on the wire with {@code concurrent} others (still in
+   * flight at its answer, or answered while it was on the wire): the server may have decided each
+   * of them before it, in the same window.
+   */
+  void report(long r, long quota, long window, long admittedAt, long receivedAt, long t, long resetLow,
+      long answersAtAdmit, long answerNumber, long concurrent) {
     long a = resetLow != Long.MIN_VALUE ? resetLow : saturatingAdd(admittedAt, t - SECOND);
     long b = saturatingAdd(receivedAt, t);
     if (prevR >= 0 && answersAtAdmit > prevAnswer && receivedAt <= prevLow && r > prevR) {
@@ -139,10 +149,15 @@ final class ObservedAlgorithm {
     } else if (a >= high) {
       if (r > windowMinR) {
         jumped = true;
-      } else if (r == windowMinR && r == quota - 1) {
+      } else if ((r == windowMinR && r == quota - 1) || (policyKnown && r >= quota - 1 - concurrent
+          && b > saturatingAdd(Math.max(low, floor), window))) {
         // A window of one request, then the first of the next, each leaving q - 1: a fixed window's
         // reset and a refill that moved the reset later say the same. Neither is taken for it; the
-        // next reset (a jump) or a reset moving within a window (a refill) tells them apart.
+        // next reset (a jump) or a reset moving within a window (a refill) tells them apart. So too
+        // when requests on the wire with this one may have spent the new window's units before it
+        // and its reset may be a whole window after the last one's (callers racing a reset: a fixed
+        // window read as refilling is spent as a sliding window, whose model then lets units go
+        // that the fixed window does not have). A refill within a burst moves the reset by less.
         aligned = false;
       } else {
         // The reset moved later and nothing came back: not a fixed window.

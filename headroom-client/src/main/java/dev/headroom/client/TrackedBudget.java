@@ -69,10 +69,11 @@ final class TrackedBudget {
    * Notes a report of this budget: what it says about the algorithm, and its r for later answers.
    * {@code confirmed}: a window restarted at a reset not yet known to be a fixed window's is
    * confirmed by one request alone ({@link Pacing#ADAPTIVE}), so such a reset may be narrowed too.
+   * {@code concurrent}: the scope's requests on the wire with this one ({@link ObservedAlgorithm#report}).
    */
   void learn(long said, long admittedAt, long receivedAt, long tNanos, long resetLow, long answersAtAdmit,
-      long answerNumber, boolean confirmed) {
-    seen.report(said, quota, window, admittedAt, receivedAt, tNanos, resetLow, answersAtAdmit, answerNumber);
+      long answerNumber, boolean confirmed, long concurrent) {
+    seen.report(said, quota, window, admittedAt, receivedAt, tNanos, resetLow, answersAtAdmit, answerNumber, concurrent);
     epochReset = resetLow != Long.MIN_VALUE;
     ObservedAlgorithm.Kind kind = kind();
     if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
