@@ -177,6 +177,13 @@ final class ObservedAlgorithm {
       } else {
         unverifiedWindows++;
       }
+    } else if (policyKnown && high <= saturatingAdd(a, window)) {
+      // Bounds wholly before the current window's, as a report of a window already over would
+      // have; but a fixed window of w resets at least w after the last reset, which was after
+      // a, and the current reset is no later than that. Concurrent answers recorded out of
+      // order (a burst against a sliding window whose reset moved later with each unit) say this.
+      refilled = true;
+      aligned = false;
     }
     // else: the report of a window already over, answered late: it says nothing new.
     if (!aligned && seenStarting && policyKnown && !refilled && high < saturatingAdd(windowFirstAdmit, window)) {

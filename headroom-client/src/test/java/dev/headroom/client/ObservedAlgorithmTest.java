@@ -63,6 +63,23 @@ class ObservedAlgorithmTest {
   }
 
   /**
+   * Ten requests decided at one instant against a sliding window, 0.6 s before a boundary of its
+   * windows: the estimate's time until empty grows with each unit ({@code t} from 1 to 6), and the
+   * answers are recorded in any order. Recorded after a later-reset one, a report whose bounds lie
+   * wholly before the current window's looks like a window already over; but no fixed window of
+   * {@code w} resets less than {@code w} after a reset that was after that report's lower bound.
+   */
+  @Test
+  void aBurstsAnswersOutOfOrderStillShowASlidingWindowsResetMoving() {
+    seen.report(9, Q, W, 4_400 * MS, 4_400 * MS, 1_000 * MS, Long.MIN_VALUE, 0, 0, 9);
+    seen.report(0, Q, W, 4_400 * MS, 4_400 * MS, 6_000 * MS, Long.MIN_VALUE, 0, 1, 9);
+    assertThat(seen.kind()).isEqualTo(Kind.UNKNOWN);
+    // r=8, t=4: the reset in (7.40, 8.40], wholly before (9.40, 10.40].
+    seen.report(8, Q, W, 4_400 * MS, 4_400 * MS, 4_000 * MS, Long.MIN_VALUE, 0, 2, 8);
+    assertThat(seen.kind()).isEqualTo(Kind.REFILLING);
+  }
+
+  /**
    * A window of one request, then the first request of the next: both say {@code q - 1}, as a fixed
    * window's reset would and as a refill that moved the reset later would. Neither is read into it;
    * the next reports tell them apart.
