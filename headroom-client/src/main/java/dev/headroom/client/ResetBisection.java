@@ -40,8 +40,12 @@ twice what it stalled at. The uncertainty of
  */
 final class ResetBisection {
 
-  /** The reset may be this much late (nanoseconds) before units are held back to narrow it. */
-  static final long TRIGGER = 150_000_000L;
+  /**
+   * The reset may be this much late (nanoseconds) before units are held back to narrow it: below
+   * it the wait is late by at most 2% of the five windows here, while a unit held in the last
+   * window of a caller's work can cost up to a second.
+   */
+  static final long TRIGGER = 250_000_000L;
 
   /** What bisection narrows the reset down to. */
   static final long TARGET = 60_000_000L;
