@@ -50,8 +50,11 @@ final class ResetBisection {
   /** What bisection narrows the reset down to. */
   static final long TARGET = 60_000_000L;
 
-  /** A probe is decided at least this long before the reset's lower bound. */
-  static final long MARGIN = 250_000_000L;
+  /**
+   * A probe is decided at least this long before the reset's lower bound: a late timer or a slow
+   * answer (a loaded machine) must not push it, or the units held behind it, into the next window.
+   */
+  static final long MARGIN = 1_000_000_000L;
 
   /** A probe admitted up to this long after its instant (a late timer) still goes. */
   static final long LATE = 50_000_000L;
