@@ -210,7 +210,8 @@ public final class Gateway implements AutoCloseable {
         case REDIS -> {
           // Redis TIME decides windows, unless a test drives time with its own ticker
           RedisStore.Builder b = RedisStore.builder().uri(c.store().uri().orElseThrow())
-              .failurePolicy(c.store().failurePolicy()).decisionDeadline(c.store().decisionDeadline());
+              .failurePolicy(c.store().failurePolicy()).decisionDeadline(c.store().decisionDeadline())
+              .refusalMemory(c.store().refusalMemory());
           if (c.store().failurePolicy() == dev.headroom.redis.FailurePolicy.FALLBACK) {
             b.fallbackMaxKeys(c.store().maxKeys()); // the local store bounded as a memory store would be
           }

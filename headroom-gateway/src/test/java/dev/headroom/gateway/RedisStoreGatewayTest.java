@@ -45,6 +45,10 @@ class RedisStoreGatewayTest {
   }
 
   Gateway start(String store, dev.headroom.Store given) throws Exception {
+    return start(store, given, ManualTicker.atFixedInstant());
+  }
+
+  Gateway start(String store, dev.headroom.Store given, dev.headroom.Ticker ticker) throws Exception {
     String yaml = """
         service: {name: Redis test}
         listen: {host: 127.0.0.1, port: 0}
@@ -57,7 +61,10 @@ class RedisStoreGatewayTest {
         routes:
           - {method: GET, path: /echo/x, upstream: up, policies: [two]}
         """.formatted(store, upstream.port());
-    Gateway.Builder b = Gateway.builder(GatewayConfig.parse(yaml, "redis.yaml")).ticker(ManualTicker.atFixedInstant());
+    Gateway.Builder b = Gateway.builder(GatewayConfig.parse(yaml, "redis.yaml"));
+    if (ticker != null) {
+      b.ticker(ticker);
+    }
     if (given != null) {
       b.store(given);
     }
@@ -165,5 +172,62 @@ class RedisStoreGatewayTest {
       redis.shutdown();
       RedisKeys.deleteKeys(prefix);
     }
+  }
+
+  /**
+   * {@code store.refusalMemory} (headroom-redis README, "Refusals remembered"), on Redis time: a
+   * refusal is remembered, so a request equal to a refused one is refused without asking Redis
+   * even after the key was deleted behind the gateway's back; with {@code off}, Redis is asked
+   * every time and the next request is admitted at once.
+   */
+  @Test
+  void refusalMemoryIsTheStoresKeyAndOffAsksRedisEveryTime() throws Exception {
+    for (String setting : new String[] {"1h", "off"}) {
+      String prefix = "hr-gw-memory-" + UUID.randomUUID() + ":";
+      try {
+        start("{type: redis, uri: \"redis://127.0.0.1:6379\", keyPrefix: \"" + prefix + "\", refusalMemory: " + setting
+            + "}", null, null);
+        assertThat(get().statusCode()).isEqualTo(200);
+        assertThat(get().statusCode()).isEqualTo(200);
+        assertThat(get().statusCode()).isEqualTo(429);
+        RedisKeys.deleteKeys(prefix); // as if the window had been reset elsewhere
+        assertThat(get().statusCode()).as("refusalMemory: %s", setting).isEqualTo(setting.equals("off") ? 200 : 429);
+      } finally {
+        if (gateway != null) {
+          gateway.close();
+          gateway = null;
+        }
+        RedisKeys.deleteKeys(prefix);
+      }
+    }
+  }
+
+  private static GatewayConfig withStore(String store) throws Exception {
+    return GatewayConfig.parse("""
+        service: {name: Redis test}
+        listen: {host: 127.0.0.1, port: 0}
+        store: %s
+        upstreams:
+          up: {url: "http://127.0.0.1:1"}
+        policies:
+          two: {quota: 2, window: 1m, why: Limits keep the service available for everyone.}
+        routes:
+          - {method: GET, path: /x, upstream: up, policies: [two]}
+        """.formatted(store), "store.yaml");
+  }
+
+  @Test
+  void aRefusalMemoryOutOfRangeOrOnAMemoryStoreIsRefusedNamingTheKey() throws Exception {
+    for (String store : new String[] {
+        "{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: 2h}",
+        "{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: soon}",
+        "{type: memory, refusalMemory: 1s}"}) {
+      assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> withStore(store)))
+          .as(store).isInstanceOf(ConfigException.class).hasMessageContaining("store.refusalMemory");
+    }
+    assertThat(withStore("{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: 250ms}").store().refusalMemory())
+        .isEqualTo(java.time.Duration.ofMillis(250));
+    assertThat(withStore("{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: off}").store().refusalMemory())
+        .isZero();
   }
 }

@@ -9,6 +9,7 @@ import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
 import dev.headroom.redis.internal.Coalescer;
+import dev.headroom.redis.internal.RefusalMemory;
 import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Deadlines;
@@ -59,6 +60,11 @@ import org.slf4j.LoggerFactory;
  * after another, each exactly as alone, and each caller gets its own reply; equal requests are
  * evaluated only until the first refusal, which the rest would repeat. A lone caller is sent at
  * once; nothing waits on a timer.
+ *
+ * <p><b>Refusals remembered</b> ({@link RefusalMemory}): a request equal to one Redis refused,
+ * made while that refusal's Retry-After runs, is refused without a round trip (Redis's state only
+ * moves toward refusal between them, give-backs aside), for at most
+ * {@link Builder#refusalMemory}; a give-back through this store forgets every remembered refusal.
  *
  * <p><b>Time</b> is Redis {@code TIME}, read inside the script, so that gateway nodes whose clocks
  * disagree still agree on every window. Only when the builder is given a {@link Ticker} (a test
@@ -113,6 +119,9 @@ public final class RedisStore implements Store {
   /** The default bound on decisions awaiting Redis's reply at once (admission control). */
   public static final int DEFAULT_MAX_OUTSTANDING = 10_000;
 
+  /** The default bound on how long a refusal is remembered ({@link Builder#refusalMemory}). */
+  public static final Duration DEFAULT_REFUSAL_MEMORY = Duration.ofSeconds(1);
+
   /** The default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "headroom:";
 
@@ -137,6 +146,7 @@ public final class RedisStore implements Store {
   private final KeyLayout layout;
   private final DecisionCalls calls;
   private final Coalescer coalescer;
+  private final RefusalMemory refusals;
   private final FailurePolicy failurePolicy;
   private final Store fallback;
   private final boolean ownsFallback;
@@ -155,7 +165,8 @@ public final class RedisStore implements Store {
     this.endpoint = endpoint;
     this.layout = new KeyLayout(b.keyPrefix);
     this.calls = new DecisionCalls(endpoint, DecisionScript.load(), b.scriptsOnly);
-    this.coalescer = new Coalescer(calls);
+    this.refusals = new RefusalMemory(b.refusalMemory.toNanos());
+    this.coalescer = new Coalescer(calls, refusals, !endpoint.cluster());
     this.failurePolicy = b.failurePolicy;
     this.deadlineNanos = b.decisionDeadline.toNanos();
     this.deadlines = new Deadlines(endpoint, b.decisionDeadline, b.writeTimeout, b.maxOutstanding);
@@ -453,7 +464,15 @@ public final class RedisStore implements Store {
         new long[] {lease.id()}, () -> {});
   }
 
+  /** A give-back may end a refusal this store remembers ({@link RefusalMemory}): forget them. */
+  private void givingBack(byte[] mode) {
+    if (mode == DecisionScript.GIVE_BACK) {
+      refusals.forgetAll();
+    }
+  }
+
   private CompletionStage<Void> updateAsync(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
+    givingBack(mode);
     WriteStamp stamp = new WriteStamp(System.nanoTime());
     CompletableFuture<long[]> f;
     try {
@@ -466,6 +485,7 @@ public final class RedisStore implements Store {
   }
 
   private void update(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
+    givingBack(mode);
     WriteStamp stamp = new WriteStamp(System.nanoTime());
     CompletableFuture<long[]> f = calls.call(encode(mode, now(), List.of(a), leaseIds), stamp);
     try {
@@ -498,6 +518,7 @@ public final class RedisStore implements Store {
 
   /** A call that no caller waits on past its reply (a give-back): its stamp only marks the write. */
   CompletableFuture<long[]> call(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
+    givingBack(mode);
     return calls.call(encode(mode, now, acquisitions, leaseIds), new WriteStamp(System.nanoTime()));
   }
 
@@ -540,8 +561,25 @@ public final class RedisStore implements Store {
     private int maxOutstanding = DEFAULT_MAX_OUTSTANDING;
     private Ticker ticker;
     private boolean scriptsOnly;
+    private Duration refusalMemory = DEFAULT_REFUSAL_MEMORY;
 
     private Builder() {}
+
+    /**
+     * The longest this store answers a request equal to one Redis refused with that refusal,
+     * without a round trip, while the refusal's Retry-After runs (see headroom-redis/README.md,
+     * "Refusals remembered"). Exact within this process, whose give-backs end it at once; a
+     * give-back by another process is seen within this bound. {@link Duration#ZERO} sends every
+     * request to Redis. Default {@link #DEFAULT_REFUSAL_MEMORY}.
+     */
+    public Builder refusalMemory(Duration limit) {
+      Objects.requireNonNull(limit, "refusalMemory");
+      if (limit.isNegative() || limit.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("refusalMemory: expected from 0 to 1 hour, got " + limit);
+      }
+      this.refusalMemory = limit;
+      return this;
+    }
 
     /** Tests only: decide with EVALSHA, as before Redis 7, even when Redis has functions. */
     Builder scriptsOnly() {

@@ -31,8 +31,11 @@ local function bind()
   tonumber, ipairs = _G.tonumber, _G.ipairs
 end
 
+-- A whole number as decimal digits. Every value written is whole and below 2^63 (times as
+-- (s, n) pairs, counts saturating at 2^53), so the integer conversion is exact, and it avoids the
+-- C library's floating-point formatting, the costliest step of a decision after the Redis calls.
 local function str(x)
-  return fmt('%.0f', x)
+  return fmt('%d', x)
 end
 
 -- (s, n) with n brought into [0, 10^9); exact while |n| < 2^53.
@@ -944,6 +947,72 @@ local function batchTime(t)
   return t
 end
 
+-- Appends a reply to a batch's answer, after its length.
+local function append(out, reply)
+  local m = #out
+  out[m + 1] = #reply
+  for j = 1, #reply do
+    out[m + 1 + j] = reply[j]
+  end
+end
+
+-- A batch: n requests decided one after another, each exactly as its own call would have been
+-- (its own all-or-nothing commit), and answered in order, each reply after its length. Keys they
+-- read are read from Redis once per batch (cachedCall); Redis TIME is read once (batchTime). A
+-- request equal to the one before it (same keys, same arguments), which was refused, is refused
+-- alike (see refusal). Across keys (mode m), each request names its own keys.
+local function decideBatch(keys, argv, across)
+  cache = {}
+  local n = tonumber(argv[2])
+  local at = 3
+  local k = 1
+  local out = {}
+  local t = nil
+  local prev, prevKeys, prevReply = nil, nil, nil
+  for _ = 1, n do
+    local subkeys = keys
+    if across then
+      local kc = tonumber(argv[at])
+      at = at + 1
+      subkeys = {}
+      for j = 1, kc do
+        subkeys[j] = keys[k + j - 1]
+      end
+      k = k + kc
+    end
+    local len = tonumber(argv[at])
+    local sub = {}
+    for j = 1, len do
+      sub[j] = argv[at + j]
+    end
+    at = at + len + 1
+    local reply
+    if prevReply ~= nil and same(sub, prev) and (subkeys == prevKeys or same(subkeys, prevKeys)) then
+      reply = prevReply
+    else
+      prev, prevKeys = sub, subkeys
+      if sub[2] == '' then
+        local timed = {}
+        for j = 1, len do
+          timed[j] = sub[j]
+        end
+        t = batchTime(t)
+        timed[2], timed[3] = t[1], t[2]
+        sub = timed
+      end
+      reply = decideOne(subkeys, sub)
+      if type(reply) ~= 'table' or reply.err then
+        cache = nil
+        return reply
+      end
+      prevReply = refusal(sub, reply) and reply or nil
+    end
+    append(out, reply)
+  end
+  cache = nil
+  return out
+end
+
 -- One call: a request, or a batch of requests on the same keys.
 local function decide(keys, argv)
   if floor == nil then
@@ -951,53 +1020,11 @@ local function decide(keys, argv)
   end
   local mode = argv[1]
   -- A batch (mode b): n requests on the same keys, each given by its own argv after its length.
-  -- They are decided one after another, each exactly as its own call would have been (its own
-  -- all-or-nothing commit), and answered in order, each reply after its length. Keys they read
-  -- are read from Redis once per batch (cachedCall); Redis TIME is read once (batchTime). A
-  -- request equal to the one before it, which was refused, is refused alike (see refusal).
-  if mode == 'b' then
-    cache = {}
-    local n = tonumber(argv[2])
-    local at = 3
-    local out = {}
-    local t = nil
-    local prev, prevReply = nil, nil
-    for _ = 1, n do
-      local len = tonumber(argv[at])
-      local sub = {}
-      for j = 1, len do
-        sub[j] = argv[at + j]
-      end
-      at = at + len + 1
-      local reply
-      if prevReply ~= nil and same(sub, prev) then
-        reply = prevReply
-      else
-        prev = sub
-        if sub[2] == '' then
-          local timed = {}
-          for j = 1, len do
-            timed[j] = sub[j]
-          end
-          t = batchTime(t)
-          timed[2], timed[3] = t[1], t[2]
-          sub = timed
-        end
-        reply = decideOne(keys, sub)
-        if type(reply) ~= 'table' or reply.err then
-          cache = nil
-          return reply
-        end
-        prevReply = refusal(sub, reply) and reply or nil
-      end
-      local m = #out
-      out[m + 1] = #reply
-      for j = 1, #reply do
-        out[m + 1 + j] = reply[j]
-      end
-    end
-    cache = nil
-    return out
+  -- A batch across keys (mode m, standalone Redis only): n requests on any keys; KEYS holds every
+  -- request's keys one after another, and each request's argv comes after its number of keys and
+  -- its length. Either is decided by decideBatch.
+  if mode == 'b' or mode == 'm' then
+    return decideBatch(keys, argv, mode == 'm')
   end
   -- n copies of one request (mode n: ARGV 1 n, 2 count, then the request's argv), decided one
   -- after another as mode b would; evaluation stops at the first refusal, which every later copy
@@ -1021,11 +1048,7 @@ local function decide(keys, argv)
         cache = nil
         return reply
       end
-      local m = #out
-      out[m + 1] = #reply
-      for j = 1, #reply do
-        out[m + 1 + j] = reply[j]
-      end
+      append(out, reply)
       out[1] = i
       if refusal(sub, reply) then
         break

@@ -24,8 +24,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,7 +61,7 @@ class CoalescingTest {
       if (limiter.tryAcquire(hourly, key)) { // connects and loads the library
         admitted.incrementAndGet();
       }
-      long before = fcalls(server);
+      long before = server.fcalls();
       CountDownLatch start = new CountDownLatch(1);
       AtomicReference<Throwable> failure = new AtomicReference<>();
       List<Thread> threads = new ArrayList<>();
@@ -90,7 +88,7 @@ class CoalescingTest {
       assertThat(failure.get()).isNull();
       int decisions = callers * each;
       assertThat(admitted.get()).as("admitted of %d decisions", decisions + 1).isEqualTo(quota);
-      long calls = fcalls(server) - before;
+      long calls = server.fcalls() - before;
       assertThat(calls).as("FCALLs for %d concurrent decisions", decisions).isPositive().isLessThan(decisions);
       assertThat(store.failures()).isZero();
     }
@@ -108,7 +106,7 @@ class CoalescingTest {
     PartitionKey key = PartitionKey.of("hot-async");
     try (RedisServer server = RedisServer.launch(); RedisStore store = patient(server)) {
       int admitted = store.acquire(List.of(Acquisition.of(hourly, key))).allowed() ? 1 : 0; // loads the library
-      long before = fcalls(server);
+      long before = server.fcalls();
       List<java.util.concurrent.CompletableFuture<Decision>> replies = new ArrayList<>();
       for (int i = 0; i < decisions; i++) {
         replies.add(store.acquireAsync(List.of(Acquisition.of(hourly, key))).toCompletableFuture());
@@ -119,7 +117,7 @@ class CoalescingTest {
         }
       }
       assertThat(admitted).as("admitted of %d decisions", decisions + 1).isEqualTo(quota);
-      long calls = fcalls(server) - before;
+      long calls = server.fcalls() - before;
       assertThat(calls).as("FCALLs for %d concurrent decisions", decisions).isPositive().isLessThan(decisions / 2);
       assertThat(store.failures()).isZero();
     }
@@ -133,34 +131,53 @@ class CoalescingTest {
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {21, 22, 23, 24, 25, 26})
   void aBatchDecidesAsTheInMemoryStoreDoesOneByOne(long seed) throws Exception {
+    batchesAgainstTheInMemoryStore(seed, false);
+  }
+
+  /**
+   * Mode m (a standalone Redis: one call deciding requests on any keys) against the in-memory
+   * store: random batches whose requests each pick their own policies and partitions (token
+   * bucket, windows, concurrency; costs from zero to beyond the quota, repeats after refusals)
+   * decided by one call give, in order, the decisions the in-memory store makes one by one.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {41, 42, 43, 44, 45, 46})
+  void aBatchAcrossKeysDecidesAsTheInMemoryStoreDoesOneByOne(long seed) throws Exception {
+    batchesAgainstTheInMemoryStore(seed, true);
+  }
+
+  /**
+   * 30 random batches of up to 60 requests, each batch one call (mode b on one key set, or mode
+   * m with each request on keys of its own choosing), against the in-memory store one by one.
+   */
+  private void batchesAgainstTheInMemoryStore(long seed, boolean across) throws Exception {
     Random r = new Random(seed);
     ManualTicker ticker = randomInstant(r);
-    prefix = LocalRedis.uniquePrefix("batch" + seed);
+    prefix = LocalRedis.uniquePrefix((across ? "across" : "batch") + seed);
     List<QuotaPolicy> policies = DifferentialTest.policies(r);
-
     KeyLayout layout = new KeyLayout(prefix);
     Endpoint endpoint = localRedis();
     DecisionCalls calls = new DecisionCalls(endpoint, DecisionScript.load(), false);
     try (InMemoryStore memory = InMemoryStore.builder().ticker(ticker).build()) {
       for (int round = 0; round < 30; round++) {
         List<Acquisition> chosen = choose(r, policies, KEYS);
-        int n = 1 + r.nextInt(40);
+        int n = 1 + r.nextInt(across ? 60 : 40);
         List<List<Acquisition>> requests = new ArrayList<>();
         List<DecisionScript.Call> encoded = new ArrayList<>();
         for (int j = 0; j < n; j++) {
           if (j > 0 && r.nextInt(3) == 0) {
-            // the same request again: after a refusal, mode b answers it without evaluating it
+            // the same request again: after a refusal, the batch answers it without evaluating it
             requests.add(requests.get(j - 1));
             encoded.add(encoded.get(j - 1));
             continue;
           }
-          List<Acquisition> request = costed(r, chosen);
+          List<Acquisition> request = costed(r, across ? choose(r, policies, KEYS) : chosen);
           requests.add(request);
           encoded.add(DecisionScript.encode(layout, false, DecisionScript.ACQUIRE, ticker.read(),
               RedisStore.TEST_TTL_MARGIN_MILLIS, request, null));
         }
-        long[] reply = calls.call(DecisionScript.batch(encoded), new WriteStamp(System.nanoTime()))
-            .get(30, TimeUnit.SECONDS);
+        DecisionScript.Call one = across ? DecisionScript.across(encoded) : DecisionScript.batch(encoded);
+        long[] reply = calls.call(one, new WriteStamp(System.nanoTime())).get(30, TimeUnit.SECONDS);
         long[][] replies = DecisionScript.split(reply, n);
         for (int j = 0; j < n; j++) {
           Decision m = memory.acquire(requests.get(j));
@@ -172,6 +189,40 @@ class CoalescingTest {
       }
     } finally {
       endpoint.close();
+    }
+  }
+
+  /**
+   * Concurrent decisions on many different keys, through the store on a standalone Redis of the
+   * test's own, share calls (mode m): each key admits exactly its quota, in fewer FCALLs than
+   * decisions.
+   */
+  @Test
+  void concurrentDecisionsOnDifferentKeysShareCallsAndStayExact() throws Exception {
+    int keys = 50;
+    int quota = 3;
+    QuotaPolicy hourly = hourly(quota);
+    try (RedisServer server = RedisServer.launch(); RedisStore store = patient(server)) {
+      store.acquire(List.of(Acquisition.of(hourly, PartitionKey.of("warm")))); // loads the library
+      long before = server.fcalls();
+      List<java.util.concurrent.CompletableFuture<Decision>> replies = new ArrayList<>();
+      for (int round = 0; round < quota + 2; round++) {
+        for (int k = 0; k < keys; k++) {
+          replies.add(store.acquireAsync(List.of(Acquisition.of(hourly, PartitionKey.of("k" + k)))).toCompletableFuture());
+        }
+      }
+      int[] admitted = new int[keys];
+      for (int i = 0; i < replies.size(); i++) {
+        if (replies.get(i).get(2, TimeUnit.MINUTES).allowed()) {
+          admitted[i % keys]++;
+        }
+      }
+      for (int k = 0; k < keys; k++) {
+        assertThat(admitted[k]).as("admitted on key k%d", k).isEqualTo(quota);
+      }
+      assertThat(server.fcalls() - before).as("FCALLs for %d decisions on %d keys", replies.size(), keys)
+          .isPositive().isLessThan(replies.size() / 4);
+      assertThat(store.failures()).isZero();
     }
   }
 
@@ -288,14 +339,5 @@ class CoalescingTest {
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 length-prefixed replies");
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {1, 7, 0}, 1))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 replies");
-  }
-
-  private static long fcalls(RedisServer server) throws Exception {
-    Process p = new ProcessBuilder("redis-cli", "-p", Integer.toString(server.port), "info", "commandstats")
-        .redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
-    p.waitFor(5, TimeUnit.SECONDS);
-    Matcher m = Pattern.compile("cmdstat_fcall:calls=(\\d+)").matcher(out);
-    return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 }

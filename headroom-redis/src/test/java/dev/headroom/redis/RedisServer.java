@@ -49,6 +49,16 @@ final class RedisServer implements AutoCloseable {
     return s;
   }
 
+  /** How many {@code FCALL}s this server has run ({@code INFO commandstats}). */
+  long fcalls() throws Exception {
+    Process p = new ProcessBuilder("redis-cli", "-p", Integer.toString(port), "info", "commandstats")
+        .redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes());
+    p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_fcall:calls=(\\d+)").matcher(out);
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
+  }
+
   String uri() {
     return "redis://127.0.0.1:" + port;
   }

@@ -58,6 +58,14 @@ import java.util.concurrent.TimeUnit;
  * {@code -Dlibrary=headroom} runs Headroom alone, {@code -Dlibrary=bucket4j-batching} that peer alone
  * (for profiling one library).
  *
+ * <p>On the hot key Headroom is also measured with its refusal memory off ("Headroom, no
+ * memory": {@code RedisStore.Builder.refusalMemory(Duration.ZERO)}), which is coalescing alone.
+ * {@code -Dasync=true} measures every library through its asynchronous API instead (the
+ * gateway's way): "callers" is then the number of decisions kept in flight, each started again
+ * from the previous one's completion, with no thread per caller: Headroom's
+ * {@code RedisStore.acquireAsync}, Bucket4j's {@code AsyncProxyManager} proxies, plain and with
+ * batching.
+ *
  * <pre>
  * </pre>
  */
@@ -72,6 +80,13 @@ public final class RedisStoreBenchmark {
   interface Limiter {
     boolean tryAcquire(int key);
   }
+
+  /** A limiter's asynchronous API. */
+  interface AsyncLimiter {
+    java.util.concurrent.CompletableFuture<Boolean> tryAcquire(int key);
+  }
+
+  static final boolean ASYNC = Boolean.getBoolean("async");
 
   /** The server's counters: commandstats and, when its pid is known, its CPU time. */
   static final class Server {
@@ -158,6 +173,14 @@ public final class RedisStoreBenchmark {
     RedisStore store = RedisStore.builder().uri(redisUri).keyPrefix("bench:hr:")
         .failurePolicy(FailurePolicy.FAIL_CLOSED).decisionDeadline(Duration.ofSeconds(5)).build();
     Limiter headroom = k -> store.acquire(List.of(Acquisition.of(policy, keys[k]))).allowed();
+    RedisStore coalescingOnly = RedisStore.builder().uri(redisUri).keyPrefix("bench:hr:")
+        .failurePolicy(FailurePolicy.FAIL_CLOSED).decisionDeadline(Duration.ofSeconds(5))
+        .refusalMemory(Duration.ZERO).build();
+    Limiter headroomNoMemory = k -> coalescingOnly.acquire(List.of(Acquisition.of(policy, keys[k]))).allowed();
+    AsyncLimiter headroomAsync = k -> store.acquireAsync(List.of(Acquisition.of(policy, keys[k])))
+        .toCompletableFuture().thenApply(d -> d.allowed());
+    AsyncLimiter headroomNoMemoryAsync = k -> coalescingOnly.acquireAsync(List.of(Acquisition.of(policy, keys[k])))
+        .toCompletableFuture().thenApply(d -> d.allowed());
 
     RedisClient client = RedisClient.create(redisUri);
     StatefulRedisConnection<byte[], byte[]> connection = client.connect(RedisCodec.of(ByteArrayCodec.INSTANCE, ByteArrayCodec.INSTANCE));
@@ -174,9 +197,19 @@ public final class RedisStoreBenchmark {
           .build(b4jKeys[i], () -> config);
     }
     Limiter bucket4jBatching = k -> batchingProxies[k].tryConsume(1);
+    io.github.bucket4j.distributed.proxy.AsyncProxyManager<byte[]> asyncManager = proxyManager.asAsync();
+    AsyncLimiter bucket4jAsync = k -> asyncManager.builder()
+        .build(b4jKeys[k], () -> java.util.concurrent.CompletableFuture.completedFuture(config)).tryConsume(1);
+    io.github.bucket4j.distributed.AsyncBucketProxy[] asyncBatching = new io.github.bucket4j.distributed.AsyncBucketProxy[KEYS];
+    for (int i = 0; i < KEYS; i++) {
+      asyncBatching[i] = asyncManager.builder().withOptimization(Optimizations.batching())
+          .build(b4jKeys[i], () -> java.util.concurrent.CompletableFuture.completedFuture(config));
+    }
+    AsyncLimiter bucket4jBatchingAsync = k -> asyncBatching[k].tryConsume(1);
 
     System.out.println("# Redis store benchmark: " + uri + ", " + seconds + " s per cell, JVM "
-        + System.getProperty("java.version") + ", " + Runtime.getRuntime().availableProcessors() + " cores");
+        + System.getProperty("java.version") + ", " + Runtime.getRuntime().availableProcessors() + " cores"
+        + (ASYNC ? "; asynchronous APIs, \"callers\" = decisions in flight" : "; blocking callers, a thread each"));
     System.out.println();
     if (!Boolean.getBoolean("skip.monitor")) {
       System.out.println("Commands per decision (MONITOR, 1,000 sequential decisions):");
@@ -204,22 +237,32 @@ public final class RedisStoreBenchmark {
             continue;
           }
           if ("bucket4j-batching".equals(System.getProperty("library"))) {
-            Result bb = run(bucket4jBatching, hot, callers, seconds, server);
+            Result bb = run(bucket4jBatching, bucket4jBatchingAsync, hot, callers, seconds, server);
             System.out.println(bb.row(keysLabel, callers, "Bucket4j batching", 1.0, 1.0));
             work.add("run " + rep + ", " + keysLabel + ", " + callers + " callers: Bucket4j batching " + bb.work);
             continue;
           }
           boolean onlyHeadroom = "headroom".equals(System.getProperty("library"));
-          Result h = run(headroom, hot, callers, seconds, server);
+          Result h = run(headroom, headroomAsync, hot, callers, seconds, server);
+          Result hn = hot ? run(headroomNoMemory, headroomNoMemoryAsync, hot, callers, seconds, server) : null;
           if (onlyHeadroom) {
             System.out.println(h.row(keysLabel, callers, "Headroom", Double.NaN, Double.NaN));
             work.add("run " + rep + ", " + keysLabel + ", " + callers + " callers: Headroom " + h.work);
+            if (hn != null) {
+              System.out.println(hn.row(keysLabel, callers, "Headroom, no memory", Double.NaN, Double.NaN));
+              work.add("run " + rep + ", " + keysLabel + ", " + callers + " callers: Headroom, no memory " + hn.work);
+            }
             continue;
           }
-          Result b = run(bucket4j, hot, callers, seconds, server);
-          Result bb = run(bucket4jBatching, hot, callers, seconds, server);
+          Result b = run(bucket4j, bucket4jAsync, hot, callers, seconds, server);
+          Result bb = run(bucket4jBatching, bucket4jBatchingAsync, hot, callers, seconds, server);
           System.out.println(h.row(keysLabel, callers, "Headroom", h.throughput / b.throughput,
               h.throughput / bb.throughput));
+          if (hn != null) {
+            System.out.println(hn.row(keysLabel, callers, "Headroom, no memory", hn.throughput / b.throughput,
+                hn.throughput / bb.throughput));
+            work.add("run " + rep + ", " + keysLabel + ", " + callers + " callers: Headroom, no memory " + hn.work);
+          }
           System.out.println(b.row(keysLabel, callers, "Bucket4j", 1.0, 1.0));
           System.out.println(bb.row(keysLabel, callers, "Bucket4j batching", 1.0, 1.0));
           work.add("run " + rep + ", " + keysLabel + ", " + callers + " callers: Headroom " + h.work + "| Bucket4j "
@@ -235,6 +278,7 @@ public final class RedisStoreBenchmark {
     server.admin.close();
     adminClient.shutdown();
     store.close();
+    coalescingOnly.close();
     connection.close();
     client.shutdown();
   }
@@ -261,7 +305,7 @@ public final class RedisStoreBenchmark {
 
     String row(String keys, int callers, String library, double ratio, double ratioBatching) {
       boolean hot = keys.startsWith("1 ");
-      boolean ours = library.equals("Headroom");
+      boolean ours = library.startsWith("Headroom");
       return String.format(Locale.ROOT, "| %s | %d | %s | %,.0f | %d | %d | %s | %s | %s | %s |", keys, callers,
           library, throughput, p50Micros, p99Micros, hot ? spread(admitted) : "-", hot ? spread(attempts) : "-",
           ours ? String.format(Locale.ROOT, "%.2fx", ratio) : "",
@@ -275,13 +319,18 @@ public final class RedisStoreBenchmark {
     }
   }
 
-  static Result run(Limiter limiter, boolean hot, int callers, int seconds, Server server) throws InterruptedException {
-    measure(limiter, hot, callers, 1); // warm up
+  static Result run(Limiter limiter, AsyncLimiter async, boolean hot, int callers, int seconds, Server server)
+      throws InterruptedException {
+    if (ASYNC) {
+      measureAsync(async, hot, callers, 1); // warm up
+    } else {
+      measure(limiter, hot, callers, 1); // warm up
+    }
     java.util.Map<String, long[]> before = server.snapshot();
     long processCpu = processCpuNanos();
     long ioCpu = ioThreadCpuNanos();
     long switches = contextSwitches();
-    Result r = measure(limiter, hot, callers, seconds);
+    Result r = ASYNC ? measureAsync(async, hot, callers, seconds) : measure(limiter, hot, callers, seconds);
     ioCpu = ioThreadCpuNanos() - ioCpu;
     processCpu = processCpuNanos() - processCpu;
     java.util.Map<String, long[]> after = server.snapshot();
@@ -420,6 +469,88 @@ public final class RedisStoreBenchmark {
     r.p99Micros = all[(int) Math.min(all.length - 1, all.length * 0.99)] / 1000;
     r.admitted = admitted;
     r.attempts = attempts;
+    return r;
+  }
+
+  /**
+   * {@code inFlight} decisions kept in flight through an asynchronous API for {@code seconds}: each
+   * slot starts its next decision when the previous one completes (on whatever thread completes
+   * it; a decision that completes at once is followed in a loop, not by recursion).
+   */
+  static Result measureAsync(AsyncLimiter limiter, boolean hot, int inFlight, int seconds) throws InterruptedException {
+    final class Slot {
+      long[] lat = new long[1 << 16];
+      int n;
+      long admitted;
+      long started;
+    }
+    Slot[] slots = new Slot[inFlight];
+    CountDownLatch done = new CountDownLatch(inFlight);
+    long t0 = System.nanoTime();
+    long end = t0 + TimeUnit.SECONDS.toNanos(seconds);
+    java.util.function.Consumer<Slot>[] pump = new java.util.function.Consumer[1];
+    pump[0] = slot -> {
+      while (true) {
+        long now = System.nanoTime();
+        if (slot.started != 0) {
+          if (slot.n == slot.lat.length) {
+            slot.lat = Arrays.copyOf(slot.lat, slot.n * 2);
+          }
+          slot.lat[slot.n++] = now - slot.started;
+        }
+        if (now >= end) {
+          done.countDown();
+          return;
+        }
+        slot.started = now;
+        java.util.concurrent.CompletableFuture<Boolean> f;
+        try {
+          f = limiter.tryAcquire(hot ? 0 : ThreadLocalRandom.current().nextInt(KEYS));
+        } catch (RuntimeException e) {
+          f = java.util.concurrent.CompletableFuture.failedFuture(e);
+        }
+        if (f.isDone()) {
+          if (Boolean.TRUE.equals(f.getNow(false))) {
+            slot.admitted++;
+          }
+          continue;
+        }
+        f.whenComplete((ok, e) -> {
+          if (Boolean.TRUE.equals(ok)) {
+            slot.admitted++;
+          }
+          pump[0].accept(slot);
+        });
+        return;
+      }
+    };
+    for (int i = 0; i < inFlight; i++) {
+      slots[i] = new Slot();
+      pump[0].accept(slots[i]);
+    }
+    if (!done.await(seconds + 60L, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("asynchronous decisions still in flight a minute after the cell's end");
+    }
+    long elapsed = System.nanoTime() - t0;
+    int total = 0;
+    for (Slot slot : slots) {
+      total += slot.n;
+    }
+    long[] all = new long[total];
+    int i = 0;
+    Result r = new Result();
+    r.admitted = new long[inFlight];
+    r.attempts = new long[inFlight];
+    for (int k = 0; k < inFlight; k++) {
+      System.arraycopy(slots[k].lat, 0, all, i, slots[k].n);
+      i += slots[k].n;
+      r.admitted[k] = slots[k].admitted;
+      r.attempts[k] = slots[k].n;
+    }
+    Arrays.sort(all);
+    r.throughput = total / (elapsed / 1e9);
+    r.p50Micros = all[(int) (all.length * 0.50)] / 1000;
+    r.p99Micros = all[(int) Math.min(all.length - 1, all.length * 0.99)] / 1000;
     return r;
   }
 

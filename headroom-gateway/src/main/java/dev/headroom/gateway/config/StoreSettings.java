@@ -8,7 +8,9 @@ import java.util.Optional;
  * The store: its type, its bound on tracked keys (memory, and the in-memory fallback of redis
  * with failurePolicy FALLBACK), or for redis its URI, key prefix,
  * what to do when Redis cannot decide in time ({@code failurePolicy}), how long a decision
- * waits for it ({@code decisionDeadline}) and, when opted in, quota leasing ({@code leasing}).
+ * waits for it ({@code decisionDeadline}), how long a refusal Redis gave is remembered
+ * ({@code refusalMemory}) and, when opted in, quota leasing ({@code leasing}).
  */
 public record StoreSettings(StoreType type, long maxKeys, Optional<String> uri, Optional<String> keyPrefix,
-    FailurePolicy failurePolicy, Duration decisionDeadline, Optional<LeasingSettings> leasing) {}
+    FailurePolicy failurePolicy, Duration decisionDeadline, Duration refusalMemory,
+    Optional<LeasingSettings> leasing) {}

@@ -24,12 +24,14 @@ final class StoreReader extends SectionReader {
   StoreSettings store(JsonNode n) {
     if (n.isMissingNode()) {
       return new StoreSettings(StoreType.MEMORY, 1_000_000, Optional.empty(), Optional.empty(),
-          FailurePolicy.FAIL_CLOSED, RedisStore.DEFAULT_DECISION_DEADLINE, Optional.empty());
+          FailurePolicy.FAIL_CLOSED, RedisStore.DEFAULT_DECISION_DEADLINE, RedisStore.DEFAULT_REFUSAL_MEMORY,
+          Optional.empty());
     }
     if (!object("store", n)) {
       return null;
     }
-    keys("store", n, "type", "maxKeys", "uri", "keyPrefix", "failurePolicy", "decisionDeadline", "leasing");
+    keys("store", n, "type", "maxKeys", "uri", "keyPrefix", "failurePolicy", "decisionDeadline", "refusalMemory",
+        "leasing");
     String type = optionalText("store.type", n.path("type")).orElse("memory");
     StoreType storeType = null;
     switch (type) {
@@ -53,6 +55,7 @@ final class StoreReader extends SectionReader {
     }
     Duration deadline = duration("store.decisionDeadline", n.path("decisionDeadline"),
         RedisStore.DEFAULT_DECISION_DEADLINE);
+    Duration refusalMemory = refusalMemory(n.path("refusalMemory"));
     if (storeType == StoreType.REDIS) {
       if (uri.isEmpty()) {
         problem("store.uri", n.path("uri"), "a redis:// URI when store.type is redis");
@@ -62,15 +65,37 @@ final class StoreReader extends SectionReader {
       check("store.uri", () -> uri.ifPresent(b::uri));
       check("store.keyPrefix", () -> keyPrefix.ifPresent(b::keyPrefix));
       check("store.decisionDeadline", () -> b.decisionDeadline(deadline));
+      check("store.refusalMemory", () -> b.refusalMemory(refusalMemory));
     } else {
-      for (String k : List.of("uri", "keyPrefix", "failurePolicy", "decisionDeadline", "leasing")) {
+      for (String k : List.of("uri", "keyPrefix", "failurePolicy", "decisionDeadline", "refusalMemory", "leasing")) {
         if (!n.path(k).isMissingNode()) {
           problem("store." + k, n.path(k), "no " + k + " when store.type is memory");
         }
       }
     }
     Optional<LeasingSettings> leasing = storeType == StoreType.REDIS ? leasing(n.path("leasing")) : Optional.empty();
-    return new StoreSettings(storeType, maxKeys, uri, keyPrefix, failure, deadline, leasing);
+    return new StoreSettings(storeType, maxKeys, uri, keyPrefix, failure, deadline, refusalMemory, leasing);
+  }
+
+  /**
+   * {@code store.refusalMemory}: how long a refusal Redis gave answers equal requests without a
+   * round trip (headroom-redis README, "Refusals remembered"); {@code 0}, {@code off} or
+   * {@code false} (YAML reads a bare {@code off} as false) sends every request to Redis, {@code true}
+   * is the default.
+   */
+  private Duration refusalMemory(JsonNode n) {
+    if (n.isBoolean()) {
+      return n.asBoolean() ? RedisStore.DEFAULT_REFUSAL_MEMORY : Duration.ZERO;
+    }
+    if ((n.isIntegralNumber() && n.asLong() == 0)
+        || (n.isTextual() && List.of("0", "0s", "0ms", "off").contains(n.asText().trim()))) {
+      return Duration.ZERO;
+    }
+    if (!n.isMissingNode() && parseDuration(n).isEmpty()) {
+      problem("store.refusalMemory", n, "0 or off (every request to Redis), or a duration up to 1h such as 500ms or 1s");
+      return RedisStore.DEFAULT_REFUSAL_MEMORY;
+    }
+    return duration("store.refusalMemory", n, RedisStore.DEFAULT_REFUSAL_MEMORY);
   }
 
   /**

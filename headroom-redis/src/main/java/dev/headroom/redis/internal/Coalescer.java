@@ -23,6 +23,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * and the instant is the batch's): a hot key costs Redis (admitted + 1) evaluations per batch.
  * Different key sets keep sharing the connection's pipeline as before.
  *
+ * <p><b>Across keys</b> (a standalone Redis, where one call may touch keys of any slot): every
+ * decision shares one lane, which keeps up to {@link #IN_FLIGHT_ACROSS} calls in flight; what
+ * arrives while they are is sent as one call when a reply comes back ({@link DecisionScript#across}
+ * when the keys differ), so n callers on n different keys cost Redis one command, one read and one
+ * reply instead of n. Redis decides the calls of a connection in the order they were written, so
+ * each decision is still decided exactly as alone, at its own instant.
+ *
  * <p>Deadlines ({@link Deadlines}) keep their meaning: the batch's command marks every member's
  * {@link WriteStamp} when it is written; a decision that queues behind a call in flight waits
  * on Redis, not on this process, so its stamp counts as written from the later of that call's
@@ -33,6 +40,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * failure policy by itself. Memory: lanes exist only while a call is in flight on them, and what
  * queues is bounded by the store's admission control ({@code maxOutstanding}).
  *
+ * <p>Refusals carry over time ({@link RefusalMemory}): a request equal to one Redis refused, made
+ * before that refusal's Retry-After has run out, is answered at once with that refusal, aged; the
+ * last reply on a key set says what is remembered (a refusal) or forgotten (an admission).
+ *
  * <p>Thread-safe.
  */
 public final class Coalescer {
@@ -40,50 +51,79 @@ public final class Coalescer {
   /** The most decisions in one call: bounds the time one call holds Redis. */
   public static final int MAX_BATCH = 256;
 
+  /** Calls in flight at once on the lane that all keys share (standalone Redis). */
+  public static final int IN_FLIGHT_ACROSS = 2;
+
+  private static final ByteBuffer ALL_KEYS = ByteBuffer.wrap(new byte[0]);
+
   private final DecisionCalls calls;
+  private final RefusalMemory refusals;
+  private final boolean acrossKeys;
   private final ConcurrentHashMap<ByteBuffer, Lane> lanes = new ConcurrentHashMap<>();
 
-  public Coalescer(DecisionCalls calls) {
+  /**
+   * @param acrossKeys whether decisions on different keys may share a call (a standalone Redis;
+   *     never a Cluster, whose calls must keep to one slot)
+   */
+  public Coalescer(DecisionCalls calls, RefusalMemory refusals, boolean acrossKeys) {
     this.calls = calls;
+    this.refusals = refusals;
+    this.acrossKeys = acrossKeys;
   }
 
   /**
-   * Sends the call now when no call on its keys is in flight, else queues it for the next batch.
-   * The future completes with this call's own reply.
+   * Sends the call now when its lane has room in flight, else queues it for the next batch. The
+   * future completes with this call's own reply.
    */
   public CompletableFuture<long[]> send(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call,
       WriteStamp stamp) {
-    ByteBuffer keys = call.keys();
+    long[] refused = refusals.answer(call, System.nanoTime());
+    if (refused != null) {
+      return CompletableFuture.completedFuture(refused);
+    }
+    ByteBuffer keys = acrossKeys ? ALL_KEYS : call.keys();
     Lane fresh = null;
     while (true) {
       Lane lane = lanes.get(keys);
       if (lane == null) {
         if (fresh == null) {
-          fresh = new Lane(keys, stamp);
+          fresh = new Lane(keys, stamp, acrossKeys ? IN_FLIGHT_ACROSS : 1);
         }
         if (lanes.putIfAbsent(keys, fresh) == null) {
-          CompletableFuture<long[]> reply = calls.sendOnce(c, call, stamp);
-          Lane opened = fresh;
-          reply.whenComplete((r, e) -> opened.next(c));
-          return reply;
+          return fresh.sendAlone(c, call, stamp);
         }
         continue;
       }
+      boolean alone;
       synchronized (lane) {
-        if (!lane.closed) {
+        if (lane.closed) {
+          continue; // closed meanwhile (and removed): look again
+        }
+        alone = lane.inFlightCalls < lane.maxInFlight;
+        if (alone) {
+          lane.inFlightCalls++;
+          lane.inFlight = stamp;
+        } else {
           Member m = new Member(call, stamp);
           stamp.queuedBehind(lane.inFlight); // waits on Redis's reply to the call before it
           lane.queue.add(m);
           return m.reply;
         }
       }
-      // closed meanwhile (and removed): look again
+      return lane.sendAlone(c, call, stamp);
     }
   }
 
   /** Lanes open now (tests). */
   int lanes() {
     return lanes.size();
+  }
+
+  /** The last reply on a call's keys: what {@link RefusalMemory} keeps or forgets. */
+  private void remember(DecisionScript.Call call, WriteStamp written, long[] reply, Throwable e) {
+    if (e == null && written.written()) {
+      refusals.answered(call, reply, written.writtenAt(), System.nanoTime());
+    }
   }
 
   private static final class Member {
@@ -99,23 +139,53 @@ public final class Coalescer {
 
   private final class Lane {
     final ByteBuffer keys;
-    /** The stamp of the call in flight (for a batch, its first member's). */
+    final int maxInFlight;
+    /** The stamp of the call written last (for a batch, its first member's). */
     WriteStamp inFlight;
+    int inFlightCalls = 1;
     List<Member> queue = new ArrayList<>();
     boolean closed;
 
-    Lane(ByteBuffer keys, WriteStamp inFlight) {
+    Lane(ByteBuffer keys, WriteStamp inFlight, int maxInFlight) {
       this.keys = keys;
       this.inFlight = inFlight;
+      this.maxInFlight = maxInFlight;
     }
 
-    /** The call in flight was answered: send what queued meanwhile, or close. */
+    /** One decision's own call, counted in flight on this lane by the caller. */
+    CompletableFuture<long[]> sendAlone(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call,
+        WriteStamp stamp) {
+      CompletableFuture<long[]> reply;
+      try {
+        reply = calls.sendOnce(c, call, stamp);
+      } catch (RuntimeException e) {
+        reply = CompletableFuture.failedFuture(e);
+      }
+      CompletableFuture<long[]> own = new CompletableFuture<>();
+      reply.whenComplete((r, e) -> {
+        try {
+          remember(call, stamp, r, e); // before the caller wakes: its next request may ask
+          if (e != null) {
+            own.completeExceptionally(e);
+          } else {
+            own.complete(r);
+          }
+        } finally {
+          next(c);
+        }
+      });
+      return own;
+    }
+
+    /** A call in flight was answered: send what queued meanwhile, or count one call fewer. */
     void next(RedisClusterAsyncCommands<byte[], byte[]> c) {
       List<Member> batch;
       synchronized (this) {
         if (queue.isEmpty()) {
-          closed = true;
-          lanes.remove(keys, this);
+          if (--inFlightCalls == 0) {
+            closed = true;
+            lanes.remove(keys, this);
+          }
           return;
         }
         if (queue.size() <= MAX_BATCH) {
@@ -127,17 +197,14 @@ public final class Coalescer {
         }
         inFlight = batch.get(0).stamp;
       }
-      CompletableFuture<long[]> reply;
       if (batch.size() == 1) {
         Member m = batch.get(0);
-        reply = calls.sendOnce(c, m.call, m.stamp);
-        reply.whenComplete((r, e) -> {
+        sendAlone(c, m.call, m.stamp).whenComplete((r, e) -> {
           if (e != null) {
             m.reply.completeExceptionally(e);
           } else {
             m.reply.complete(r);
           }
-          next(c);
         });
         return;
       }
@@ -145,43 +212,59 @@ public final class Coalescer {
       WriteStamp[] stamps = new WriteStamp[batch.size()];
       DecisionScript.Call first = batch.get(0).call;
       boolean same = true;
+      boolean sameKeys = true;
       for (int i = 0; i < batch.size(); i++) {
         DecisionScript.Call call = batch.get(i).call;
         encoded.add(call);
         stamps[i] = batch.get(i).stamp;
-        same = same && DecisionScript.sameRequest(first, call);
+        sameKeys = sameKeys && DecisionScript.sameKeys(first, call);
+        same = same && sameKeys && DecisionScript.sameRequest(first, call);
       }
       boolean repeated = same;
+      CompletableFuture<long[]> reply;
       try {
-        reply = calls.sendOnce(c, repeated ? DecisionScript.repeat(first, batch.size()) : DecisionScript.batch(encoded),
-            stamps);
+        DecisionScript.Call one = repeated ? DecisionScript.repeat(first, batch.size())
+            : sameKeys ? DecisionScript.batch(encoded) : DecisionScript.across(encoded);
+        reply = calls.sendOnce(c, one, stamps);
       } catch (RuntimeException e) {
         reply = CompletableFuture.failedFuture(e);
       }
       reply.whenComplete((r, e) -> {
         try {
-          if (e != null) {
-            for (Member m : batch) {
-              m.reply.completeExceptionally(e);
-            }
-            return;
-          }
-          long[][] replies;
-          try {
-            replies = repeated ? DecisionScript.splitRepeat(r, batch.size()) : DecisionScript.split(r, batch.size());
-          } catch (RuntimeException bad) {
-            for (Member m : batch) {
-              m.reply.completeExceptionally(bad);
-            }
-            return;
-          }
-          for (int i = 0; i < batch.size(); i++) {
-            batch.get(i).reply.complete(replies[i]);
-          }
+          completeAll(batch, repeated, r, e);
         } finally {
           next(c);
         }
       });
+    }
+
+    private void completeAll(List<Member> batch, boolean repeated, long[] r, Throwable e) {
+      if (e != null) {
+        for (Member m : batch) {
+          m.reply.completeExceptionally(e);
+        }
+        return;
+      }
+      long[][] replies;
+      try {
+        replies = repeated ? DecisionScript.splitRepeat(r, batch.size()) : DecisionScript.split(r, batch.size());
+      } catch (RuntimeException bad) {
+        for (Member m : batch) {
+          m.reply.completeExceptionally(bad);
+        }
+        return;
+      }
+      WriteStamp written = batch.get(0).stamp;
+      if (repeated) {
+        remember(batch.get(0).call, written, replies[batch.size() - 1], null);
+      } else {
+        for (int i = 0; i < batch.size(); i++) {
+          remember(batch.get(i).call, written, replies[i], null); // in order: the last on its keys wins
+        }
+      }
+      for (int i = 0; i < batch.size(); i++) {
+        batch.get(i).reply.complete(replies[i]);
+      }
     }
   }
 }

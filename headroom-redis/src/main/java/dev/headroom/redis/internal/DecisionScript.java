@@ -41,6 +41,9 @@ import java.util.List;
  *          t seconds, t nanos, retry-after seconds, retry-after nanos, lease id
  *   batch  ARGV 1 b, 2 n, then per call its ARGV's length and its ARGV (same KEYS for all); the
  *          calls are decided in order, each as alone; reply: per call its reply's length, then it
+ *   across ARGV 1 m, 2 n, then per call its number of keys, its ARGV's length and its ARGV; KEYS
+ *          every call's keys in order (standalone Redis only: the keys may lie in any slot); decided
+ *          and answered as a batch
  *   repeat ARGV 1 n, 2 n, then one acquisition's ARGV: n copies of it, decided as a batch of them;
  *          evaluation stops at the first refusal (a refusal changes nothing, so the copies after
  *          it would be refused alike); reply: m, then m replies after their lengths
@@ -137,7 +140,21 @@ public final class DecisionScript {
    * @param keysEnd where the arguments after numkeys and the keys start in {@code encoded}
    * @param keyCount how many keys there are
    */
-  public record Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount) {
+  public record Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount, boolean rememberable) {
+
+    /** @see #rememberable() */
+    public Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount) {
+      this(encoded, arguments, firstKey, keysEnd, keyCount, false);
+    }
+
+    /**
+     * Whether a refusal of this call may be remembered ({@link RefusalMemory}): an acquisition on
+     * Redis {@code TIME}, with no concurrency policy.
+     */
+    @Override
+    public boolean rememberable() {
+      return rememberable;
+    }
 
     /** Numkeys and the keys, encoded: calls with equal ones may be decided in one batch. */
     public java.nio.ByteBuffer keys() {
@@ -168,6 +185,54 @@ public final class DecisionScript {
       arguments += 1 + own;
     }
     return new Call(r.toBytes(), arguments, first.firstKey, first.keysEnd, first.keyCount);
+  }
+
+  /** Mode {@code m}: a batch of calls on any keys (standalone Redis). */
+  static final byte[] ACROSS = {'m'};
+
+  /**
+   * One call deciding these calls, on any keys, one after another in order (mode {@code m}): for
+   * a standalone Redis, where one call may touch keys of any slot. The reply is
+   * {@link #batch}'s; {@link #split} takes it apart.
+   */
+  public static Call across(List<Call> calls) {
+    int size = 64;
+    int keyCount = 0;
+    for (Call c : calls) {
+      size += c.encoded.length + 32;
+      keyCount += c.keyCount;
+    }
+    Resp r = new Resp(size);
+    r.bulk(keyCount);
+    for (Call c : calls) {
+      int start = keysStart(c);
+      r.raw(c.encoded, start, c.keysEnd - start);
+    }
+    int keysEnd = r.size();
+    r.bulk(ACROSS).bulk(calls.size());
+    int arguments = 1 + keyCount + 2;
+    for (Call c : calls) {
+      int own = c.arguments - 1 - c.keyCount;
+      r.bulk(c.keyCount).bulk(own).raw(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
+      arguments += 2 + own;
+    }
+    return new Call(r.toBytes(), arguments, calls.get(0).firstKey, keysEnd, keyCount);
+  }
+
+  /** Where a call's keys begin: after its first element, numkeys ({@code $<n>\r\n<digits>\r\n}). */
+  private static int keysStart(Call c) {
+    int crlf = 0;
+    for (int i = 0; i < c.keysEnd; i++) {
+      if (c.encoded[i] == '\n' && ++crlf == 2) {
+        return i + 1;
+      }
+    }
+    throw new IllegalStateException("a call without numkeys");
+  }
+
+  /** Whether two calls have the same keys (the encoded numkeys and keys). */
+  static boolean sameKeys(Call a, Call b) {
+    return a.keysEnd == b.keysEnd && java.util.Arrays.equals(a.encoded, 0, a.keysEnd, b.encoded, 0, b.keysEnd);
   }
 
   /** Mode {@code n}: n copies of one call. */
@@ -253,6 +318,7 @@ public final class DecisionScript {
         keys++;
       }
     }
+    boolean rememberable = keys == n && nowNanos == null && java.util.Arrays.equals(mode, ACQUIRE);
     Resp r = new Resp(96 + 128 * n);
     r.bulk(keys);
     for (int j = 0; j < n; j++) {
@@ -281,7 +347,7 @@ public final class DecisionScript {
       }
     }
     byte[] first = routed ? layout.key(acquisitions.get(0).policy(), acquisitions.get(0).key()) : null;
-    return new Call(r.toBytes(), 1 + keys + 4 + 8 * n, first, keysEnd, keys);
+    return new Call(r.toBytes(), 1 + keys + 4 + 8 * n, first, keysEnd, keys, rememberable);
   }
 
   /**
