@@ -37,7 +37,7 @@ import java.util.function.Function;
  *
  * <p>A request is admitted when, for every current budget of its scope: {@code remaining > 0} (or
  * the reset has passed and the quota is known, which starts a new window of {@code q} units), and,
- * with {@link Pacing#EVEN}, at least {@link #evenInterval} has passed since the budget's last
+ * with {@link Pacing#EVEN}, at least {@link EvenSpacing#interval} has passed since the budget's last
  * admission. Otherwise it waits for the longest of these times, on the {@link Scheduler}.
  * Worked numbers: {@code "default";r=9;t=10} seen at 0 s, with no policy, spaces the next nine
  * requests 1.11 s apart under EVEN, and lets all nine go at once under BURST; the tenth waits until
@@ -100,7 +100,7 @@ final class BudgetTracker implements Budgets {
 
   /**
    * Units {@link Pacing#EVEN} keeps in hand while it credits a policy's refill (see
-   * {@link #evenInterval}): the reported {@code r} settles here instead of at zero.
+   * {@link EvenSpacing#interval}): the reported {@code r} settles here instead of at zero.
    */
   static final long EVEN_RESERVE = 2;
 
@@ -216,6 +216,7 @@ final class BudgetTracker implements Budgets {
     }
     List<TrackedBudget> active = active(s, origin, method, path, labels);
     boolean waitForAnswer = false;
+    long hold;
     for (TrackedBudget e : active) {
       ObservedAlgorithm.Kind kind = e.kind();
       if (kind == ObservedAlgorithm.Kind.TOKEN_BUCKET) {
@@ -271,8 +272,16 @@ final class BudgetTracker implements Budgets {
         continue;
       }
       if (spacesEvenly(kind)) {
-        long next = saturatingAdd(e.lastAdmit, evenInterval(e));
+        long next = saturatingAdd(e.lastAdmit, EvenSpacing.interval(e));
         wait = Math.max(wait, next - now);
+      } else if (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.FIXED_WINDOW
+          && (hold = ResetBisection.hold(e, s.clock, now, s.inFlight())) != 0) {
+        // The window's last units, each sent alone where its answer halves what is known of the reset.
+        if (hold == ResetBisection.FOR_ANSWER) {
+          waitForAnswer = true;
+        } else {
+          wait = Math.max(wait, hold);
+        }
       } else if (pacing == Pacing.ADAPTIVE && e.remaining == 1 && kind == ObservedAlgorithm.Kind.FIXED_WINDOW) {
         // The window's last unit, held back until it tells whether the windows are aligned.
         OptionalLong probeAt = e.seen.alignmentProbe();
@@ -301,7 +310,7 @@ final class BudgetTracker implements Budgets {
     return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount, now));
   }
 
-  /** Whether admissions against a budget of this kind are spaced ({@link #evenInterval}) or go at once. */
+  /** Whether admissions against a budget of this kind are spaced ({@link EvenSpacing#interval}) or go at once. */
   private boolean spacesEvenly(ObservedAlgorithm.Kind kind) {
     switch (pacing) {
       case EVEN:
@@ -311,43 +320,6 @@ final class BudgetTracker implements Budgets {
       default:
         return kind == ObservedAlgorithm.Kind.UNKNOWN || kind == ObservedAlgorithm.Kind.REFILLING;
     }
-  }
-
-  /**
-   * The spacing {@link Pacing#EVEN} keeps after a budget's last admission, for {@code r > 0}: the
-   * interval of the rate {@code max(r / H, (r - RESERVE) / H + q / w)}, where {@code H} is the time
-   * from the last admission to the reset. {@code r / H} spends the remaining units by the reset;
-   * when the policy ({@code q}, {@code w}) is known, the second term also credits the refill it
-   * implies, so that against a token bucket the units above the reserve are spent by the reset while
-   * the bucket refills at {@code q / w}. The reserve keeps the reported {@code r} off zero: a token
-   * bucket that says {@code r=0} says {@code t} until it is full, which is a whole window. Neither
-   * term ever lets more than {@code r} units go: that is counted in {@link #tryAdmit}. {@code H}
-   * ends at {@link TrackedBudget#lastInWindow()}, the last instant a unit surely counts in the
-   * window, not at the reset: a unit aimed at the reset of a fixed window lands in the next one and
-   * is lost. Against a budget recognised as refilling but not as a token bucket, the refill term
-   * shrinks in proportion below {@link #REFILLING_RESERVE} (see there).
-   */
-  static long evenInterval(TrackedBudget e) {
-    if (e.lastInWindow() <= e.lastAdmit) {
-      // Past the last instant a unit surely counts in the window: what is left goes at once.
-      return 0;
-    }
-    double horizon = e.lastInWindow() - e.lastAdmit;
-    double rate = e.remaining / horizon;
-    if (e.quota > 0 && e.window > 0) {
-      double refill = (double) e.quota / e.window;
-      if (e.seen.kind() == ObservedAlgorithm.Kind.REFILLING) {
-        // How fast it refills is not known: below the reserve, the spending slows in proportion, so
-        // that r settles where the refill matches it instead of reaching zero.
-        long reserve = REFILLING_RESERVE;
-        rate = Math.max(rate, Math.max(0, e.remaining - reserve) / horizon
-            + refill * Math.min(1.0, (double) e.remaining / reserve));
-      } else {
-        rate = Math.max(rate, (e.remaining - EVEN_RESERVE) / horizon + refill);
-      }
-    }
-    double interval = Math.ceil(1 / rate);
-    return interval >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) interval;
   }
 
   private List<TrackedBudget> active(Scope s, String origin, String method, String path, Set<String> labels) {
@@ -552,6 +524,7 @@ final class BudgetTracker implements Budgets {
   private void merge(Scope s, String policy, byte[] pk, long reported, long quota, long window, long tNanos,
       long resetLow, boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit) {
     long r = reported;
+    long concurrent = uncounted;
     if (quota >= 0) {
       r = Math.min(r, quota);
     }
@@ -582,7 +555,7 @@ final class BudgetTracker implements Budgets {
     e.reported(permit.seq, permit.admittedAt, now, said, tNanos, resetLow, permit.answeredAtAdmit + 1, s.lastSeq,
         pacing == Pacing.ADAPTIVE && s.entries.size() == 1 && e.selector == null);
     e.learn(said, permit.admittedAt, now, tNanos, resetLow, permit.answeredAtAdmit, s.answeredCount,
-        pacing == Pacing.ADAPTIVE);
+        pacing == Pacing.ADAPTIVE, concurrent);
   }
 
   /**

@@ -96,6 +96,13 @@ final class ObservedAlgorithm {
   private long windowFirstAdmit;
   private boolean aligned;
   private int unverifiedWindows;
+  /**
+   * An instant the current window's reset is known to be after, carried from the last window: a
+   * fixed window of length {@code w} starts at or after the last one's reset and lasts {@code w},
+   * whether aligned to the clock or anchored at its first request, so its reset is after the last
+   * one's lower bound plus {@code w}. {@code Long.MIN_VALUE} when nothing is carried.
+   */
+  private long floor = Long.MIN_VALUE;
 
   /**
    * Notes one report: {@code r} as the server said it (clamped to the quota), the quota and window
@@ -104,6 +111,16 @@ final class ObservedAlgorithm {
    */
   void report(long r, long quota, long window, long admittedAt, long receivedAt, long t, long resetLow,
       long answersAtAdmit, long answerNumber) {
+    report(r, quota, window, admittedAt, receivedAt, t, resetLow, answersAtAdmit, answerNumber, 0);
+  }
+
+  /**
+   * {@link #report}, for a request that was on the wire with {@code concurrent} others (still in
+   * flight at its answer, or answered while it was on the wire): the server may have decided each
+   * of them before it, in the same window.
+   */
+  void report(long r, long quota, long window, long admittedAt, long receivedAt, long t, long resetLow,
+      long answersAtAdmit, long answerNumber, long concurrent) {
     long a = resetLow != Long.MIN_VALUE ? resetLow : saturatingAdd(admittedAt, t - SECOND);
     long b = saturatingAdd(receivedAt, t);
     if (prevR >= 0 && answersAtAdmit > prevAnswer && receivedAt <= prevLow && r > prevR) {
@@ -132,10 +149,15 @@ final class ObservedAlgorithm {
     } else if (a >= high) {
       if (r > windowMinR) {
         jumped = true;
-      } else if (r == windowMinR && r == quota - 1) {
+      } else if ((r == windowMinR && r == quota - 1) || (policyKnown && r >= quota - 1 - concurrent
+          && b > saturatingAdd(Math.max(low, floor), window))) {
         // A window of one request, then the first of the next, each leaving q - 1: a fixed window's
         // reset and a refill that moved the reset later say the same. Neither is taken for it; the
-        // next reset (a jump) or a reset moving within a window (a refill) tells them apart.
+        // next reset (a jump) or a reset moving within a window (a refill) tells them apart. So too
+        // when requests on the wire with this one may have spent the new window's units before it
+        // and its reset may be a whole window after the last one's (callers racing a reset: a fixed
+        // window read as refilling is spent as a sliding window, whose model then lets units go
+        // that the fixed window does not have). A refill within a burst moves the reset by less.
         aligned = false;
       } else {
         // The reset moved later and nothing came back: not a fixed window.
@@ -144,7 +166,10 @@ final class ObservedAlgorithm {
       }
       long carriedLow = low;
       long carriedHigh = high;
+      long carriedFloor = policyKnown && !refilled ? saturatingAdd(Math.max(low, floor), window) : Long.MIN_VALUE;
       startWindow(a, b, r);
+      // A floor at or past the new window's upper bound contradicts it: not a fixed window of w.
+      floor = carriedFloor < high ? carriedFloor : Long.MIN_VALUE;
       seenStarting = true;
       windowFirstAdmit = admittedAt;
       if (aligned) {
@@ -152,6 +177,13 @@ final class ObservedAlgorithm {
       } else {
         unverifiedWindows++;
       }
+    } else if (policyKnown && high <= saturatingAdd(a, window)) {
+      // Bounds wholly before the current window's, as a report of a window already over would
+      // have; but a fixed window of w resets at least w after the last reset, which was after
+      // a, and the current reset is no later than that. Concurrent answers recorded out of
+      // order (a burst against a sliding window whose reset moved later with each unit) say this.
+      refilled = true;
+      aligned = false;
     }
     // else: the report of a window already over, answered late: it says nothing new.
     if (!aligned && seenStarting && policyKnown && !refilled && high < saturatingAdd(windowFirstAdmit, window)) {
@@ -229,6 +261,19 @@ final class ObservedAlgorithm {
   /** The earliest instant known to be at or after the current window's reset. */
   long high() {
     return high;
+  }
+
+  /**
+   * The latest instant known to be before the current window's reset: {@link #low()}, or the
+   * floor carried from the last window (see {@code floor}) when that is later.
+   */
+  long lowest() {
+    return Math.max(low, floor);
+  }
+
+  /** How much later than the current window's reset {@link #high()} may be. */
+  long uncertainty() {
+    return bounded ? saturatingAdd(high, -lowest()) : Long.MAX_VALUE;
   }
 
   private static long saturatingAdd(long a, long b) {

@@ -53,6 +53,30 @@ final class ServerClock {
     }
   }
 
+  /** How wide what is known of the offset is (nanoseconds); {@code Long.MAX_VALUE} before any dated answer. */
+  long width() {
+    return known() ? Ceilings.saturatingAdd(high, -low) : Long.MAX_VALUE;
+  }
+
+  /**
+   * An instant at or after {@code now} on the client's clock at which, for the offset in the middle
+   * of what is known, the server's clock turns to a whole second: a request decided there is dated
+   * that second exactly when the offset is in the upper half, so its answer halves what is known
+   * (less its latency). {@code Long.MIN_VALUE} before any dated answer.
+   */
+  long bisection(long now) {
+    if (!known() || high == Long.MAX_VALUE) {
+      return Long.MIN_VALUE;
+    }
+    long mid = low + (high - low) / 2;
+    long server = Ceilings.saturatingAdd(now, mid);
+    long next = Math.floorDiv(server, SECOND) * SECOND;
+    if (next < server) {
+      next = Ceilings.saturatingAdd(next, SECOND);
+    }
+    return Ceilings.saturatingAdd(next, -mid);
+  }
+
   /** Whether any answer was dated. */
   boolean known() {
     return low != Long.MIN_VALUE;

@@ -34,8 +34,13 @@ package dev.headroom.client;
  * surely and possibly counted before it, and the reported {@code t} (whole seconds, rounded up as
  * section 4.1.2's servers do and as {@link ObservedAlgorithm} assumes too) is the server's time
  * until empty for such counts: for {@code cur > 0},
- * {@code (w - e) + }the point at which {@code floor(cur * (w - e') / w)} reaches 0. The unit is
- * allowed at the latest of the instants the consistent phases give, plus {@code d}.
+ * {@code (w - e) + }the point at which {@code floor(cur * (w - e') / w)} reaches 0; the request was
+ * allowed, so the estimate after it was {@code q - r}, which with the previous window's weight
+ * bounds {@code cur} closer than the requests alone. A report whose request was on the wire across
+ * one boundary must be possible in one of the two windows (a burst decided at one instant
+ * straddles, for every report, the phases within a step of that instant: unchecked, they stood for
+ * good, each counting the whole burst in the next window, and the unit waited a window for them).
+ * The unit is allowed at the latest of the instants the consistent phases give, plus {@code d}.
  *
  * <p>Worked numbers: {@code q=10, w=5 s}, phase 0. Ten requests decided at 0.3 s fill the window
  * ({@code t=10}: 4.7 s plus 4.5 s and a nanosecond, rounded up); phases that would put them at 1 s
@@ -321,57 +326,82 @@ final class SlidingWindowModel {
       }
       long a = admit[i] - step;
       long b = receipt[i];
-      long start = start(phi, a, window);
-      if (start(phi, b, window) != start || start - window < knownFrom) {
-        // Decided on either side of a boundary, or its previous window holds requests forgotten.
+      long first = start(phi, a, window);
+      long last = start(phi, b, window);
+      if (last - first > window) {
+        // On the wire across more than one boundary: not checked.
         continue;
       }
-      long sureCur = 1;
-      long possCur = 1;
-      long surePrev = 0;
-      long possPrev = 0;
-      for (int j = 0; j < size; j++) {
-        if (j == i) {
-          continue;
-        }
-        long aj = admit[j] - step;
-        long bj = receipt[j];
-        if (aj > b) {
-          continue;
-        }
-        if (aj >= start && bj <= a) {
-          sureCur++;
-        }
-        if (bj >= start) {
-          possCur++;
-        }
-        if (aj >= start - window && bj < start) {
-          surePrev++;
-        }
-        if (bj >= start - window && aj < start) {
-          possPrev++;
-        }
+      // Decided in the window holding its admission, or (on the wire across a boundary) in the
+      // next one: the report must be possible in one of them. A burst decided at one instant
+      // straddles, for every report, the phases within a step of that instant; unchecked, they
+      // would stand for good, each counting the whole burst in the next window.
+      boolean fits = false;
+      for (long start = first; start <= last && !fits; start += window) {
+        fits = start - window < knownFrom
+            || fits(i, start, Math.max(a, start), Math.min(b, start + window - 1), step, quota, window);
       }
-      long eLo = a - start;
-      long eHi = b - start;
-      long usedLo = weighted(surePrev, window, eHi) + sureCur;
-      long usedHi = weighted(possPrev, window, eLo) + possCur;
-      long r = reportedR[i];
-      if (r < Math.max(0, quota - usedHi) || r > Math.max(0, quota - usedLo)) {
-        return false;
-      }
-      // The instant the estimate is empty, at the earliest and the latest, must be within what the
-      // report says of its reset: at most b + t, and after a + t - slack (for whole-second t, as
-      // t >= ceil(empty - b) and t - slack < ceil(empty - a) say) or the instant known before it.
-      long emptyEarliest = start + window + decayPoint(sureCur, 0, window);
-      long emptyLatest = start + window + decayPoint(possCur, 0, window);
-      long t = reportedT[i];
-      long low = reportedLow[i] != Long.MIN_VALUE ? reportedLow[i] : admit[i] + t - slack;
-      if (emptyEarliest > b + t || emptyLatest <= low - step) {
+      if (!fits) {
         return false;
       }
     }
     return true;
+  }
+
+  /**
+   * Whether report {@code i} is possible for a decision in {@code [a, b]}, within the window
+   * starting at {@code start} (with the previous window's requests all remembered).
+   */
+  private boolean fits(int i, long start, long a, long b, long step, long quota, long window) {
+    long sureCur = 1;
+    long possCur = 1;
+    long surePrev = 0;
+    long possPrev = 0;
+    for (int j = 0; j < size; j++) {
+      if (j == i) {
+        continue;
+      }
+      long aj = admit[j] - step;
+      long bj = receipt[j];
+      if (aj > b) {
+        continue;
+      }
+      if (aj >= start && bj <= a) {
+        sureCur++;
+      }
+      if (bj >= start) {
+        possCur++;
+      }
+      if (aj >= start - window && bj < start) {
+        surePrev++;
+      }
+      if (bj >= start - window && aj < start) {
+        possPrev++;
+      }
+    }
+    long eLo = a - start;
+    long eHi = b - start;
+    long usedLo = weighted(surePrev, window, eHi) + sureCur;
+    long usedHi = weighted(possPrev, window, eLo) + possCur;
+    long r = reportedR[i];
+    if (r < Math.max(0, quota - usedHi) || r > Math.max(0, quota - usedLo)) {
+      return false;
+    }
+    // The request was allowed, so the estimate after it was q - r: with the previous window's
+    // weight bounded, that bounds the current window's count closer than the requests do.
+    long curLo = Math.max(sureCur, quota - r - weighted(possPrev, window, eLo));
+    long curHi = Math.min(possCur, quota - r - weighted(surePrev, window, eHi));
+    if (curLo > curHi) {
+      return false;
+    }
+    // The instant the estimate is empty, at the earliest and the latest, must be within what the
+    // report says of its reset: at most b + t, and after a + t - slack (for whole-second t, as
+    // t >= ceil(empty - b) and t - slack < ceil(empty - a) say) or the instant known before it.
+    long emptyEarliest = start + window + decayPoint(curLo, 0, window);
+    long emptyLatest = start + window + decayPoint(curHi, 0, window);
+    long t = reportedT[i];
+    long low = reportedLow[i] != Long.MIN_VALUE ? reportedLow[i] : Math.max(admit[i], a + step) + t - slack;
+    return emptyEarliest <= b + t && emptyLatest > low - step;
   }
 
   /** {@code floor(previous * (w - e) / w)}, in doubles, in the server's order. */

@@ -39,6 +39,14 @@ final class TrackedBudget {
   boolean batchPartial;
   /** The window was restarted locally: one request goes and its answer confirms it. */
   boolean confirm;
+  /** The last report's reset was an epoch instant read through the server's Date ({@link ServerClock}). */
+  boolean epochReset;
+  /** Units are held back to narrow a fixed window's reset ({@link ResetBisection}). */
+  boolean bisecting;
+  /** The uncertainty when the last probe went, until its answer ({@link ResetBisection}); 0 when none. */
+  long probedAt;
+  /** The uncertainty at which bisection last stopped making progress ({@link ResetBisection}). */
+  long stalledAt;
   /** The last {@value #RECENT} answers' reported r, by answer number (ring). */
   private final long[] recentAnswer = new long[RECENT];
   private final long[] recentR = new long[RECENT];
@@ -61,10 +69,12 @@ final class TrackedBudget {
    * Notes a report of this budget: what it says about the algorithm, and its r for later answers.
    * {@code confirmed}: a window restarted at a reset not yet known to be a fixed window's is
    * confirmed by one request alone ({@link Pacing#ADAPTIVE}), so such a reset may be narrowed too.
+   * {@code concurrent}: the scope's requests on the wire with this one ({@link ObservedAlgorithm#report}).
    */
   void learn(long said, long admittedAt, long receivedAt, long tNanos, long resetLow, long answersAtAdmit,
-      long answerNumber, boolean confirmed) {
-    seen.report(said, quota, window, admittedAt, receivedAt, tNanos, resetLow, answersAtAdmit, answerNumber);
+      long answerNumber, boolean confirmed, long concurrent) {
+    seen.report(said, quota, window, admittedAt, receivedAt, tNanos, resetLow, answersAtAdmit, answerNumber, concurrent);
+    epochReset = resetLow != Long.MIN_VALUE;
     ObservedAlgorithm.Kind kind = kind();
     if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
         && seen.bounded()) {

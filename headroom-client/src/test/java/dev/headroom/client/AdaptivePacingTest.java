@@ -55,14 +55,19 @@ class AdaptivePacingTest {
     return Stream.of(0.3, 1.7, 2.5, 3.9, 4.4);
   }
 
+  /** The phases above and a first window shorter than a second, down to 10 ms. */
   static Stream<Arguments> phasesAndAlgorithms() {
-    return phases().flatMap(p -> Stream.of(Algorithm.FIXED_WINDOW, Algorithm.TOKEN_BUCKET).map(a -> Arguments.of(p, a)));
+    return Stream.concat(phases(), Stream.of(4.2, 4.6, 4.8, 4.9, 4.95, 4.99))
+        .flatMap(p -> Stream.of(Algorithm.FIXED_WINDOW, Algorithm.TOKEN_BUCKET).map(a -> Arguments.of(p, a)));
   }
 
   /**
    * Against a fixed window every unit goes as soon as asked for, and the reset is learnt to within
-   * the latency (every report bounds it; an aligned window's phase carries to the next); against a
-   * token bucket the burst goes at once and then one request per refill, {@code w / q}.
+   * the latency: every report bounds it, and a window's last units are each sent alone where their
+   * answers halve what is known of it ({@link ResetBisection}), so that a burst whose reports were
+   * all decided at one fraction of a second (a first window shorter than a second, each window's
+   * units right after its reset) does not leave the reset up to a second late; against a token
+   * bucket the burst goes at once and then one request per refill, {@code w / q}.
    */
   @ParameterizedTest(name = "{1}, first request {0} s into the window")
   @MethodSource("phasesAndAlgorithms")
@@ -112,7 +117,7 @@ class AdaptivePacingTest {
    * gives it back rather than at {@code t}, the time until the estimate is empty.
    */
   @ParameterizedTest(name = "first request {0} s into the window")
-  @MethodSource("phases")
+  @MethodSource("slidingPhases")
   void aSlidingWindowIsSpentAsItsWeightDecays(double phase) throws Exception {
     ManualTicker ticker = startingAt(phase);
     try (TestServer server = new TestServer(ticker,
@@ -121,13 +126,33 @@ class AdaptivePacingTest {
       assertThat(server.count(429)).as("refusals").isZero();
       assertThat(server.count(200)).isEqualTo(REQUESTS);
       long ideal = idealSpan(Algorithm.SLIDING_WINDOW, server.log().get(0).request().atNanos());
-      // A first window shorter than a second (the first request 0.6 s before a boundary) is an open
-      // gap (issue 15; BENCHMARKS.md, client pacing): the units of the next two windows wait for the
-      // latest of them in some answer orders, 1.079x and 1.127x in two of twelve runs; bounded here
-      // at 1.2x until it is fixed, so that the test asserts what the client does rather than fail
-      // by the order in which the four callers' answers arrive. Every other phase: 1.05x.
-      long margin = phase > 3.5 ? ideal / 5 : ideal / 20;
-      assertThat(span(server)).as("span against the ideal %s ns", ideal).isBetween(ideal, ideal + margin);
+      assertThat(span(server)).as("span against the ideal %s ns", ideal).isBetween(ideal, ideal + ideal / 20);
+    }
+  }
+
+  /**
+   * The phases above and a first window shorter than a second: a burst decided at one instant is
+   * checked against the windows on both sides of every boundary its requests were on the wire
+   * across, so that no phase within a grid step of it stands unchecked.
+   */
+  static Stream<Double> slidingPhases() {
+    return Stream.concat(phases(), Stream.of(4.2, 4.6));
+  }
+
+  /**
+   * A sliding window's first window of 0.2 s or less: no refusal, every request served. The span is
+   * an open gap (issue 15; BENCHMARKS.md, client pacing: 1.04x to 1.21x at 4.8 s and 4.9 s by
+   * answer order, 1.05x at 4.95 s, 1.26x at 4.99 s in virtual time).
+   */
+  @ParameterizedTest(name = "first request {0} s into the window")
+  @ValueSource(doubles = {4.8, 4.9, 4.95, 4.99})
+  void aSlidingWindowsShortFirstWindowIsNeverRefused(double phase) throws Exception {
+    ManualTicker ticker = startingAt(phase);
+    try (TestServer server = new TestServer(ticker,
+        Peers.headroom(HeaderDialect.IETF, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW))) {
+      runVirtual(ticker, server, Pacing.ADAPTIVE);
+      assertThat(server.count(429)).as("refusals").isZero();
+      assertThat(server.count(200)).isEqualTo(REQUESTS);
     }
   }
 
@@ -163,10 +188,12 @@ class AdaptivePacingTest {
    * fields currently used on the web"), the client learns it from how {@code r} and the reset move
    * ({@link WindowInference}) and reads the epoch reset through the server's clock ({@link
    * ServerClock}): a token bucket is spent as one, a sliding window as modelled, a fixed window
-   * (which needs none) as before. Each request reaches the server 1 to 20 ms after it was sent. The
-   * first request comes at every quarter second of the server's window up to 4.5 s (a grid, not a
-   * sample: every run of the build tries the same phases), so a fixed window's first reset comes
-   * from half a second to five seconds after it, and a window of one request is among them.
+   * (which needs none) as before, its last units sent where their answers halve what is known of
+   * the server's clock, and with it of an epoch reset ({@link ResetBisection}). Each request reaches
+   * the server 1 to 20 ms after it was sent. The first request comes at every quarter second of the
+   * server's window up to 4.5 s and every tenth from 4.6 s to 4.9 s (a grid, not a sample: every
+   * run of the build tries the same phases), so a fixed window's first reset comes from a tenth of
+   * a second to five seconds after it, and a window of one request is among them.
    */
   @ParameterizedTest(name = "{1}, first request {0} s into the window")
   @MethodSource("phaseGridAndEveryAlgorithm")
@@ -183,39 +210,33 @@ class AdaptivePacingTest {
   }
 
   /**
-   * The first request less than half a second before the reset: whatever the algorithm, the first
-   * reset is known only to within the second {@code t} (and the epoch reset) is rounded to, so a
-   * fixed window's next units may wait up to a second past it (1.05x to 1.07x of this schedule; a
-   * field limit, not a target). No request is ever refused.
+   * A sliding window whose first request comes less than a second before a boundary of its
+   * windows: only no refusal is asserted (an open gap, BENCHMARKS.md, client pacing: 1.00x to
+   * 1.06x up to 4.6 s, to 1.34x from 4.8 s in virtual time, by phase and answer order).
    */
   @ParameterizedTest(name = "{1}, first request {0} s into the window")
   @MethodSource("shortFirstWindows")
-  void withoutAStatedWindowAShortFirstWindowIsNeverRefused(double phase, Algorithm algorithm) throws Exception {
+  void withoutAStatedWindowAShortFirstSlidingWindowIsNeverRefused(double phase, Algorithm algorithm) throws Exception {
     ManualTicker ticker = startingAt(phase);
     try (TestServer server = new TestServer(ticker, githubForm(ticker, algorithm, new java.util.Random(15)))) {
       runVirtual(ticker, server, Pacing.ADAPTIVE);
       assertThat(server.count(429)).as("refusals").isZero();
       assertThat(server.count(200)).isEqualTo(REQUESTS);
-      if (algorithm != Algorithm.SLIDING_WINDOW) {
-        long ideal = idealSpan(algorithm, server.log().get(0).request().atNanos());
-        assertThat(span(server)).as("span against the ideal %s ns", ideal)
-            .isBetween(ideal, ideal + ideal / 20 + Duration.ofSeconds(1).toNanos());
-      }
     }
   }
 
   static Stream<Arguments> phaseGridAndEveryAlgorithm() {
     // A sliding window whose first request comes 4.25 s or later into its window is not within 1.05x
     // in every answer order (BENCHMARKS.md, client pacing: an open gap): shortFirstWindows has it.
-    return IntStream.rangeClosed(0, 18).mapToObj(i -> i * 0.25).flatMap(p -> Stream.of(Algorithm.FIXED_WINDOW,
-        Algorithm.TOKEN_BUCKET, Algorithm.SLIDING_WINDOW).filter(a -> a != Algorithm.SLIDING_WINDOW || p < 4.2)
-        .map(a -> Arguments.of(p, a)));
+    // A fixed window's and a token bucket's first window down to a tenth of a second are: the
+    // reset, known only to the second from the first window's reports, is bisected later.
+    return Stream.concat(IntStream.rangeClosed(0, 18).mapToObj(i -> i * 0.25), Stream.of(4.6, 4.7, 4.8, 4.9))
+        .flatMap(p -> Stream.of(Algorithm.FIXED_WINDOW, Algorithm.TOKEN_BUCKET, Algorithm.SLIDING_WINDOW)
+            .filter(a -> a != Algorithm.SLIDING_WINDOW || p < 4.2).map(a -> Arguments.of(p, a)));
   }
 
   static Stream<Arguments> shortFirstWindows() {
-    return Stream.concat(Stream.of(4.25, 4.5).map(p -> Arguments.of(p, Algorithm.SLIDING_WINDOW)),
-        Stream.of(4.6, 4.7, 4.8, 4.9).flatMap(p -> Stream.of(Algorithm.FIXED_WINDOW, Algorithm.TOKEN_BUCKET,
-            Algorithm.SLIDING_WINDOW).map(a -> Arguments.of(p, a))));
+    return Stream.of(4.25, 4.5, 4.6, 4.7, 4.8, 4.9).map(p -> Arguments.of(p, Algorithm.SLIDING_WINDOW));
   }
 
   /**

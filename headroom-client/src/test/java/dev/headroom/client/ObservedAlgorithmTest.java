@@ -41,6 +41,45 @@ class ObservedAlgorithmTest {
   }
 
   /**
+   * Four callers racing a reset (the first request 4.986 s into a 5 s window): the first answer
+   * recorded from the new window may be of a request the server decided after others of that window
+   * that are still on the wire, so its {@code r} is lower than the old window's least without
+   * anything coming back, as a fixed window's reset allows. Read as a refill, the fixed window was
+   * spent as a sliding window (1.57x of the ideal schedule in a benchmark run at that phase).
+   */
+  @Test
+  void aNewWindowsFirstAnswerBehindConcurrentRequestsIsNotReadAsARefill() {
+    // A fixed window resetting at 5.00 s and every 5 s after.
+    report(9, 4_986, 4_996, 1);
+    report(8, 4_996, 5_006, 1);
+    // Four requests sent at 5.006 s are decided at 5.010 to 5.030 s (r = 9, 8, 7, 6); the one that
+    // said 7 is recorded first, with three others on the wire.
+    seen.report(7, Q, W, 5_006 * MS, 5_040 * MS, 5_000 * MS, Long.MIN_VALUE, answers, answers, 3);
+    answers++;
+    assertThat(seen.kind()).isEqualTo(Kind.UNKNOWN);
+    // The next reset: r back up, the fixed window.
+    report(9, 10_010, 10_020, 5);
+    assertThat(seen.kind()).isEqualTo(Kind.FIXED_WINDOW);
+  }
+
+  /**
+   * Ten requests decided at one instant against a sliding window, 0.6 s before a boundary of its
+   * windows: the estimate's time until empty grows with each unit ({@code t} from 1 to 6), and the
+   * answers are recorded in any order. Recorded after a later-reset one, a report whose bounds lie
+   * wholly before the current window's looks like a window already over; but no fixed window of
+   * {@code w} resets less than {@code w} after a reset that was after that report's lower bound.
+   */
+  @Test
+  void aBurstsAnswersOutOfOrderStillShowASlidingWindowsResetMoving() {
+    seen.report(9, Q, W, 4_400 * MS, 4_400 * MS, 1_000 * MS, Long.MIN_VALUE, 0, 0, 9);
+    seen.report(0, Q, W, 4_400 * MS, 4_400 * MS, 6_000 * MS, Long.MIN_VALUE, 0, 1, 9);
+    assertThat(seen.kind()).isEqualTo(Kind.UNKNOWN);
+    // r=8, t=4: the reset in (7.40, 8.40], wholly before (9.40, 10.40].
+    seen.report(8, Q, W, 4_400 * MS, 4_400 * MS, 4_000 * MS, Long.MIN_VALUE, 0, 2, 8);
+    assertThat(seen.kind()).isEqualTo(Kind.REFILLING);
+  }
+
+  /**
    * A window of one request, then the first request of the next: both say {@code q - 1}, as a fixed
    * window's reset would and as a refill that moved the reset later would. Neither is read into it;
    * the next reports tell them apart.

@@ -125,7 +125,7 @@ class WindowInferenceTest {
       e.admitted(seq, admitted);
       e.received(seq, admitted, received, false);
       e.reported(seq, admitted, received, o.remaining(), t, Long.MIN_VALUE, seq, seq, true);
-      e.learn(o.remaining(), admitted, received, t, Long.MIN_VALUE, seq - 1, seq - 1, true);
+      e.learn(o.remaining(), admitted, received, t, Long.MIN_VALUE, seq - 1, seq - 1, true, 0);
       e.resetAt = received + t;
       e.remaining = o.remaining();
     }
