@@ -81,8 +81,15 @@ class HeadroomCommonConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     Store headroomStore(HeadroomProperties props) {
+      dev.headroom.redis.RedisStore.Builder b = dev.headroom.redis.RedisStore.builder();
       try {
-        return dev.headroom.redis.RedisStore.builder().uri(props.getStore().getRedisUri()).build();
+        b.refusalMemory(props.getStore().getRefusalMemory());
+      } catch (IllegalArgumentException | NullPointerException ex) {
+        throw new HeadroomConfigurationException("headroom.store.refusal-memory", props.getStore().getRefusalMemory(),
+            "a duration from 0 (every request to Redis) to 1h", ex);
+      }
+      try {
+        return b.uri(props.getStore().getRedisUri()).build();
       } catch (IllegalArgumentException ex) {
         throw new HeadroomConfigurationException("headroom.store.redis-uri", props.getStore().getRedisUri(),
             "a Redis URI such as redis://127.0.0.1:6379", ex);

@@ -328,6 +328,20 @@ public class HeadroomProperties {
     /** The Redis URI of store type redis, such as redis://127.0.0.1:6379. */
     private String redisUri = "redis://127.0.0.1:6379";
 
+    /**
+     * Store type redis: how long a refusal Redis gave answers equal requests without a round trip,
+     * while its Retry-After runs (0 asks Redis every time; at most 1h).
+     */
+    private java.time.Duration refusalMemory = java.time.Duration.ofSeconds(1);
+
+    public java.time.Duration getRefusalMemory() {
+      return refusalMemory;
+    }
+
+    public void setRefusalMemory(java.time.Duration refusalMemory) {
+      this.refusalMemory = refusalMemory;
+    }
+
     public String getType() {
       return type;
     }

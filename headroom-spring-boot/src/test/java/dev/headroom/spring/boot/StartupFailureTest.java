@@ -135,6 +135,16 @@ class StartupFailureTest {
   }
 
   @Test
+  void refusalMemoryOutOfRange() {
+    assertThat(failure("headroom.store.type=redis", "headroom.store.refusal-memory=2h"))
+        .startsWith("headroom.store.refusal-memory: expected a duration from 0 (every request to Redis) to 1h")
+        .endsWith("got 'PT2H'");
+    runner.withPropertyValues("headroom.store.type=redis", "headroom.store.refusal-memory=0",
+        "headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst").run(ctx ->
+          assertThat(ctx).hasNotFailed().getBean(dev.headroom.Store.class).isInstanceOf(dev.headroom.redis.RedisStore.class));
+  }
+
+  @Test
   void badRedisUri() {
     assertThat(failure("headroom.store.type=redis", "headroom.store.redis-uri=http://nowhere"))
         .startsWith("headroom.store.redis-uri: expected a Redis URI").endsWith("got 'http://nowhere'");

@@ -212,6 +212,19 @@ public class CloudGatewayProperties {
     /** The prefix of every Redis key Headroom writes. */
     private String keyPrefix = "headroom:";
     /**
+     * Store type redis: how long a refusal Redis gave answers equal requests without a round trip,
+     * while its Retry-After runs (0 asks Redis every time; at most 1h).
+     */
+    private java.time.Duration refusalMemory = java.time.Duration.ofSeconds(1);
+
+    public java.time.Duration getRefusalMemory() {
+      return refusalMemory;
+    }
+
+    public void setRefusalMemory(java.time.Duration refusalMemory) {
+      this.refusalMemory = refusalMemory;
+    }
+    /**
      * What a request meets when the store cannot decide: allow (the default: let it through
      * without fields) or refuse (503 temporary-reduced-capacity from the Headroom filter; the
      * RequestRateLimiter's own refusal status with Retry-After 2).

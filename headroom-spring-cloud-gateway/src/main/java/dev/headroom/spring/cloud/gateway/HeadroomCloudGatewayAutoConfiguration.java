@@ -216,6 +216,12 @@ public class HeadroomCloudGatewayAutoConfiguration {
         throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.key-prefix",
             props.getStore().getKeyPrefix(), ex.getMessage(), ex);
       }
+      try {
+        b.refusalMemory(props.getStore().getRefusalMemory());
+      } catch (IllegalArgumentException | NullPointerException ex) {
+        throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.refusal-memory",
+            props.getStore().getRefusalMemory(), "a duration from 0 (every request to Redis) to 1h", ex);
+      }
       return b.build();
     }
   }

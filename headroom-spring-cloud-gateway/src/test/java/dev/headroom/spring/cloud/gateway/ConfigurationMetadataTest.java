@@ -34,6 +34,7 @@ class ConfigurationMetadataTest {
     JsonNode m = metadata();
     assertThat(names(m.path("properties"))).contains("headroom.cloud-gateway.enabled", "headroom.cloud-gateway.why",
         "headroom.cloud-gateway.policies", "headroom.cloud-gateway.store.type", "headroom.cloud-gateway.store.redis-uri",
+        "headroom.cloud-gateway.store.refusal-memory",
         "headroom.cloud-gateway.store.on-failure", "headroom.cloud-gateway.headers.dialects",
         "headroom.cloud-gateway.service.name");
     for (JsonNode p : m.path("properties")) {

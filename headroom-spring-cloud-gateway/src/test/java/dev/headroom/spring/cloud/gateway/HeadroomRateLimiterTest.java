@@ -227,6 +227,23 @@ class HeadroomRateLimiterTest {
   }
 
   @Test
+  void aRefusalMemoryOutOfRangeStopsStartupNamingTheProperty() {
+    Map<String, Object> p = new HashMap<>();
+    p.put("headroom.cloud-gateway.store.type", "redis");
+    p.put("headroom.cloud-gateway.store.refusal-memory", "2h");
+    Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> GatewayApp.start(p).close());
+    CloudGatewayConfigurationException cause = null;
+    for (Throwable c = failure; c != null; c = c.getCause()) {
+      if (c instanceof CloudGatewayConfigurationException) {
+        cause = (CloudGatewayConfigurationException) c;
+      }
+    }
+    assertThat(cause).as("a CloudGatewayConfigurationException in %s", failure).isNotNull();
+    assertThat(cause.getMessage()).contains("headroom.cloud-gateway.store.refusal-memory").contains("PT2H")
+        .contains("from 0 (every request to Redis) to 1h");
+  }
+
+  @Test
   void aRouteArgumentThatCannotBeUsedIsNamedWithItsValueAndWhatIsExpected() {
     HeadroomRateLimiter.Config c = new HeadroomRateLimiter.Config().setQuota(5L).setAlgorithm("leaky");
     HeadroomRateLimiter limiter = HeadroomRateLimiter.of(dev.headroom.QuotaLimiter.of(InMemoryStore.builder().build()),
