@@ -91,11 +91,15 @@ final class StoreReader extends SectionReader {
         || (n.isTextual() && List.of("0", "0s", "0ms", "off").contains(n.asText().trim()))) {
       return Duration.ZERO;
     }
-    if (!n.isMissingNode() && parseDuration(n).isEmpty()) {
+    if (n.isMissingNode()) {
+      return RedisStore.DEFAULT_REFUSAL_MEMORY;
+    }
+    Optional<Duration> d = parseDuration(n);
+    if (d.isEmpty()) {
       problem("store.refusalMemory", n, "0 or off (every request to Redis), or a duration up to 1h such as 500ms or 1s");
       return RedisStore.DEFAULT_REFUSAL_MEMORY;
     }
-    return duration("store.refusalMemory", n, RedisStore.DEFAULT_REFUSAL_MEMORY);
+    return d.get();
   }
 
   /**

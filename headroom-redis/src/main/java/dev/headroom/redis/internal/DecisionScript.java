@@ -139,21 +139,14 @@ public final class DecisionScript {
    *     connection is standalone
    * @param keysEnd where the arguments after numkeys and the keys start in {@code encoded}
    * @param keyCount how many keys there are
+   * @param rememberable whether a refusal of this call may be remembered ({@link RefusalMemory}):
+   *     an acquisition on Redis {@code TIME}, with no concurrency policy
    */
   public record Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount, boolean rememberable) {
 
-    /** @see #rememberable() */
+    /** A call whose refusal is not remembered (batches, repeats). */
     public Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount) {
       this(encoded, arguments, firstKey, keysEnd, keyCount, false);
-    }
-
-    /**
-     * Whether a refusal of this call may be remembered ({@link RefusalMemory}): an acquisition on
-     * Redis {@code TIME}, with no concurrency policy.
-     */
-    @Override
-    public boolean rememberable() {
-      return rememberable;
     }
 
     /** Numkeys and the keys, encoded: calls with equal ones may be decided in one batch. */

@@ -129,11 +129,16 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
       return Mono.error(e);
     }
     PartitionKey key = partition(id);
-    // The decision completes on the store's thread (Lettuce's I/O loop, or the deadline timer);
-    // the exchange goes on on a Reactor thread, so that the gateway's work never delays the
-    // store's next replies (as the WebFlux filter does with its continuations).
-    return Mono.fromCompletionStage(() -> limiter.acquireAsync(List.of(Acquisition.of(route.policy, key, route.cost))))
-        .publishOn(Schedulers.parallel())
+    // A decision that completes later does so on the store's thread (Lettuce's I/O loop, or the
+    // deadline timer): the exchange then goes on on a Reactor thread, so that the gateway's work
+    // never delays the store's next replies. One decided at once (the memory store) goes on here,
+    // as the WebFlux filter does with its verdicts.
+    return Mono.defer(() -> {
+      java.util.concurrent.CompletableFuture<Decision> decided =
+          limiter.acquireAsync(List.of(Acquisition.of(route.policy, key, route.cost))).toCompletableFuture();
+      Mono<Decision> d = Mono.fromFuture(decided);
+      return decided.isDone() ? d : d.publishOn(Schedulers.parallel());
+    })
         .map(route::response)
         .onErrorResume(StoreException.class, e -> Mono.just(storeFailed()));
   }
