@@ -755,9 +755,15 @@ local FAST_NOW = 9000000000
 -- One token-bucket policy, acquired: gcraEval and gcraCommit without the tables (most requests
 -- of a hot route are exactly this). When tau and the TAT are within FAST_SPAN of now, times are
 -- single numbers of nanoseconds relative to now, exact below 2^53; otherwise the (s, n) pairs.
-local function acquireOneGcra(key, argv)
-  local q, cost = tonumber(argv[6]), tonumber(argv[7])
-  local Ts, Tn, us, un = tonumber(argv[8]), tonumber(argv[9]), tonumber(argv[10]), tonumber(argv[11])
+-- Its arguments (argv 6 to 12 of such a request), parsed: a batch across keys parses them once per
+-- distinct argument list, not once per request.
+local function gcraParams(argv)
+  return { tonumber(argv[6]), tonumber(argv[7]), tonumber(argv[8]), tonumber(argv[9]), tonumber(argv[10]),
+    tonumber(argv[11]), tonumber(argv[12]) }
+end
+
+local function acquireOneGcraWith(key, p)
+  local q, cost, Ts, Tn, us, un = p[1], p[2], p[3], p[4], p[5], p[6]
   local ts, tn = gcraLoadKey(key)
   local rel = ts - nows
   if us < FAST_SPAN and rel < FAST_SPAN and rel > -FAST_SPAN and nows < FAST_NOW then
@@ -780,7 +786,7 @@ local function acquireOneGcra(key, argv)
       end
       ys, yn = split(x - tau)
     else
-      ys, yn = tonumber(argv[12]), 0
+      ys, yn = p[7], 0
     end
     local rs, rn = split(d)
     return { 0, 0, remainingOfHeadroom(q, T, tau - d), rs, rn, ys, yn, 0 }
@@ -801,10 +807,14 @@ local function acquireOneGcra(key, argv)
     end
     ys, yn = sub(ds, dn, us, un)
   else
-    ys, yn = tonumber(argv[12]), 0
+    ys, yn = p[7], 0
   end
   local rs, rn = gcraReset(ts, tn)
   return { 0, 0, gcraRemainingOf(q, Ts, Tn, us, un, ts, tn), rs, rn, ys, yn, 0 }
+end
+
+local function acquireOneGcra(key, argv)
+  return acquireOneGcraWith(key, gcraParams(argv))
 end
 
 -- During a batch: the values of the plain keys its earlier calls read or wrote, so that n calls
@@ -840,6 +850,11 @@ local function cachedCall(cmd, key, ...)
 end
 
 -- One request: keys and argv as DecisionScript lays them out; answers as it documents.
+-- Whether a request's argv is one token-bucket acquisition (acquireOneGcra's case).
+local function oneGcra(argv)
+  return argv[1] == 'a' and argv[5] == 'g' and #argv == 12
+end
+
 local function decideOne(keys, argv)
   if floor == nil then
     bind()
@@ -855,7 +870,7 @@ local function decideOne(keys, argv)
   end
   local mode = argv[1]
 
-  if mode == 'a' and argv[5] == 'g' and #argv == 12 then
+  if oneGcra(argv) then
     return acquireOneGcra(keys[1], argv)
   end
 
@@ -956,30 +971,19 @@ local function append(out, reply)
   end
 end
 
--- A batch: n requests decided one after another, each exactly as its own call would have been
--- (its own all-or-nothing commit), and answered in order, each reply after its length. Keys they
--- read are read from Redis once per batch (cachedCall); Redis TIME is read once (batchTime). A
--- request equal to the one before it (same keys, same arguments), which was refused, is refused
--- alike (see refusal). Across keys (mode m), each request names its own keys.
-local function decideBatch(keys, argv, across)
+-- A batch (mode b): n requests on the same keys decided one after another, each exactly as its
+-- own call would have been (its own all-or-nothing commit), and answered in order, each reply
+-- after its length. Keys they read are read from Redis once per batch (cachedCall); Redis TIME is
+-- read once (batchTime). A request equal to the one before it, which was refused, is refused
+-- alike (see refusal).
+local function decideBatch(keys, argv)
   cache = {}
   local n = tonumber(argv[2])
   local at = 3
-  local k = 1
   local out = {}
   local t = nil
-  local prev, prevKeys, prevReply = nil, nil, nil
+  local prev, prevReply = nil, nil
   for _ = 1, n do
-    local subkeys = keys
-    if across then
-      local kc = tonumber(argv[at])
-      at = at + 1
-      subkeys = {}
-      for j = 1, kc do
-        subkeys[j] = keys[k + j - 1]
-      end
-      k = k + kc
-    end
     local len = tonumber(argv[at])
     local sub = {}
     for j = 1, len do
@@ -987,10 +991,10 @@ local function decideBatch(keys, argv, across)
     end
     at = at + len + 1
     local reply
-    if prevReply ~= nil and same(sub, prev) and (subkeys == prevKeys or same(subkeys, prevKeys)) then
+    if prevReply ~= nil and same(sub, prev) then
       reply = prevReply
     else
-      prev, prevKeys = sub, subkeys
+      prev = sub
       if sub[2] == '' then
         local timed = {}
         for j = 1, len do
@@ -1000,7 +1004,7 @@ local function decideBatch(keys, argv, across)
         timed[2], timed[3] = t[1], t[2]
         sub = timed
       end
-      reply = decideOne(subkeys, sub)
+      reply = decideOne(keys, sub)
       if type(reply) ~= 'table' or reply.err then
         cache = nil
         return reply
@@ -1013,18 +1017,93 @@ local function decideBatch(keys, argv, across)
   return out
 end
 
+-- A batch across keys (mode m, standalone Redis only): n requests on any keys, decided and
+-- answered as a batch. The requests of a busy route differ only in their keys, so each distinct
+-- argument list is sent once: ARGV 1 m, 2 n, 3 u, then u lists, each as its number of keys, its
+-- length and its ARGV, then n indexes (from 1), one per request, of the list it uses; KEYS holds
+-- every request's keys one after another. A list is read into a table, given the batch's TIME and
+-- (for one token-bucket acquisition, the common case) parsed once, however many requests use it.
+local function decideAcross(keys, argv)
+  cache = {}
+  local n, u = tonumber(argv[2]), tonumber(argv[3])
+  local at = 4
+  local lists = {}
+  local t = nil
+  for i = 1, u do
+    local kc, len = tonumber(argv[at]), tonumber(argv[at + 1])
+    local sub = {}
+    for j = 1, len do
+      sub[j] = argv[at + 1 + j]
+    end
+    at = at + 2 + len
+    if sub[2] == '' then
+      t = batchTime(t)
+      sub[2], sub[3] = t[1], t[2]
+    end
+    local list = { kc = kc, argv = sub }
+    if kc == 1 and oneGcra(sub) then
+      list.gcra = gcraParams(sub)
+      list.margin, list.nows, list.nown = tonumber(sub[4]), tonumber(sub[2]), tonumber(sub[3])
+    end
+    lists[i] = list
+  end
+  local out = {}
+  local k = 1
+  local prevList, prevK, prevReply = nil, 0, nil
+  for _ = 1, n do
+    local list = lists[tonumber(argv[at])]
+    at = at + 1
+    local kc = list.kc
+    local reply
+    local again = prevReply ~= nil and list == prevList
+    if again then
+      for j = 0, kc - 1 do
+        if keys[k + j] ~= keys[prevK + j] then
+          again = false
+          break
+        end
+      end
+    end
+    if again then
+      reply = prevReply
+    else
+      if list.gcra then
+        call, margin, nows, nown = cachedCall, list.margin, list.nows, list.nown
+        reply = acquireOneGcraWith(keys[k], list.gcra)
+      else
+        local subkeys = {}
+        for j = 1, kc do
+          subkeys[j] = keys[k + j - 1]
+        end
+        reply = decideOne(subkeys, list.argv)
+        if type(reply) ~= 'table' or reply.err then
+          cache = nil
+          return reply
+        end
+      end
+      prevList, prevK = list, k
+      prevReply = refusal(list.argv, reply) and reply or nil
+    end
+    k = k + kc
+    append(out, reply)
+  end
+  cache = nil
+  return out
+end
+
 -- One call: a request, or a batch of requests on the same keys.
 local function decide(keys, argv)
   if floor == nil then
     bind()
   end
   local mode = argv[1]
-  -- A batch (mode b): n requests on the same keys, each given by its own argv after its length.
-  -- A batch across keys (mode m, standalone Redis only): n requests on any keys; KEYS holds every
-  -- request's keys one after another, and each request's argv comes after its number of keys and
-  -- its length. Either is decided by decideBatch.
-  if mode == 'b' or mode == 'm' then
-    return decideBatch(keys, argv, mode == 'm')
+  -- A batch (mode b): n requests on the same keys, each given by its own argv after its length
+  -- (decideBatch). A batch across keys (mode m, standalone Redis only): see decideAcross.
+  if mode == 'b' then
+    return decideBatch(keys, argv)
+  end
+  if mode == 'm' then
+    return decideAcross(keys, argv)
   end
   -- n copies of one request (mode n: ARGV 1 n, 2 count, then the request's argv), decided one
   -- after another as mode b would; evaluation stops at the first refusal, which every later copy

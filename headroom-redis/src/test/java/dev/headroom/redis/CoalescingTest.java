@@ -193,6 +193,65 @@ class CoalescingTest {
   }
 
   /**
+   * Mode m sends each distinct argument list once (decideAcross): 40 requests of one policy on
+   * Redis TIME and 40 of another, interleaved, each on a key of its own or again on the key before
+   * it, are two lists and one index per request on the wire, and each is decided as alone: the
+   * first on a key admitted with the quota less one left, a second in a row on the same key
+   * refused (quota 1, Retry-After about the hour) or admitted with one less (quota 5).
+   */
+  @Test
+  void requestsThatDifferOnlyInTheirKeysShareOneArgumentList() throws Exception {
+    prefix = LocalRedis.uniquePrefix("lists");
+    KeyLayout layout = new KeyLayout(prefix);
+    QuotaPolicy one = QuotaPolicy.builder("one").quota(1).window(Duration.ofHours(1)).build();
+    QuotaPolicy five = QuotaPolicy.builder("five").algorithm(Algorithm.FIXED_WINDOW).quota(5)
+        .window(Duration.ofHours(1)).build();
+    List<List<Acquisition>> requests = new ArrayList<>();
+    List<DecisionScript.Call> encoded = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      for (QuotaPolicy p : List.of(one, five)) {
+        List<Acquisition> request = List.of(Acquisition.of(p, PartitionKey.of("k" + i)));
+        int copies = i % 4 == 0 ? 2 : 1; // a second request in a row on the same key
+        for (int c = 0; c < copies; c++) {
+          requests.add(request);
+          encoded.add(DecisionScript.encode(layout, false, DecisionScript.ACQUIRE, null, 0, request, null));
+        }
+      }
+    }
+    DecisionScript.Call across = DecisionScript.across(encoded);
+    int n = encoded.size();
+    int own = encoded.get(0).arguments() - 1 - 1; // one list's ARGV
+    assertThat(across.arguments()).as("numkeys, %d keys, m n u, two lists, %d indexes", n, n)
+        .isEqualTo(1 + n + 3 + 2 * (2 + own) + n);
+    Endpoint endpoint = localRedis();
+    try {
+      DecisionCalls calls = new DecisionCalls(endpoint, DecisionScript.load(), false);
+      long[][] replies = DecisionScript.split(calls.call(across, new WriteStamp(System.nanoTime()))
+          .get(30, TimeUnit.SECONDS), n);
+      PartitionKey last = null;
+      QuotaPolicy lastPolicy = null;
+      for (int j = 0; j < n; j++) {
+        Acquisition a = requests.get(j).get(0);
+        Decision d = Decision.of(DecisionScript.outcomes(replies[j], requests.get(j)));
+        boolean again = a.key().equals(last) && a.policy().equals(lastPolicy);
+        if (again && a.policy() == one) {
+          assertThat(d.allowed()).as("request %d, the second on %s", j, a.key()).isFalse();
+          assertThat(d.outcomes().get(0).retryAfterSeconds()).as("request %d: retry after (s)", j)
+              .isBetween(3_500L, 3_600L);
+        } else {
+          assertThat(d.allowed()).as("request %d on %s", j, a.key()).isTrue();
+          assertThat(d.outcomes().get(0).remaining()).as("request %d", j)
+              .isEqualTo(a.policy().quota() - (again ? 2 : 1));
+        }
+        last = a.key();
+        lastPolicy = a.policy();
+      }
+    } finally {
+      endpoint.close();
+    }
+  }
+
+  /**
    * Concurrent decisions on many different keys, through the store on a standalone Redis of the
    * test's own, share calls (mode m): each key admits exactly its quota, in fewer FCALLs than
    * decisions.

@@ -41,9 +41,10 @@ import java.util.List;
  *          t seconds, t nanos, retry-after seconds, retry-after nanos, lease id
  *   batch  ARGV 1 b, 2 n, then per call its ARGV's length and its ARGV (same KEYS for all); the
  *          calls are decided in order, each as alone; reply: per call its reply's length, then it
- *   across ARGV 1 m, 2 n, then per call its number of keys, its ARGV's length and its ARGV; KEYS
- *          every call's keys in order (standalone Redis only: the keys may lie in any slot); decided
- *          and answered as a batch
+ *   across ARGV 1 m, 2 n, 3 u, then u distinct argument lists, each as its number of keys, its
+ *          length and its ARGV, then per call the index (from 1) of its list; KEYS every call's
+ *          keys in order (standalone Redis only: the keys may lie in any slot); decided and
+ *          answered as a batch
  *   repeat ARGV 1 n, 2 n, then one acquisition's ARGV: n copies of it, decided as a batch of them;
  *          evaluation stops at the first refusal (a refusal changes nothing, so the copies after
  *          it would be refused alike); reply: m, then m replies after their lengths
@@ -185,15 +186,32 @@ public final class DecisionScript {
 
   /**
    * One call deciding these calls, on any keys, one after another in order (mode {@code m}): for
-   * a standalone Redis, where one call may touch keys of any slot. The reply is
+   * a standalone Redis, where one call may touch keys of any slot. Calls whose arguments are equal
+   * (a route's requests differ only in their keys) share one argument list, sent once: each call
+   * is then one key and one index on the wire, and the script parses each list once. The reply is
    * {@link #batch}'s; {@link #split} takes it apart.
    */
   public static Call across(List<Call> calls) {
     int size = 64;
     int keyCount = 0;
     for (Call c : calls) {
-      size += c.encoded.length + 32;
+      size += c.keysEnd + 16;
       keyCount += c.keyCount;
+    }
+    java.util.Map<java.nio.ByteBuffer, Integer> index = new java.util.HashMap<>();
+    List<Call> lists = new ArrayList<>();
+    int[] listOf = new int[calls.size()];
+    for (int i = 0; i < calls.size(); i++) {
+      Call c = calls.get(i);
+      java.nio.ByteBuffer own = java.nio.ByteBuffer.wrap(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
+      Integer at = index.get(own);
+      if (at == null || lists.get(at - 1).keyCount != c.keyCount) {
+        lists.add(c);
+        at = lists.size();
+        index.put(own, at);
+        size += c.encoded.length - c.keysEnd + 32;
+      }
+      listOf[i] = at;
     }
     Resp r = new Resp(size);
     r.bulk(keyCount);
@@ -202,13 +220,17 @@ public final class DecisionScript {
       r.raw(c.encoded, start, c.keysEnd - start);
     }
     int keysEnd = r.size();
-    r.bulk(ACROSS).bulk(calls.size());
-    int arguments = 1 + keyCount + 2;
-    for (Call c : calls) {
+    r.bulk(ACROSS).bulk(calls.size()).bulk(lists.size());
+    int arguments = 1 + keyCount + 3;
+    for (Call c : lists) {
       int own = c.arguments - 1 - c.keyCount;
       r.bulk(c.keyCount).bulk(own).raw(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
       arguments += 2 + own;
     }
+    for (int at : listOf) {
+      r.bulk(at);
+    }
+    arguments += calls.size();
     return new Call(r.toBytes(), arguments, calls.get(0).firstKey, keysEnd, keyCount);
   }
 
