@@ -88,6 +88,29 @@ public final class RedisStoreBenchmark {
 
   static final boolean ASYNC = Boolean.getBoolean("async");
 
+  /**
+   * {@code -Dthreads=virtual}: each blocking caller a virtual thread (JDK 21 or later; on JDK 24 or
+   * later a virtual thread waiting in {@code synchronized} code no longer pins its carrier), so that
+   * a caller's wait for Redis parks no kernel thread.
+   */
+  static final boolean VIRTUAL = "virtual".equals(System.getProperty("threads"));
+
+  /** Where blocking callers run: a platform thread each, or with {@link #VIRTUAL} a virtual thread each. */
+  static java.util.concurrent.ThreadFactory callerThreads() {
+    if (!VIRTUAL) {
+      return Thread::new;
+    }
+    try {
+      // Thread.ofVirtual().factory(), looked up so that this module still compiles for Java 17.
+      Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+      return (java.util.concurrent.ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory")
+          .invoke(builder);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("threads=virtual needs JDK 21 or later; this is " + System.getProperty(
+          "java.version"), e);
+    }
+  }
+
   /** The server's counters: commandstats and, when its pid is known, its CPU time. */
   static final class Server {
     final StatefulRedisConnection<String, String> admin;
@@ -209,7 +232,8 @@ public final class RedisStoreBenchmark {
 
     System.out.println("# Redis store benchmark: " + uri + ", " + seconds + " s per cell, JVM "
         + System.getProperty("java.version") + ", " + Runtime.getRuntime().availableProcessors() + " cores"
-        + (ASYNC ? "; asynchronous APIs, \"callers\" = decisions in flight" : "; blocking callers, a thread each"));
+        + (ASYNC ? "; asynchronous APIs, \"callers\" = decisions in flight"
+            : VIRTUAL ? "; blocking callers, a virtual thread each" : "; blocking callers, a thread each"));
     System.out.println();
     if (!Boolean.getBoolean("skip.monitor")) {
       System.out.println("Commands per decision (MONITOR, 1,000 sequential decisions):");
@@ -411,9 +435,10 @@ public final class RedisStoreBenchmark {
     CountDownLatch start = new CountDownLatch(1);
     Thread[] threads = new Thread[callers];
     long[] endAt = new long[1];
+    java.util.concurrent.ThreadFactory factory = callerThreads();
     for (int t = 0; t < callers; t++) {
       int me = t;
-      threads[t] = new Thread(() -> {
+      threads[t] = factory.newThread(() -> {
         long[] lat = new long[1 << 16];
         int n = 0;
         try {
@@ -437,7 +462,9 @@ public final class RedisStoreBenchmark {
           }
           lat[n++] = System.nanoTime() - t0;
         }
-        CALLER_SWITCHES.add(threadSwitches(true));
+        if (!VIRTUAL) {
+          CALLER_SWITCHES.add(threadSwitches(true)); // a virtual caller's carriers are counted as living threads
+        }
         latencies[me] = lat;
         counts[me] = n;
         admitted[me] = mine;
