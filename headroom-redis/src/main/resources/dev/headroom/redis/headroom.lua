@@ -762,9 +762,10 @@ local function gcraParams(argv)
     tonumber(argv[11]), tonumber(argv[12]) }
 end
 
-local function acquireOneGcraWith(key, p)
+-- One acquisition decided against the TAT (ts, tn) read from the key: its reply, and the new TAT
+-- when it was admitted (nil when refused). Writes nothing: the caller stores the TAT.
+local function gcraStep(ts, tn, p)
   local q, cost, Ts, Tn, us, un = p[1], p[2], p[3], p[4], p[5], p[6]
-  local ts, tn = gcraLoadKey(key)
   local rel = ts - nows
   if us < FAST_SPAN and rel < FAST_SPAN and rel > -FAST_SPAN and nows < FAST_NOW then
     local T = Ts * E9 + Tn
@@ -778,11 +779,9 @@ local function acquireOneGcraWith(key, p)
       local x = d + cost * T -- newTat - now; cost T <= q T = tau
       if x <= tau then
         local a, b = split(nown + x)
-        local xs, xn = nows + a, b
         local r = remainingOfHeadroom(q, T, tau - x)
         local rs, rn = split(x)
-        store(key, str(xs) .. ':' .. str(xn), xs, xn)
-        return { 1, 1, r, rs, rn, 0, 0, 0 }
+        return { 1, 1, r, rs, rn, 0, 0, 0 }, nows + a, b
       end
       ys, yn = split(x - tau)
     else
@@ -802,8 +801,7 @@ local function acquireOneGcraWith(key, p)
     if le(ds, dn, us, un) then
       local r = gcraRemainingOf(q, Ts, Tn, us, un, xs, xn)
       local rs, rn = gcraReset(xs, xn)
-      store(key, str(xs) .. ':' .. str(xn), xs, xn)
-      return { 1, 1, r, rs, rn, 0, 0, 0 }
+      return { 1, 1, r, rs, rn, 0, 0, 0 }, xs, xn
     end
     ys, yn = sub(ds, dn, us, un)
   else
@@ -811,6 +809,19 @@ local function acquireOneGcraWith(key, p)
   end
   local rs, rn = gcraReset(ts, tn)
   return { 0, 0, gcraRemainingOf(q, Ts, Tn, us, un, ts, tn), rs, rn, ys, yn, 0 }
+end
+
+local function storeTat(key, xs, xn)
+  store(key, str(xs) .. ':' .. str(xn), xs, xn)
+end
+
+local function acquireOneGcraWith(key, p)
+  local ts, tn = gcraLoadKey(key)
+  local reply, xs, xn = gcraStep(ts, tn, p)
+  if xs ~= nil then
+    storeTat(key, xs, xn)
+  end
+  return reply
 end
 
 local function acquireOneGcra(key, argv)
@@ -1162,6 +1173,30 @@ local function decide(keys, argv)
       sub[2], sub[3] = t[1], t[2]
     end
     local out = { 0 }
+    if oneGcra(sub) then
+      -- One token bucket (a hot route's case): the TAT read once, carried from copy to copy in
+      -- numbers, and written once, after the last copy admitted. Nothing else runs within the
+      -- call, so Redis ends in the state that n reads and writes would have left.
+      call, margin = cachedCall, tonumber(sub[4])
+      nows, nown = tonumber(sub[2]), tonumber(sub[3])
+      local p = gcraParams(sub)
+      local ts, tn = gcraLoadKey(keys[1])
+      local admitted = false
+      for i = 1, n do
+        local reply, xs, xn = gcraStep(ts, tn, p)
+        append(out, reply)
+        out[1] = i
+        if xs == nil then
+          break -- a refusal, which every later copy would repeat
+        end
+        ts, tn, admitted = xs, xn, true
+      end
+      if admitted then
+        storeTat(keys[1], ts, tn)
+      end
+      cache = nil
+      return out
+    end
     for i = 1, n do
       local reply = decideOne(keys, sub)
       if type(reply) ~= 'table' or reply.err then

@@ -16,6 +16,7 @@ import dev.headroom.redis.internal.Endpoint;
 import dev.headroom.redis.internal.KeyLayout;
 import dev.headroom.redis.internal.WriteStamp;
 import io.lettuce.core.RedisURI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -294,6 +295,21 @@ class CoalescingTest {
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {31, 32, 33, 34, 35, 36})
   void copiesOfOneRequestAreDecidedAsOneByOne(long seed) throws Exception {
+    copiesDecidedAsOneByOne(seed, false);
+  }
+
+  /**
+   * Mode n on one token bucket, the hot route's case, which the script decides with the TAT
+   * carried from copy to copy and written once: the same decisions as one by one, and the key
+   * left holding exactly what the calls one by one leave in theirs.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {41, 42, 43, 44})
+  void copiesOfOneTokenBucketRequestLeaveTheStateOneByOneLeaves(long seed) throws Exception {
+    copiesDecidedAsOneByOne(seed, true);
+  }
+
+  private void copiesDecidedAsOneByOne(long seed, boolean oneTokenBucket) throws Exception {
     Random r = new Random(seed);
     ManualTicker ticker = randomInstant(r);
     prefix = LocalRedis.uniquePrefix("repeat" + seed);
@@ -302,10 +318,14 @@ class CoalescingTest {
     KeyLayout alone = new KeyLayout(prefix + "alone:");
     Endpoint endpoint = localRedis();
     DecisionCalls calls = new DecisionCalls(endpoint, DecisionScript.load(), false);
+    List<QuotaPolicy> buckets = policies.stream().filter(p -> p.algorithm() == Algorithm.TOKEN_BUCKET).toList();
     int evaluatedLess = 0;
+    int carried = 0;
     try (InMemoryStore memory = InMemoryStore.builder().ticker(ticker).build()) {
       for (int round = 0; round < 25; round++) {
-        List<Acquisition> request = costed(r, choose(r, policies, KEYS));
+        List<Acquisition> request = oneTokenBucket
+            ? costed(r, List.of(Acquisition.of(buckets.get(r.nextInt(buckets.size())), KEYS[r.nextInt(KEYS.length)], 0)))
+            : costed(r, choose(r, policies, KEYS));
         int n = 1 + r.nextInt(r.nextBoolean() ? 12 : 300);
         DecisionScript.Call call = DecisionScript.encode(layout, false, DecisionScript.ACQUIRE, ticker.read(),
             RedisStore.TEST_TTL_MARGIN_MILLIS, request, null);
@@ -313,6 +333,9 @@ class CoalescingTest {
             .get(30, TimeUnit.SECONDS);
         if (reply[0] < n) {
           evaluatedLess++;
+        }
+        if (reply[0] >= 2) {
+          carried++;
         }
         long[][] replies = DecisionScript.splitRepeat(reply, n);
         DecisionScript.Call single = DecisionScript.encode(alone, false, DecisionScript.ACQUIRE, ticker.read(),
@@ -324,12 +347,19 @@ class CoalescingTest {
           long[] own = calls.call(single, new WriteStamp(System.nanoTime())).get(30, TimeUnit.SECONDS);
           DifferentialTest.assertSame(what + " (one call each)", Decision.of(DecisionScript.outcomes(own, request)), d);
         }
+        if (oneTokenBucket) {
+          Acquisition a = request.get(0);
+          String state = LocalRedis.commands().get(new String(layout.key(a.policy(), a.key()), StandardCharsets.UTF_8));
+          assertThat(state).as("seed %d round %d: the bucket's state after %d copies", seed, round, n)
+              .isEqualTo(LocalRedis.commands().get(new String(alone.key(a.policy(), a.key()), StandardCharsets.UTF_8)));
+        }
         ticker.advanceNanos((long) (r.nextDouble() * 2_000_000_000L));
       }
     } finally {
       endpoint.close();
     }
     assertThat(evaluatedLess).as("rounds in which Redis stopped at a refusal").isPositive();
+    assertThat(carried).as("rounds in which Redis decided two copies or more").isPositive();
   }
 
   private static QuotaPolicy hourly(int quota) {
