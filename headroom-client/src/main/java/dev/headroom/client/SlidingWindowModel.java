@@ -20,7 +20,7 @@ package dev.headroom.client;
  * <p>With one client behind the scope, the client knows every request it sent: request {@code j}
  * was decided in {@code [a_j, b_j]} (admission, receipt; {@code b = +inf} while on the wire). For a
  * candidate phase, counting each request in the <em>latest</em> window it may have been decided in
- * gives an upper bound of {@code used} (a unit in the current window weighs 1, in the previous one
+ * (by its interval, and by the reports, below) gives an upper bound of {@code used} (a unit in the current window weighs 1, in the previous one
  * at most 1), and {@code used} with no new request only falls with time, also across a boundary
  * ({@code floor(cur * (w - e) / w) <= cur}). So a request admitted at {@code x} when the bound at
  * {@code x} is at most {@code q - 1} is allowed whenever the server decides it.
@@ -41,6 +41,16 @@ package dev.headroom.client;
  * straddles, for every report, the phases within a step of that instant: unchecked, they stood for
  * good, each counting the whole burst in the next window, and the unit waited a window for them).
  * The unit is allowed at the latest of the instants the consistent phases give, plus {@code d}.
+ *
+ * <p>Under a consistent phase, a request on the wire across a boundary whose report is possible
+ * only in the window before it was decided before the boundary, and so was every request answered
+ * before that one was admitted (the server decided it earlier still): those are counted in the
+ * window before, not the latest one they may be in. Without this, a first window shorter than the
+ * burst's spread cost a window: a burst decided 10 ms before a boundary is on the wire across it
+ * for the phases within a step or two of it, each counted the whole burst in the next window, and
+ * the next unit waited until the one after (1.26x the ideal in virtual time, issue 15), although
+ * the burst's first report ({@code r=9;t=1}: the rest of its window, where the next window would
+ * say five seconds) shows it was decided before.
  *
  * <p>Worked numbers: {@code q=10, w=5 s}, phase 0. Ten requests decided at 0.3 s fill the window
  * ({@code t=10}: 4.7 s plus 4.5 s and a nanosecond, rounded up); phases that would put them at 1 s
@@ -299,14 +309,15 @@ final class SlidingWindowModel {
    */
   private long earliest(long phi, long step, long x, long quota, long window) {
     long start = start(phi, x, window);
+    long[] decided = decidedBy(phi, step, quota, window);
     for (int k = 0; k < 3; k++) {
       long from = start + k * window;
       long cur = 0;
       long prev = 0;
       for (int i = 0; i < size; i++) {
-        if (receipt[i] >= from) {
+        if (decided[i] >= from) {
           cur++;
-        } else if (receipt[i] >= from - window) {
+        } else if (decided[i] >= from - window) {
           prev++;
         }
       }
@@ -316,6 +327,48 @@ final class SlidingWindowModel {
       }
     }
     return Long.MAX_VALUE;
+  }
+
+  /**
+   * The latest instant each request may have been decided at under phase {@code phi}: its receipt,
+   * or the last instant before a boundary it was on the wire across when its report is not possible
+   * in the window after it, or when it was answered before the admission of a request so pinned
+   * (see the class comment).
+   */
+  private long[] decidedBy(long phi, long step, long quota, long window) {
+    long[] decided = new long[size];
+    // The latest boundary a report pinned its request before, and the latest admission among the
+    // requests so pinned: a request answered before that admission was decided before it too.
+    long pinnedBoundary = Long.MIN_VALUE;
+    long pinnedAdmit = Long.MIN_VALUE;
+    for (int i = 0; i < size; i++) {
+      decided[i] = receipt[i];
+      if (reportedR[i] < 0 || receipt[i] == Long.MAX_VALUE) {
+        continue;
+      }
+      long a = admit[i] - step;
+      long b = receipt[i];
+      long first = start(phi, a, window);
+      long last = start(phi, b, window);
+      if (last - first == window && last - window >= knownFrom
+          && !fits(i, last, Math.max(a, last), Math.min(b, last + window - 1), step, quota, window)) {
+        decided[i] = last - 1;
+        if (last > pinnedBoundary) {
+          pinnedBoundary = last;
+          pinnedAdmit = Long.MIN_VALUE;
+        }
+        if (last == pinnedBoundary) {
+          pinnedAdmit = Math.max(pinnedAdmit, admit[i]);
+        }
+      }
+    }
+    for (int i = 0; i < size; i++) {
+      long b = receipt[i];
+      if (b != Long.MAX_VALUE && b <= pinnedAdmit && b >= pinnedBoundary && admit[i] - step < pinnedBoundary) {
+        decided[i] = pinnedBoundary - 1;
+      }
+    }
+    return decided;
   }
 
   /** Whether every report is possible under phase {@code phi} (see the class comment). */
