@@ -52,6 +52,16 @@ package dev.headroom.client;
  * the burst's first report ({@code r=9;t=1}: the rest of its window, where the next window would
  * say five seconds) shows it was decided before.
  *
+ * <p>One reading is ruled out: a request decided at the very nanosecond a window starts, where the
+ * previous window still weighs whole ({@code floor(prev * w / w) = prev}; a nanosecond later,
+ * {@code prev - 1}). Allowed, it let every phase within a burst's flight stand (the burst's later
+ * reports fit a boundary under each of them, each request at that nanosecond), and the phases that
+ * split the burst held the next window's units back by the decay of its smaller part (1.08x to
+ * 1.10x with 1 to 20 ms per request, issue 15). On a server's clock the chance is one in the
+ * nanoseconds of a request's flight; were it so, the model would be wrong, and the first refusal
+ * turns it off ({@link #disable}). And a request on the wire across a window's start is counted in
+ * one of the two windows, never in both, when bounding the estimate from above.
+ *
  * <p>Worked numbers: {@code q=10, w=5 s}, phase 0. Ten requests decided at 0.3 s fill the window
  * ({@code t=10}: 4.7 s plus 4.5 s and a nanosecond, rounded up); phases that would put them at 1 s
  * into their window say {@code t=9} and are ruled out. At 5 s the ten units are the previous
@@ -410,6 +420,9 @@ final class SlidingWindowModel {
     long possCur = 1;
     long surePrev = 0;
     long possPrev = 0;
+    // Of those possibly in the previous window, the ones answered before this window started: a
+    // request on the wire across its start is in one window or the other, never in both.
+    long possPrevOnly = 0;
     for (int j = 0; j < size; j++) {
       if (j == i) {
         continue;
@@ -430,12 +443,19 @@ final class SlidingWindowModel {
       }
       if (bj >= start - window && aj < start) {
         possPrev++;
+        if (bj < start) {
+          possPrevOnly++;
+        }
       }
     }
-    long eLo = a - start;
+    // Never decided at the boundary's own nanosecond (see the class comment): there the previous
+    // window still weighs whole, a nanosecond later one unit less.
+    long eLo = Math.max(1, a - start);
     long eHi = b - start;
     long usedLo = weighted(surePrev, window, eHi) + sureCur;
-    long usedHi = weighted(possPrev, window, eLo) + possCur;
+    // Counted in the current window, a request on the wire across its start weighs 1; in the
+    // previous one, at most 1: the most the estimate can be counts it in the current one.
+    long usedHi = weighted(possPrevOnly, window, eLo) + possCur;
     long r = reportedR[i];
     if (r < Math.max(0, quota - usedHi) || r > Math.max(0, quota - usedLo)) {
       return false;
