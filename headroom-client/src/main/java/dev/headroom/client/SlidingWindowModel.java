@@ -353,21 +353,18 @@ final class SlidingWindowModel {
     long pinnedAdmit = Long.MIN_VALUE;
     for (int i = 0; i < size; i++) {
       decided[i] = receipt[i];
-      if (reportedR[i] < 0 || receipt[i] == Long.MAX_VALUE) {
-        continue;
-      }
-      long a = admit[i] - step;
-      long b = receipt[i];
-      long first = start(phi, a, window);
-      long last = start(phi, b, window);
-      if (last - first == window && last - window >= knownFrom
-          && !fits(i, last, Math.max(a, last), Math.min(b, last + window - 1), step, quota, window)) {
-        decided[i] = last - 1;
-        if (last > pinnedBoundary) {
-          pinnedBoundary = last;
+      // On the wire across one boundary, the window before it all remembered, and reported.
+      long boundary = start(phi, receipt[i], window);
+      boolean across = receipt[i] != Long.MAX_VALUE && boundary - start(phi, admit[i] - step, window) == window
+          && boundary - window >= knownFrom && reportedR[i] >= 0;
+      if (across && !fits(i, boundary, Math.max(admit[i] - step, boundary), Math.min(receipt[i], boundary + window - 1),
+          step, quota, window)) {
+        decided[i] = boundary - 1;
+        if (boundary > pinnedBoundary) {
+          pinnedBoundary = boundary;
           pinnedAdmit = Long.MIN_VALUE;
         }
-        if (last == pinnedBoundary) {
+        if (boundary == pinnedBoundary) {
           pinnedAdmit = Math.max(pinnedAdmit, admit[i]);
         }
       }

@@ -145,7 +145,7 @@ class AdaptivePacingTest {
    * window's burst is decided over tens of milliseconds, and the phases within its flight are each
    * consistent with a report decided at a boundary's very nanosecond unless that reading is ruled
    * out ({@link SlidingWindowModel}). Only no refusal is asserted (BENCHMARKS.md, client pacing:
-   * 1.01x to 1.05x up to 4.9 s in virtual time, by answer order; from 4.95 s the burst is still on
+   * 1.00x to 1.055x up to 4.9 s in virtual time, by answer order; from 4.95 s the burst is still on
    * the wire when the first window ends).
    */
   @ParameterizedTest(name = "first request {0} s into the window")
@@ -223,8 +223,8 @@ class AdaptivePacingTest {
 
   /**
    * A sliding window whose first request comes less than a second before a boundary of its
-   * windows: only no refusal is asserted (an open gap, BENCHMARKS.md, client pacing: 1.01x to
-   * 1.16x from 4.25 s to 4.8 s, 1.33x at 4.9 s in virtual time, by phase and answer order). The
+   * windows: only no refusal is asserted (an open gap, BENCHMARKS.md, client pacing: 1.00x to
+   * 1.08x up to 4.7 s, to 1.15x at 4.8 s, 1.33x at 4.9 s in virtual time, by answer order). The
    * first answer's epoch reset, read through a {@code Date} truncated to the second, puts the end
    * of the first window anywhere in two seconds after it: spreading its units towards the latest of
    * those loses them past a short window's end, and a burst leaves the window inference ({@link
