@@ -226,7 +226,7 @@ class AdaptivePacingTest {
   /**
    * A sliding window whose first request comes less than a second before a boundary of its
    * windows: only no refusal is asserted (an open gap, BENCHMARKS.md, client pacing: 1.00x to
-   * 1.03x up to 4.8 s in three runs, once 2.51x at 4.25 s, 1.33x at 4.9 s in virtual time). The
+   * 1.02x up to 4.7 s, once 2.51x at 4.25 s, to 1.18x at 4.8 s, 1.33x at 4.9 s in virtual time). The
    * first answer's epoch reset, read through a {@code Date} truncated to the second, puts the end
    * of the first window anywhere in two seconds after it: spreading its units towards the latest of
    * those loses them past a short window's end, and a burst leaves the window inference ({@link
