@@ -20,8 +20,9 @@ package dev.headroom.client;
  * <p>With one client behind the scope, the client knows every request it sent: request {@code j}
  * was decided in {@code [a_j, b_j]} (admission, receipt; {@code b = +inf} while on the wire). For a
  * candidate phase, counting each request in the <em>latest</em> window it may have been decided in
- * gives an upper bound of {@code used} (a unit in the current window weighs 1, in the previous one
- * at most 1), and {@code used} with no new request only falls with time, also across a boundary
+ * (by its interval, and by the reports, below) gives an upper bound of {@code used} (a unit in the
+ * current window weighs 1, in the previous one at most 1), and {@code used} with no new request
+ * only falls with time, also across a boundary
  * ({@code floor(cur * (w - e) / w) <= cur}). So a request admitted at {@code x} when the bound at
  * {@code x} is at most {@code q - 1} is allowed whenever the server decides it.
  *
@@ -41,6 +42,30 @@ package dev.headroom.client;
  * straddles, for every report, the phases within a step of that instant: unchecked, they stood for
  * good, each counting the whole burst in the next window, and the unit waited a window for them).
  * The unit is allowed at the latest of the instants the consistent phases give, plus {@code d}.
+ *
+ * <p>Under a consistent phase, a request on the wire across a boundary whose report is possible
+ * only in the window before it was decided before the boundary, and so was every request answered
+ * before that one was admitted (the server decided it earlier still); and when such a report says
+ * that at least as many of that window's requests were decided up to it as may have been ({@code
+ * q - r} less the most its previous window can weigh), every one of them was: those are counted in
+ * the window before, not the latest one they may be in. Without this, a first window shorter than
+ * the burst's spread cost a window: a burst decided 10 ms before a boundary is on the wire across it
+ * for the phases within a step or two of it, each counted the whole burst in the next window, and
+ * the next unit waited until the one after (1.26x the ideal in virtual time, issue 15), although
+ * the burst's first report ({@code r=9;t=1}: the rest of its window, where the next window would
+ * say five seconds) shows it was decided before.
+ *
+ * <p>One reading is ruled out: a request decided at the very nanosecond a window starts, where the
+ * previous window still weighs whole ({@code floor(prev * w / w) = prev}; a nanosecond later,
+ * {@code prev - 1}). Allowed, it let every phase within a burst's flight stand (the burst's later
+ * reports fit a boundary under each of them, each request at that nanosecond), and the phases that
+ * split the burst held the next window's units back by the decay of its smaller part (1.08x to
+ * 1.10x with 1 to 20 ms per request, issue 15; 1.05x still with the reading ruled out, until the
+ * count above: the burst's last report, {@code r=0} with nothing in the window before, says that
+ * all ten requests that may have been decided in its window were). On a server's clock the chance is one in the
+ * nanoseconds of a request's flight; were it so, the model would be wrong, and the first refusal
+ * turns it off ({@link #disable}). And a request on the wire across a window's start is counted in
+ * one of the two windows, never in both, when bounding the estimate from above.
  *
  * <p>Worked numbers: {@code q=10, w=5 s}, phase 0. Ten requests decided at 0.3 s fill the window
  * ({@code t=10}: 4.7 s plus 4.5 s and a nanosecond, rounded up); phases that would put them at 1 s
@@ -299,14 +324,15 @@ final class SlidingWindowModel {
    */
   private long earliest(long phi, long step, long x, long quota, long window) {
     long start = start(phi, x, window);
+    long[] decided = decidedBy(phi, step, quota, window);
     for (int k = 0; k < 3; k++) {
       long from = start + k * window;
       long cur = 0;
       long prev = 0;
       for (int i = 0; i < size; i++) {
-        if (receipt[i] >= from) {
+        if (decided[i] >= from) {
           cur++;
-        } else if (receipt[i] >= from - window) {
+        } else if (decided[i] >= from - window) {
           prev++;
         }
       }
@@ -316,6 +342,66 @@ final class SlidingWindowModel {
       }
     }
     return Long.MAX_VALUE;
+  }
+
+  /**
+   * The latest instant each request may have been decided at under phase {@code phi}: its receipt,
+   * or the last instant before a boundary it was on the wire across when its report is not possible
+   * in the window after it, or when it was answered before the admission of a request so pinned, or
+   * when such a request's report counts every request that may have been decided before it in its
+   * window (see the class comment).
+   */
+  private long[] decidedBy(long phi, long step, long quota, long window) {
+    long[] decided = new long[size];
+    // The latest boundary a report pinned its request before, and the latest admission among the
+    // requests so pinned: a request answered before that admission was decided before it too.
+    long pinnedBoundary = Long.MIN_VALUE;
+    long pinnedAdmit = Long.MIN_VALUE;
+    for (int i = 0; i < size; i++) {
+      decided[i] = receipt[i];
+      // On the wire across one boundary, the window before it all remembered, and reported.
+      long boundary = start(phi, receipt[i], window);
+      boolean across = receipt[i] != Long.MAX_VALUE && boundary - start(phi, admit[i] - step, window) == window
+          && boundary - window >= knownFrom && reportedR[i] >= 0;
+      if (across && !fits(i, boundary, Math.max(admit[i] - step, boundary), Math.min(receipt[i], boundary + window - 1),
+          step, quota, window)) {
+        decided[i] = boundary - 1;
+        if (boundary > pinnedBoundary) {
+          pinnedBoundary = boundary;
+          pinnedAdmit = Long.MIN_VALUE;
+        }
+        if (boundary == pinnedBoundary) {
+          pinnedAdmit = Math.max(pinnedAdmit, admit[i]);
+        }
+      }
+    }
+    for (int i = 0; i < size; i++) {
+      long b = receipt[i];
+      if (b != Long.MAX_VALUE && b <= pinnedAdmit && b >= pinnedBoundary && admit[i] - step < pinnedBoundary) {
+        decided[i] = pinnedBoundary - 1;
+      }
+    }
+    for (int k = 0; k < size; k++) {
+      if (decided[k] != pinnedBoundary - 1 || reportedR[k] < 0 || receipt[k] == Long.MAX_VALUE) {
+        continue;
+      }
+      // Decided before the boundary, its report says at least this many of that window's requests
+      // were decided up to it: when that is every request that may have been, all of them were.
+      long before = pinnedBoundary - window;
+      long least = counted(k, before, Math.max(admit[k] - step, before), pinnedBoundary - 1, step, quota, window);
+      long may = 0;
+      for (int j = 0; j < size; j++) {
+        may += admit[j] - step < pinnedBoundary && receipt[j] >= before && admit[j] - step <= receipt[k] ? 1 : 0;
+      }
+      if (least > 0 && least >= may) {
+        for (int j = 0; j < size; j++) {
+          if (admit[j] - step < pinnedBoundary && admit[j] - step <= receipt[k] && decided[j] >= pinnedBoundary) {
+            decided[j] = pinnedBoundary - 1;
+          }
+        }
+      }
+    }
+    return decided;
   }
 
   /** Whether every report is possible under phase {@code phi} (see the class comment). */
@@ -353,10 +439,22 @@ final class SlidingWindowModel {
    * starting at {@code start} (with the previous window's requests all remembered).
    */
   private boolean fits(int i, long start, long a, long b, long step, long quota, long window) {
+    return counted(i, start, a, b, step, quota, window) > 0;
+  }
+
+  /**
+   * The fewest of the window's requests decided up to and with report {@code i} (itself among
+   * them), when its report is possible for a decision in {@code [a, b]} within the window starting
+   * at {@code start}; else 0.
+   */
+  private long counted(int i, long start, long a, long b, long step, long quota, long window) {
     long sureCur = 1;
     long possCur = 1;
     long surePrev = 0;
     long possPrev = 0;
+    // Of those possibly in the previous window, the ones answered before this window started: a
+    // request on the wire across its start is in one window or the other, never in both.
+    long possPrevOnly = 0;
     for (int j = 0; j < size; j++) {
       if (j == i) {
         continue;
@@ -377,22 +475,29 @@ final class SlidingWindowModel {
       }
       if (bj >= start - window && aj < start) {
         possPrev++;
+        if (bj < start) {
+          possPrevOnly++;
+        }
       }
     }
-    long eLo = a - start;
+    // Never decided at the boundary's own nanosecond (see the class comment): there the previous
+    // window still weighs whole, a nanosecond later one unit less.
+    long eLo = Math.max(1, a - start);
     long eHi = b - start;
     long usedLo = weighted(surePrev, window, eHi) + sureCur;
-    long usedHi = weighted(possPrev, window, eLo) + possCur;
+    // Counted in the current window, a request on the wire across its start weighs 1; in the
+    // previous one, at most 1: the most the estimate can be counts it in the current one.
+    long usedHi = weighted(possPrevOnly, window, eLo) + possCur;
     long r = reportedR[i];
     if (r < Math.max(0, quota - usedHi) || r > Math.max(0, quota - usedLo)) {
-      return false;
+      return 0;
     }
     // The request was allowed, so the estimate after it was q - r: with the previous window's
     // weight bounded, that bounds the current window's count closer than the requests do.
     long curLo = Math.max(sureCur, quota - r - weighted(possPrev, window, eLo));
     long curHi = Math.min(possCur, quota - r - weighted(surePrev, window, eHi));
     if (curLo > curHi) {
-      return false;
+      return 0;
     }
     // The instant the estimate is empty, at the earliest and the latest, must be within what the
     // report says of its reset: at most b + t, and after a + t - slack (for whole-second t, as
@@ -401,7 +506,7 @@ final class SlidingWindowModel {
     long emptyLatest = start + window + decayPoint(curHi, 0, window);
     long t = reportedT[i];
     long low = reportedLow[i] != Long.MIN_VALUE ? reportedLow[i] : Math.max(admit[i], a + step) + t - slack;
-    return emptyEarliest <= b + t && emptyLatest > low - step;
+    return emptyEarliest <= b + t && emptyLatest > low - step ? curLo : 0;
   }
 
   /** {@code floor(previous * (w - e) / w)}, in doubles, in the server's order. */

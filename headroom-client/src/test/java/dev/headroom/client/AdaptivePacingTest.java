@@ -119,42 +119,55 @@ class AdaptivePacingTest {
   @ParameterizedTest(name = "first request {0} s into the window")
   @MethodSource("slidingPhases")
   void aSlidingWindowIsSpentAsItsWeightDecays(double phase) throws Exception {
-    slidingWindowServed(phase, true);
-  }
-
-  /** The IETF sliding window from this phase: no refusal, every request served, and within 1.05x. */
-  private void slidingWindowServed(double phase, boolean withinIdeal) throws Exception {
     ManualTicker ticker = startingAt(phase);
     try (TestServer server = new TestServer(ticker,
         Peers.headroom(HeaderDialect.IETF, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW))) {
       runVirtual(ticker, server, Pacing.ADAPTIVE);
       assertThat(server.count(429)).as("refusals").isZero();
       assertThat(server.count(200)).isEqualTo(REQUESTS);
-      if (withinIdeal) {
-        long ideal = idealSpan(Algorithm.SLIDING_WINDOW, server.log().get(0).request().atNanos());
-        assertThat(span(server)).as("span against the ideal %s ns", ideal).isBetween(ideal, ideal + ideal / 20);
-      }
+      long ideal = idealSpan(Algorithm.SLIDING_WINDOW, server.log().get(0).request().atNanos());
+      assertThat(span(server)).as("span against the ideal %s ns", ideal).isBetween(ideal, ideal + ideal / 20);
     }
   }
 
   /**
-   * The phases above and a first window shorter than a second: a burst decided at one instant is
-   * checked against the windows on both sides of every boundary its requests were on the wire
-   * across, so that no phase within a grid step of it stands unchecked.
+   * The phases above and a first window shorter than a second, down to 1 ms: a burst decided at one
+   * instant is checked against the windows on both sides of every boundary its requests were on the
+   * wire across, so that no phase within a grid step of it stands unchecked, and counted in the
+   * window its reports pin it to, so that the next unit goes as the next window starts.
    */
   static Stream<Double> slidingPhases() {
-    return Stream.concat(phases(), Stream.of(4.2, 4.6));
+    return Stream.concat(phases(), Stream.of(4.2, 4.6, 4.8, 4.9, 4.95, 4.99, 4.999));
   }
 
   /**
-   * A sliding window's first window of 0.2 s or less: no refusal, every request served. The span is
-   * an open gap (issue 15; BENCHMARKS.md, client pacing: 1.04x to 1.21x at 4.8 s and 4.9 s by
-   * answer order, 1.05x at 4.95 s, 1.26x at 4.99 s in virtual time).
+   * The same with each request decided 1 to 20 ms after it is sent, as over a network: a first
+   * window's burst is decided over tens of milliseconds, and the phases within its flight are each
+   * consistent with a report decided at a boundary's very nanosecond unless that reading is ruled
+   * out, and a phase splitting the burst fits each report alone unless the burst's last report
+   * counts its whole window ({@link SlidingWindowModel}). Only no refusal is asserted (BENCHMARKS.md,
+   * client pacing: 1.00x to 1.01x from 4.5 s to 4.9 s in virtual time, but 1.13x at 4.7 s in two of
+   * seven runs, by answer order; 1.01x to 1.18x at 4.95 s and 1.23x at 4.99 s, where the burst is
+   * still on the wire when the first window ends).
    */
   @ParameterizedTest(name = "first request {0} s into the window")
-  @ValueSource(doubles = {4.8, 4.9, 4.95, 4.99})
-  void aSlidingWindowsShortFirstWindowIsNeverRefused(double phase) throws Exception {
-    slidingWindowServed(phase, false);
+  @ValueSource(doubles = {4.5, 4.8, 4.85, 4.9, 4.95, 4.99})
+  void aSlidingWindowBehindLatencyIsNeverRefused(double phase) throws Exception {
+    ManualTicker ticker = startingAt(phase);
+    TestServer.Handler limiter = Peers.headroom(HeaderDialect.IETF, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW);
+    java.util.Random network = new java.util.Random(15);
+    try (TestServer server = new TestServer(ticker, req -> {
+      synchronized (network) {
+        long arrives = Long.parseLong(req.headers().get(SteppingScheduler.SENT_AT).get(0))
+            + Duration.ofMillis(1 + network.nextInt(20)).toNanos();
+        ticker.advanceNanos(Math.max(0, arrives - ticker.read()));
+        return limiter.handle(req);
+      }
+    })) {
+      runVirtual(ticker, server, Pacing.ADAPTIVE);
+      assertThat(server.count(429)).as("refusals").isZero();
+      assertThat(server.count(200)).isEqualTo(REQUESTS);
+    }
   }
 
   /**
@@ -213,7 +226,11 @@ class AdaptivePacingTest {
   /**
    * A sliding window whose first request comes less than a second before a boundary of its
    * windows: only no refusal is asserted (an open gap, BENCHMARKS.md, client pacing: 1.00x to
-   * 1.06x up to 4.6 s, to 1.34x from 4.8 s in virtual time, by phase and answer order).
+   * 1.02x up to 4.7 s, once 2.51x at 4.25 s, to 1.18x at 4.8 s, 1.33x at 4.9 s in virtual time). The
+   * first answer's epoch reset, read through a {@code Date} truncated to the second, puts the end
+   * of the first window anywhere in two seconds after it: spreading its units towards the latest of
+   * those loses them past a short window's end, and a burst leaves the window inference ({@link
+   * WindowInference}) reports from one instant only (both tried: each wins at some phases).
    */
   @ParameterizedTest(name = "{1}, first request {0} s into the window")
   @MethodSource("shortFirstWindows")

@@ -68,6 +68,41 @@ class SlidingWindowModelTest {
     assertThat(sent).isEqualTo(60);
   }
 
+  /**
+   * A first window shorter than the answers' spread: a burst of {@code q} requests decided just
+   * before a boundary. The phases within a grid step of the burst put it on either side of the
+   * boundary; the burst's own reports say which ({@code t=1} for the first unit is the rest of its
+   * window, five seconds in the next), so its units are counted in the window before and the next
+   * unit goes as the next window starts, not a window later.
+   */
+  @ParameterizedTest(name = "burst {0} ms before the boundary")
+  @ValueSource(longs = {200, 100, 50, 10, 1})
+  void aBurstJustBeforeABoundaryIsCountedInItsOwnWindow(long beforeMillis) {
+    long boundary = 1_800_000_005L * SECOND;
+    ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, boundary - beforeMillis * 1_000_000));
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    var policy = Peers.policy(Q, Duration.ofNanos(W), Algorithm.SLIDING_WINDOW);
+    long sent = ticker.read();
+    SlidingWindowModel model = new SlidingWindowModel(true, sent, W);
+    PolicyOutcome[] outcomes = new PolicyOutcome[Q];
+    for (int seq = 1; seq <= Q; seq++) {
+      model.admitted(seq, sent);
+      Decision d = limiter.acquire(policy, PartitionKey.of("client"));
+      assertThat(d.allowed()).isTrue();
+      outcomes[seq - 1] = d.outcomes().get(0);
+    }
+    long answered = sent + 1_000_000;
+    for (int seq = 1; seq <= Q; seq++) {
+      PolicyOutcome o = outcomes[seq - 1];
+      model.reported(seq, sent, answered, o.remaining(), o.resetSeconds() * SECOND, Long.MIN_VALUE);
+    }
+    long at = model.nextAllowed(answered, Q, W);
+    // The server gives the first unit back just after the boundary, the next one w / q later.
+    assertThat(at).isGreaterThan(boundary).isLessThan(boundary + W / Q);
+    ticker.advanceNanos(at - ticker.read());
+    assertThat(limiter.acquire(policy, PartitionKey.of("client")).allowed()).as("the unit at %s ns", at).isTrue();
+  }
+
   /** A refusal turns the model off: it never names an instant again. */
   @org.junit.jupiter.api.Test
   void aDisabledModelSaysNothing() {
