@@ -272,7 +272,9 @@ final class BudgetTracker implements Budgets {
         continue;
       }
       if (spacesEvenly(kind)) {
-        long next = saturatingAdd(e.lastAdmit, EvenSpacing.interval(e));
+        // Adaptively, a first window that may be short is not spread past its earliest end.
+        long next = saturatingAdd(e.lastAdmit,
+            EvenSpacing.interval(e, pacing == Pacing.ADAPTIVE ? e.firstWindow(now) : Long.MAX_VALUE));
         wait = Math.max(wait, next - now);
       } else if (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.FIXED_WINDOW
           && (hold = ResetBisection.hold(e, s.clock, now, s.inFlight())) != 0) {

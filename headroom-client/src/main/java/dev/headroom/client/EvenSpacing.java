@@ -23,11 +23,17 @@ final class EvenSpacing {
    * shrinks in proportion below {@link BudgetTracker#REFILLING_RESERVE} (see there).
    */
   static long interval(TrackedBudget e) {
-    if (e.lastInWindow() <= e.lastAdmit) {
+    return interval(e, Long.MAX_VALUE);
+  }
+
+  /** {@link #interval(TrackedBudget)}, with {@code H} ending at {@code end} when that is earlier. */
+  static long interval(TrackedBudget e, long end) {
+    long last = Math.min(e.lastInWindow(), end);
+    if (last <= e.lastAdmit) {
       // Past the last instant a unit surely counts in the window: what is left goes at once.
       return 0;
     }
-    double horizon = e.lastInWindow() - e.lastAdmit;
+    double horizon = last - e.lastAdmit;
     double rate = e.remaining / horizon;
     if (e.quota > 0 && e.window > 0) {
       double refill = (double) e.quota / e.window;

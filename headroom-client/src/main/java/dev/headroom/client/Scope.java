@@ -57,13 +57,21 @@ final class Scope {
    * window, the last unit of a window lost, and with it a whole window at the end. Not when a
    * request of the batch was lost without an answer (the server may have counted it), when the
    * budget was created during the batch, or when the reports named resets more than
-   * {@code BudgetTracker#SAME_WINDOW_NANOS} apart (a batch across a reset: measured to refuse).
+   * {@code BudgetTracker#SAME_WINDOW_NANOS} apart (a batch across a reset: measured to refuse)
+   * unless the budget is recognised as refilling: a refilling budget's reset moves later with each
+   * unit spent, so a burst's reports always name resets seconds apart, and a burst of ten against
+   * a sliding window without a stated window ended with three units believed spent (1.08x the
+   * ideal in virtual time, {@code X-RateLimit-*} at 4.2 to 4.8 s into a 5 s window); and its
+   * units only come back with time, so the least {@code r} still holds.
    */
   void settle(long now) {
     for (TrackedBudget e : entries.values()) {
       // Only within one window: reports naming resets further apart than one window's reports can
       // (t rounded up, the latency) span a reset, a refill or a budget restarted locally.
-      boolean oneWindow = e.batchResetHigh - e.batchResetLow <= BudgetTracker.SAME_WINDOW_NANOS;
+      // A budget recognised as refilling moves its reset with every unit (a sliding window's time
+      // until empty, a token bucket's until full): its batch is taken whatever resets it named.
+      boolean oneWindow = e.batchResetHigh - e.batchResetLow <= BudgetTracker.SAME_WINDOW_NANOS
+          || e.kind() == ObservedAlgorithm.Kind.REFILLING;
       if (!batchLost && !e.batchPartial && oneWindow && e.batchLeast != Long.MAX_VALUE && now < e.resetAt) {
         e.remaining = Math.max(e.remaining, e.batchLeast);
       }

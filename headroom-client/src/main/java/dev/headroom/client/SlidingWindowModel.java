@@ -37,7 +37,11 @@ package dev.headroom.client;
  * until empty for such counts: for {@code cur > 0},
  * {@code (w - e) + }the point at which {@code floor(cur * (w - e') / w)} reaches 0; the request was
  * allowed, so the estimate after it was {@code q - r}, which with the previous window's weight
- * bounds {@code cur} closer than the requests alone. A report whose request was on the wire across
+ * bounds {@code cur} closer than the requests alone (an epoch reset read through the server's
+ * {@code Date}, {@link ServerClock}, bounds that instant itself: after its lower bound and at most
+ * {@code t} after the receipt, wherever in its interval the decision is placed; measured from a
+ * decision placed before a boundary, a request answered two seconds after it ruled out the
+ * server's own phase, and the client waited for {@code t}, 2.03x the ideal once in virtual time). A report whose request was on the wire across
  * one boundary must be possible in one of the two windows (a burst decided at one instant
  * straddles, for every report, the phases within a step of that instant: unchecked, they stood for
  * good, each counting the whole burst in the next window, and the unit waited a window for them).
@@ -506,7 +510,11 @@ final class SlidingWindowModel {
     long emptyLatest = start + window + decayPoint(curHi, 0, window);
     long t = reportedT[i];
     long low = reportedLow[i] != Long.MIN_VALUE ? reportedLow[i] : Math.max(admit[i], a + step) + t - slack;
-    return emptyEarliest <= b + t && emptyLatest > low - step ? curLo : 0;
+    // A relative t counts from the decision, at most b here; an epoch reset read through the
+    // server's clock (reportedLow known) is at most t after the receipt, whatever window the
+    // decision is placed in (a request on the wire across a boundary, placed before it).
+    long high = reportedLow[i] != Long.MIN_VALUE ? Ceilings.saturatingAdd(receipt[i], t) : b + t;
+    return emptyEarliest <= high && emptyLatest > low - step ? curLo : 0;
   }
 
   /** {@code floor(previous * (w - e) / w)}, in doubles, in the server's order. */

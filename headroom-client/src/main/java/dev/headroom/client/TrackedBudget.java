@@ -41,6 +41,14 @@ final class TrackedBudget {
   boolean confirm;
   /** The last report's reset was an epoch instant read through the server's Date ({@link ServerClock}). */
   boolean epochReset;
+  /**
+   * The earliest instant the first window may end, and the latest, when the fields state no window
+   * and the budget was first reported full less one ({@link #firstWindow}); {@code Long.MIN_VALUE}
+   * otherwise.
+   */
+  long firstWindowLow = Long.MIN_VALUE;
+  long firstWindowHigh = Long.MIN_VALUE;
+  private boolean reportedOnce;
   /** Units are held back to narrow a fixed window's reset ({@link ResetBisection}). */
   boolean bisecting;
   /** The uncertainty when the last probe went, until its answer ({@link ResetBisection}); 0 when none. */
@@ -74,6 +82,14 @@ final class TrackedBudget {
   void learn(long said, long admittedAt, long receivedAt, long tNanos, long resetLow, long answersAtAdmit,
       long answerNumber, boolean confirmed, long concurrent) {
     seen.report(said, quota, window, admittedAt, receivedAt, tNanos, resetLow, answersAtAdmit, answerNumber, concurrent);
+    if (!reportedOnce) {
+      reportedOnce = true;
+      if (window <= 0 && quota > 0 && said == quota - 1) {
+        // The reset of a budget's first unit: the end of its first window (see firstWindow).
+        firstWindowLow = resetLow != Long.MIN_VALUE ? resetLow : Ceilings.saturatingAdd(admittedAt, tNanos - ObservedAlgorithm.SECOND);
+        firstWindowHigh = Ceilings.saturatingAdd(receivedAt, tNanos);
+      }
+    }
     epochReset = resetLow != Long.MIN_VALUE;
     ObservedAlgorithm.Kind kind = kind();
     if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
@@ -139,6 +155,25 @@ final class TrackedBudget {
       return Math.min(resetAt, refillFrom + (long) Math.ceil((double) window / quota));
     }
     return resetAt;
+  }
+
+  /**
+   * The last instant a unit spaced by {@link Pacing#ADAPTIVE} against a budget not yet recognised
+   * (or refilling, not yet modelled) surely counts in the first window, when the fields state no
+   * window: until the first report's reset has surely passed, the earliest instant that reset may
+   * be; else {@code Long.MAX_VALUE}. A budget's first unit resets with its first window whatever the
+   * algorithm: a fixed window's reset is its end; a sliding window's estimate after one unit is
+   * that unit, which weighs nothing a nanosecond after its window ends; a token bucket's is one
+   * refill, and its window never ends. Reading an epoch reset through a {@code Date} truncated to
+   * the second ({@link ServerClock}), a first window ending 0.1 s after the first request leaves
+   * that reset anywhere in two seconds: spacing the units up to the latest of those (the second
+   * before it) sent one unit of ten in such a window, and units not spent in a window are lost for
+   * good (1.33x the ideal in virtual time at 4.9 s into a 5 s sliding window). Up to the earliest
+   * of those, the units go at once when the window may be that short, and are still spread, with
+   * their reports, when it cannot be.
+   */
+  long firstWindow(long now) {
+    return firstWindowLow != Long.MIN_VALUE && now < firstWindowHigh ? firstWindowLow : Long.MAX_VALUE;
   }
 
   /**

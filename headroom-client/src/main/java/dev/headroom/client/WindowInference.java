@@ -39,7 +39,15 @@ import java.util.TreeMap;
  *       so the same pairs bound {@code w <= q * (b_j - a_i) / (F_j - F_i - 1)}; and while nothing
  *       was given back since the budget was full ({@code F = q}), the previous window weighs
  *       nothing, so all {@code N} requests so far are in the current one and
- *       {@code t > w - w / N}: {@code w < t * N / (N - 1)}, known after the first few. Once at most
+ *       {@code t > w - w / N}: {@code w < t * N / (N - 1)}, known after the first few. When the
+ *       first report said {@code q - 1}, its reset is the end of the first window (one unit, which
+ *       weighs nothing a nanosecond after its window ends), so that end is after the report's lower
+ *       bound {@code E1}; then every report with {@code q - r >= 2} bounds {@code w} whether or not
+ *       a boundary came between, which a burst straddling the first window's end (a unit given
+ *       back) leaves no other bound for: decided in the first window, its estimate is that
+ *       window's count alone, {@code q - r}, so {@code w < t * (q - r) / (q - r - 1)} as above;
+ *       decided in a later one, which starts at or after {@code E1}, its own unit weighs until
+ *       that window ends, so {@code w <= b + t - E1}. The larger of the two holds. Once at most
  *       {@value #MAX_CANDIDATES} windows lie between, each is modelled by a {@link
  *       SlidingWindowModel} of the client's own requests, which rules out the phases (and so the
  *       windows) the reports contradict.
@@ -92,6 +100,8 @@ final class WindowInference {
   private double windowLow;
   /** ... and below this, while nothing was given back since the budget was full. */
   private double windowHigh = Double.POSITIVE_INFINITY;
+  /** An instant before the end of a sliding window's first window (the first report's reset less 1 ns), when {@link #fromFull}. */
+  private double firstEnd;
   /** The first report was of the scope's first request, from a full budget. */
   private boolean fromFull;
   private boolean bucketRefuted;
@@ -133,11 +143,24 @@ final class WindowInference {
     windowLow = Math.max(windowLow, late / 2);
     if (reports == 0) {
       fromFull = grantedLow == 1 && r == quota - 1;
+      // The first window of a sliding window ends a nanosecond before the first report's reset.
+      firstEnd = resetLow != Long.MIN_VALUE ? (double) resetLow : (double) admittedAt + t - SLACK;
+      firstEnd -= 1;
     } else if (fromFull && grantedLow >= 2 && Ceilings.saturatingAdd(grantedHigh, r) <= quota) {
       // Nothing given back yet: every request so far is in the current window of a sliding window
       // (the previous one's weight would have given one back), N = grantedLow or more of them, so
       // t > w - w / N: w < t * N / (N - 1).
       windowHigh = Math.min(windowHigh, ((double) t + flight) * grantedLow / (grantedLow - 1));
+    }
+    if (fromFull && left >= 2) {
+      // Decided in the first window, the estimate is that window's count alone, q - r: the reset
+      // is more than w - w / (q - r) away. Decided in a later one, which starts at or after the
+      // first one's end, the request itself weighs until its window ends: the reset is at least w
+      // after the first window's end. Either way w is bounded (see the class comment).
+      double resetHigh = (double) receivedAt + t;
+      double inFirst = ((double) t + flight) * left / (left - 1);
+      double inLater = resetHigh - firstEnd + 1;
+      windowHigh = Math.min(windowHigh, Math.max(inFirst, inLater));
     }
     long low = Ceilings.saturatingAdd(grantedLow, r);
     long high = Ceilings.saturatingAdd(grantedHigh, r);

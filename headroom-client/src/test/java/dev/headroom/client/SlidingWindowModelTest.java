@@ -113,4 +113,33 @@ class SlidingWindowModelTest {
     model.disable();
     assertThat(model.nextAllowed(2_000_000, Q, W)).isEqualTo(-1);
   }
+
+  /**
+   * An epoch reset read through the server's {@code Date} is at most {@code t} after the receipt,
+   * wherever the request was decided: a request on the wire across a boundary whose report fits
+   * only the window before it (decided 4.442 s, answered 6.404 s, {@code r=0}: the first window's
+   * ten units, empty at 9.5 s) must not rule out the server's phase. The reports are those of a
+   * burst of ten 4.4 s into a 5 s window of phase 0, as {@code X-RateLimit-*} gives them in
+   * {@link AdaptivePacingTest} ({@code t} and the reset's lower bound on the client's clock).
+   */
+  @org.junit.jupiter.api.Test
+  void anEpochResetBoundsFromTheReceiptAcrossABoundary() {
+    SlidingWindowModel model = new SlidingWindowModel(true, 0, W).copyFor(W, WindowInference.SLACK);
+    // seq, admitted, received, r, t, reset's lower bound (milliseconds)
+    long[][] reports = {
+        {1, 4400, 4402, 9, 2000, 4400}, {2, 4402, 4415, 8, 3987, 6402}, {3, 4402, 4421, 5, 5981, 8402},
+        {4, 4402, 4422, 7, 4980, 7402}, {5, 4402, 4422, 6, 4980, 7402}, {6, 4421, 4442, 4, 5960, 8422},
+        {7, 4421, 4442, 2, 5960, 8422}, {8, 4422, 4442, 3, 5960, 8422}, {10, 4442, 4447, 1, 5955, 8442},
+        {9, 4442, 6404, 0, 3998, 8442}};
+    for (long[] r : reports) {
+      model.admitted(r[0], r[1] * 1_000_000);
+    }
+    for (long[] r : reports) {
+      model.reported(r[0], r[1] * 1_000_000, r[2] * 1_000_000, r[3], r[4] * 1_000_000, r[5] * 1_000_000);
+    }
+    long now = 6_404_000_000L;
+    assertThat(model.refuted(now, Q, W)).isFalse();
+    // Ten units in the window ending at 5 s: the next unit back at 5.5 s, so at once at 6.404 s.
+    assertThat(model.nextAllowed(now, Q, W)).isEqualTo(now);
+  }
 }
