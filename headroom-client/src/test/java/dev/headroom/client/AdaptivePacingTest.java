@@ -230,7 +230,14 @@ class AdaptivePacingTest {
    * the end of the first window anywhere in two seconds after it, so the first window's units go
    * at once ({@link TrackedBudget#firstWindow}); with 1 to 20 ms per request, some of them are
    * still on the wire when it ends, and the next windows' units wait for a phase known only to
-   * what those reports leave of it.
+   * what those reports leave of it. At 4.99 s the 5 s window's own phase is narrowed to a few grid
+   * steps by the burst, and its model allows the next window's units at its start (10.01 s); what
+   * holds them a second longer is a 6 s window ({@link WindowInference}) at a phase near 5.01 s,
+   * which the burst's reports do not rule out: the requests on the wire across that boundary may
+   * be counted in either window, and its last report ({@code r=0}, reset 15 s) then fits within
+   * the phase grid's step and what the {@code Date} fields leave of the server's clock (11 ms). A
+   * sharper check must place the boundary after the admissions of the requests it counts before
+   * it (a finer grid alone, 4000 steps, did not help). The 4.95 s gap is not diagnosed.
    */
   @ParameterizedTest(name = "{1}, first request {0} s into the window")
   @MethodSource("shortFirstWindows")
