@@ -5,6 +5,7 @@ import dev.headroom.Store;
 import dev.headroom.redis.RedisStore;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.internal.Timers;
+import dev.headroom.gateway.internal.EventLoops;
 import dev.headroom.gateway.internal.GatewayServer;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -29,11 +30,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class Gateway implements AutoCloseable {
   private final GatewayServer server;
   private final Store ownedStore;
+  private final EventLoops loops;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private Gateway(GatewayServer server, Store ownedStore) {
+  private Gateway(GatewayServer server, Store ownedStore, EventLoops loops) {
     this.server = server;
     this.ownedStore = ownedStore;
+    this.loops = loops;
   }
 
   /** Starts a builder for the given configuration. */
@@ -89,8 +92,11 @@ public final class Gateway implements AutoCloseable {
     }
     server.close();
     if (ownedStore != null) {
-      ownedStore.close(); // a store built from the configuration is the gateway's (Redis connections)
+      // a store built from the configuration is the gateway's; its Redis connection runs on the
+      // event loops, so it closes before them
+      ownedStore.close();
     }
+    loops.close();
   }
 
   /** Configures a {@link Gateway}. */
@@ -174,15 +180,23 @@ public final class Gateway implements AutoCloseable {
      * @throws ConfigException when the configured store cannot be built
      */
     public Gateway start() throws ConfigException, InterruptedException {
-      Store s = store != null ? store : storeFor(config);
+      EventLoops loops = EventLoops.start(threads);
+      Store s;
+      try {
+        s = store != null ? store : storeFor(config, loops);
+      } catch (RuntimeException | ConfigException e) {
+        loops.close();
+        throw e;
+      }
       try {
         return new Gateway(GatewayServer.start(config, s, ticker, timers, Optional.ofNullable(file),
-            maxConfigBytes, watch, threads),
-            store == null ? s : null);
+            maxConfigBytes, watch, loops),
+            store == null ? s : null, loops);
       } catch (RuntimeException | InterruptedException e) {
         if (store == null) {
           s.close();
         }
+        loops.close();
         throw e;
       }
     }
@@ -204,14 +218,18 @@ public final class Gateway implements AutoCloseable {
       return dev.headroom.redis.LeasingStore.wrap(redis, b.build());
     }
 
-    private Store storeFor(GatewayConfig c) throws ConfigException {
+    /**
+     * The store the configuration names. A Redis store's client runs on the gateway's own event
+     * loops ({@link EventLoops}): its replies are read where the requests they answer are served.
+     */
+    private Store storeFor(GatewayConfig c, EventLoops loops) throws ConfigException {
       return switch (c.store().type()) {
         case MEMORY -> InMemoryStore.builder().ticker(ticker).maxKeys(c.store().maxKeys()).build();
         case REDIS -> {
           // Redis TIME decides windows, unless a test drives time with its own ticker
           RedisStore.Builder b = RedisStore.builder().uri(c.store().uri().orElseThrow())
               .failurePolicy(c.store().failurePolicy()).decisionDeadline(c.store().decisionDeadline())
-              .refusalMemory(c.store().refusalMemory());
+              .refusalMemory(c.store().refusalMemory()).clientResources(loops.lettuce());
           if (c.store().failurePolicy() == dev.headroom.redis.FailurePolicy.FALLBACK) {
             b.fallbackMaxKeys(c.store().maxKeys()); // the local store bounded as a memory store would be
           }

@@ -87,6 +87,47 @@ class RedisStoreGatewayTest {
     assertThat(refused.headers().firstValue("Retry-After")).hasValue("60");
   }
 
+  /**
+   * The store's Redis connection is one more channel of the gateway's serving loops, not a thread
+   * of Lettuce's own (EventLoops); what an exchange settles when it ends (a concurrency lease
+   * given back, content bytes charged) is sent without waiting on a loop that reads the replies.
+   */
+  @Test
+  void theRedisConnectionRunsOnTheServingLoopsAndSettlingDoesNotBlockThem() throws Exception {
+    java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+    String yaml = """
+        service: {name: Redis test}
+        listen: {host: 127.0.0.1, port: 0}
+        admin: {enabled: false}
+        store: {type: redis, uri: "redis://127.0.0.1:6379", keyPrefix: "hr-gw-test-%s:"}
+        upstreams:
+          up: {url: "http://127.0.0.1:%d"}
+        policies:
+          one-at-a-time: {quota: 1, window: 1m, unit: concurrent-requests, partition: global, why: One download at a time.}
+          bytes: {quota: 1000, window: 1m, unit: content-bytes, algorithm: fixed-window, partition: global, why: Transfer volume is bounded.}
+        routes:
+          - {method: GET, path: /bytes/**, upstream: up, policies: [one-at-a-time, bytes]}
+        """.formatted(UUID.randomUUID(), upstream.port());
+    gateway = Gateway.builder(GatewayConfig.parse(yaml, "redis.yaml")).ticker(ManualTicker.atFixedInstant())
+        .threads(2).start();
+    // each response gives its lease back: the next request on the connection is admitted
+    assertThat(getPath("/bytes/600").statusCode()).isEqualTo(200);
+    assertThat(getPath("/bytes/300").statusCode()).isEqualTo(200);
+    assertThat(getPath("/bytes/200").statusCode()).isEqualTo(200); // 900 charged: not in debt yet
+    HttpResponse<String> inDebt = getPath("/bytes/1");
+    assertThat(inDebt.statusCode()).isEqualTo(429); // 1100 of 1000 charged
+    assertThat(inDebt.body()).contains("bytes");
+    java.util.List<String> lettuceLoops = Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> !before.contains(t)).map(Thread::getName)
+        .filter(n -> n.matches("lettuce-.*(epoll|nio|kqueue|iouring)EventLoop.*")).toList();
+    assertThat(lettuceLoops).isEmpty();
+  }
+
+  HttpResponse<String> getPath(String path) throws Exception {
+    return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.address().getPort() + path))
+        .build(), HttpResponse.BodyHandlers.ofString());
+  }
+
   @Test
   void failClosedIs503TemporaryReducedCapacity_draft09_5_2() throws Exception {
     int dead;

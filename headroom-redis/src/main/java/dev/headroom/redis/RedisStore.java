@@ -24,6 +24,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -562,8 +563,22 @@ public final class RedisStore implements Store {
     private Ticker ticker;
     private boolean scriptsOnly;
     private Duration refusalMemory = DEFAULT_REFUSAL_MEMORY;
+    private ClientResources clientResources;
 
     private Builder() {}
+
+    /**
+     * The Lettuce resources (event loops, timers) of the client the store opens itself with
+     * {@link #uri} or {@link #clusterUris}; by default the client has its own. They stay the
+     * caller's: closing the store leaves them running, so shut them down after the store. An
+     * event-driven server passes resources over its own event loops, so that the connection's
+     * reads and writes run on a loop that is awake anyway, not on a thread of their own woken for
+     * each reply (the gateway does: headroom-redis/README.md, "On the caller's event loops").
+     */
+    public Builder clientResources(ClientResources resources) {
+      this.clientResources = Objects.requireNonNull(resources, "clientResources");
+      return this;
+    }
 
     /**
      * The longest this store answers a request equal to one Redis refused with that refusal,
@@ -753,6 +768,10 @@ public final class RedisStore implements Store {
         throw new IllegalArgumentException("redis: expected exactly one of uri, clusterUris, client, clusterClient, "
             + "connection or clusterConnection, got " + ways);
       }
+      if (clientResources != null && uri == null && clusterUris == null) {
+        throw new IllegalArgumentException("clientResources: used only when the store opens its own client "
+            + "(uri or clusterUris); a client or connection given brings its own resources");
+      }
       if (fallback != null && failurePolicy != FailurePolicy.FALLBACK) {
         throw new IllegalArgumentException("fallback: a fallback store is used only with failurePolicy FALLBACK, "
             + "got failurePolicy " + failurePolicy);
@@ -777,9 +796,9 @@ public final class RedisStore implements Store {
         return Endpoint.opening(true, () -> Endpoint.connectCluster(c), () -> {});
       }
       if (uri != null) {
-        return Endpoint.owned(uri, COMMAND_TIMEOUT);
+        return Endpoint.owned(uri, COMMAND_TIMEOUT, clientResources);
       }
-      return Endpoint.ownedCluster(clusterUris, COMMAND_TIMEOUT);
+      return Endpoint.ownedCluster(clusterUris, COMMAND_TIMEOUT, clientResources);
     }
   }
 }

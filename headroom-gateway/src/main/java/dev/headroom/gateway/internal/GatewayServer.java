@@ -19,13 +19,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollEventLoopGroup;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.nio.NioEventLoopGroup;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpServerCodec;
@@ -37,7 +30,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,12 +64,11 @@ public final class GatewayServer implements AutoCloseable {
   private final PlanResolvers planResolvers;
 
   private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Timers timers, Optional<Path> file,
-      long maxConfigBytes, int threads) {
-    boolean epoll = Epoll.isAvailable();
-    this.boss = epoll ? new EpollEventLoopGroup(1) : new NioEventLoopGroup(1);
-    this.workers = epoll ? new EpollEventLoopGroup(threads) : new NioEventLoopGroup(threads);
-    this.serverChannel = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-    this.clientChannel = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+      long maxConfigBytes, EventLoops loops) {
+    this.boss = loops.boss();
+    this.workers = loops.workers();
+    this.serverChannel = loops.serverChannel();
+    this.clientChannel = loops.clientChannel();
     this.meterClock = new MeterClock();
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
         new io.prometheus.metrics.model.registry.PrometheusRegistry(), meterClock);
@@ -101,11 +92,13 @@ public final class GatewayServer implements AutoCloseable {
 
   /**
    * Starts listening; returns once both listeners accept connections. {@code ticker} decides
-   * quotas, {@code timers} run the connections' timeouts (see {@link Timers}).
+   * quotas, {@code timers} run the connections' timeouts (see {@link Timers}). The server runs on
+   * {@code loops} and leaves them running when closed: they are the caller's, which closes the
+   * store (whose Redis connection may run on them) before them.
    */
   public static GatewayServer start(GatewayConfig config, Store store, Ticker ticker, Timers timers,
-      Optional<Path> file, long maxConfigBytes, boolean watchFile, int threads) throws InterruptedException {
-    GatewayServer s = new GatewayServer(config, store, ticker, timers, file, maxConfigBytes, threads);
+      Optional<Path> file, long maxConfigBytes, boolean watchFile, EventLoops loops) throws InterruptedException {
+    GatewayServer s = new GatewayServer(config, store, ticker, timers, file, maxConfigBytes, loops);
     try {
       s.state.swap(s.snapshot(config, Map.of()));
       s.bind(config);
@@ -322,8 +315,6 @@ public final class GatewayServer implements AutoCloseable {
       dashboard.stop();
     }
     meterClock.stop();
-    boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
-    workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     registry.close();
   }
 }

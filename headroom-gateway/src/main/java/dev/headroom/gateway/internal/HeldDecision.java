@@ -3,11 +3,8 @@ package dev.headroom.gateway.internal;
 import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaLimiter;
-import dev.headroom.StoreException;
 import dev.headroom.gateway.config.RouteCost;
 import java.util.List;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A store decision an {@link Exchange} holds until it ends: then its concurrency leases are
@@ -17,8 +14,6 @@ import org.slf4j.LoggerFactory;
  * with its {@link Settlement} (count modes, a charge the response states), if any.
  */
 record HeldDecision(Decision decision, List<PolicyOutcome> contentBytes, Settlement settlement) {
-  private static final Logger LOG = LoggerFactory.getLogger(HeldDecision.class);
-
   /** A decision with nothing to settle but its leases and content bytes. */
   HeldDecision(Decision decision, List<PolicyOutcome> contentBytes) {
     this(decision, contentBytes, null);
@@ -31,21 +26,22 @@ record HeldDecision(Decision decision, List<PolicyOutcome> contentBytes, Settlem
     }
   }
 
-  /** Releases the leases and charges {@code bytes} (request and response bodies) to each content-bytes policy. */
+  /**
+   * Releases the leases and charges {@code bytes} (request and response bodies) to each
+   * content-bytes policy, without blocking: this runs on an event loop, which may be the one the
+   * store's Redis connection reads its replies on (EventLoops).
+   */
   void settle(QuotaLimiter limiter, long bytes) {
     if (settlement != null) {
       settlement.settle(limiter);
     }
-    limiter.release(decision);
+    Settlement.logged(limiter.releaseAsync(decision), "release the leases of a decision");
     if (bytes <= 0) {
       return;
     }
     for (PolicyOutcome o : contentBytes) {
-      try {
-        limiter.charge(o.policy(), o.key(), bytes);
-      } catch (StoreException e) {
-        LOG.warn("could not charge {} bytes to policy {}", bytes, o.policy().name(), e);
-      }
+      Settlement.logged(limiter.chargeAsync(o.policy(), o.key(), bytes),
+          "charge " + bytes + " bytes to policy " + o.policy().name());
     }
   }
 }

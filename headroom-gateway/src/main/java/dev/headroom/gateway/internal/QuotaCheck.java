@@ -168,7 +168,8 @@ final class QuotaCheck {
       return;
     }
     if (ex.ended()) {
-      state.limiter.release(d); // the client left while the store was deciding
+      // the client left while the store was deciding
+      Settlement.logged(state.limiter.releaseAsync(d), "release the leases of a decision");
       shadow.release(state.limiter);
       return;
     }

@@ -2,13 +2,14 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.Acquisition;
 import dev.headroom.QuotaLimiter;
-import dev.headroom.StoreException;
 import dev.headroom.gateway.config.PolicyRules.CountMode;
 import dev.headroom.gateway.config.RouteCost;
 import dev.headroom.http.RequestCost;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,23 +66,36 @@ final class Settlement {
     }
   }
 
-  /** Settles once: refunds and charges. */
+  /** Settles once: refunds and charges, without blocking (see {@link HeldDecision#settle}). */
   void settle(QuotaLimiter limiter) {
-    try {
-      if (status >= 0) {
-        for (Conditional c : conditional) {
-          if (!c.mode().counts(status)) {
-            limiter.store().refund(c.acquisition());
-          }
+    if (status >= 0) {
+      for (Conditional c : conditional) {
+        if (!c.mode().counts(status)) {
+          logged(limiter.store().refundAsync(c.acquisition()), "give back the count of " + c.acquisition().policy().name());
         }
       }
-      if (extra > 0) {
-        for (Acquisition a : chargeable) {
-          limiter.charge(a.policy(), a.key(), extra);
-        }
-      }
-    } catch (StoreException e) {
-      LOG.warn("could not settle the response's count and charge: {}", e.toString());
     }
+    if (extra > 0) {
+      for (Acquisition a : chargeable) {
+        logged(limiter.chargeAsync(a.policy(), a.key(), extra), "charge the response's " + extra + " units to "
+            + a.policy().name());
+      }
+    }
+  }
+
+  /**
+   * Logs an update that failed ({@code what} could not be done); a store's update that cannot
+   * reach its store follows the store's failure policy, so nothing waits on it here.
+   */
+  static void logged(CompletionStage<Void> update, String what) {
+    CompletableFuture<Void> f = update.toCompletableFuture();
+    if (f.isDone() && !f.isCompletedExceptionally()) {
+      return;
+    }
+    f.whenComplete((v, e) -> {
+      if (e != null) {
+        LOG.warn("could not {}: {}", what, e.toString());
+      }
+    });
   }
 }

@@ -13,6 +13,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -110,7 +111,16 @@ public final class Endpoint {
    * by itself, and fails a command Redis never answers after {@code commandTimeout}.
    */
   public static Endpoint owned(RedisURI uri, Duration commandTimeout) {
-    RedisClient c = RedisClient.create(uri);
+    return owned(uri, commandTimeout, null);
+  }
+
+  /**
+   * As {@link #owned(RedisURI, Duration)}, on the caller's Lettuce {@code resources} (its event
+   * loops and timers) when not null; Lettuce leaves resources it was given running when the
+   * client shuts down, so they stay the caller's to shut down.
+   */
+  public static Endpoint owned(RedisURI uri, Duration commandTimeout, ClientResources resources) {
+    RedisClient c = resources == null ? RedisClient.create(uri) : RedisClient.create(resources, uri);
     c.setOptions(ClientOptions.builder()
         .autoReconnect(true)
         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
@@ -121,9 +131,12 @@ public final class Endpoint {
         () -> c.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
   }
 
-  /** A Redis Cluster the store connects to itself; as {@link #owned}, plus topology refresh. */
-  public static Endpoint ownedCluster(List<RedisURI> uris, Duration commandTimeout) {
-    RedisClusterClient c = RedisClusterClient.create(uris);
+  /**
+   * A Redis Cluster the store connects to itself; as {@link #owned(RedisURI, Duration, ClientResources)},
+   * plus topology refresh.
+   */
+  public static Endpoint ownedCluster(List<RedisURI> uris, Duration commandTimeout, ClientResources resources) {
+    RedisClusterClient c = resources == null ? RedisClusterClient.create(uris) : RedisClusterClient.create(resources, uris);
     c.setOptions(ClusterClientOptions.builder()
         .autoReconnect(true)
         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)

@@ -1,0 +1,138 @@
+package dev.headroom.gateway.internal;
+
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultEventLoopGroupProvider;
+import io.lettuce.core.resource.EventLoopGroupProvider;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.EventExecutorGroup;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ImmediateEventExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gateway's event loops: one that accepts connections, {@code threads} that serve them, their
+ * upstream connections and, for a store on Redis, the store's Redis connection.
+ *
+ * <p><b>Redis on the serving loops.</b> A Lettuce client on its own event loop costs each decision
+ * a hop to that thread and one back, and that thread sleeps in {@code epoll_wait} between replies:
+ * on a busy gateway most of its time went to the kernel (being woken, going back to sleep, being
+ * preempted). {@link #lettuce()} gives the store's client Lettuce resources whose event loops are
+ * the serving loops, so that the Redis connection is one more channel of a loop that is awake
+ * anyway: a decision taken on the connection's loop is written without a hop, its reply is read
+ * in the same {@code epoll_wait} as the HTTP traffic, and the request it answers resumes on its
+ * own loop (a task queued on the running loop needs no wake-up when it is that loop).
+ *
+ * <p>Ownership: the loops are this object's; the Lettuce resources are this object's too, and the
+ * store using them must be closed before {@link #close()} (its connection's channel is closed on
+ * one of these loops).
+ */
+public final class EventLoops implements AutoCloseable {
+  private final EventLoopGroup boss;
+  private final EventLoopGroup workers;
+  private final Class<? extends ServerChannel> serverChannel;
+  private final Class<? extends io.netty.channel.Channel> clientChannel;
+  private final int threads;
+  private ClientResources lettuce;
+
+  private EventLoops(int threads) {
+    this.threads = threads;
+    boolean epoll = Epoll.isAvailable();
+    this.boss = epoll ? new EpollEventLoopGroup(1) : new NioEventLoopGroup(1);
+    this.workers = epoll ? new EpollEventLoopGroup(threads) : new NioEventLoopGroup(threads);
+    this.serverChannel = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    this.clientChannel = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+  }
+
+  /** One accepting loop and {@code threads} serving loops, on epoll where the platform has it. */
+  public static EventLoops start(int threads) {
+    return new EventLoops(threads);
+  }
+
+  EventLoopGroup boss() {
+    return boss;
+  }
+
+  EventLoopGroup workers() {
+    return workers;
+  }
+
+  Class<? extends ServerChannel> serverChannel() {
+    return serverChannel;
+  }
+
+  Class<? extends io.netty.channel.Channel> clientChannel() {
+    return clientChannel;
+  }
+
+  /**
+   * Lettuce resources whose event loops are the serving loops (created on first use). A transport
+   * the serving loops are not of (Lettuce asks by class: epoll, or NIO where epoll is missing)
+   * gets loops of its own, shut down with these resources. Lettuce's computation pool (reconnect
+   * and topology-refresh work, off the I/O path) stays its own, one thread.
+   */
+  public synchronized ClientResources lettuce() {
+    if (lettuce == null) {
+      lettuce = ClientResources.builder()
+          .eventLoopGroupProvider(new Serving(workers, threads))
+          .computationThreadPoolSize(1)
+          .build();
+    }
+    return lettuce;
+  }
+
+  /** Shuts the Lettuce resources (when made) and the loops down, waiting up to 2 s for each. */
+  @Override
+  public synchronized void close() {
+    if (lettuce != null) {
+      lettuce.shutdown(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+    boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+  }
+
+  /**
+   * Hands Lettuce the serving loops for their own transport; releasing or shutting down leaves
+   * them running ({@link EventLoops#close()} ends them), and ends only loops made for another.
+   */
+  private static final class Serving implements EventLoopGroupProvider {
+    private final EventLoopGroup serving;
+    private final int threads;
+    private final DefaultEventLoopGroupProvider others = new DefaultEventLoopGroupProvider(1);
+
+    Serving(EventLoopGroup serving, int threads) {
+      this.serving = serving;
+      this.threads = threads;
+    }
+
+    @Override
+    public <T extends EventLoopGroup> T allocate(Class<T> type) {
+      return type.isInstance(serving) ? type.cast(serving) : others.allocate(type);
+    }
+
+    @Override
+    public int threadPoolSize() {
+      return threads;
+    }
+
+    @Override
+    public Future<Boolean> release(EventExecutorGroup group, long quietPeriod, long timeout, TimeUnit unit) {
+      if (group == serving) {
+        return ImmediateEventExecutor.INSTANCE.newSucceededFuture(true);
+      }
+      return others.release(group, quietPeriod, timeout, unit);
+    }
+
+    @Override
+    public Future<Boolean> shutdown(long quietPeriod, long timeout, TimeUnit unit) {
+      return others.shutdown(quietPeriod, timeout, unit);
+    }
+  }
+}
