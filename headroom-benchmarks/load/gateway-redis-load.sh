@@ -11,6 +11,8 @@
 # counters from the admin port's Prometheus page (headroom_store_*), which say how many decisions
 # waited for Redis past the deadline and how many the gateway turned away before asking Redis,
 # and FCALLs per request from Redis's commandstats (every client's: give the run a Redis of its own).
+# After the tables: the gateway's CPU per request by thread, the machine's idle share during each run
+# (cores left idle: the run was bound by latency, not CPU) and Redis's own CPU per request.
 # Every run is bounded in time (wrk -d) and the script stops what it started.
 #
 # HEADROOM_BENCH_STORES="memory redis leasing" measures the same gateway and policy on several stores
@@ -153,6 +155,11 @@ fcalls() { redis-cli -u "$redis" info commandstats 2>/dev/null | sed -n 's/^cmds
 # per-thread CPU of the gateway (clock ticks by thread name): where its time goes
 thread_ticks() { local t; for t in /proc/"$1"/task/*; do printf "%s\t%s\n" "$(tr ' ' '_' < "$t/comm")" "$(awk '{print $14 + $15}' "$t/stat")"; done | awk -F'\t' '{ s[$1] += $2 } END { for (k in s) print k "\t" s[k] }' | sort; }
 HZ=$(getconf CLK_TCK)
+# the machine's idle and total clock ticks (all cores): a run whose cores sat idle was bound by
+# latency (too few requests in flight to keep them busy), not by CPU
+cpu_ticks() { awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+# Redis's own CPU seconds so far (user + system), of every client's commands
+redis_cpu() { redis-cli -u "$redis" info cpu 2>/dev/null | awk -F: '/^used_cpu_(sys|user):/ { s += $2 } END { printf "%.6f", s }'; }
 warm="${HEADROOM_BENCH_WARMUP:-15}"
 (( warm > 0 )) && wrk -t2 -c64 -d"${warm}s" "http://127.0.0.1:$HR/ok" >/dev/null
 echo "# store $1: $(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/'); $(nproc) cores, $hogs busy loops beside; gateway --threads $threads, fail-closed, decisionDeadline $deadline, $redis; wrk -t2 -d${secs}s; $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS"
@@ -161,8 +168,10 @@ printf "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | 
 for c in "${conns[@]}"; do
   w0=$(warns); late0=$(metric headroom_store_deadline_passed_total); shed0=$(metric headroom_store_shed_total); f0=$(fcalls)
   thread_ticks "$gateway" > "$work/threads0"
+  read -r idle0 total0 <<<"$(cpu_ticks)"; rc0=$(redis_cpu)
   out=$(wrk -t2 -c"$c" -d"${secs}s" --latency -s "$work/status.lua" "http://127.0.0.1:$HR/ok")
   thread_ticks "$gateway" > "$work/threads1"
+  read -r idle1 total1 <<<"$(cpu_ticks)"; rc1=$(redis_cpu)
   w1=$(warns); late1=$(metric headroom_store_deadline_passed_total); shed1=$(metric headroom_store_shed_total); f1=$(fcalls)
   read -r _ ok limited unavailable other errors <<<"$(grep '^STATUS' <<<"$out")"
   reqs=$(awk '/requests in/ {print $1}' <<<"$out")
@@ -173,7 +182,9 @@ for c in "${conns[@]}"; do
     "$ok" "$limited" "$unavailable" "$other" "$errors" "$((w1 - w0))" "$((late1 - late0))" "$((shed1 - shed0))" \
     "$(awk -v f="$((f1 - f0))" -v n="$reqs" 'BEGIN { printf "%.3f", (n > 0 ? f / n : 0) }')"
   thread_cpu+="store $1, $c connections, gateway CPU us/request by thread:$(join -t $'\t' "$work/threads0" "$work/threads1" \
-    | awk -F'\t' -v n="$reqs" -v hz="$HZ" '{ d = $3 - $2; if (d > 0) printf " %s %.1f;", $1, d * 1e6 / hz / n }')"$'\n'
+    | awk -F'\t' -v n="$reqs" -v hz="$HZ" '{ d = $3 - $2; if (d > 0) printf " %s %.1f;", $1, d * 1e6 / hz / n }')"
+  thread_cpu+="$(awk -v i="$((idle1 - idle0))" -v t="$((total1 - total0))" -v a="$rc0" -v b="$rc1" -v n="$reqs" \
+    'BEGIN { printf " machine idle %.1f%%; Redis CPU %.2f us/request", (t > 0 ? 100 * i / t : 0), (n > 0 ? (b - a) * 1e6 / n : 0) }')"$'\n'
 done
   kill "$gateway" 2>/dev/null || true
   wait "$gateway" 2>/dev/null || true
