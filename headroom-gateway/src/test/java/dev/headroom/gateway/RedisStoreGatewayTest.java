@@ -52,7 +52,7 @@ class RedisStoreGatewayTest {
     String yaml = """
         service: {name: Redis test}
         listen: {host: 127.0.0.1, port: 0}
-        admin: {enabled: false}
+        admin: {enabled: true, host: 127.0.0.1, port: 0}
         store: %s
         upstreams:
           up: {url: "http://127.0.0.1:%d"}
@@ -233,6 +233,10 @@ class RedisStoreGatewayTest {
         assertThat(get().statusCode()).isEqualTo(429);
         RedisKeys.deleteKeys(prefix); // as if the window had been reset elsewhere
         assertThat(get().statusCode()).as("refusalMemory: %s", setting).isEqualTo(setting.equals("off") ? 200 : 429);
+        // the refusal answered without asking Redis is counted on the admin port
+        String metrics = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+            + gateway.adminAddress().orElseThrow().getPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        assertThat(metrics).contains("headroom_store_refusals_remembered_total " + (setting.equals("off") ? "0.0" : "1.0"));
       } finally {
         if (gateway != null) {
           gateway.close();

@@ -241,6 +241,14 @@ public final class RedisStore implements Store {
     return deadlines.shed();
   }
 
+  /**
+   * Decisions refused from a refusal this store remembers, without a round trip to Redis, since
+   * creation (see {@link Builder#refusalMemory}).
+   */
+  public long refusalsRemembered() {
+    return refusals.answered();
+  }
+
   /** Decisions sent to Redis whose reply has not arrived yet. */
   public int outstanding() {
     return deadlines.outstanding();

@@ -62,6 +62,7 @@ class RefusalMemoryTest {
             .isGreaterThanOrEqualTo(first.outcomes().get(0).reset().minusNanos(elapsed));
       }
       assertThat(server.fcalls() - calls).as("FCALLs for 200 refusals remembered").isZero();
+      assertThat(store.refusalsRemembered()).isEqualTo(200);
     }
   }
 
@@ -75,6 +76,7 @@ class RefusalMemoryTest {
       assertThat(store.acquire(List.of(Acquisition.of(hourly, KEY, 2))).allowed()).isFalse();
       assertThat(store.acquire(List.of(Acquisition.of(hourly, PartitionKey.of("client-8")))).allowed()).isTrue();
       assertThat(server.fcalls() - calls).isEqualTo(2);
+      assertThat(store.refusalsRemembered()).isZero();
     }
   }
 

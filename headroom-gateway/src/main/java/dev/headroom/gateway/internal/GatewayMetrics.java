@@ -117,7 +117,8 @@ final class GatewayMetrics {
   /**
    * The Redis store's own counters: decisions whose deadline passed after Redis received them
    * (they followed the failure policy), decisions refused as this process's overload before Redis
-   * could decide them, and decisions awaiting Redis now.
+   * could decide them, decisions refused from a remembered refusal without asking Redis, and
+   * decisions awaiting Redis now.
    */
   void redisStore(dev.headroom.redis.RedisStore store) {
     io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.deadline.passed", store,
@@ -126,6 +127,10 @@ final class GatewayMetrics {
         .register(registry);
     io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.shed", store, dev.headroom.redis.RedisStore::shed)
         .description("Decisions refused because the gateway's own queue to Redis was full (503, Redis not at fault)")
+        .register(registry);
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.refusals.remembered", store,
+            dev.headroom.redis.RedisStore::refusalsRemembered)
+        .description("Decisions refused from a refusal Redis gave an equal request, without asking Redis again")
         .register(registry);
     io.micrometer.core.instrument.Gauge.builder("headroom.store.outstanding", store, dev.headroom.redis.RedisStore::outstanding)
         .description("Decisions sent to Redis whose reply has not arrived yet").register(registry);

@@ -40,6 +40,7 @@ public final class RefusalMemory {
 
   private final long limitNanos;
   private final ConcurrentHashMap<ByteBuffer, Refusal> refusals = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.LongAdder answered = new java.util.concurrent.atomic.LongAdder();
 
   /** @param limitNanos the longest a refusal is remembered; 0 remembers nothing */
   public RefusalMemory(long limitNanos) {
@@ -67,7 +68,13 @@ public final class RefusalMemory {
     if (!DecisionScript.sameRequest(r.call, call)) {
       return null;
     }
+    answered.increment();
     return aged(r.reply, Math.max(0, now - r.readAt));
+  }
+
+  /** Calls {@link #answer} answered from memory, since creation. */
+  public long answered() {
+    return answered.sum();
   }
 
   /**
