@@ -159,13 +159,17 @@ end
 -- Token bucket as GCRA (dev.headroom.internal.Gcra). State: the TAT as "s:n"; absent = now.
 ---------------------------------------------------------------------------------------------------
 
-local function gcraLoadKey(key)
-  local v = call('GET', key)
+-- The TAT a key holds ("s:n"), or now when it holds none.
+local function gcraTat(v)
   if not v then
     return nows, nown, false
   end
   local i = find(v, ':', 1, true)
   return tonumber(ssub(v, 1, i - 1)), tonumber(ssub(v, i + 1)), true
+end
+
+local function gcraLoadKey(key)
+  return gcraTat(call('GET', key))
 end
 
 local function gcraLoad(it)
@@ -756,40 +760,53 @@ local FAST_NOW = 9000000000
 -- of a hot route are exactly this). When tau and the TAT are within FAST_SPAN of now, times are
 -- single numbers of nanoseconds relative to now, exact below 2^53; otherwise the (s, n) pairs.
 -- Its arguments (argv 6 to 12 of such a request), parsed: a batch across keys parses them once per
--- distinct argument list, not once per request.
+-- distinct argument list, not once per request; 8 and 9 are T and tau in nanoseconds, the fast
+-- path's (exact when tau is under FAST_SPAN).
 local function gcraParams(argv)
-  return { tonumber(argv[6]), tonumber(argv[7]), tonumber(argv[8]), tonumber(argv[9]), tonumber(argv[10]),
-    tonumber(argv[11]), tonumber(argv[12]) }
+  local Ts, Tn, us, un = tonumber(argv[8]), tonumber(argv[9]), tonumber(argv[10]), tonumber(argv[11])
+  return { tonumber(argv[6]), tonumber(argv[7]), Ts, Tn, us, un, tonumber(argv[12]), Ts * E9 + Tn, us * E9 + un }
 end
 
--- One acquisition decided against the TAT (ts, tn) read from the key: its reply, and the new TAT
--- when it was admitted (nil when refused). Writes nothing: the caller stores the TAT.
-local function gcraStep(ts, tn, p)
-  local q, cost, Ts, Tn, us, un = p[1], p[2], p[3], p[4], p[5], p[6]
+-- A batch's reply to one token-bucket acquisition, in its short forms (the fast path, where every
+-- duration is a whole number of nanoseconds below 2^53): ADMITTED, r, t; REFUSED, r, t,
+-- Retry-After; t and Retry-After in nanoseconds. Any other reply is its length, then the reply.
+-- DecisionScript.split reads both.
+local ADMITTED, REFUSED = -1, -2
+
+-- Appends a reply (flag, then the 7 fields of one acquisition) after its length at out[o + 1].
+local function full(out, o, allowed, r, rs, rn, ys, yn)
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 8, allowed, allowed, r
+  out[o + 5], out[o + 6], out[o + 7], out[o + 8], out[o + 9] = rs, rn, ys, yn, 0
+  return o + 9
+end
+
+-- One acquisition decided against the TAT (ts, tn) read from the key, its reply written into a
+-- batch's answer after out[o] (a short form on the fast path): the new end of the answer, and the
+-- new TAT when it was admitted (nil when refused). Writes nothing to Redis: the caller stores the
+-- TAT.
+local function gcraInto(out, o, ts, tn, p)
+  local q, cost = p[1], p[2]
   local rel = ts - nows
-  if us < FAST_SPAN and rel < FAST_SPAN and rel > -FAST_SPAN and nows < FAST_NOW then
-    local T = Ts * E9 + Tn
-    local tau = us * E9 + un
+  if p[5] < FAST_SPAN and rel < FAST_SPAN and rel > -FAST_SPAN and nows < FAST_NOW then
+    local T, tau = p[8], p[9]
     local d = rel * E9 + (tn - nown) -- tat - now
     if d < 0 then
       d = 0 -- max(tat, now) - now; also Gcra.resetNanos
     end
-    local ys, yn
     if cost <= q then
       local x = d + cost * T -- newTat - now; cost T <= q T = tau
       if x <= tau then
         local a, b = split(nown + x)
-        local r = remainingOfHeadroom(q, T, tau - x)
-        local rs, rn = split(x)
-        return { 1, 1, r, rs, rn, 0, 0, 0 }, nows + a, b
+        out[o + 1], out[o + 2], out[o + 3] = ADMITTED, remainingOfHeadroom(q, T, tau - x), x
+        return o + 3, nows + a, b
       end
-      ys, yn = split(x - tau)
-    else
-      ys, yn = p[7], 0
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = REFUSED, remainingOfHeadroom(q, T, tau - d), d, x - tau
+      return o + 4
     end
     local rs, rn = split(d)
-    return { 0, 0, remainingOfHeadroom(q, T, tau - d), rs, rn, ys, yn, 0 }
+    return full(out, o, 0, remainingOfHeadroom(q, T, tau - d), rs, rn, p[7], 0)
   end
+  local Ts, Tn, us, un = p[3], p[4], p[5], p[6]
   local ys, yn
   if cost <= q then
     local bs, bn = ts, tn
@@ -799,20 +816,35 @@ local function gcraStep(ts, tn, p)
     local xs, xn = sat(add(bs, bn, tmul(cost, Ts, Tn)))
     local ds, dn = sub(xs, xn, nows, nown)
     if le(ds, dn, us, un) then
-      local r = gcraRemainingOf(q, Ts, Tn, us, un, xs, xn)
       local rs, rn = gcraReset(xs, xn)
-      return { 1, 1, r, rs, rn, 0, 0, 0 }, xs, xn
+      return full(out, o, 1, gcraRemainingOf(q, Ts, Tn, us, un, xs, xn), rs, rn, 0, 0), xs, xn
     end
     ys, yn = sub(ds, dn, us, un)
   else
     ys, yn = p[7], 0
   end
   local rs, rn = gcraReset(ts, tn)
-  return { 0, 0, gcraRemainingOf(q, Ts, Tn, us, un, ts, tn), rs, rn, ys, yn, 0 }
+  return full(out, o, 0, gcraRemainingOf(q, Ts, Tn, us, un, ts, tn), rs, rn, ys, yn)
+end
+
+-- gcraInto's reply as a single call answers it (flag, then the 7 fields), and the new TAT.
+local function gcraStep(ts, tn, p)
+  local r = {}
+  local _, xs, xn = gcraInto(r, 0, ts, tn, p)
+  local form = r[1]
+  if form == ADMITTED then
+    local rs, rn = split(r[3])
+    return { 1, 1, r[2], rs, rn, 0, 0, 0 }, xs, xn
+  elseif form == REFUSED then
+    local rs, rn = split(r[3])
+    local ys, yn = split(r[4])
+    return { 0, 0, r[2], rs, rn, ys, yn, 0 }
+  end
+  return { unpack(r, 2, 9) }, xs, xn
 end
 
 local function storeTat(key, xs, xn)
-  store(key, str(xs) .. ':' .. str(xn), xs, xn)
+  store(key, fmt('%d:%d', xs, xn), xs, xn)
 end
 
 local function acquireOneGcraWith(key, p)
@@ -829,16 +861,18 @@ local function acquireOneGcra(key, argv)
 end
 
 -- During a batch: the values of the plain keys its earlier calls read or wrote, so that n calls
--- on one key read it from Redis once. Writes go through to Redis and to this table; any other
--- command on a key forgets it. Set and cleared by decide for each top-level call, so that a
--- batch that failed half-way leaves nothing behind.
+-- on one key read it from Redis once. Writes go through to Redis and to this table; a DEL is
+-- remembered as MISSING, any other command on a key as UNKNOWN (read it again). A key absent
+-- from the table was not touched by the batch yet (what decideAcross's prefetch relies on). Set
+-- and cleared by decide for each top-level call, so that a batch that failed half-way leaves
+-- nothing behind.
 local cache = nil
-local MISSING = {}
+local MISSING, UNKNOWN = {}, {}
 
 local function cachedCall(cmd, key, ...)
   if cmd == 'GET' then
     local v = cache[key]
-    if v == nil then
+    if v == nil or v == UNKNOWN then
       v = redis.call('GET', key)
       cache[key] = v == false and MISSING or v
       return v
@@ -853,8 +887,10 @@ local function cachedCall(cmd, key, ...)
     if cmd == 'PSETEX' then
       local _, value = ...
       cache[key] = value
+    elseif cmd == 'DEL' then
+      cache[key] = MISSING
     else
-      cache[key] = nil
+      cache[key] = UNKNOWN
     end
   end
   return r
@@ -1028,44 +1064,73 @@ local function decideBatch(keys, argv)
   return out
 end
 
--- Reads the string keys (token buckets' and windows' state) of a batch across keys into the cache
--- with one MGET per 1,000 keys instead of one GET each: within one call nothing else runs and
--- Redis expires keys by the time the call began, so the values stay what each GET would read.
-local function prefetch(keys, order)
-  local want, seen = {}, {}
+-- Reads the string keys (token buckets' and windows' state) of a batch across keys with one MGET
+-- per 1,000 keys instead of one GET each: within one call nothing else runs and Redis expires keys
+-- by the time the call began, so the values stay what each GET would read until the batch touches
+-- the key (cachedCall). Returns the values by position in KEYS (false: absent; nil: not read, a
+-- concurrency policy's key); a list decided by decideOne finds its keys' values in the cache.
+local function prefetch(keys, lists, order)
+  local plain = true
+  for i = 1, #lists do
+    plain = plain and lists[i].plain
+  end
+  local at
+  if not plain then
+    at = {}
+    local k = 1
+    for i = 1, #order do
+      local list = order[i]
+      if list.plain then
+        for j = k, k + list.kc - 1 do
+          at[#at + 1] = j
+        end
+      end
+      k = k + list.kc
+    end
+  end
+  local count = at and #at or #keys
+  local values
+  if plain and count <= 1000 then
+    values = redis.call('MGET', unpack(keys)) -- the common case: every key, in order
+  else
+    values = {}
+    for a = 1, count, 1000 do
+      local b = a + 999
+      if b > count then
+        b = count
+      end
+      local want = {}
+      for j = a, b do
+        want[j - a + 1] = keys[at and at[j] or j]
+      end
+      local got = redis.call('MGET', unpack(want))
+      for j = a, b do
+        values[at and at[j] or j] = got[j - a + 1]
+      end
+    end
+  end
   local k = 1
   for i = 1, #order do
     local list = order[i]
-    if list.plain then
+    if list.plain and not list.gcra then
       for j = k, k + list.kc - 1 do
-        local key = keys[j]
-        if not seen[key] and cache[key] == nil then
-          seen[key] = true
-          want[#want + 1] = key
-        end
+        local v = values[j]
+        cache[keys[j]] = v == false and MISSING or v
       end
     end
     k = k + list.kc
   end
-  for a = 1, #want, 1000 do
-    local b = a + 999
-    if b > #want then
-      b = #want
-    end
-    local values = redis.call('MGET', unpack(want, a, b))
-    for j = a, b do
-      local v = values[j - a + 1]
-      cache[want[j]] = v == false and MISSING or v
-    end
-  end
+  return values
 end
 
 -- A batch across keys (mode m, standalone Redis only): n requests on any keys, decided and
 -- answered as a batch. The requests of a busy route differ only in their keys, so each distinct
 -- argument list is sent once: ARGV 1 m, 2 n, 3 u, then u lists, each as its number of keys, its
--- length and its ARGV, then n indexes (from 1), one per request, of the list it uses; KEYS holds
--- every request's keys one after another. A list is read into a table, given the batch's TIME and
--- (for one token-bucket acquisition, the common case) parsed once, however many requests use it.
+-- length and its ARGV, then, when u > 1, n indexes (from 1), one per request, of the list it uses;
+-- KEYS holds every request's keys one after another. A list is read into a table, given the
+-- batch's TIME and (for one token-bucket acquisition, the common case) parsed once, however many
+-- requests use it; such a request reads its key from the prefetched values, and is answered in a
+-- short form (gcraInto).
 local function decideAcross(keys, argv)
   cache = {}
   local n, u = tonumber(argv[2]), tonumber(argv[3])
@@ -1097,17 +1162,18 @@ local function decideAcross(keys, argv)
   end
   local order = {}
   for i = 1, n do
-    order[i] = lists[tonumber(argv[at + i - 1])]
+    order[i] = u == 1 and lists[1] or lists[tonumber(argv[at + i - 1])]
   end
-  prefetch(keys, order)
+  local values = prefetch(keys, lists, order)
   local out = {}
+  local o = 0
   local k = 1
-  local prevList, prevK, prevReply = nil, 0, nil
+  -- The last request's list, first key and reply (out[from + 1] to out[to]) when it was refused.
+  local prevList, prevK, from, to = nil, 0, 0, nil
   for i = 1, n do
     local list = order[i]
     local kc = list.kc
-    local reply
-    local again = prevReply ~= nil and list == prevList
+    local again = to ~= nil and list == prevList
     if again then
       for j = 0, kc - 1 do
         if keys[k + j] ~= keys[prevK + j] then
@@ -1117,27 +1183,54 @@ local function decideAcross(keys, argv)
       end
     end
     if again then
-      reply = prevReply
+      for j = from + 1, to do
+        out[o + j - from] = out[j]
+      end
+      o = o + to - from
     else
-      if list.gcra then
+      local start = o
+      local refused
+      local p = list.gcra
+      if p then
         call, margin, nows, nown = cachedCall, list.margin, list.nows, list.nown
-        reply = acquireOneGcraWith(keys[k], list.gcra)
+        local key = keys[k]
+        local v = cache[key]
+        if v == nil then
+          v = values[k]
+        elseif v == MISSING then
+          v = false
+        elseif v == UNKNOWN then
+          v = cachedCall('GET', key)
+        end
+        local ts, tn = gcraTat(v)
+        local xs, xn
+        o, xs, xn = gcraInto(out, o, ts, tn, p)
+        if xs ~= nil then
+          storeTat(key, xs, xn)
+        end
+        refused = xs == nil
       else
         local subkeys = {}
         for j = 1, kc do
           subkeys[j] = keys[k + j - 1]
         end
-        reply = decideOne(subkeys, list.argv)
+        local reply = decideOne(subkeys, list.argv)
         if type(reply) ~= 'table' or reply.err then
           cache = nil
           return reply
         end
+        append(out, reply)
+        o = #out
+        refused = refusal(list.argv, reply)
       end
       prevList, prevK = list, k
-      prevReply = refusal(list.argv, reply) and reply or nil
+      if refused then
+        from, to = start, o
+      else
+        to = nil
+      end
     end
     k = k + kc
-    append(out, reply)
   end
   cache = nil
   return out
@@ -1182,9 +1275,10 @@ local function decide(keys, argv)
       local p = gcraParams(sub)
       local ts, tn = gcraLoadKey(keys[1])
       local admitted = false
+      local o = 1
       for i = 1, n do
-        local reply, xs, xn = gcraStep(ts, tn, p)
-        append(out, reply)
+        local xs, xn
+        o, xs, xn = gcraInto(out, o, ts, tn, p)
         out[1] = i
         if xs == nil then
           break -- a refusal, which every later copy would repeat

@@ -8,6 +8,7 @@ import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
+import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.redis.internal.DecisionCalls;
@@ -253,6 +254,55 @@ class CoalescingTest {
   }
 
   /**
+   * Mode m with one argument list (a busy route, every request one token bucket on Redis TIME)
+   * carries no index per request: numkeys, the keys, m n u, the list. Each request is decided as
+   * alone (the script's fast path, short replies), 2 per hour (T = 30 min, tau = 1 h): on a key,
+   * the first is admitted with r = 1, t = 30 min, the second with r = 0, t = 1 h, the third refused
+   * with Retry-After 30 min, and a fourth in a row answered as the third without being evaluated
+   * again; a key that comes back after another key reads what the batch wrote to it.
+   */
+  @Test
+  void requestsOfOneArgumentListCarryNoIndexes() throws Exception {
+    prefix = LocalRedis.uniquePrefix("onelist");
+    KeyLayout layout = new KeyLayout(prefix);
+    QuotaPolicy hourly = QuotaPolicy.builder("hourly").quota(2).window(Duration.ofHours(1)).build();
+    String[] keys = {"a", "b", "b", "b", "b", "c", "a", "a"};
+    List<DecisionScript.Call> encoded = new ArrayList<>();
+    for (String k : keys) {
+      encoded.add(DecisionScript.encode(layout, false, DecisionScript.ACQUIRE, null, 0,
+          List.of(Acquisition.of(hourly, PartitionKey.of(k))), null));
+    }
+    DecisionScript.Call across = DecisionScript.across(encoded);
+    int n = keys.length;
+    int own = encoded.get(0).arguments() - 1 - 1;
+    assertThat(across.arguments()).as("numkeys, %d keys, m n u, one list", n).isEqualTo(1 + n + 3 + 2 + own);
+    Endpoint endpoint = localRedis();
+    try {
+      DecisionCalls calls = new DecisionCalls(endpoint, DecisionScript.load(), false);
+      long[][] replies = DecisionScript.split(calls.call(across, new WriteStamp(System.nanoTime()))
+          .get(30, TimeUnit.SECONDS), n);
+      boolean[] allowed = {true, true, true, false, false, true, true, false};
+      long[] remaining = {1, 1, 0, 0, 0, 1, 0, 0};
+      long half = Duration.ofMinutes(30).toNanos(); // T = w / q
+      for (int j = 0; j < n; j++) {
+        Decision d = Decision.of(DecisionScript.outcomes(replies[j],
+            List.of(Acquisition.of(hourly, PartitionKey.of(keys[j])))));
+        PolicyOutcome o = d.outcomes().get(0);
+        assertThat(d.allowed()).as("request %d on %s", j, keys[j]).isEqualTo(allowed[j]);
+        assertThat(o.remaining()).as("request %d: r", j).isEqualTo(remaining[j]);
+        long t = o.reset().toNanos();
+        assertThat(t).as("request %d: t", j).isEqualTo(remaining[j] == 1 ? half : 2 * half);
+        if (!allowed[j]) {
+          assertThat(o.retryAfter().toNanos()).as("request %d: Retry-After", j).isEqualTo(half);
+        }
+      }
+      assertThat(replies[4]).as("the third on b repeats the second").isEqualTo(replies[3]);
+    } finally {
+      endpoint.close();
+    }
+  }
+
+  /**
    * Concurrent decisions on many different keys, through the store on a standalone Redis of the
    * test's own, share calls (mode m): each key admits exactly its quota, in fewer FCALLs than
    * decisions.
@@ -418,6 +468,24 @@ class CoalescingTest {
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected a count from 1 to 4, got 5");
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.splitRepeat(new long[0], 4))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("got nothing");
+  }
+
+  /**
+   * A batch's short replies to one token bucket (the script's fast path): -1, r, t in nanoseconds
+   * (admitted) and -2, r, t, Retry-After in nanoseconds (refused) read as a single call's reply,
+   * between length-prefixed ones; a short form cut off, or another negative length, is refused.
+   */
+  @Test
+  void shortTokenBucketRepliesReadAsFullOnes() {
+    long[] reply = {-1, 4, 1_250_000_000L, 2, 7, 8, -2, 0, 3_000_000_001L, 999_999_999L};
+    assertThat(DecisionScript.split(reply, 3)).isDeepEqualTo(new long[][] {
+        {1, 1, 4, 1, 250_000_000L, 0, 0, 0}, {7, 8}, {0, 0, 0, 3, 1, 0, 999_999_999L, 0}});
+    assertThat(DecisionScript.splitRepeat(new long[] {1, -1, 0, 5}, 3)).isDeepEqualTo(new long[][] {
+        {1, 1, 0, 0, 5, 0, 0, 0}, {1, 1, 0, 0, 5, 0, 0, 0}, {1, 1, 0, 0, 5, 0, 0, 0}});
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {-2, 0, 5}, 1))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 length-prefixed replies");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {-3, 0, 5, 6}, 1))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 length-prefixed replies");
   }
 
   /** A reply that is not n length-prefixed replies is refused, naming what was expected. */

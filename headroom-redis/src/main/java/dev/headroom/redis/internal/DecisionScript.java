@@ -42,12 +42,15 @@ import java.util.List;
  *   batch  ARGV 1 b, 2 n, then per call its ARGV's length and its ARGV (same KEYS for all); the
  *          calls are decided in order, each as alone; reply: per call its reply's length, then it
  *   across ARGV 1 m, 2 n, 3 u, then u distinct argument lists, each as its number of keys, its
- *          length and its ARGV, then per call the index (from 1) of its list; KEYS every call's
- *          keys in order (standalone Redis only: the keys may lie in any slot); decided and
- *          answered as a batch
+ *          length and its ARGV, then, when u > 1, per call the index (from 1) of its list; KEYS
+ *          every call's keys in order (standalone Redis only: the keys may lie in any slot);
+ *          decided and answered as a batch
  *   repeat ARGV 1 n, 2 n, then one acquisition's ARGV: n copies of it, decided as a batch of them;
  *          evaluation stops at the first refusal (a refusal changes nothing, so the copies after
  *          it would be refused alike); reply: m, then m replies after their lengths
+ *   short  in the replies of across and repeat, one token-bucket acquisition decided on the fast
+ *          path (every duration below 2^53 ns) comes as -1, r, t nanos (admitted) or -2, r,
+ *          t nanos, retry-after nanos (refused) instead of its length and reply ({@link #split})
  * </pre>
  *
  * Policy constants that need division ({@code T = ceil(w / q)}, {@code tau = q * T}) are computed
@@ -192,28 +195,34 @@ public final class DecisionScript {
    * {@link #batch}'s; {@link #split} takes it apart.
    */
   public static Call across(List<Call> calls) {
-    int size = 64;
     int keyCount = 0;
     for (Call c : calls) {
-      size += c.keysEnd + 16;
       keyCount += c.keyCount;
     }
-    java.util.Map<java.nio.ByteBuffer, Integer> index = new java.util.HashMap<>();
+    java.util.Map<java.nio.ByteBuffer, Integer> index = null;
     List<Call> lists = new ArrayList<>();
     int[] listOf = new int[calls.size()];
+    int at = 0;
     for (int i = 0; i < calls.size(); i++) {
       Call c = calls.get(i);
-      java.nio.ByteBuffer own = java.nio.ByteBuffer.wrap(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
-      Integer at = index.get(own);
-      if (at == null || lists.get(at - 1).keyCount != c.keyCount) {
-        lists.add(c);
-        at = lists.size();
-        index.put(own, at);
-        size += c.encoded.length - c.keysEnd + 32;
+      if (at > 0 && sameArguments(lists.get(at - 1), c)) {
+        listOf[i] = at; // the list of the call before (a busy route's requests come in runs)
+        continue;
       }
+      if (index == null) {
+        index = new java.util.HashMap<>();
+      }
+      java.nio.ByteBuffer own = java.nio.ByteBuffer.wrap(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
+      Integer known = index.get(own);
+      if (known == null || lists.get(known - 1).keyCount != c.keyCount) {
+        lists.add(c);
+        known = lists.size();
+        index.put(own, known);
+      }
+      at = known;
       listOf[i] = at;
     }
-    Resp r = new Resp(size);
+    Resp r = Resp.scratch();
     r.bulk(keyCount);
     for (Call c : calls) {
       int start = keysStart(c);
@@ -227,10 +236,12 @@ public final class DecisionScript {
       r.bulk(c.keyCount).bulk(own).raw(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
       arguments += 2 + own;
     }
-    for (int at : listOf) {
-      r.bulk(at);
+    if (lists.size() > 1) { // with one list, every request uses it: no indexes
+      for (int list : listOf) {
+        r.bulk(list);
+      }
+      arguments += calls.size();
     }
-    arguments += calls.size();
     return new Call(r.toBytes(), arguments, calls.get(0).firstKey, keysEnd, keyCount);
   }
 
@@ -243,6 +254,12 @@ public final class DecisionScript {
       }
     }
     throw new IllegalStateException("a call without numkeys");
+  }
+
+  /** Whether two calls have the same number of keys and the same arguments after them. */
+  private static boolean sameArguments(Call a, Call b) {
+    return a.keyCount == b.keyCount && java.util.Arrays.equals(a.encoded, a.keysEnd, a.encoded.length, b.encoded,
+        b.keysEnd, b.encoded.length);
   }
 
   /** Whether two calls have the same keys (the encoded numkeys and keys). */
@@ -266,7 +283,7 @@ public final class DecisionScript {
    * reply is m, then m replies after their lengths ({@link #splitRepeat}).
    */
   public static Call repeat(Call call, int n) {
-    Resp r = new Resp(call.encoded.length + 32);
+    Resp r = Resp.scratch();
     r.raw(call.encoded, 0, call.keysEnd).bulk(REPEAT).bulk(n).raw(call.encoded, call.keysEnd,
         call.encoded.length - call.keysEnd);
     return new Call(r.toBytes(), call.arguments + 2, call.firstKey, call.keysEnd, call.keyCount);
@@ -291,8 +308,28 @@ public final class DecisionScript {
     return out;
   }
 
+  /** A batch's short reply to one token-bucket acquisition admitted: r, t in nanoseconds. */
+  static final long ADMITTED = -1;
+
+  /** A batch's short reply to one token-bucket acquisition refused: r, t and Retry-After in nanoseconds. */
+  static final long REFUSED = -2;
+
   /**
-   * The replies of a batch of n calls, in order.
+   * A short reply ({@link #ADMITTED} or {@link #REFUSED} at {@code reply[at]}, the script's fast
+   * path for one token bucket, where every duration is below 2^53 ns) as a single call's reply:
+   * flag, allowed, r, t (s, ns), Retry-After (s, ns), lease id.
+   */
+  private static long[] oneTokenBucket(long[] reply, int at) {
+    boolean admitted = reply[at] == ADMITTED;
+    long reset = reply[at + 2];
+    long retry = admitted ? 0 : reply[at + 3];
+    long flag = admitted ? 1 : 0;
+    return new long[] {flag, flag, reply[at + 1], reset / E9, reset % E9, retry / E9, retry % E9, 0};
+  }
+
+  /**
+   * The replies of a batch of n calls, in order: each a single call's reply after its length, or a
+   * short form ({@link #ADMITTED}, {@link #REFUSED}).
    *
    * @throws IllegalStateException when the reply is not n length-prefixed replies
    */
@@ -300,12 +337,14 @@ public final class DecisionScript {
     long[][] out = new long[n][];
     int at = 0;
     for (int i = 0; i < n; i++) {
-      if (reply == null || at >= reply.length || reply[at] < 0 || reply[at] > reply.length - at - 1) {
+      long form = reply == null || at >= reply.length ? Long.MIN_VALUE : reply[at];
+      int len = form == ADMITTED ? 2 : form == REFUSED ? 3 : (int) Math.min(form, Integer.MAX_VALUE);
+      if (len < 0 || len > reply.length - at - 1) {
         throw new IllegalStateException("batch reply: expected " + n + " length-prefixed replies, reply "
             + (i + 1) + " is missing or longer than the " + (reply == null ? 0 : reply.length) + " values");
       }
-      int len = (int) reply[at];
-      out[i] = java.util.Arrays.copyOfRange(reply, at + 1, at + 1 + len);
+      out[i] = form == ADMITTED || form == REFUSED ? oneTokenBucket(reply, at)
+          : java.util.Arrays.copyOfRange(reply, at + 1, at + 1 + len);
       at += 1 + len;
     }
     if (at != reply.length) {
@@ -334,7 +373,7 @@ public final class DecisionScript {
       }
     }
     boolean rememberable = keys == n && nowNanos == null && java.util.Arrays.equals(mode, ACQUIRE);
-    Resp r = new Resp(96 + 128 * n);
+    Resp r = Resp.scratch();
     r.bulk(keys);
     for (int j = 0; j < n; j++) {
       Acquisition a = acquisitions.get(j);

@@ -9,11 +9,29 @@ import java.util.Arrays;
  */
 final class Resp {
 
+  /** The most a thread's scratch buffer keeps between calls; a larger one is dropped. */
+  private static final int SCRATCH_KEPT = 16 * 1024;
+
+  private static final ThreadLocal<Resp> SCRATCH = ThreadLocal.withInitial(() -> new Resp(1024));
+
   private byte[] buf;
   private int size;
 
   Resp(int capacity) {
     buf = new byte[capacity];
+  }
+
+  /**
+   * This thread's buffer, emptied: for an encoding that is copied out ({@link #toBytes}) before the
+   * thread encodes anything else, so that a call allocates only its exact bytes.
+   */
+  static Resp scratch() {
+    Resp r = SCRATCH.get();
+    if (r.buf.length > SCRATCH_KEPT) {
+      r.buf = new byte[1024];
+    }
+    r.size = 0;
+    return r;
   }
 
   /** Part of bytes already encoded. */

@@ -28,31 +28,33 @@ import java.util.function.BiFunction;
  * <p>The reply is set once by the thread that sends the call and read after it completes.
  */
 public final class SlotShare {
-  private final List<Acquisition> acquisitions = new ArrayList<>(2);
-  private final List<Integer> indexes = new ArrayList<>(2);
+  private final List<Acquisition> acquisitions;
+  /** Per acquisition, its place in the request; null when the share is the whole request, in order. */
+  private final List<Integer> indexes;
   private final WriteStamp stamp;
   private volatile CompletableFuture<long[]> reply;
 
-  private SlotShare(long requestedAt) {
+  private SlotShare(long requestedAt, List<Acquisition> acquisitions, List<Integer> indexes) {
     this.stamp = new WriteStamp(requestedAt);
+    this.acquisitions = acquisitions;
+    this.indexes = indexes;
   }
 
-  /** The shares of a request, asked for now: one, unless a Cluster spreads its keys over slots. */
+  /**
+   * The shares of a request, asked for now: one, unless a Cluster spreads its keys over slots.
+   *
+   * @param request not changed afterwards (a share of the whole request keeps it as it is)
+   */
   public static List<SlotShare> of(KeyLayout layout, boolean cluster, List<Acquisition> request) {
     long requestedAt = System.nanoTime();
     if (!cluster || request.size() == 1) {
-      SlotShare g = new SlotShare(requestedAt);
-      for (int i = 0; i < request.size(); i++) {
-        g.acquisitions.add(request.get(i));
-        g.indexes.add(i);
-      }
-      return List.of(g);
+      return List.of(new SlotShare(requestedAt, request, null));
     }
     Map<Integer, SlotShare> bySlot = new LinkedHashMap<>();
     for (int i = 0; i < request.size(); i++) {
       Acquisition a = request.get(i);
       int slot = SlotHash.getSlot(layout.key(a.policy(), a.key()));
-      SlotShare g = bySlot.computeIfAbsent(slot, s -> new SlotShare(requestedAt));
+      SlotShare g = bySlot.computeIfAbsent(slot, s -> new SlotShare(requestedAt, new ArrayList<>(2), new ArrayList<>(2)));
       g.acquisitions.add(a);
       g.indexes.add(i);
     }
@@ -152,7 +154,7 @@ public final class SlotShare {
 
   private void place(List<PolicyOutcome> outcomes, PolicyOutcome[] merged) {
     for (int i = 0; i < outcomes.size(); i++) {
-      merged[indexes.get(i)] = outcomes.get(i);
+      merged[indexes == null ? i : indexes.get(i)] = outcomes.get(i);
     }
   }
 }
