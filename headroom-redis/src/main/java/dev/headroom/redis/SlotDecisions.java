@@ -120,15 +120,28 @@ final class SlotDecisions {
       p.result.completeExceptionally(full);
       return p;
     }
-    CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
-    for (int i = 0; i < groups.size(); i++) {
-      SlotShare g = groups.get(i);
+    boolean single = groups.size() == 1;
+    CompletableFuture<?> all;
+    if (single) {
+      // One share: its reply is counted out by the callback below, not by a stage of its own.
+      SlotShare g = groups.get(0);
+      deadlines.sent();
       g.reply(store.coalesced(store.encode(DecisionScript.ACQUIRE, now, g.acquisitions(), null), g.stamp()));
-      deadlines.track(g.reply());
-      replies[i] = g.reply();
+      all = g.reply();
+    } else {
+      CompletableFuture<?>[] replies = new CompletableFuture<?>[groups.size()];
+      for (int i = 0; i < groups.size(); i++) {
+        SlotShare g = groups.get(i);
+        g.reply(store.coalesced(store.encode(DecisionScript.ACQUIRE, now, g.acquisitions(), null), g.stamp()));
+        deadlines.track(g.reply());
+        replies[i] = g.reply();
+      }
+      all = CompletableFuture.allOf(replies);
     }
-    CompletableFuture<?> all = groups.size() == 1 ? groups.get(0).reply() : CompletableFuture.allOf(replies);
     all.whenComplete((ignored, error) -> {
+      if (single) {
+        deadlines.answered();
+      }
       if (!p.settled.compareAndSet(false, true)) {
         return; // decided by the deadline; that path gives back what Redis applies late
       }

@@ -179,8 +179,21 @@ public final class Deadlines {
 
   /** Counts a decision in flight until its reply (or failure) arrives. */
   public void track(CompletableFuture<long[]> reply) {
+    sent();
+    reply.whenComplete((r, e) -> answered());
+  }
+
+  /**
+   * Counts a decision in flight; its caller calls {@link #answered} exactly once, when the reply
+   * (or failure) arrives, from a callback it registers on the reply anyway.
+   */
+  public void sent() {
     outstanding.incrementAndGet();
-    reply.whenComplete((r, e) -> outstanding.decrementAndGet());
+  }
+
+  /** A decision counted by {@link #sent} got its reply (or failure). */
+  public void answered() {
+    outstanding.decrementAndGet();
   }
 
   public long deadlinesPassed() {

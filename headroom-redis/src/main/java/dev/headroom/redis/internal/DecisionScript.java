@@ -481,19 +481,27 @@ public final class DecisionScript {
       throw new IllegalStateException("unexpected reply from the Headroom script: "
           + (reply == null ? "not an array of integers" : java.util.Arrays.toString(reply)));
     }
+    if (acquisitions.size() == 1) {
+      return List.of(outcome(reply, 1, acquisitions.get(0))); // kept as it is by Decision's copy
+    }
     List<PolicyOutcome> out = new ArrayList<>(acquisitions.size());
     int i = 1;
     for (Acquisition a : acquisitions) {
-      boolean allowed = reply[i] == 1L;
-      long remaining = reply[i + 1];
-      long reset = nanos(reply[i + 2], reply[i + 3]);
-      long retry = nanos(reply[i + 4], reply[i + 5]);
-      long leaseId = reply[i + 6];
-      Lease lease = allowed && leaseId != 0 && a.cost() > 0 ? new Lease(a.policy(), a.key(), leaseId, a.cost()) : null;
-      out.add(new PolicyOutcome(a.policy(), a.key(), a.cost(), allowed, remaining, reset, retry, lease));
+      out.add(outcome(reply, i, a));
       i += FIELDS;
     }
     return out;
+  }
+
+  /** The outcome of one acquisition, whose fields start at {@code reply[i]}. */
+  private static PolicyOutcome outcome(long[] reply, int i, Acquisition a) {
+    boolean allowed = reply[i] == 1L;
+    long remaining = reply[i + 1];
+    long reset = nanos(reply[i + 2], reply[i + 3]);
+    long retry = nanos(reply[i + 4], reply[i + 5]);
+    long leaseId = reply[i + 6];
+    Lease lease = allowed && leaseId != 0 && a.cost() > 0 ? new Lease(a.policy(), a.key(), leaseId, a.cost()) : null;
+    return new PolicyOutcome(a.policy(), a.key(), a.cost(), allowed, remaining, reset, retry, lease);
   }
 
   /** The lease id in a reply for the acquisition at {@code index}, 0 when none. */
