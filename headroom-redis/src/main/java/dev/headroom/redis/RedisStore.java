@@ -249,7 +249,10 @@ public final class RedisStore implements Store {
     return refusals.answered();
   }
 
-  /** Decisions sent to Redis whose reply has not arrived yet. */
+  /**
+   * Decisions sent to Redis whose reply has not arrived yet (a blocking caller's until it has taken
+   * its reply).
+   */
   public int outstanding() {
     return deadlines.outstanding();
   }
@@ -309,48 +312,59 @@ public final class RedisStore implements Store {
     RedisClusterAsyncCommands<byte[], byte[]> c = endpoint.commandsNow();
     DecisionScript.Call call = encode(DecisionScript.ACQUIRE, now(), g.acquisitions(), null);
     CompletableFuture<long[]> reply = c == null ? calls.call(call, g.stamp()) : coalescer.send(c, call, g.stamp());
-    deadlines.track(reply);
-    boolean recovering = c == null;
-    boolean caughtUp = false;
-    while (true) {
-      long[] answer;
-      try {
-        answer = reply.get(deadlines.untilCheck(g.stamp()), TimeUnit.NANOSECONDS);
-      } catch (ExecutionException e) {
-        if (!recovering) {
-          // Redis lacked the code (or FCALL): load it and call again, within the same deadline.
-          recovering = true;
-          reply = calls.recover(c, call, e.getCause(), g.stamp());
-          continue;
+    // Counted out here once the reply is in hand (no completion stage per decision for the I/O
+    // thread to run); a caller that stops waiting leaves it to a stage on the reply.
+    deadlines.sent();
+    boolean countedHere = true;
+    try {
+      boolean recovering = c == null;
+      boolean caughtUp = false;
+      while (true) {
+        long[] answer;
+        try {
+          answer = reply.get(deadlines.untilCheck(g.stamp()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+          if (!recovering) {
+            // Redis lacked the code (or FCALL): load it and call again, within the same deadline.
+            recovering = true;
+            reply = calls.recover(c, call, e.getCause(), g.stamp());
+            continue;
+          }
+          return failed(request, e.getCause());
+        } catch (TimeoutException | InterruptedException e) {
+          boolean interrupted = e instanceof InterruptedException;
+          if (interrupted) {
+            Thread.currentThread().interrupt();
+          } else if (deadlines.waiting(g.stamp())) {
+            continue; // written meanwhile: the deadline now counts from the write
+          } else if (!caughtUp && deadlines.ioCaughtUp(g.stamp())) {
+            caughtUp = true; // the I/O loop has read what had arrived: look at the reply once more
+            continue;
+          }
+          // The failure policy decides; what Redis applies later is given back.
+          countedHere = false;
+          reply.whenComplete((r, error) -> deadlines.answered());
+          g.reply(reply);
+          slotDecisions.giveBackWhenAllowed(groups, true);
+          Exception why = interrupted ? deadlines.passed() : deadlines.expired(g.stamp());
+          if (why instanceof StoreOverloadedException) {
+            throw (StoreOverloadedException) why;
+          }
+          return failed(request, why);
         }
-        return failed(request, e.getCause());
-      } catch (TimeoutException | InterruptedException e) {
-        boolean interrupted = e instanceof InterruptedException;
-        if (interrupted) {
-          Thread.currentThread().interrupt();
-        } else if (deadlines.waiting(g.stamp())) {
-          continue; // written meanwhile: the deadline now counts from the write
-        } else if (!caughtUp && deadlines.ioCaughtUp(g.stamp())) {
-          caughtUp = true; // the I/O loop has read what had arrived: look at the reply once more
-          continue;
+        List<PolicyOutcome> outcomes;
+        try {
+          outcomes = DecisionScript.outcomes(answer, g.acquisitions());
+        } catch (RuntimeException e) {
+          return failed(request, e);
         }
-        // The failure policy decides; what Redis applies later is given back.
-        g.reply(reply);
-        slotDecisions.giveBackWhenAllowed(groups, true);
-        Exception why = interrupted ? deadlines.passed() : deadlines.expired(g.stamp());
-        if (why instanceof StoreOverloadedException) {
-          throw (StoreOverloadedException) why;
-        }
-        return failed(request, why);
+        succeeded();
+        return Decision.of(outcomes);
       }
-      List<PolicyOutcome> outcomes;
-      try {
-        outcomes = DecisionScript.outcomes(answer, g.acquisitions());
-      } catch (RuntimeException e) {
-        return failed(request, e);
+    } finally {
+      if (countedHere) {
+        deadlines.answered();
       }
-      succeeded();
-      return Decision.of(outcomes);
     }
   }
 

@@ -99,6 +99,7 @@ class WriteDeadlineTest {
       release.countDown();
       assertThat(async.get(10, TimeUnit.SECONDS).allowed()).isTrue();
       assertThat(blocking.get(10, TimeUnit.SECONDS).allowed()).isTrue();
+      assertThat(s.outstanding()).as("both counted out once answered").isZero();
       assertThat(s.deadlinesPassed()).isZero();
       assertThat(s.failures()).isZero();
       assertThat(s.givenBackLate()).isZero();

@@ -126,6 +126,11 @@ public final class Coalescer {
     }
   }
 
+  /** {@link #remember} of a batch's member, its reply read at {@code readAt}. */
+  private void remember(DecisionScript.Call call, long writtenAt, long[] reply, long readAt) {
+    refusals.answered(call, reply, writtenAt, readAt);
+  }
+
   private static final class Member {
     final DecisionScript.Call call;
     final WriteStamp stamp;
@@ -257,9 +262,11 @@ public final class Coalescer {
       WriteStamp written = batch.get(0).stamp;
       if (repeated) {
         remember(batch.get(0).call, written, replies[batch.size() - 1], null);
-      } else {
+      } else if (written.written()) {
+        long writtenAt = written.writtenAt();
+        long readAt = System.nanoTime(); // one reply, read once, for every member
         for (int i = 0; i < batch.size(); i++) {
-          remember(batch.get(i).call, written, replies[i], null); // in order: the last on its keys wins
+          remember(batch.get(i).call, writtenAt, replies[i], readAt); // in order: the last on its keys wins
         }
       }
       for (int i = 0; i < batch.size(); i++) {

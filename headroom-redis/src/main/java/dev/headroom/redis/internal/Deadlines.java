@@ -43,7 +43,7 @@ public final class Deadlines {
   private final long deadlineNanos;
   private final long writeTimeoutNanos;
   private final int maxOutstanding;
-  /** Decisions sent to Redis whose reply has not arrived yet. */
+  /** Decisions sent to Redis whose reply has not arrived yet (a blocking caller's until it took it). */
   private final AtomicInteger outstanding = new AtomicInteger();
   private final LongAdder passed = new LongAdder();
   private final LongAdder shed = new LongAdder();
