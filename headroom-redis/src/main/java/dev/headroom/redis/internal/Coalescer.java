@@ -77,7 +77,7 @@ public final class Coalescer {
    */
   public CompletableFuture<long[]> send(RedisClusterAsyncCommands<byte[], byte[]> c, DecisionScript.Call call,
       WriteStamp stamp) {
-    long[] refused = refusals.answer(call, System.nanoTime());
+    long[] refused = refusals.answerNow(call);
     if (refused != null) {
       return CompletableFuture.completedFuture(refused);
     }

@@ -50,6 +50,17 @@ public final class RefusalMemory {
   private record Refusal(DecisionScript.Call call, long[] reply, long readAt, long until) {}
 
   /**
+   * {@link #answer(DecisionScript.Call, long)} now: the clock is read only when a refusal may be
+   * remembered for the call.
+   */
+  public long[] answerNow(DecisionScript.Call call) {
+    if (!call.rememberable() || refusals.isEmpty()) {
+      return null;
+    }
+    return answer(call, System.nanoTime());
+  }
+
+  /**
    * The remembered refusal's reply for an equal call made at {@code now} ({@link System#nanoTime}),
    * or null when Redis must decide.
    */
