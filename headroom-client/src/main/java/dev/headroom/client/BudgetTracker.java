@@ -550,14 +550,25 @@ final class BudgetTracker implements Budgets {
       s.current.put(policy, key(policy, pk));
     } else {
       e.noteBatch(said, resetAt);
+      if (quota == e.quota && window == e.window) {
+        // Too early a reset for the budget's count, but what the server said of this request all
+        // the same: a sliding window's model (and what is inferred of its window) places every
+        // request of a burst by its report, and one left out stands for any report at all.
+        modelReport(s, e, permit, now, said, tNanos, resetLow);
+      }
       return;
     }
     e.noteBatch(said, resetAt);
+    modelReport(s, e, permit, now, said, tNanos, resetLow);
+    e.learn(said, permit.admittedAt, now, tNanos, resetLow, permit.answeredAtAdmit, s.answeredCount,
+        pacing == Pacing.ADAPTIVE, concurrent);
+  }
+
+  /** Gives a report of budget {@code e} to its models ({@link TrackedBudget#reported}). */
+  private void modelReport(Scope s, TrackedBudget e, Permit permit, long now, long said, long tNanos, long resetLow) {
     // The server decided every request answered before this one was sent, and none sent after it was answered.
     e.reported(permit.seq, permit.admittedAt, now, said, tNanos, resetLow, permit.answeredAtAdmit + 1, s.lastSeq,
         pacing == Pacing.ADAPTIVE && s.entries.size() == 1 && e.selector == null);
-    e.learn(said, permit.admittedAt, now, tNanos, resetLow, permit.answeredAtAdmit, s.answeredCount,
-        pacing == Pacing.ADAPTIVE, concurrent);
   }
 
   /**

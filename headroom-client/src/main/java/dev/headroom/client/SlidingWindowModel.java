@@ -59,6 +59,26 @@ package dev.headroom.client;
  * the burst's first report ({@code r=9;t=1}: the rest of its window, where the next window would
  * say five seconds) shows it was decided before.
  *
+ * <p>And the first window's requests are placed together ({@link #placedTogether}): nothing weighs
+ * before it, so its {@code c}-th decision reports exactly {@code q - c}, and a request decided
+ * after its end, where its {@code n} requests still weigh {@code n - 1} (or {@code n} at the
+ * boundary's very instant, a reading allowed here) until {@code w / n} into the next window,
+ * reports at most {@code q - n}. Under a phase, then, the first window held {@code n} of the
+ * requests on the wire across its end only if those reporting {@code q - 1} down to {@code q - n +
+ * 1} were decided in it, one each, with one reporting {@code q - n}, and every report, its request
+ * so placed, is possible; at least the fewest {@code n} so allowed are counted in it, and a phase
+ * under which no {@code n} fits is ruled out. Counted one at a time, each in the latest window it
+ * may be in, a phase within the burst's flight kept in the first window only the requests answered
+ * before its boundary, and the second window's units followed the slower decay of those few (a
+ * first window of 50 ms with 1 to 20 ms per request: up to 1.13x of what the server allowed, issue
+ * 15). Worked numbers: {@code q=10}, a burst of eleven reporting 9 down to 3, then 3, 2, 1, 0, four
+ * of them answered before a phase's boundary. Placed together, {@code n=4} would put the reports 5,
+ * 4, 3, 3, 2, 1, 0 in the second window, which starts at 6 (three units of weight and the request
+ * itself), or at 5 if the first three were decided at the boundary's instant, where the second's
+ * and third's {@code t} count two and three units that have not begun to decay (at least 8 s, where
+ * they said 5); only {@code n=7} fits, and the second window's units come back every 0.71 s, not
+ * every 1.25 s.
+ *
  * <p>One reading is ruled out: a request decided at the very nanosecond a window starts, where the
  * previous window still weighs whole ({@code floor(prev * w / w) = prev}; a nanosecond later,
  * {@code prev - 1}). Allowed, it let every phase within a burst's flight stand (the burst's later
@@ -111,6 +131,8 @@ final class SlidingWindowModel {
   private long knownFrom;
   /** The phases consistent with the reports, as last computed; null when they must be again. */
   private boolean[] consistent;
+  /** Per consistent phase, the first window's requests placed together ({@link #placedTogether}), as last computed. */
+  private final Placement[] placed = new Placement[PHASES];
   /**
    * Phases some report ruled out. The server's phase does not change, and every check is made with
    * bounds that only narrow as answers arrive, so a phase ruled out stays out, also once the
@@ -259,6 +281,12 @@ final class SlidingWindowModel {
       for (int p = 0; p < PHASES; p++) {
         // A phase ruled out stays out: it is not checked again.
         ruledOut[p] = ruledOut[p] || !consistent(p * step, step, quota, window);
+        placed[p] = ruledOut[p] ? null : placedTogether(p * step, step, quota, window);
+        if (placed[p] == Placement.NONE) {
+          // No count of the first window's requests fits every report: not this phase.
+          ruledOut[p] = true;
+          placed[p] = null;
+        }
         consistent[p] = !ruledOut[p];
       }
     }
@@ -405,7 +433,153 @@ final class SlidingWindowModel {
         }
       }
     }
+    Placement together = placed[(int) (phi / step)];
+    if (together != null) {
+      // The first window's requests placed together: those that report more than q - count, and
+      // the one tie, were decided before its end.
+      long first = Long.MAX_VALUE;
+      for (int i = 0; i < size; i++) {
+        first = Math.min(first, admit[i] - step);
+      }
+      long boundary = start(phi, first, window) + window;
+      for (int i = 0; i < size; i++) {
+        if (admit[i] - step < boundary && decided[i] >= boundary
+            && (reportedR[i] > quota - together.count() || i == together.tie())) {
+          decided[i] = boundary - 1;
+        }
+      }
+    }
     return decided;
+  }
+
+  /**
+   * The first window's requests, placed together: {@code count} of those admitted before its end
+   * were decided in it, the ones reporting more than {@code q - count} and request {@code tie}
+   * (an index; -1 when one of the others reports {@code q - count}).
+   */
+  private record Placement(int count, int tie) {
+    /** No count fits the reports: the phase is not the server's. */
+    static final Placement NONE = new Placement(-1, -1);
+  }
+
+  /**
+   * The first window's requests on the wire across its end, placed together under phase {@code
+   * phi}: the fewest of the requests admitted before the first boundary that the reports allow to
+   * have been decided before it, and which ones; {@link Placement#NONE} when no count fits, null
+   * when the reports do not say (see the class comment).
+   */
+  private Placement placedTogether(long phi, long step, long quota, long window) {
+    if (blindUntil != Long.MIN_VALUE || knownFrom != Long.MIN_VALUE || overflowed || size == 0) {
+      return null;
+    }
+    long first = Long.MAX_VALUE;
+    for (int i = 0; i < size; i++) {
+      first = Math.min(first, admit[i] - step);
+    }
+    long boundary = start(phi, first, window) + window;
+    int members = 0;
+    int sure = 0;
+    for (int i = 0; i < size; i++) {
+      if (admit[i] - step >= boundary) {
+        continue;
+      }
+      if (reportedR[i] < 0 || receipt[i] == Long.MAX_VALUE) {
+        // A request of the first window not yet answered: any report may be its.
+        return null;
+      }
+      members++;
+      sure += receipt[i] < boundary ? 1 : 0;
+    }
+    if (sure == members) {
+      return null;
+    }
+    long[] lo = new long[size];
+    long[] hi = new long[size];
+    for (int count = sure; count <= Math.min(members, quota); count++) {
+      // The first window weighs nothing before it: its c-th decision reports q - c, so the requests
+      // decided in it report q - 1 down to q - count, one each, and the ones decided after it, where
+      // the first window still weighs count - 1 or (at the boundary's very instant) count, report at
+      // most q - count, unless its weight had decayed by then.
+      boolean late = false;
+      boolean[] taken = new boolean[(int) quota + 1];
+      boolean clash = false;
+      int ties = 0;
+      for (int i = 0; i < size; i++) {
+        if (admit[i] - step >= boundary) {
+          continue;
+        }
+        long r = reportedR[i];
+        boolean before = receipt[i] < boundary || r > quota - count;
+        late |= count > 0 && receipt[i] - boundary >= window / count;
+        if (before) {
+          clash |= r < quota - count || r >= quota || taken[(int) r];
+          if (!clash) {
+            taken[(int) r] = true;
+          }
+        } else if (r == quota - count) {
+          ties++;
+        }
+      }
+      if (late) {
+        // A request that may have been decided where the first window's weight had decayed may
+        // report more than q - count from the second: not placed.
+        return null;
+      }
+      if (clash) {
+        continue;
+      }
+      int missing = 0;
+      for (long r = quota - count; r < quota; r++) {
+        missing += taken[(int) r] ? 0 : 1;
+      }
+      boolean lastTaken = count == 0 || taken[(int) (quota - count)];
+      if (missing == 0 && placedFits(boundary, -1, count, step, quota, window, lo, hi)) {
+        return new Placement(count, -1);
+      }
+      if (missing == 1 && !lastTaken && ties > 0) {
+        for (int t = 0; t < size; t++) {
+          if (admit[t] - step < boundary && receipt[t] >= boundary && reportedR[t] == quota - count
+              && placedFits(boundary, t, count, step, quota, window, lo, hi)) {
+            return new Placement(count, t);
+          }
+        }
+      }
+    }
+    return Placement.NONE;
+  }
+
+  /**
+   * Whether every report of the first two windows is possible with the requests admitted before
+   * {@code boundary} decided before it when they report more than {@code q - count} (or are {@code
+   * tie}, or were answered before it), and at or after it otherwise (see {@link #placedTogether}).
+   */
+  private boolean placedFits(long boundary, int tie, int count, long step, long quota, long window, long[] lo,
+      long[] hi) {
+    for (int j = 0; j < size; j++) {
+      lo[j] = admit[j] - step;
+      hi[j] = receipt[j];
+      if (lo[j] < boundary) {
+        if (receipt[j] < boundary || reportedR[j] > quota - count || j == tie) {
+          hi[j] = Math.min(hi[j], boundary - 1);
+        } else {
+          lo[j] = boundary;
+        }
+      }
+    }
+    for (int i = 0; i < size; i++) {
+      if (reportedR[i] < 0 || hi[i] == Long.MAX_VALUE || lo[i] >= boundary + window) {
+        continue;
+      }
+      long start = hi[i] < boundary ? boundary - window : boundary;
+      if (lo[i] < start || hi[i] >= start + window) {
+        // On the wire across the second window's end: not checked.
+        continue;
+      }
+      if (counted(i, start, lo[i], hi[i], step, quota, window, lo, hi, true) == 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Whether every report is possible under phase {@code phi} (see the class comment). */
@@ -452,6 +626,16 @@ final class SlidingWindowModel {
    * at {@code start}; else 0.
    */
   private long counted(int i, long start, long a, long b, long step, long quota, long window) {
+    return counted(i, start, a, b, step, quota, window, null, null, false);
+  }
+
+  /**
+   * {@link #counted(int, long, long, long, long, long, long)} with each request {@code j} decided in
+   * {@code [lo[j], hi[j]]} (null: its admission less {@code step}, its receipt), and with {@code
+   * boundary}, a decision at the window's very start allowed (see {@link #placedTogether}).
+   */
+  private long counted(int i, long start, long a, long b, long step, long quota, long window, long[] lo, long[] hi,
+      boolean boundary) {
     long sureCur = 1;
     long possCur = 1;
     long surePrev = 0;
@@ -463,8 +647,8 @@ final class SlidingWindowModel {
       if (j == i) {
         continue;
       }
-      long aj = admit[j] - step;
-      long bj = receipt[j];
+      long aj = lo == null ? admit[j] - step : lo[j];
+      long bj = hi == null ? receipt[j] : hi[j];
       if (aj > b) {
         continue;
       }
@@ -484,9 +668,9 @@ final class SlidingWindowModel {
         }
       }
     }
-    // Never decided at the boundary's own nanosecond (see the class comment): there the previous
-    // window still weighs whole, a nanosecond later one unit less.
-    long eLo = Math.max(1, a - start);
+    // Never decided at the boundary's own nanosecond (see the class comment), unless placed
+    // together: there the previous window still weighs whole, a nanosecond later one unit less.
+    long eLo = Math.max(boundary ? 0 : 1, a - start);
     long eHi = b - start;
     long usedLo = weighted(surePrev, window, eHi) + sureCur;
     // Counted in the current window, a request on the wire across its start weighs 1; in the

@@ -145,28 +145,41 @@ class AdaptivePacingTest {
    * window's burst is decided over tens of milliseconds, and the phases within its flight are each
    * consistent with a report decided at a boundary's very nanosecond unless that reading is ruled
    * out, and a phase splitting the burst fits each report alone unless the burst's last report
-   * counts its whole window ({@link SlidingWindowModel}). Only no refusal is asserted (BENCHMARKS.md,
-   * client pacing: 1.00x to 1.01x from 4.5 s to 4.9 s in virtual time, but 1.13x at 4.7 s in two of
-   * seven runs, by answer order; 1.01x to 1.18x at 4.95 s and 1.23x at 4.99 s, where the burst is
-   * still on the wire when the first window ends).
+   * counts its whole window, or the burst's reports, placed together, count the first window's
+   * requests ({@link SlidingWindowModel}).
+   *
+   * <p>Against what is achievable ({@link #achievableSpan}), which is the ideal while the first
+   * window holds the whole burst: a first window of 50 ms or less ends while the burst is on the
+   * wire (the first request goes alone, and each of the four callers sends its next when its last
+   * is answered), and each request decided after it takes a unit of the second window, which the
+   * ideal schedule, deciding all ten at the first instant, never does. Each costs 0.5 s at the end
+   * (the last window's units come back one every 0.5 s): at 4.99 s the ideal span is 19.51 s, and
+   * with one request of the ten decided in the 10 ms first window 24.01 s, with none 24.51 s
+   * (1.23x, 1.26x the ideal, whatever the client does); 1.05x of the ideal needs nine of the ten
+   * decided in it. At 4.95 s, 2 to 10 of them are, by answer order. Measured in virtual time (80
+   * answer orders at 4.95 and 4.99 s, 16 at the others): 1.000 to 1.026 of what is achievable at
+   * 4.95 s (1.00x to 1.21x the ideal), 1.000 to 1.001 at 4.99 s (1.23x to 1.26x), 1.001 to 1.011
+   * from 4.5 s to 4.9 s; before the first window's requests were placed together, 1.01 to 1.13 of
+   * what is achievable at 4.95 s.
    */
   @ParameterizedTest(name = "first request {0} s into the window")
   @ValueSource(doubles = {4.5, 4.8, 4.85, 4.9, 4.95, 4.99})
-  void aSlidingWindowBehindLatencyIsNeverRefused(double phase) throws Exception {
+  void aSlidingWindowBehindLatencyTakesAtMostFivePercentMoreThanWhatIsAchievable(double phase) throws Exception {
     ManualTicker ticker = startingAt(phase);
     TestServer.Handler limiter = Peers.headroom(HeaderDialect.IETF, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW);
-    java.util.Random network = new java.util.Random(15);
+    Network network = new Network(15);
     try (TestServer server = new TestServer(ticker, req -> {
       synchronized (network) {
-        long arrives = Long.parseLong(req.headers().get(SteppingScheduler.SENT_AT).get(0))
-            + Duration.ofMillis(1 + network.nextInt(20)).toNanos();
-        ticker.advanceNanos(Math.max(0, arrives - ticker.read()));
-        return limiter.handle(req);
+        network.arrive(ticker, req);
+        TestServer.Reply reply = limiter.handle(req);
+        network.decided(ticker, reply.status == 200);
+        return reply;
       }
     })) {
       runVirtual(ticker, server, Pacing.ADAPTIVE);
       assertThat(server.count(429)).as("refusals").isZero();
       assertThat(server.count(200)).isEqualTo(REQUESTS);
+      assertWithinAchievable(server, network);
     }
   }
 
@@ -214,7 +227,7 @@ class AdaptivePacingTest {
   void section7WithoutAStatedWindowWorkTakesAtMostFivePercentMoreThanTheIdeal(double phase, Algorithm algorithm)
       throws Exception {
     ManualTicker ticker = startingAt(phase);
-    try (TestServer server = new TestServer(ticker, githubForm(ticker, algorithm, new java.util.Random(15)))) {
+    try (TestServer server = new TestServer(ticker, githubForm(ticker, algorithm, new Network(15, true)))) {
       runVirtual(ticker, server, Pacing.ADAPTIVE);
       assertThat(server.count(429)).as("refusals").isZero();
       assertThat(server.count(200)).isEqualTo(REQUESTS);
@@ -224,29 +237,33 @@ class AdaptivePacingTest {
   }
 
   /**
-   * A sliding window whose first window is 50 ms or less: only no refusal is asserted (an open
-   * gap, BENCHMARKS.md, client pacing: 1.01x to 1.18x at 4.95 s and 1.23x at 4.99 s in virtual
-   * time). The first answer's epoch reset, read through a {@code Date} truncated to the second, puts
-   * the end of the first window anywhere in two seconds after it, so the first window's units go
-   * at once ({@link TrackedBudget#firstWindow}); with 1 to 20 ms per request, some of them are
-   * still on the wire when it ends, and the next windows' units wait for a phase known only to
-   * what those reports leave of it. At 4.99 s the 5 s window's own phase is narrowed to a few grid
-   * steps by the burst, and its model allows the next window's units at its start (10.01 s); what
-   * holds them a second longer is a 6 s window ({@link WindowInference}) at a phase near 5.01 s,
-   * which the burst's reports do not rule out: the requests on the wire across that boundary may
-   * be counted in either window, and its last report ({@code r=0}, reset 15 s) then fits within
-   * the phase grid's step and what the {@code Date} fields leave of the server's clock (11 ms). A
-   * sharper check must place the boundary after the admissions of the requests it counts before
-   * it (a finer grid alone, 4000 steps, did not help). The 4.95 s gap is not diagnosed.
+   * A sliding window whose first window is 50 ms or less, against what is achievable ({@link
+   * #achievableSpan}; at 4.99 s, 1.23x to 1.26x the ideal: see {@link
+   * #aSlidingWindowBehindLatencyTakesAtMostFivePercentMoreThanWhatIsAchievable}). The first answer's
+   * epoch reset, read through a {@code Date} truncated to the second, puts the end of the first
+   * window anywhere in two seconds after it, so the first window's units go at once ({@link
+   * TrackedBudget#firstWindow}); with 1 to 20 ms per request, some of them are still on the wire
+   * when it ends, and each window hypothesis ({@link WindowInference}) places the burst's requests
+   * together ({@link SlidingWindowModel}): the first window's requests report {@code q - 1} down to
+   * {@code q - n}, one each, and the second's at most {@code q - n}, so that a phase within the
+   * burst's flight counts as many of them in the first window as the server did, or is ruled out.
+   * Before, each request was counted in the latest window it may have been decided in, and a phase
+   * within the burst's flight held the second window's units to the decay of the few answered
+   * before it (4.95 s: 1.02 to 1.10 of what is achievable, 1.01x to 1.18x the ideal). Measured in
+   * virtual time (80 answer orders each): 1.000 to 1.026 of what is achievable at 4.95 s (1.01x to
+   * 1.21x the ideal), 1.000 to 1.001 at 4.99 s (1.23x to 1.26x).
    */
   @ParameterizedTest(name = "{1}, first request {0} s into the window")
   @MethodSource("shortFirstWindows")
-  void withoutAStatedWindowAShortFirstSlidingWindowIsNeverRefused(double phase, Algorithm algorithm) throws Exception {
+  void withoutAStatedWindowAShortFirstSlidingWindowTakesAtMostFivePercentMoreThanWhatIsAchievable(double phase,
+      Algorithm algorithm) throws Exception {
     ManualTicker ticker = startingAt(phase);
-    try (TestServer server = new TestServer(ticker, githubForm(ticker, algorithm, new java.util.Random(15)))) {
+    Network network = new Network(15);
+    try (TestServer server = new TestServer(ticker, githubForm(ticker, algorithm, network))) {
       runVirtual(ticker, server, Pacing.ADAPTIVE);
       assertThat(server.count(429)).as("refusals").isZero();
       assertThat(server.count(200)).isEqualTo(REQUESTS);
+      assertWithinAchievable(server, network);
     }
   }
 
@@ -269,7 +286,7 @@ class AdaptivePacingTest {
    * A headroom-core limiter answering in GitHub's form: {@code X-RateLimit-Reset} in epoch seconds
    * rounded up, read by the client against the reply's {@code Date} (truncated to the second).
    */
-  private static TestServer.Handler githubForm(ManualTicker ticker, Algorithm algorithm, java.util.Random network) {
+  private static TestServer.Handler githubForm(ManualTicker ticker, Algorithm algorithm, Network network) {
     QuotaPolicy policy = Peers.policy(QUOTA, WINDOW, algorithm);
     QuotaLimiter limiter = Peers.limiter(ticker);
     return req -> {
@@ -278,12 +295,10 @@ class AdaptivePacingTest {
       // One instant for the decision, its reset and the reply's Date: the other requests' handlers
       // move the shared clock too.
       synchronized (network) {
-        // Each request reaches the server 1 to 20 ms after it was sent, whatever else is on the wire.
-        long arrives = Long.parseLong(req.headers().get(SteppingScheduler.SENT_AT).get(0)) + Duration.ofMillis(
-            1 + network.nextInt(20)).toNanos();
-        ticker.advanceNanos(Math.max(0, arrives - ticker.read()));
+        network.arrive(ticker, req);
         now = ticker.instant();
         d = limiter.acquire(policy, PartitionKey.of("client"));
+        network.decided(ticker, d.allowed());
       }
       PolicyOutcome o = d.outcomes().get(0);
       long resetAt = now.getEpochSecond() * 1_000_000_000L + now.getNano() + o.reset().toNanos();
@@ -297,6 +312,53 @@ class AdaptivePacingTest {
       }
       return r;
     };
+  }
+
+  /**
+   * The wire to a test server: each request reaches it 1 to 20 ms after it was sent (drawn in the
+   * order the server takes them, from a seeded {@link java.util.Random}), and the instants it
+   * admitted requests at. Drawn in nanoseconds unless {@code wholeMillis} (as the grid above was
+   * measured): in whole milliseconds, with the server's boundaries at whole seconds, about one
+   * request in twenty on the wire across a boundary is decided at its very nanosecond, which a
+   * server deciding on a nanosecond clock does once in the nanoseconds of a flight, and which
+   * {@link SlidingWindowModel} rules out; when it happened in a short first window, the server's own
+   * window was ruled out with it, and the client waited for {@code t} (1.67x and 2.05x the ideal at
+   * 4.95 s, in 2 of about 80 answer orders). Callers hold its lock from {@link #arrive} to {@link
+   * #decided}.
+   */
+  private static final class Network {
+    private final java.util.Random random;
+    private final boolean wholeMillis;
+    private final List<Long> admissions = new ArrayList<>();
+
+    Network(long seed) {
+      this(seed, false);
+    }
+
+    Network(long seed, boolean wholeMillis) {
+      this.random = new java.util.Random(seed);
+      this.wholeMillis = wholeMillis;
+    }
+
+    /** Moves the clock to the instant {@code req} reaches the server, unless another request moved it past. */
+    synchronized void arrive(ManualTicker ticker, TestServer.Request req) {
+      long flight = wholeMillis ? Duration.ofMillis(1 + random.nextInt(20)).toNanos()
+          : Duration.ofMillis(1).toNanos() + (long) (random.nextDouble() * Duration.ofMillis(19).toNanos());
+      long arrives = Long.parseLong(req.headers().get(SteppingScheduler.SENT_AT).get(0)) + flight;
+      ticker.advanceNanos(Math.max(0, arrives - ticker.read()));
+    }
+
+    /** The server decided the request that arrived last, now. */
+    synchronized void decided(ManualTicker ticker, boolean admitted) {
+      if (admitted) {
+        admissions.add(ticker.read());
+      }
+    }
+
+    /** How many requests the server admitted before {@code instant}. */
+    synchronized int admittedBefore(long instant) {
+      return (int) admissions.stream().filter(at -> at < instant).count();
+    }
   }
 
   /** BURST and EVEN learn a fixed window's reset too, and EVEN spends every unit within its window. */
@@ -381,10 +443,25 @@ class AdaptivePacingTest {
 
   /** The ideal schedule's span: a copy of the limiter admits each request at the earliest instant it allows. */
   private static long idealSpan(Algorithm algorithm, long firstDecision) {
+    return achievableSpan(algorithm, firstDecision, REQUESTS, firstDecision);
+  }
+
+  /**
+   * The ideal schedule's span when only {@code inFirstWindow} requests could be decided before
+   * {@code boundary}, the end of the server's first window: a copy of the limiter admits those at
+   * the first decision and every other at the earliest instant it allows from the boundary on. The
+   * requests the server decides in its first window are not the client's to choose when that
+   * window ends while they are on the wire: the first goes alone, and each caller sends its next
+   * request when its last is answered.
+   */
+  private static long achievableSpan(Algorithm algorithm, long firstDecision, int inFirstWindow, long boundary) {
     ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, firstDecision));
     QuotaLimiter oracle = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     long start = ticker.read();
     for (int admitted = 0; admitted < REQUESTS;) {
+      if (admitted == inFirstWindow && ticker.read() < boundary) {
+        ticker.advanceNanos(boundary - ticker.read());
+      }
       Decision d = oracle.acquire(Peers.policy(QUOTA, WINDOW, algorithm), PartitionKey.of("client"));
       if (d.allowed()) {
         admitted++;
@@ -393,5 +470,20 @@ class AdaptivePacingTest {
       }
     }
     return ticker.read() - start;
+  }
+
+  /**
+   * The server's span, against a sliding window whose windows are aligned to the epoch: at least
+   * the ideal, and at most 5% more than what is achievable with the requests the server decided
+   * in its first window ({@link #achievableSpan}).
+   */
+  private static void assertWithinAchievable(TestServer server, Network network) {
+    long first = server.log().get(0).request().atNanos();
+    long boundary = Math.floorDiv(first, WINDOW.toNanos()) * WINDOW.toNanos() + WINDOW.toNanos();
+    int inFirstWindow = network.admittedBefore(boundary);
+    long ideal = idealSpan(Algorithm.SLIDING_WINDOW, first);
+    long achievable = achievableSpan(Algorithm.SLIDING_WINDOW, first, inFirstWindow, boundary);
+    assertThat(span(server)).as("span against the ideal %s ns and what is achievable with %s requests decided in the "
+        + "first window, %s ns", ideal, inFirstWindow, achievable).isBetween(ideal, achievable + achievable / 20);
   }
 }

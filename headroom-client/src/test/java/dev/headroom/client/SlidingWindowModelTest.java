@@ -103,6 +103,49 @@ class SlidingWindowModelTest {
     assertThat(limiter.acquire(policy, PartitionKey.of("client")).allowed()).as("the unit at %s ns", at).isTrue();
   }
 
+  /**
+   * A first window of 50 ms whose burst is on the wire across its end (four callers, 1 to 20 ms
+   * per request, as in {@link AdaptivePacingTest}): the server decided seven of eleven requests
+   * before the boundary at 5 s, whose weight gives a unit back every 0.71 s. Under the phases
+   * within the burst's flight, counted one at a time in the latest window each may be in, only the
+   * four answered before the boundary weighed, and the next unit waited for their decay, a unit
+   * every 1.25 s (more than {@code w / q} late). Placed together, the burst's reports (9 down to 3,
+   * one each, then 3, 2, 1, 0) count the seven.
+   */
+  @org.junit.jupiter.api.Test
+  void aBurstAcrossAShortFirstWindowsEndIsPlacedTogether() {
+    long epoch = 1_800_000_000L * SECOND;
+    ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, epoch));
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    var policy = Peers.policy(Q, Duration.ofNanos(W), Algorithm.SLIDING_WINDOW);
+    SlidingWindowModel model = new SlidingWindowModel(true, epoch + 4_950_000_000L, W);
+    // seq, admitted, decided, received (milliseconds), in the order the server decided them
+    long[][] burst = {
+        {1, 4950, 4959, 4959}, {2, 4959, 4972, 4972}, {3, 4959, 4972, 4972}, {5, 4972, 4980, 4998},
+        {6, 4972, 4982, 4991}, {4, 4972, 4991, 5018}, {7, 4980, 4998, 5018}, {8, 4991, 5018, 5018},
+        {9, 4998, 5026, 5250}, {10, 5018, 5027, 5250}, {11, 5250, 5265, 5265}};
+    for (long[] b : burst) {
+      model.admitted(b[0], epoch + b[1] * 1_000_000);
+    }
+    for (long[] b : burst) {
+      ticker.advanceNanos(epoch + b[2] * 1_000_000 - ticker.read());
+      Decision d = limiter.acquire(policy, PartitionKey.of("client"));
+      assertThat(d.allowed()).isTrue();
+      PolicyOutcome o = d.outcomes().get(0);
+      model.reported(b[0], epoch + b[1] * 1_000_000, epoch + b[3] * 1_000_000, o.remaining(),
+          o.resetSeconds() * SECOND, Long.MIN_VALUE);
+    }
+    long now = epoch + 5_265_000_000L;
+    ticker.advanceNanos(now - ticker.read());
+    Decision refused = limiter.acquire(policy, PartitionKey.of("client"));
+    assertThat(refused.allowed()).isFalse();
+    long first = now + refused.outcomes().get(0).retryAfter().toNanos();
+    long at = model.nextAllowed(now, Q, W);
+    assertThat(at - first).as("late").isBetween(0L, W / Q);
+    ticker.advanceNanos(at - ticker.read());
+    assertThat(limiter.acquire(policy, PartitionKey.of("client")).allowed()).as("the unit at %s ns", at).isTrue();
+  }
+
   /** A refusal turns the model off: it never names an instant again. */
   @org.junit.jupiter.api.Test
   void aDisabledModelSaysNothing() {

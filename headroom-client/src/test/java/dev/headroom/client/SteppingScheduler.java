@@ -44,13 +44,33 @@ final class SteppingScheduler implements Scheduler {
   /** The request field carrying the virtual instant the request was sent at (nanoseconds). */
   static final String SENT_AT = "X-Test-Sent-At";
 
-  /** A network interceptor counting requests on the wire and stamping each with {@link #SENT_AT}. */
+  /**
+   * A network interceptor counting requests on the wire and stamping each with {@link #SENT_AT}. A
+   * request leaves the wire once the client has done with its answer: the future handed back is
+   * completed first, which runs what the client does with the answer (its budgets, the caller's
+   * next request) on this thread, and only then is the request uncounted. Uncounted as the answer
+   * arrived, time moved on while the client had yet to read it whenever that thread was descheduled
+   * for the few milliseconds {@link #run} polls at (on a loaded machine), and the client read the
+   * answer seconds late in virtual time.
+   */
   Interceptor wire() {
     return chain -> {
       onTheWire.incrementAndGet();
       java.net.http.HttpRequest sent = java.net.http.HttpRequest.newBuilder(chain.request(), (n, v) -> true)
           .header(SENT_AT, Long.toString(ticker.read())).build();
-      return chain.proceed(sent).whenComplete((e, t) -> onTheWire.decrementAndGet());
+      CompletableFuture<Exchange> answered = new CompletableFuture<>();
+      chain.proceed(sent).whenComplete((e, t) -> {
+        try {
+          if (t != null) {
+            answered.completeExceptionally(t);
+          } else {
+            answered.complete(e);
+          }
+        } finally {
+          onTheWire.decrementAndGet();
+        }
+      });
+      return answered;
     };
   }
 
