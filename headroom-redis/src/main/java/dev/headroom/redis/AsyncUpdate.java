@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One best-effort update (a charge, a refund, a lease given back) sent without blocking: the
- * asynchronous twin of {@link RedisStore}'s blocking update. It is settled once, by Redis's reply or
+ * asynchronous twin of {@link Updates}'s blocking update. It is settled once, by Redis's reply or
  * by the decision deadline (counted from the write, as for decisions: {@link Deadlines}), checked on
  * the store's timer wheel, whose schedule and cancel take no lock. A reply settles it as applied;
  * a failure or a passed deadline counts a failure and, with {@link FailurePolicy#FALLBACK}, applies

@@ -161,6 +161,7 @@ public final class RedisStore implements Store {
   private final LongAdder givenBackLate = new LongAdder();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
   private final SlotDecisions slotDecisions;
+  private final Updates updates;
 
   private RedisStore(Builder b, Endpoint endpoint) {
     this.endpoint = endpoint;
@@ -191,6 +192,7 @@ public final class RedisStore implements Store {
     }, TIMER_TICK_MILLIS, TimeUnit.MILLISECONDS, TIMER_WHEEL_TICKS);
     this.timer.start(); // now, so that no caller ever waits for the wheel's thread to start
     this.slotDecisions = new SlotDecisions(this, deadlines, deadlineNanos, timer, failures, givenBackLate);
+    this.updates = new Updates(this, calls, refusals, deadlines, timer, failures, failurePolicy, fallback);
   }
 
   /** Starts a builder; give it exactly one way to reach Redis. */
@@ -442,88 +444,35 @@ public final class RedisStore implements Store {
 
   @Override
   public void charge(Acquisition acquisition) {
-    update(DecisionScript.CHARGE, acquisition, null, () -> fallback.charge(acquisition));
+    updates.charge(acquisition);
   }
 
   @Override
   public void refund(Acquisition acquisition) {
-    update(DecisionScript.GIVE_BACK, acquisition, null, () -> fallback.refund(acquisition));
+    updates.refund(acquisition);
   }
 
   @Override
   public void release(Lease lease) {
-    if (lease.id() < 0) {
-      if (fallback != null) {
-        fallback.release(new Lease(lease.policy(), lease.key(), -lease.id(), lease.units()));
-      }
-      return;
-    }
-    update(DecisionScript.GIVE_BACK, Acquisition.of(lease.policy(), lease.key(), lease.units()),
-        new long[] {lease.id()}, () -> {});
+    updates.release(lease);
   }
 
   /** Charges without blocking (see {@link AsyncUpdate}); the stage never fails. */
   @Override
   public CompletionStage<Void> chargeAsync(Acquisition acquisition) {
-    return updateAsync(DecisionScript.CHARGE, acquisition, null, () -> fallback.charge(acquisition));
+    return updates.chargeAsync(acquisition);
   }
 
   /** Refunds without blocking (see {@link AsyncUpdate}); the stage never fails. */
   @Override
   public CompletionStage<Void> refundAsync(Acquisition acquisition) {
-    return updateAsync(DecisionScript.GIVE_BACK, acquisition, null, () -> fallback.refund(acquisition));
+    return updates.refundAsync(acquisition);
   }
 
   /** Gives back a lease without blocking (see {@link AsyncUpdate}); the stage never fails. */
   @Override
   public CompletionStage<Void> releaseAsync(Lease lease) {
-    if (lease.id() < 0) {
-      if (fallback != null) {
-        fallback.release(new Lease(lease.policy(), lease.key(), -lease.id(), lease.units()));
-      }
-      return CompletableFuture.completedFuture(null);
-    }
-    return updateAsync(DecisionScript.GIVE_BACK, Acquisition.of(lease.policy(), lease.key(), lease.units()),
-        new long[] {lease.id()}, () -> {});
-  }
-
-  /** A give-back may end a refusal this store remembers ({@link RefusalMemory}): forget them. */
-  private void givingBack(byte[] mode) {
-    if (mode == DecisionScript.GIVE_BACK) {
-      refusals.forgetAll();
-    }
-  }
-
-  private CompletionStage<Void> updateAsync(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
-    givingBack(mode);
-    WriteStamp stamp = new WriteStamp(System.nanoTime());
-    CompletableFuture<long[]> f;
-    try {
-      f = calls.call(encode(mode, now(), List.of(a), leaseIds), stamp);
-    } catch (RuntimeException e) {
-      f = CompletableFuture.failedFuture(e);
-    }
-    return AsyncUpdate.follow(f, stamp, deadlines, timer, failures,
-        failurePolicy == FailurePolicy.FALLBACK ? locally : () -> {}, this::succeeded);
-  }
-
-  private void update(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
-    givingBack(mode);
-    WriteStamp stamp = new WriteStamp(System.nanoTime());
-    CompletableFuture<long[]> f = calls.call(encode(mode, now(), List.of(a), leaseIds), stamp);
-    try {
-      deadlines.await(f, stamp);
-      succeeded();
-      return;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException e) {
-      LOG.debug("Headroom's Redis store could not update {}", a, e);
-    }
-    failures.increment();
-    if (failurePolicy == FailurePolicy.FALLBACK) {
-      locally.run();
-    }
+    return updates.releaseAsync(lease);
   }
 
   /**
@@ -541,7 +490,7 @@ public final class RedisStore implements Store {
 
   /** A call that no caller waits on past its reply (a give-back): its stamp only marks the write. */
   CompletableFuture<long[]> call(byte[] mode, Long now, List<Acquisition> acquisitions, long[] leaseIds) {
-    givingBack(mode);
+    updates.givingBack(mode);
     return calls.call(encode(mode, now, acquisitions, leaseIds), new WriteStamp(System.nanoTime()));
   }
 
