@@ -35,13 +35,13 @@ record HeldDecision(Decision decision, List<PolicyOutcome> contentBytes, Settlem
     if (settlement != null) {
       settlement.settle(limiter);
     }
-    Settlement.logged(limiter.releaseAsync(decision), "release the leases of a decision");
+    Settlement.logged(limiter.releaseAsync(decision), () -> "release the leases of a decision");
     if (bytes <= 0) {
       return;
     }
     for (PolicyOutcome o : contentBytes) {
       Settlement.logged(limiter.chargeAsync(o.policy(), o.key(), bytes),
-          "charge " + bytes + " bytes to policy " + o.policy().name());
+          () -> "charge " + bytes + " bytes to policy " + o.policy().name());
     }
   }
 }

@@ -169,7 +169,7 @@ final class QuotaCheck {
     }
     if (ex.ended()) {
       // the client left while the store was deciding
-      Settlement.logged(state.limiter.releaseAsync(d), "release the leases of a decision");
+      Settlement.logged(state.limiter.releaseAsync(d), () -> "release the leases of a decision");
       shadow.release(state.limiter);
       return;
     }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,30 +72,31 @@ final class Settlement {
     if (status >= 0) {
       for (Conditional c : conditional) {
         if (!c.mode().counts(status)) {
-          logged(limiter.store().refundAsync(c.acquisition()), "give back the count of " + c.acquisition().policy().name());
+          logged(limiter.store().refundAsync(c.acquisition()),
+              () -> "give back the count of " + c.acquisition().policy().name());
         }
       }
     }
     if (extra > 0) {
       for (Acquisition a : chargeable) {
-        logged(limiter.chargeAsync(a.policy(), a.key(), extra), "charge the response's " + extra + " units to "
+        logged(limiter.chargeAsync(a.policy(), a.key(), extra), () -> "charge the response's " + extra + " units to "
             + a.policy().name());
       }
     }
   }
 
   /**
-   * Logs an update that failed ({@code what} could not be done); a store's update that cannot
-   * reach its store follows the store's failure policy, so nothing waits on it here.
+   * Logs an update that failed ({@code what} could not be done, said only then); a store's update
+   * that cannot reach its store follows the store's failure policy, so nothing waits on it here.
    */
-  static void logged(CompletionStage<Void> update, String what) {
+  static void logged(CompletionStage<Void> update, Supplier<String> what) {
     CompletableFuture<Void> f = update.toCompletableFuture();
     if (f.isDone() && !f.isCompletedExceptionally()) {
       return;
     }
     f.whenComplete((v, e) -> {
       if (e != null) {
-        LOG.warn("could not {}: {}", what, e.toString());
+        LOG.warn("could not {}: {}", what.get(), e.toString());
       }
     });
   }

@@ -53,7 +53,7 @@ final class ShadowCheck {
     /** Gives back the shadow leases when the request goes no further. */
     void release(QuotaLimiter limiter) {
       if (fields != null) {
-        Settlement.logged(limiter.releaseAsync(fields), "release the leases of a shadow decision");
+        Settlement.logged(limiter.releaseAsync(fields), () -> "release the leases of a shadow decision");
       }
     }
   }
@@ -98,7 +98,7 @@ final class ShadowCheck {
           + " " + ex.route.route().name() + " (retry after " + o.retryAfter().toSeconds() + " s); allowed");
     }
     if (!p.rules().shadowFields()) {
-      Settlement.logged(ex.state.limiter.releaseAsync(d), "release the leases of a shadow decision");
+      Settlement.logged(ex.state.limiter.releaseAsync(d), () -> "release the leases of a shadow decision");
       return null;
     }
     return ShadowFields.item(o); // an allowed lease, if any, is kept until the exchange ends
