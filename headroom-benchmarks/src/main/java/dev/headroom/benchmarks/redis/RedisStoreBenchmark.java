@@ -40,6 +40,10 @@ import java.util.concurrent.TimeUnit;
  * with 1, 16 and 64 concurrent callers, each deciding one request at a time (blocking calls).
  * Both limit a token bucket of 1,000 per second per key.
  *
+ * <p><b>The benchmark empties its Redis ({@code FLUSHALL}) before every cell: give it a Redis of its
+ * own.</b> Each cell then starts from nothing; on 100,000 keys every key is decided once before the
+ * warm-up, so each library is measured in its own steady state (see {@link Server#emptied()}).
+ *
  * <p>Reports throughput (decisions per second), p50 and p99 latency, the admitted and attempted
  * counts per caller on the hot key (fairness: min, median, max), Redis commands per decision,
  * counted by {@code redis-cli monitor} over 1,000 sequential decisions (commands sent by clients
@@ -119,6 +123,18 @@ public final class RedisStoreBenchmark {
     Server(StatefulRedisConnection<String, String> admin, long pid) {
       this.admin = admin;
       this.pid = pid;
+    }
+
+    /**
+     * Empties the server ({@code FLUSHALL SYNC}, freed before it answers) so that a cell pays for
+     * no other cell's keys. Without it a cell paid for the keys the one before had left: Bucket4j's
+     * live for ten seconds after their last write, so Redis deleted up to 200,000 of them (and
+     * looked keys up in a keyspace twice as large) during the next Headroom cell, while Headroom's
+     * (gone a millisecond after their bucket is full again) cost the cells after them nothing;
+     * Headroom alone on 100,000 keys, asynchronous, lost a sixth to a fifth of its rate to that.
+     */
+    void emptied() {
+      admin.sync().flushall(io.lettuce.core.FlushMode.SYNC);
     }
 
     /** calls and usec per command, and the server's CPU time in microseconds (key "cpu"). */
@@ -343,8 +359,27 @@ public final class RedisStoreBenchmark {
     }
   }
 
+  /**
+   * Decides each of the 100,000 keys once, in order, 64 at a time, so that every library starts
+   * its cell on an emptied server in its own steady state (Bucket4j's state for every key present,
+   * as ten seconds' expiry keeps it; Headroom's gone again a millisecond after), not creating keys
+   * inside the measurement.
+   */
+  static void prime(AsyncLimiter async) throws InterruptedException {
+    java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(64);
+    for (int k = 0; k < KEYS; k++) {
+      inFlight.acquire();
+      async.tryAcquire(k).whenComplete((allowed, failure) -> inFlight.release());
+    }
+    inFlight.acquire(64);
+  }
+
   static Result run(Limiter limiter, AsyncLimiter async, boolean hot, int callers, int seconds, Server server)
       throws InterruptedException {
+    server.emptied();
+    if (!hot) {
+      prime(async);
+    }
     if (ASYNC) {
       measureAsync(async, hot, callers, 1); // warm up
     } else {
