@@ -337,6 +337,42 @@ class CoalescingTest {
   }
 
   /**
+   * The two calls a standalone Redis may have in flight carry equal shares of what waits
+   * ({@code Coalescer.Lane#next}). Redis is held ({@code CLIENT PAUSE}) while two decisions go out
+   * alone and 60 more on other keys queue behind them; when the first is answered the queue goes
+   * out in two calls of about 30, not one of 60 beside the one of 1 still in flight, which the
+   * callers' next decisions would keep at 60 and 1. Redis's slow log (every command logged) gives
+   * each call's key count.
+   */
+  @Test
+  void whatQueuesIsSharedBetweenTheCallsInFlight() throws Exception {
+    int queued = 60;
+    QuotaPolicy hourly = hourly(5);
+    try (RedisServer server = RedisServer.launch(); RedisStore store = patient(server)) {
+      store.acquire(List.of(Acquisition.of(hourly, PartitionKey.of("warm")))); // loads the library
+      assertThat(server.command("CONFIG SET slowlog-log-slower-than 0")).isEqualTo("+OK");
+      assertThat(server.command("CONFIG SET slowlog-max-len 1024")).isEqualTo("+OK");
+      assertThat(server.command("SLOWLOG RESET")).isEqualTo("+OK");
+      assertThat(server.command("CLIENT PAUSE 3000 ALL")).isEqualTo("+OK");
+      List<java.util.concurrent.CompletableFuture<Decision>> replies = new ArrayList<>();
+      for (int k = 0; k < 2 + queued; k++) {
+        replies.add(store.acquireAsync(List.of(Acquisition.of(hourly, PartitionKey.of("k" + k)))).toCompletableFuture());
+      }
+      assertThat(replies).as("decided while Redis was held").noneMatch(java.util.concurrent.CompletableFuture::isDone);
+      for (java.util.concurrent.CompletableFuture<Decision> reply : replies) {
+        assertThat(reply.get(2, TimeUnit.MINUTES).allowed()).isTrue();
+      }
+      List<Integer> keysPerCall = server.fcallKeyCounts();
+      assertThat(keysPerCall).as("FCALLs, each as its number of keys").hasSize(4);
+      int one = keysPerCall.get(0);
+      assertThat(keysPerCall.get(1)).as("the second decision's call alone").isEqualTo(one);
+      assertThat(keysPerCall.get(2) + keysPerCall.get(3)).as("the queued decisions' calls").isEqualTo(queued * one);
+      assertThat(keysPerCall.get(2)).as("the first of them").isBetween(30 * one, 31 * one);
+      assertThat(store.failures()).isZero();
+    }
+  }
+
+  /**
    * Mode n (n copies of one request, evaluated until the first refusal) against two references:
    * the in-memory store deciding the copies one by one, and Redis deciding them one call each on
    * keys of their own. Random policies (token bucket, windows, concurrency, several at once),

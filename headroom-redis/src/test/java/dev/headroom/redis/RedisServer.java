@@ -59,6 +59,24 @@ final class RedisServer implements AutoCloseable {
     return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 
+  /**
+   * The number of keys of each {@code FCALL} in the slow log, oldest first (log every command:
+   * {@code CONFIG SET slowlog-log-slower-than 0}).
+   */
+  List<Integer> fcallKeyCounts() throws Exception {
+    Process p = new ProcessBuilder("redis-cli", "-p", Integer.toString(port), "slowlog", "get", "1024")
+        .redirectErrorStream(true).start();
+    List<String> lines = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+    p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+    List<Integer> counts = new ArrayList<>();
+    for (int i = 0; i + 2 < lines.size(); i++) {
+      if (lines.get(i).equalsIgnoreCase("fcall")) {
+        counts.add(0, Integer.parseInt(lines.get(i + 2))); // the log lists the newest first
+      }
+    }
+    return counts;
+  }
+
   String uri() {
     return "redis://127.0.0.1:" + port;
   }

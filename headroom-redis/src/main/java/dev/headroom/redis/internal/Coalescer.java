@@ -102,6 +102,7 @@ public final class Coalescer {
         alone = lane.inFlightCalls < lane.maxInFlight;
         if (alone) {
           lane.inFlightCalls++;
+          lane.inFlightDecisions++;
           lane.inFlight = stamp;
         } else {
           Member m = new Member(call, stamp);
@@ -148,6 +149,8 @@ public final class Coalescer {
     /** The stamp of the call written last (for a batch, its first member's). */
     WriteStamp inFlight;
     int inFlightCalls = 1;
+    /** The decisions the calls in flight carry. */
+    int inFlightDecisions = 1;
     List<Member> queue = new ArrayList<>();
     boolean closed;
 
@@ -176,32 +179,58 @@ public final class Coalescer {
             own.complete(r);
           }
         } finally {
-          next(c);
+          next(c, 1);
         }
       });
       return own;
     }
 
-    /** A call in flight was answered: send what queued meanwhile, or count one call fewer. */
-    void next(RedisClusterAsyncCommands<byte[], byte[]> c) {
-      List<Member> batch;
+    /**
+     * A call in flight carrying {@code answered} decisions was answered: send what queued
+     * meanwhile, in as many calls as there is room for in flight, or count one call fewer.
+     *
+     * <p>With room for more than one call, a batch takes only its share of what waits, queued and
+     * in flight: {@code ceil((queued + in flight) / maxInFlight)}; the rest goes with the next reply.
+     * Callers that start their next decision when the last is answered make each batch beget one
+     * of the same size, so calls of 60 and 4 would stay 60 and 4: Redis answers the 4 at once and
+     * then waits while this process reads the 60 and sends the next, as if one call were in
+     * flight. Shares keep the calls about equal, so that Redis decides one while the reply to the
+     * other is read. Nothing waits longer for it: what stays queued goes when the call ahead of
+     * it is answered, before Redis could have reached it.
+     */
+    void next(RedisClusterAsyncCommands<byte[], byte[]> c, int answered) {
+      List<List<Member>> batches = new ArrayList<>(1);
       synchronized (this) {
-        if (queue.isEmpty()) {
-          if (--inFlightCalls == 0) {
-            closed = true;
-            lanes.remove(keys, this);
+        inFlightCalls--;
+        inFlightDecisions -= answered;
+        while (!queue.isEmpty() && inFlightCalls < maxInFlight) {
+          int share = (queue.size() + inFlightDecisions + maxInFlight - 1) / maxInFlight;
+          int take = Math.min(Math.min(queue.size(), MAX_BATCH), Math.max(1, share));
+          List<Member> batch;
+          if (take == queue.size()) {
+            batch = queue;
+            queue = new ArrayList<>();
+          } else {
+            batch = new ArrayList<>(queue.subList(0, take));
+            queue = new ArrayList<>(queue.subList(take, queue.size()));
           }
+          inFlightCalls++;
+          inFlightDecisions += take;
+          inFlight = batch.get(0).stamp;
+          batches.add(batch);
+        }
+        if (inFlightCalls == 0) {
+          closed = true;
+          lanes.remove(keys, this);
           return;
         }
-        if (queue.size() <= MAX_BATCH) {
-          batch = queue;
-          queue = new ArrayList<>();
-        } else {
-          batch = new ArrayList<>(queue.subList(0, MAX_BATCH));
-          queue = new ArrayList<>(queue.subList(MAX_BATCH, queue.size()));
-        }
-        inFlight = batch.get(0).stamp;
       }
+      for (List<Member> batch : batches) {
+        sendBatch(c, batch);
+      }
+    }
+
+    private void sendBatch(RedisClusterAsyncCommands<byte[], byte[]> c, List<Member> batch) {
       if (batch.size() == 1) {
         Member m = batch.get(0);
         sendAlone(c, m.call, m.stamp).whenComplete((r, e) -> {
@@ -238,7 +267,7 @@ public final class Coalescer {
         try {
           completeAll(batch, repeated, r, e);
         } finally {
-          next(c);
+          next(c, batch.size());
         }
       });
     }
