@@ -41,7 +41,8 @@ import java.util.concurrent.TimeUnit;
  * Both limit a token bucket of 1,000 per second per key.
  *
  * <p><b>The benchmark empties its Redis ({@code FLUSHALL}) before every cell: give it a Redis of its
- * own.</b> Each cell then starts from nothing; on 100,000 keys every key is decided once before the
+ * own.</b> It refuses to start on a Redis holding a key that is not its own ({@code bench:*}) unless
+ * {@code -Dflush.foreign=true}. Each cell then starts from nothing; on 100,000 keys every key is decided once before the
  * warm-up, so each library is measured in its own steady state (see {@link Server#emptied()}).
  *
  * <p>Reports throughput (decisions per second), p50 and p99 latency, the admitted and attempted
@@ -200,6 +201,13 @@ public final class RedisStoreBenchmark {
     long pid = args.length > 2 ? Long.parseLong(args[2]) : 0;
     int repeats = args.length > 3 ? Integer.parseInt(args[3]) : 1;
     RedisURI redisUri = RedisURI.create(uri);
+    String foreign = foreignKey(redisUri);
+    if (foreign != null && !Boolean.getBoolean("flush.foreign")) {
+      System.err.println("RedisStoreBenchmark: " + uri + " holds the key \"" + foreign + "\", which is not this"
+          + " benchmark's (bench:*); every cell empties the server (FLUSHALL), so it needs a Redis of its own."
+          + " Point it at one, or pass -Dflush.foreign=true to flush this one anyway.");
+      System.exit(2);
+    }
 
     QuotaPolicy policy = QuotaPolicy.builder("bench").quota(QUOTA_PER_SECOND).window(Duration.ofSeconds(1)).build();
     PartitionKey[] keys = new PartitionKey[KEYS];
@@ -321,6 +329,26 @@ public final class RedisStoreBenchmark {
     coalescingOnly.close();
     connection.close();
     client.shutdown();
+  }
+
+  /** A key of the server's that is not this benchmark's ({@code bench:*}), or null when there is none. */
+  static String foreignKey(RedisURI uri) {
+    RedisClient c = RedisClient.create(uri);
+    try (StatefulRedisConnection<String, String> admin = c.connect()) {
+      io.lettuce.core.ScanCursor cursor = io.lettuce.core.ScanCursor.INITIAL;
+      do {
+        io.lettuce.core.KeyScanCursor<String> page = admin.sync().scan(cursor, io.lettuce.core.ScanArgs.Builder.limit(1000));
+        for (String k : page.getKeys()) {
+          if (!k.startsWith("bench:")) {
+            return k;
+          }
+        }
+        cursor = page;
+      } while (!cursor.isFinished());
+      return null;
+    } finally {
+      c.shutdown();
+    }
   }
 
   /**
