@@ -25,7 +25,10 @@
 # HEADROOM_BENCH_JAR (the gateway jar, default the module's build; e.g. an older build to compare),
 # HEADROOM_BENCH_JAVA, HEADROOM_BENCH_JAVA_FLAGS (default -Xms256m -Xmx256m -XX:+UseParallelGC),
 # HEADROOM_BENCH_WARMUP (s, default 15), HEADROOM_BENCH_REDIS (default redis://127.0.0.1:6379),
-# HEADROOM_BENCH_DEADLINE (store.decisionDeadline, default 100ms), HEADROOM_BENCH_KEEP_LOG (a file to
+# HEADROOM_BENCH_DEADLINE (store.decisionDeadline, default 100ms), HEADROOM_BENCH_POOL (the upstream's
+# maxConnections, the idle connections each event loop keeps; default 512, above the connections per
+# loop at 400: until session 12 it was 64, and at 200 and 400 connections the pool closed and reopened
+# upstream connections all the time, which cost the gateway about 10 µs per request on either store), HEADROOM_BENCH_KEEP_LOG (a file to
 # copy the gateway's standard error to), HEADROOM_BENCH_HOGS (busy-loop processes run beside the
 # load, default 0: stands in for other builds on a shared machine).
 # Requires wrk and nginx (Debian: apt-get install -y wrk nginx), Java 17, Maven, a running Redis.
@@ -38,6 +41,8 @@ conns=("$@")
 redis="${HEADROOM_BENCH_REDIS:-redis://127.0.0.1:6379}"
 case "$redis" in redis://127.*|redis://localhost*) ;; *) echo "HEADROOM_BENCH_REDIS must be on loopback, got $redis" >&2; exit 1;; esac
 deadline="${HEADROOM_BENCH_DEADLINE:-100ms}"
+pool="${HEADROOM_BENCH_POOL:-512}"
+[[ "$pool" =~ ^[0-9]+$ && "$pool" -ge 1 ]] || { echo "HEADROOM_BENCH_POOL: expected a whole number of connections of at least 1, got $pool" >&2; exit 1; }
 work="$(mktemp -d /tmp/headroom-redis-load.XXXXXX)"
 pids=()
 cleanup() {
@@ -102,7 +107,7 @@ service: {name: Redis load test}
 admin: {enabled: true, host: 127.0.0.1, port: $ADMIN}
 $(store_line "$1")
 upstreams:
-  origin: {url: "http://127.0.0.1:$UP", maxConnections: 64}
+  origin: {url: "http://127.0.0.1:$UP", maxConnections: $pool}
 policies:
   open:
     quota: 1000000000
