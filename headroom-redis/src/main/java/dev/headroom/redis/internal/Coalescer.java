@@ -187,7 +187,8 @@ public final class Coalescer {
 
     /**
      * A call in flight carrying {@code answered} decisions was answered: send what queued
-     * meanwhile, in as many calls as there is room for in flight, or count one call fewer.
+     * meanwhile in its place, or count one call fewer. (Decisions queue only while every call is
+     * in flight, so a reply frees exactly the one room the next batch takes.)
      *
      * <p>With room for more than one call, a batch takes only its share of what waits, queued and
      * in flight: {@code ceil((queued + in flight) / maxInFlight)}; the rest goes with the next reply.
@@ -199,35 +200,29 @@ public final class Coalescer {
      * it is answered, before Redis could have reached it.
      */
     void next(RedisClusterAsyncCommands<byte[], byte[]> c, int answered) {
-      List<List<Member>> batches = new ArrayList<>(1);
+      List<Member> batch;
       synchronized (this) {
-        inFlightCalls--;
         inFlightDecisions -= answered;
-        while (!queue.isEmpty() && inFlightCalls < maxInFlight) {
-          int share = (queue.size() + inFlightDecisions + maxInFlight - 1) / maxInFlight;
-          int take = Math.min(Math.min(queue.size(), MAX_BATCH), Math.max(1, share));
-          List<Member> batch;
-          if (take == queue.size()) {
-            batch = queue;
-            queue = new ArrayList<>();
-          } else {
-            batch = new ArrayList<>(queue.subList(0, take));
-            queue = new ArrayList<>(queue.subList(take, queue.size()));
+        if (queue.isEmpty()) {
+          if (--inFlightCalls == 0) {
+            closed = true;
+            lanes.remove(keys, this);
           }
-          inFlightCalls++;
-          inFlightDecisions += take;
-          inFlight = batch.get(0).stamp;
-          batches.add(batch);
-        }
-        if (inFlightCalls == 0) {
-          closed = true;
-          lanes.remove(keys, this);
           return;
         }
+        int share = (queue.size() + inFlightDecisions + maxInFlight - 1) / maxInFlight;
+        int take = Math.min(Math.min(queue.size(), MAX_BATCH), Math.max(1, share));
+        if (take == queue.size()) {
+          batch = queue;
+          queue = new ArrayList<>();
+        } else {
+          batch = new ArrayList<>(queue.subList(0, take));
+          queue = new ArrayList<>(queue.subList(take, queue.size()));
+        }
+        inFlightDecisions += take;
+        inFlight = batch.get(0).stamp;
       }
-      for (List<Member> batch : batches) {
-        sendBatch(c, batch);
-      }
+      sendBatch(c, batch);
     }
 
     private void sendBatch(RedisClusterAsyncCommands<byte[], byte[]> c, List<Member> batch) {
