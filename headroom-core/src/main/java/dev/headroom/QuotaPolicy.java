@@ -330,7 +330,8 @@ public final class QuotaPolicy {
    * the in-memory store uses; meaningful for any policy, used for {@link Algorithm#TOKEN_BUCKET}.
    */
   public long emissionIntervalNanos() {
-    return dev.headroom.internal.Gcra.emissionInterval(this);
+    long w = window.toNanos();
+    return (w + quota - 1) / quota;
   }
 
   /**
@@ -338,7 +339,7 @@ public final class QuotaPolicy {
    * theoretical arrival time may run ahead of now (see {@link #emissionIntervalNanos()}).
    */
   public long burstToleranceNanos() {
-    return dev.headroom.internal.Gcra.tolerance(this);
+    return quota * emissionIntervalNanos();
   }
 
 }

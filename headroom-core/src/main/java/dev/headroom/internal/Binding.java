@@ -27,8 +27,8 @@ final class Binding {
     this.words = table.partitions.words;
     this.quota = policy.quota();
     this.windowNanos = policy.window().toNanos();
-    this.interval = Gcra.emissionInterval(policy);
-    this.tolerance = Gcra.tolerance(policy);
+    this.interval = policy.emissionIntervalNanos();
+    this.tolerance = policy.burstToleranceNanos();
   }
 
   /** The TAT after admitting {@code cost} units at {@code now}, or {@code Long.MIN_VALUE} when refused. */

@@ -1,6 +1,5 @@
 package dev.headroom.internal;
 
-import dev.headroom.QuotaPolicy;
 
 /**
  * Token bucket as the Generic Cell Rate Algorithm: {@link dev.headroom.Algorithm#TOKEN_BUCKET}.
@@ -25,7 +24,9 @@ import dev.headroom.QuotaPolicy;
  *
  * <p>Rounding {@code T} up keeps the burst exactly {@code q} and the rate at most {@code q} per
  * {@code w} (it is below by less than one nanosecond per unit). Policies whose quota exceeds the
- * window in nanoseconds are refused by {@link QuotaPolicy}.
+ * window in nanoseconds are refused by the policy ({@code QuotaPolicy}), which derives {@code T}
+ * ({@code emissionIntervalNanos()}) and {@code tau} ({@code burstToleranceNanos()}): this class takes
+ * them as plain numbers, so the algorithm depends on no policy type.
  *
  * <h2>What the service limit says</h2>
  * <ul>
@@ -44,18 +45,6 @@ import dev.headroom.QuotaPolicy;
 public final class Gcra {
 
   private Gcra() {}
-
-  /** {@code T}: nanoseconds of refill per unit, rounded up. */
-  public static long emissionInterval(QuotaPolicy policy) {
-    long w = policy.window().toNanos();
-    long q = policy.quota();
-    return (w + q - 1) / q;
-  }
-
-  /** {@code tau = q * T}: how far TAT may run ahead of now. */
-  public static long tolerance(QuotaPolicy policy) {
-    return policy.quota() * emissionInterval(policy);
-  }
 
   /** The TAT after admitting {@code cost} units, or {@link Long#MIN_VALUE} when refused. */
   public static long tryAcquire(long tat, long now, long cost, long interval, long tolerance) {

@@ -137,7 +137,7 @@ final class PolicyPartitions implements PartitionTable.StateTest {
     double q = p.quota();
     switch (algorithm) {
       case TOKEN_BUCKET:
-        return ((double) word - (double) now) / (double) Gcra.tolerance(p); // no long overflow
+        return ((double) word - (double) now) / (double) p.burstToleranceNanos(); // no long overflow
       case FIXED_WINDOW:
         return FixedWindow.roll((WindowState) ref, Math.floorDiv(now, p.window().toNanos()), p.quota()).count / q;
       case SLIDING_WINDOW: {
@@ -223,7 +223,7 @@ final class PolicyPartitions implements PartitionTable.StateTest {
       return fullBucket;
     }
     QuotaPolicy p = policy;
-    long refusing = Saturating.add(now, Gcra.tolerance(p) - Gcra.emissionInterval(p) + 1); // refuses one unit now
+    long refusing = Saturating.add(now, p.burstToleranceNanos() - p.emissionIntervalNanos() + 1); // refuses one unit now
     long tat = forgotten.read(keyHash, now, fullBucket, refusing);
     return tat > now ? tat : fullBucket;
   }

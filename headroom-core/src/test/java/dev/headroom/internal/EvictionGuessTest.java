@@ -22,7 +22,7 @@ class EvictionGuessTest {
   /** A table holding one refused key: its TAT is now + tau. */
   private PolicyPartitions tableWithRefused(String key) {
     PolicyPartitions t = new PolicyPartitions(policy, ForgottenUse.MIN_WIDTH);
-    t.partitions.insert(key, key.hashCode(), NOW + Gcra.tolerance(policy), null);
+    t.partitions.insert(key, key.hashCode(), NOW + policy.burstToleranceNanos(), null);
     return t;
   }
 
@@ -44,7 +44,7 @@ class EvictionGuessTest {
       long evicted = t.evictSample(NOW, true, "newcomer".hashCode(), "someone-else", otherHash);
       assertThat(PolicyPartitions.live(evicted)).isEqualTo(1);
       assertThat(t.startingWord(t.sketchHash(key), NOW, LocalStore.EMPTY_TAT))
-          .as("the victim comes back refused").isEqualTo(NOW + Gcra.tolerance(policy));
+          .as("the victim comes back refused").isEqualTo(NOW + policy.burstToleranceNanos());
       assertThat(t.startingWord(otherHash, NOW, LocalStore.EMPTY_TAT))
           .as("nothing was folded under the stale guess").isEqualTo(LocalStore.EMPTY_TAT);
     } finally {
@@ -61,7 +61,7 @@ class EvictionGuessTest {
     try {
       long evicted = t.evictSample(NOW, true, "newcomer".hashCode(), key, hashBeforeTheLock);
       assertThat(PolicyPartitions.live(evicted)).isEqualTo(1);
-      assertThat(t.startingWord(hashBeforeTheLock, NOW, LocalStore.EMPTY_TAT)).isEqualTo(NOW + Gcra.tolerance(policy));
+      assertThat(t.startingWord(hashBeforeTheLock, NOW, LocalStore.EMPTY_TAT)).isEqualTo(NOW + policy.burstToleranceNanos());
     } finally {
       t.partitions.lock.unlock();
     }
