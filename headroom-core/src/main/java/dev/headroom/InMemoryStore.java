@@ -26,7 +26,7 @@ import java.util.List;
  * its sketch cells were taken by keys at least as heavy (about 5 in 100 million with 1,000 such
  * keys at the default bound); then it starts at rest. A collision can also make a key start with
  * more use than its own: refused early, never admitted extra. The sketch takes fixed memory per
- * policy that evicts or keeps out a key (8 MiB at most at the default bound; {@code ForgottenUse}
+ * policy that evicts or keeps out a key (8 MiB at most at the default bound; {@code UseSketch}
  * has the sizes and odds), and its doorkeeper 4 MiB at most.
  *
  * <p>{@link #trackedKeys()}, {@link #evictedLiveKeys()}, {@link #evictedRestingKeys()},

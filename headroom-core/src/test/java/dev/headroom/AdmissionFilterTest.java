@@ -16,7 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The admission filter of a bounded {@link InMemoryStore} (LocalStore and Admission in
+ * The admission filter of a bounded {@link InMemoryStore} (LocalStore and KeyAdmission in
  * dev.headroom.internal, "Admission"): at a full store a new key of a rate policy is decided from
  * the sketch of forgotten use and kept out; it enters the store when it comes back. Keys of
  * concurrency policies always enter.

@@ -5,7 +5,7 @@ import java.util.Arrays;
 /**
  * Which keys a full table has lately decided from its sketch instead of admitting them: the
  * doorkeeper of the store's admission filter (TinyLFU's, see {@link LocalStore}, "Bounded memory").
- * A key a full store meets for the first time is decided from {@link ForgottenUse} and recorded
+ * A key a full store meets for the first time is decided from {@link UseSketch} and recorded
  * here; when it comes back while recorded, it enters the table.
  *
  * <h2>How is this designed, and why?</h2>
@@ -52,7 +52,7 @@ final class Doorkeeper {
     this.mask = words - 1;
   }
 
-  /** The word of {@code hash} (a sketch hash, see {@link ForgottenUse#hash}) and its bits. */
+  /** The word of {@code hash} (a sketch hash, see {@link UseSketch#hash}) and its bits. */
   private static long mix(long hash) {
     long g = hash * 0xD6E8FEB86659FD93L;
     return g ^ (g >>> 29);

@@ -42,9 +42,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <h2>Bounded memory, and what a flood cannot buy</h2>
  * At most {@code maxKeys} keys are tracked, in the tables. A key whose state is at rest (a full
  * bucket, a past window, no live lease) equals an absent key and costs nothing to forget. What
- * enters a full store, what leaves it, and how a key kept out is decided: {@link Admission}. In
+ * enters a full store, what leaves it, and how a key kept out is decided: {@link KeyAdmission}. In
  * short: at a full store a new key of a rate policy is decided from its table's
- * {@link ForgottenUse} sketch and enters the table only when it comes back (TinyLFU's doorkeeper,
+ * {@link UseSketch} sketch and enters the table only when it comes back (TinyLFU's doorkeeper,
  * {@link Doorkeeper}); a key that enters evicts keys at rest first, else the least consumed live
  * key of a sample, whose state is folded into the sketch. A key entering a table, or decided
  * from the sketch, starts from what the sketch remembers of it.
@@ -61,7 +61,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * where a flood of one-unit keys cannot displace them). It is refused at 12:10, refused at
  * 12:59:59.999, and admitted at 13:00. A key below its quota that is evicted or kept out comes
  * back with its own use when one of its sketch cells still names it; only if all four were taken
- * by keys at least as heavy does it come back at rest (odds in {@link ForgottenUse}: 5 in 100
+ * by keys at least as heavy does it come back at rest (odds in {@link UseSketch}: 5 in 100
  * million for 1,000 such keys at the default bound). The price moves to the other side: a key
  * can come back with a neighbour's larger use (refused early, never admitted extra), and a
  * newcomer whose four cells all hold refused keys starts refused, the collateral of a flood of
@@ -81,14 +81,14 @@ public final class LocalStore {
   private final Binding[] recent = new Binding[RECENT_BINDINGS];
   private final ConcurrentHashMap<String, PolicyPartitions> tablesByName = new ConcurrentHashMap<>();
   private final CopyOnWriteArrayList<PolicyPartitions> tables = new CopyOnWriteArrayList<>();
-  private final Admission keys;
+  private final KeyAdmission keys;
   private final AtomicLong leaseIds = new AtomicLong();
   private final int sketchWidth;
 
   public LocalStore(Ticker ticker, long maxKeys) {
     this.ticker = ticker;
-    this.keys = new Admission(maxKeys, tables);
-    this.sketchWidth = ForgottenUse.widthFor(maxKeys);
+    this.keys = new KeyAdmission(maxKeys, tables);
+    this.sketchWidth = UseSketch.widthFor(maxKeys);
   }
 
   /**
@@ -160,7 +160,7 @@ public final class LocalStore {
       int i = s.find(key, hash);
       if (i < 0) {
         int absent = keys.tryAbsent(b, key, hash, now, cost);
-        if (absent != Admission.IN_TABLE) {
+        if (absent != KeyAdmission.IN_TABLE) {
           return absent == 1; // kept out: decided from the sketch
         }
         continue;
@@ -196,7 +196,7 @@ public final class LocalStore {
       int i = s.find(key, hash);
       if (i < 0) {
         int absent = keys.tryAbsent(b, key, hash, now, cost);
-        if (absent != Admission.IN_TABLE) {
+        if (absent != KeyAdmission.IN_TABLE) {
           return absent == 1; // kept out: decided from the sketch
         }
         continue;

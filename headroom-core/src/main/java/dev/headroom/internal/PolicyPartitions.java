@@ -6,13 +6,13 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The keys of one policy name and algorithm in the in-memory store, the latest version of that
- * policy, and what the table remembers of the keys it evicted ({@link ForgottenUse}).
+ * policy, and what the table remembers of the keys it evicted ({@link UseSketch}).
  *
  * <p>This class says, per algorithm, what a state at rest is (it equals an absent key's), how much
  * of its quota a state has consumed (the eviction order), how a live state is folded into the
  * sketch when its key is evicted, how a returning key's state is rebuilt from it, and the use at
  * which the policy refuses (answered by the sketch even for a key no cell names, see
- * {@link ForgottenUse}):
+ * {@link UseSketch}):
  * <ul>
  *   <li>Token bucket: the TAT; at rest when {@code TAT <= now}; consumed {@code (TAT - now) / tau};
  *       folded as the TAT, restored as the sketch's TAT when it is after now.
@@ -31,14 +31,14 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <h2>Where a new key's time goes</h2>
  * A decision on a held key reads three cache lines (slot key, tag, state), usually cached for the
- * keys in use. A new key kept out of a full store ({@link Admission}) reads the lines of its
+ * keys in use. A new key kept out of a full store ({@link KeyAdmission}) reads the lines of its
  * lookup, one line of the {@link Doorkeeper} per filter and its four sketch cells (read before
  * the lock), and stores nothing. A new key entering a full store reads cold memory wherever it
  * goes: the lines of its own probe (keys, tags, states of the sample), the evicted key's string
  * (to hash it for the sketch), and the four sketch cells of the evicted key and the four of the
  * new one. These are independent
  * reads, so {@link LocalStore} takes them all <em>before</em> the table's lock: it hashes the new key
- * (with the table's seed, see {@link ForgottenUse#hash}), reads its cells, guesses the victim from
+ * (with the table's seed, see {@link UseSketch#hash}), reads its cells, guesses the victim from
  * the same sample without the lock ({@link #guessVictim}), hashes the victim's
  * string and reads its cells. The locked part then redoes the sample and the eviction on lines
  * already in cache, and uses the victim's hash when it picks the same key object (a guess that
@@ -84,7 +84,7 @@ final class PolicyPartitions implements PartitionTable.StateTest {
   /** The seed of {@link #sketchHash}: random per table, so that nobody can aim keys at a cell. */
   private final long sketchSeed = ThreadLocalRandom.current().nextLong();
   /** Guarded by partitions.lock; created on the first live eviction or key kept out. */
-  private ForgottenUse forgotten;
+  private UseSketch forgotten;
   /** Created on the first key a full store decides from the sketch; read without the lock. */
   private Doorkeeper doorkeeper;
   private int sweepCursor; // guarded by partitions.lock
@@ -92,9 +92,9 @@ final class PolicyPartitions implements PartitionTable.StateTest {
   private boolean cursorFindsRest = true;
   long insertions; // guarded by partitions.lock
   /** The insertion count at which the next periodic sweep runs (guarded by the lock). */
-  long nextSweep = Admission.SWEEP_INTERVAL;
+  long nextSweep = KeyAdmission.SWEEP_INTERVAL;
   /** New keys between periodic sweeps now: longer while sweeps find nothing (guarded by the lock). */
-  int sweepInterval = Admission.SWEEP_INTERVAL;
+  int sweepInterval = KeyAdmission.SWEEP_INTERVAL;
 
   PolicyPartitions(QuotaPolicy policy, int sketchWidth) {
     this.algorithm = policy.algorithm();
@@ -154,24 +154,24 @@ final class PolicyPartitions implements PartitionTable.StateTest {
 
   // ---------------------------------------------------------------- the sketch
 
-  private ForgottenUse sketch() {
+  private UseSketch sketch() {
     if (forgotten == null) {
-      forgotten = new ForgottenUse(sketchWidth, partitions.words);
+      forgotten = new UseSketch(sketchWidth, partitions.words);
     }
     return forgotten;
   }
 
-  /** The hash under which the sketch knows {@code key} ({@link ForgottenUse#hash}). Takes no lock. */
+  /** The hash under which the sketch knows {@code key} ({@link UseSketch#hash}). Takes no lock. */
   long sketchHash(String key) {
-    return ForgottenUse.hash(sketchSeed, key);
+    return UseSketch.hash(sketchSeed, key);
   }
 
   /**
    * Brings the sketch cells of {@code sketchHash} into cache without the lock (see
-   * {@link ForgottenUse#warm}); nothing when the table has no sketch yet.
+   * {@link UseSketch#warm}); nothing when the table has no sketch yet.
    */
   long warm(long sketchHash) {
-    ForgottenUse f = forgotten; // racy: a sketch is safely published by its final fields
+    UseSketch f = forgotten; // racy: a sketch is safely published by its final fields
     return f == null ? 0 : f.warm(sketchHash);
   }
 
@@ -288,7 +288,7 @@ final class PolicyPartitions implements PartitionTable.StateTest {
   /** Records a key decided from the sketch in the doorkeeper. Caller holds the lock. */
   void recordUntracked(long keyHash) {
     if (doorkeeper == null) {
-      doorkeeper = new Doorkeeper(sketchWidth * ForgottenUse.KEYS_PER_CELL);
+      doorkeeper = new Doorkeeper(sketchWidth * UseSketch.KEYS_PER_CELL);
     }
     doorkeeper.add(keyHash);
   }

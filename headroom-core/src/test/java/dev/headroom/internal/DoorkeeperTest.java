@@ -18,7 +18,7 @@ class DoorkeeperTest {
     SplittableRandom random = new SplittableRandom(seed);
     long[] h = new long[n];
     for (int i = 0; i < n; i++) {
-      h[i] = ForgottenUse.hash(random.nextLong(), "key-" + i); // as spread as a sketch hash
+      h[i] = UseSketch.hash(random.nextLong(), "key-" + i); // as spread as a sketch hash
     }
     return h;
   }
@@ -27,7 +27,7 @@ class DoorkeeperTest {
   void aRecordedKeyIsSeenForAtLeastCapacityRecordsAndForgottenAfterTwice() {
     Doorkeeper d = new Doorkeeper(CAPACITY);
     long[] others = hashes(1, 2 * CAPACITY);
-    long key = ForgottenUse.hash(42, "returning");
+    long key = UseSketch.hash(42, "returning");
     assertThat(d.seen(key)).isFalse();
     d.add(key);
     assertThat(d.seen(key)).isTrue();

@@ -21,7 +21,7 @@ class EvictionGuessTest {
 
   /** A table holding one refused key: its TAT is now + tau. */
   private PolicyPartitions tableWithRefused(String key) {
-    PolicyPartitions t = new PolicyPartitions(policy, ForgottenUse.MIN_WIDTH);
+    PolicyPartitions t = new PolicyPartitions(policy, UseSketch.MIN_WIDTH);
     t.partitions.insert(key, key.hashCode(), NOW + policy.burstToleranceNanos(), null);
     return t;
   }

@@ -26,7 +26,7 @@ import org.openjdk.jmh.annotations.State;
  *       holds them all and never evicts.
  *   <li>{@code flood}: every call names one of {@link #FLOOD_KEYS} keys in turn: 10x the bound, so
  *       each call brings a key the store does not hold. At the full store it is kept out and
- *       decided from the sketch (the admission filter, headroom-core {@code Admission}); before
+ *       decided from the sketch (the admission filter, headroom-core {@code KeyAdmission}); before
  *       the filter, each one evicted a key to enter.
  *   <li>{@code mixed}: the calls of {@code none}, but every tenth names the next flood key instead:
  *       callers deciding while a flood of new keys goes on beside them.

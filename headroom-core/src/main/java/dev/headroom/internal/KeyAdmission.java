@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <h2>Admission: a full store keeps one-request keys out</h2>
  * While the store has room, every new key enters its table. At a full store, a new key of a rate
  * policy (token bucket, fixed or sliding window) enters only when it comes back: the first time,
- * it is decided from its table's {@link ForgottenUse} sketch, under the table's lock, exactly as the
+ * it is decided from its table's {@link UseSketch} sketch, under the table's lock, exactly as the
  * table would decide from the state the key would start from there (what the sketch remembers
  * of it, else at rest), and the use after the decision is folded back into the sketch, as if the
  * key had entered and been evicted at once; the table's {@link Doorkeeper} records it. A key the
@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>A decision from the sketch and a key's entry into its table both happen under the table's
  * lock, after a lookup under that lock has found the key absent; a key absent from its table has
  * no state but the sketch's. So each key's decisions are serialised through one state at a time,
- * the table's or the sketch's, and the sketch errs only upwards ({@link ForgottenUse}): a key kept
+ * the table's or the sketch's, and the sketch errs only upwards ({@link UseSketch}): a key kept
  * out is never admitted more than the table would have admitted it.
  *
  * <h2>Eviction</h2>
@@ -67,7 +67,7 @@ import java.util.concurrent.atomic.LongAdder;
  * How a new key's cache misses are taken before the lock: {@link PolicyPartitions}, "Where a new
  * key's time goes".
  */
-final class Admission {
+final class KeyAdmission {
 
   /** Every this many new keys in a table, the thread holding its lock sweeps a slice of it for keys at rest. */
   static final int SWEEP_INTERVAL = 1024;
@@ -90,7 +90,7 @@ final class Admission {
   final LongAdder untracked = new LongAdder();
 
   /** Admission to the {@code tables} (the store's list, which grows) of a store of {@code maxKeys}. */
-  Admission(long maxKeys, List<PolicyPartitions> tables) {
+  KeyAdmission(long maxKeys, List<PolicyPartitions> tables) {
     this.maxKeys = maxKeys;
     this.tables = tables;
   }
@@ -208,7 +208,7 @@ final class Admission {
 
   /**
    * Takes the lock of {@code t} for a decision from the sketch on a key kept out of the table, its
-   * sketch cells read first (outside the lock, see {@link ForgottenUse#warm}). Returns false, lock
+   * sketch cells read first (outside the lock, see {@link UseSketch#warm}). Returns false, lock
    * released, when the key is in the table now: the caller decides there. Every caller releases
    * the lock through {@link #unlockUntracked}.
    */

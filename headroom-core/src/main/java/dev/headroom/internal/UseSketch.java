@@ -7,7 +7,7 @@ package dev.headroom.internal;
  *
  * <h2>How is this designed, and why?</h2>
  * A store that forgets a key's counter to make room (or keeps a new key out of a full store, see
- * {@link Admission}) gives that key a fresh quota when it comes back: a flood of distinct keys
+ * {@link KeyAdmission}) gives that key a fresh quota when it comes back: a flood of distinct keys
  * would buy an extra quota for every caller it pushed out, refused ones included. Remembering
  * each forgotten key exactly would cost the memory the bound exists to save. This sketch is a
  * count-min sketch that keeps the <em>maximum</em> instead of the sum:
@@ -73,7 +73,7 @@ package dev.headroom.internal;
  *
  * <p>Not thread-safe: guarded by the lock of the {@link PartitionTable} it belongs to.
  */
-final class ForgottenUse {
+final class UseSketch {
 
   /** Rows, i.e. cells per key: each row lowers the chance of a collision in all of them. */
   static final int ROWS = 4;
@@ -102,7 +102,7 @@ final class ForgottenUse {
    *
    * @param selfExpiring whether a value is its own expiry (a TAT): no expiries are kept
    */
-  ForgottenUse(int width, boolean selfExpiring) {
+  UseSketch(int width, boolean selfExpiring) {
     this.mask = width - 1;
     this.stride = selfExpiring ? 2 : 4;
     this.cells = new long[ROWS * width * stride];
