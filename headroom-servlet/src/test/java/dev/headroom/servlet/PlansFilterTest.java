@@ -56,8 +56,8 @@ class PlansFilterTest {
         new Plan("pro", Map.of("api", PolicyOverride.quota(5)), Optional.of("/pricing#pro"))), "free", List.of(API));
     filter = HeadroomFilter.builder()
         .limiter(QuotaLimiter.inMemory())
-        .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build())
-            .plans(plans).build())
+        .refusals(plans.speakAsBases(LimitRefusals.builder().ticker(ticker)
+            .defaults(PolicyTexts.builder("Limits keep the service fair.").build())).build())
         .route(Route.builder("/a").policy(API).build())
         .plans(plans, RESOLVER, Duration.ofMillis(200))
         .discovery("Plans", "Plans in the filter")

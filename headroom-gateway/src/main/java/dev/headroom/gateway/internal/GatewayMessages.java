@@ -102,7 +102,7 @@ final class GatewayMessages implements HttpVocabulary {
       rb.texts(p.name(), p.texts());
     }
     if (plans != null) {
-      rb.plans(plans.plans()); // a plan's policies speak as their base and point at the next plan
+      plans.plans().speakAsBases(rb); // a plan's policies speak as their base and point at the next plan
     }
     this.refusals = rb.build();
     for (Route r : config.routes()) {

@@ -4,8 +4,6 @@ import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
-import dev.headroom.http.plan.Plan;
-import dev.headroom.http.plan.Plans;
 import java.net.URI;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -123,7 +121,7 @@ public final class LimitRefusals {
         .retryAfterSeconds(retry)
         .limitId(t.limitId(policy))
         .limitType(t.limitType(policy))
-        .scope(LimitType.scope(policy).token())
+        .scope(LimitScope.of(policy).token())
         .windowResetAt(reset)
         .violatedPolicies(names(decision))
         .origin(origin);
@@ -152,7 +150,7 @@ public final class LimitRefusals {
         .retryAfterSeconds(waitSeconds)
         .limitId(t.limitId(enforced))
         .limitType(t.limitType(enforced))
-        .scope(LimitType.scope(enforced).token())
+        .scope(LimitScope.of(enforced).token())
         .windowResetAt(resetAt(waitSeconds))
         .violatedPolicies(violated)
         .origin(origin);
@@ -198,7 +196,7 @@ public final class LimitRefusals {
         .limit(limit)
         .limitId(t.limitId(policy))
         .limitType(t.limitType(policy))
-        .scope(LimitType.scope(policy).token())
+        .scope(LimitScope.of(policy).token())
         .violatedPolicies(names(decision))
         .origin(origin);
     t.alternativeEndpoint().ifPresent(b::alternativeEndpoint);
@@ -227,17 +225,19 @@ public final class LimitRefusals {
     private URI origin;
     private PolicyTexts defaults;
     private final Map<String, PolicyTexts> texts = new HashMap<>();
-    private Plans plans;
+    private final List<String[]> speakingAs = new ArrayList<>();
 
     private Builder() {}
 
     /**
-     * The service's plans: the refusals of a plan's policy ({@code api:pro}) speak with the texts
-     * of its base policy ({@code api}) and point at the next plan's page as {@code upgradeUrl}
-     * (Graceful Boundaries section 3), unless texts of its own were given.
+     * The refusals of {@code policyName} speak with the texts of {@code basePolicyName} and, when
+     * {@code upgradeUrl} is not null, point there as {@code upgradeUrl} (Graceful Boundaries
+     * section 3), unless texts of its own were given: how a plan's policy ({@code api:pro}) speaks
+     * as its base policy ({@code api}) and points at the next plan's page ({@code Plans} says which).
      */
-    public Builder plans(Plans plans) {
-      this.plans = plans;
+    public Builder textsOf(String policyName, String basePolicyName, String upgradeUrl) {
+      speakingAs.add(new String[] {Objects.requireNonNull(policyName, "policyName"),
+          Objects.requireNonNull(basePolicyName, "basePolicyName"), upgradeUrl});
       return this;
     }
 
@@ -280,15 +280,10 @@ public final class LimitRefusals {
       if (defaults == null) {
         throw new IllegalArgumentException("defaults: required, the texts (at least why) for policies without their own; got nothing");
       }
-      if (plans != null) {
-        for (Plan plan : plans.plans()) {
-          java.util.Optional<String> upgrade = plans.upgradeUrl(plan);
-          for (Map.Entry<String, QuotaPolicy> e : plans.overrides(plan).entrySet()) {
-            PolicyTexts base = texts.getOrDefault(e.getKey(), defaults);
-            if (!texts.containsKey(e.getValue().name()) && base != null) {
-              texts.put(e.getValue().name(), upgrade.map(u -> base.toBuilder().upgradeUrl(u).build()).orElse(base));
-            }
-          }
+      for (String[] as : speakingAs) {
+        PolicyTexts base = texts.getOrDefault(as[1], defaults);
+        if (!texts.containsKey(as[0])) {
+          texts.put(as[0], as[2] == null ? base : base.toBuilder().upgradeUrl(as[2]).build());
         }
       }
       URI o = OperatorTextChecks.origin("origin", origin);

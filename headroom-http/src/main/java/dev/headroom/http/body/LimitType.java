@@ -3,7 +3,6 @@ package dev.headroom.http.body;
 import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.http.partition.PartitionKeyDerivation;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -75,7 +74,7 @@ public final class LimitType {
     if (policy.algorithm() == Algorithm.FIXED_WINDOW && policy.window().compareTo(QUOTA_WINDOW) >= 0) {
       return QUOTA;
     }
-    switch (scope(policy)) {
+    switch (LimitScope.of(policy)) {
       case IP:
         return IP_RATE;
       case KEY:
@@ -85,11 +84,6 @@ public final class LimitType {
       default:
         return GLOBAL_RATE;
     }
-  }
-
-  /** Who the policy tells apart, from its typed partitioning; {@code global} when it has none. */
-  public static PartitionKeyDerivation.Scope scope(QuotaPolicy policy) {
-    return policy.partitioning().map(PartitionKeyDerivation::scope).orElse(PartitionKeyDerivation.Scope.GLOBAL);
   }
 
   /** The token. */

@@ -2,7 +2,6 @@ package dev.headroom.http.body;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.http.partition.PartitionKeyDerivation;
 import java.util.Optional;
 
 /**
@@ -130,7 +129,7 @@ public final class PolicyTexts {
   }
 
   static String describe(QuotaPolicy policy) {
-    PartitionKeyDerivation.Scope scope = LimitType.scope(policy);
+    LimitScope scope = LimitScope.of(policy);
     String per;
     switch (scope) {
       case IP:

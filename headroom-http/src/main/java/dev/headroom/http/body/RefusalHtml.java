@@ -12,7 +12,7 @@ import java.util.Locale;
  * <p>Every inserted value is escaped for its context (text or double-quoted attribute). A link is
  * made only of relative and http(s) URLs; anything else is shown as text. Stateless.
  */
-public final class RefusalHtml {
+final class RefusalHtml {
 
   private RefusalHtml() {}
 

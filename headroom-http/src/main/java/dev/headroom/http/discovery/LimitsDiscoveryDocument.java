@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
+import dev.headroom.http.body.LimitScope;
 import dev.headroom.http.body.LimitType;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.plan.Plan;
@@ -184,7 +185,7 @@ public final class LimitsDiscoveryDocument {
           if (r.policies().size() > 1) {
             g.writeStringField("limitType", type.token());
           }
-          g.writeStringField("scope", LimitType.scope(p).token());
+          g.writeStringField("scope", LimitScope.of(p).token());
           g.writeNumberField("maxRequests", p.quota());
           g.writeNumberField("windowSeconds", p.windowSeconds());
           if (p.unit() == QuotaUnit.CONTENT_BYTES) {

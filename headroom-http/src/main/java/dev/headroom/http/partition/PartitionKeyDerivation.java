@@ -2,6 +2,7 @@ package dev.headroom.http.partition;
 
 import dev.headroom.PartitionKey;
 import dev.headroom.Partitioning;
+import dev.headroom.http.body.LimitScope;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -65,29 +66,6 @@ public final class PartitionKeyDerivation {
   /** The header {@code api-key} reads. */
   public static final String DEFAULT_API_KEY_HEADER = Partitioning.API_KEY_HEADER;
 
-  /** Who a derivation tells apart: the Graceful Boundaries {@code scope} vocabulary. */
-  public enum Scope {
-    /** One partition per client address. */
-    IP("ip"),
-    /** One partition per API key or credential header. */
-    KEY("key"),
-    /** One partition per authenticated user. */
-    USER("user"),
-    /** Callers are not told apart (global, or per route or method only). */
-    GLOBAL("global");
-
-    private final String token;
-
-    Scope(String token) {
-      this.token = token;
-    }
-
-    /** The token, as sent in {@code scope}. */
-    public String token() {
-      return token;
-    }
-  }
-
   private final List<List<Part>> alternatives;
   private final Partitioning partitioning;
 
@@ -127,7 +105,7 @@ public final class PartitionKeyDerivation {
   private static Part part(Partitioning.Part p, ClientAddressResolver resolver) {
     switch (p.component()) {
       case CLIENT_IP:
-        return new Part(p, Scope.IP, "ip:unknown") {
+        return new Part(p, LimitScope.IP, "ip:unknown") {
           @Override
           Optional<String> component(RequestView r) {
             return resolver.partition(r).map(a -> "ip:" + a);
@@ -136,7 +114,7 @@ public final class PartitionKeyDerivation {
       case API_KEY:
       case HEADER:
         String name = p.headerName().orElseThrow();
-        return new Part(p, Scope.KEY, "key:none") {
+        return new Part(p, LimitScope.KEY, "key:none") {
           @Override
           Optional<String> component(RequestView r) {
             List<String> values = r.headers(name);
@@ -151,21 +129,21 @@ public final class PartitionKeyDerivation {
           }
         };
       case USER:
-        return new Part(p, Scope.USER, "user:anonymous") {
+        return new Part(p, LimitScope.USER, "user:anonymous") {
           @Override
           Optional<String> component(RequestView r) {
             return r.user().filter(u -> !u.isEmpty()).map(u -> "user:" + readableOrHash(u, MAX_USER_LENGTH));
           }
         };
       case ROUTE:
-        return new Part(p, Scope.GLOBAL, "route:unmatched") {
+        return new Part(p, LimitScope.GLOBAL, "route:unmatched") {
           @Override
           Optional<String> component(RequestView r) {
             return r.route().filter(t -> !t.isEmpty()).map(t -> "route:" + readableOrHash(t, MAX_ROUTE_LENGTH));
           }
         };
       case METHOD:
-        return new Part(p, Scope.GLOBAL, "method:other") {
+        return new Part(p, LimitScope.GLOBAL, "method:other") {
           @Override
           Optional<String> component(RequestView r) {
             String m = r.method();
@@ -173,7 +151,7 @@ public final class PartitionKeyDerivation {
           }
         };
       case GLOBAL:
-        return new Part(p, Scope.GLOBAL, "global") {
+        return new Part(p, LimitScope.GLOBAL, "global") {
           @Override
           Optional<String> component(RequestView r) {
             return Optional.of("global");
@@ -300,53 +278,13 @@ public final class PartitionKeyDerivation {
   /**
    * Who this derivation tells apart, for the discovery document and the refusal's {@code scope}:
    * the most specific caller component of the first alternative (user, then key, then ip), or
-   * {@link Scope#GLOBAL} when it tells no callers apart.
+   * {@link LimitScope#GLOBAL} when it tells no callers apart.
    */
-  public Scope scope() {
-    return scope(partitioning);
+  public LimitScope scope() {
+    return LimitScope.of(partitioning);
   }
 
-  /**
-   * Who a partitioning tells apart, read from its parts as {@link #scope()} does, without building
-   * a derivation: what a refusal's {@code limitType} and a discovery entry's {@code scope} need.
-   */
-  public static Scope scope(Partitioning partitioning) {
-    Scope best = Scope.GLOBAL;
-    for (Partitioning.Part p : partitioning.alternatives().get(0)) {
-      Scope s = scope(p.component());
-      if (rank(s) > rank(best)) {
-        best = s;
-      }
-    }
-    return best;
-  }
 
-  private static Scope scope(Partitioning.Component c) {
-    switch (c) {
-      case CLIENT_IP:
-        return Scope.IP;
-      case API_KEY:
-      case HEADER:
-        return Scope.KEY;
-      case USER:
-        return Scope.USER;
-      default:
-        return Scope.GLOBAL;
-    }
-  }
-
-  private static int rank(Scope s) {
-    switch (s) {
-      case USER:
-        return 3;
-      case KEY:
-        return 2;
-      case IP:
-        return 1;
-      default:
-        return 0;
-    }
-  }
 
   /** The typed partitioning this derivation reads. */
   public Partitioning partitioning() {
@@ -414,10 +352,10 @@ public final class PartitionKeyDerivation {
   /** One component: the key text it reads from a request, and what stands in when it cannot. */
   private abstract static class Part {
     final Partitioning.Part typed;
-    final Scope scope;
+    final LimitScope scope;
     final String fallback;
 
-    Part(Partitioning.Part typed, Scope scope, String fallback) {
+    Part(Partitioning.Part typed, LimitScope scope, String fallback) {
       this.typed = typed;
       this.scope = scope;
       this.fallback = fallback;

@@ -1,6 +1,7 @@
 package dev.headroom.http.plan;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.http.body.LimitRefusals;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
@@ -182,6 +183,19 @@ public final class Plans {
    */
   public String baseName(String policy) {
     return baseNames.getOrDefault(policy, policy);
+  }
+
+  /**
+   * Lets the refusals of every plan's policy ({@code api:pro}) speak with the texts of its base
+   * policy ({@code api}) and point at the next plan's page as {@code upgradeUrl} (Graceful
+   * Boundaries section 3), unless texts of its own were given.
+   */
+  public LimitRefusals.Builder speakAsBases(LimitRefusals.Builder refusals) {
+    for (Plan plan : plans) {
+      String upgrade = upgradeUrl(plan).orElse(null);
+      overrides(plan).forEach((base, policy) -> refusals.textsOf(policy.name(), base, upgrade));
+    }
+    return refusals;
   }
 
   /** The policies {@code plan} overrides, by base policy name, each as it enforces it. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.headroom.PartitionKey;
 import dev.headroom.Partitioning;
+import dev.headroom.http.body.LimitScope;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
@@ -84,10 +85,10 @@ class PartitionKeyDerivationTest {
 
   @Test
   void scopeNamesWhoIsToldApart() {
-    assertThat(PartitionKeyDerivation.parse("client-ip+route", PROXIES).scope()).isEqualTo(PartitionKeyDerivation.Scope.IP);
-    assertThat(PartitionKeyDerivation.parse("api-key|client-ip", PROXIES).scope()).isEqualTo(PartitionKeyDerivation.Scope.KEY);
-    assertThat(PartitionKeyDerivation.parse("user+api-key", PROXIES).scope()).isEqualTo(PartitionKeyDerivation.Scope.USER);
-    assertThat(PartitionKeyDerivation.parse("route", PROXIES).scope()).isEqualTo(PartitionKeyDerivation.Scope.GLOBAL);
+    assertThat(PartitionKeyDerivation.parse("client-ip+route", PROXIES).scope()).isEqualTo(LimitScope.IP);
+    assertThat(PartitionKeyDerivation.parse("api-key|client-ip", PROXIES).scope()).isEqualTo(LimitScope.KEY);
+    assertThat(PartitionKeyDerivation.parse("user+api-key", PROXIES).scope()).isEqualTo(LimitScope.USER);
+    assertThat(PartitionKeyDerivation.parse("route", PROXIES).scope()).isEqualTo(LimitScope.GLOBAL);
     assertThat(PartitionKeyDerivation.parse("header:X-Tenant + route|client-ip", PROXIES).spec())
         .isEqualTo("header:X-Tenant+route|client-ip");
   }
@@ -111,7 +112,7 @@ class PartitionKeyDerivationTest {
     assertThat(d.derive(anonymous).value()).isEqualTo("ip:198.51.100.8");
     assertThat(d.partitioning()).isSameAs(typed);
     assertThat(d).isEqualTo(PartitionKeyDerivation.parse("header:X-Tenant + route | ip", PROXIES));
-    assertThat(PartitionKeyDerivation.scope(typed)).isEqualTo(PartitionKeyDerivation.Scope.KEY);
+    assertThat(LimitScope.of(typed)).isEqualTo(LimitScope.KEY);
     assertThat(PartitionKeyDerivation.apiKey().and(PartitionKeyDerivation.route()).orElse(PartitionKeyDerivation.global())
         .partitioning()).isEqualTo(Partitioning.parse("api-key+route|global"));
   }

@@ -134,7 +134,7 @@ final class HeadroomSettings {
   /** As {@link #refusals(HeadroomProperties, Ticker)}, with the plans whose refusals point at the next plan. */
   static LimitRefusals refusals(HeadroomProperties props, Ticker ticker, java.util.Optional<dev.headroom.http.plan.Plans> plans) {
     LimitRefusals.Builder b = LimitRefusals.builder().ticker(ticker);
-    plans.ifPresent(b::plans);
+    plans.ifPresent(p -> p.speakAsBases(b));
     URI origin = origin(props);
     if (origin != null) {
       b.origin(origin);
