@@ -8,7 +8,7 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
-import dev.headroom.http.enforcement.Escalation;
+import dev.headroom.enforcement.Escalation;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import java.time.Duration;

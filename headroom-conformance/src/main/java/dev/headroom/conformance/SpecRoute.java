@@ -1,7 +1,7 @@
 package dev.headroom.conformance;
 
 import dev.headroom.QuotaPolicy;
-import dev.headroom.http.enforcement.Escalation;
+import dev.headroom.enforcement.Escalation;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import java.util.List;

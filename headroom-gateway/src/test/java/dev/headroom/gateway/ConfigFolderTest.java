@@ -8,7 +8,7 @@ import com.nimbusds.jose.JWSHeader;
 import com.nimbusds.jose.crypto.MACSigner;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
-import dev.headroom.http.partition.ApiKeys;
+import dev.headroom.enforcement.partition.ApiKeys;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.PartitionKey;
-import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
-import dev.headroom.http.discovery.LimitsDiscoveryDocument;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;

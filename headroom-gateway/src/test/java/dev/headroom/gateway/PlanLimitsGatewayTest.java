@@ -3,7 +3,7 @@ package dev.headroom.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.headroom.ManualTicker;
-import dev.headroom.http.partition.ApiKeys;
+import dev.headroom.enforcement.partition.ApiKeys;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

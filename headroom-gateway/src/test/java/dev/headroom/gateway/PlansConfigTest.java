@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.headroom.http.partition.ApiKeys;
+import dev.headroom.enforcement.partition.ApiKeys;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import dev.headroom.ManualTicker;
-import dev.headroom.http.partition.ApiKeys;
+import dev.headroom.enforcement.partition.ApiKeys;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -3,9 +3,9 @@ package dev.headroom.plans;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.headroom.http.partition.ApiKeys;
-import dev.headroom.http.partition.RequestView;
-import dev.headroom.http.plan.PlanResolution;
+import dev.headroom.enforcement.partition.ApiKeys;
+import dev.headroom.enforcement.partition.RequestView;
+import dev.headroom.enforcement.plan.PlanResolution;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.headroom.ManualTicker;
-import dev.headroom.http.partition.ApiKeys;
-import dev.headroom.http.partition.RequestView;
-import dev.headroom.http.plan.PlanResolution;
+import dev.headroom.enforcement.partition.ApiKeys;
+import dev.headroom.enforcement.partition.RequestView;
+import dev.headroom.enforcement.plan.PlanResolution;
 import java.net.ServerSocket;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -1,7 +1,7 @@
 package dev.headroom.servlet;
 
 import dev.headroom.http.HeaderNames;
-import dev.headroom.http.embed.Answer;
+import dev.headroom.enforcement.Answer;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.body.ServiceErrors;

@@ -1,7 +1,7 @@
 package dev.headroom.servlet;
 
 import dev.headroom.QuotaPolicy;
-import dev.headroom.http.embed.RouteRules;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.path.PathTemplate;

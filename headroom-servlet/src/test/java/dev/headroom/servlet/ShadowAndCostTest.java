@@ -1,6 +1,6 @@
 package dev.headroom.servlet;
 
-import dev.headroom.http.embed.RouteRules;
+import dev.headroom.enforcement.RouteRules;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,6 +1,6 @@
 package dev.headroom.webflux;
 
-import dev.headroom.http.embed.GateRequest;
+import dev.headroom.enforcement.GateRequest;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.util.List;

@@ -1,9 +1,9 @@
 package dev.headroom.webflux;
 
-import dev.headroom.http.embed.Admission;
-import dev.headroom.http.embed.Answer;
-import dev.headroom.http.embed.Gate;
-import dev.headroom.http.embed.Verdict;
+import dev.headroom.enforcement.Admission;
+import dev.headroom.enforcement.Answer;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.Verdict;
 import dev.headroom.vend.VendRoute;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,8 +2,8 @@ package dev.headroom.webflux;
 
 import dev.headroom.StoreException;
 import dev.headroom.http.body.RefusalFormat;
-import dev.headroom.http.embed.Answer;
-import dev.headroom.http.embed.Gate;
+import dev.headroom.enforcement.Answer;
+import dev.headroom.enforcement.Gate;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.vend.CallIdentity;
 import dev.headroom.vend.VendDecision;

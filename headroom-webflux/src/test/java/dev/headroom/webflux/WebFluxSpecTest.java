@@ -2,7 +2,7 @@ package dev.headroom.webflux;
 
 import dev.headroom.conformance.HttpAdapterSpec;
 import dev.headroom.conformance.SpecFixture;
-import dev.headroom.http.embed.Gate;
+import dev.headroom.enforcement.Gate;
 import java.net.URI;
 import org.springframework.web.server.ServerWebExchange;
 

@@ -1,6 +1,6 @@
 package dev.headroom.gateway.config;
 
-import dev.headroom.http.plan.Plans;
+import dev.headroom.enforcement.plan.Plans;
 
 /**
  * {@code plans}: the service's plans (each a set of policy overrides, smallest first, and the

@@ -1,6 +1,6 @@
 package dev.headroom.gateway.config;
 
-import dev.headroom.http.partition.AllowList;
+import dev.headroom.enforcement.partition.AllowList;
 import java.util.Set;
 
 /**

@@ -1,6 +1,6 @@
 package dev.headroom.gateway.config;
 
-import dev.headroom.http.discovery.ConformanceLevel;
+import dev.headroom.enforcement.discovery.ConformanceLevel;
 import java.net.URI;
 import java.util.Optional;
 

@@ -1,7 +1,7 @@
 package dev.headroom.gateway.internal;
 
 import dev.headroom.http.body.RefusalFormat;
-import dev.headroom.http.discovery.EntityTag;
+import dev.headroom.enforcement.discovery.EntityTag;
 import dev.headroom.vend.format.VendRequestException;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;

@@ -1,7 +1,7 @@
 package dev.headroom.gateway.internal;
 
 import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
-import dev.headroom.http.partition.RequestView;
+import dev.headroom.enforcement.partition.RequestView;
 import java.util.List;
 import java.util.Optional;
 

@@ -9,7 +9,7 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.PlanSettings;
 import dev.headroom.gateway.config.Upstream;
-import dev.headroom.http.discovery.LimitsDiscoveryDocument;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

@@ -20,8 +20,8 @@ final class GatewayState {
   final Ticker ticker;
   /** The client connections' timers; their time is the ticker's in production (see {@link Timers}). */
   final Timers timers;
-  final dev.headroom.http.enforcement.Escalations escalations = new dev.headroom.http.enforcement.Escalations();
-  final dev.headroom.http.enforcement.CapacityReductions capacity = new dev.headroom.http.enforcement.CapacityReductions();
+  final dev.headroom.enforcement.Escalations escalations = new dev.headroom.enforcement.Escalations();
+  final dev.headroom.enforcement.CapacityReductions capacity = new dev.headroom.enforcement.CapacityReductions();
   final GatewayMetrics metrics;
   /**
    * The store's failures to decide, logged at most once per {@link #STORE_WARNING_INTERVAL} with

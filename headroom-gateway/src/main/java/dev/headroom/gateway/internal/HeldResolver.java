@@ -1,6 +1,6 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.enforcement.plan.PlanResolver;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;

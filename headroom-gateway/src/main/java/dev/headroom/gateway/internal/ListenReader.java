@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.AdminToken;
 import dev.headroom.gateway.config.Listen;
-import dev.headroom.http.partition.CidrRange;
+import dev.headroom.enforcement.partition.CidrRange;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

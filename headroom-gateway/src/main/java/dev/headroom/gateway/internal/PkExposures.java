@@ -4,7 +4,7 @@ import dev.headroom.gateway.config.PkMode;
 import dev.headroom.gateway.config.PkSettings;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.http.PartitionKeyExposure;
-import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.enforcement.partition.PartitionKeyExposures;
 
 /**
  * The {@code pk} exposure of each route: its own {@code pk} mode, else the configuration's; the

@@ -5,7 +5,7 @@ import dev.headroom.gateway.config.PkMode;
 import dev.headroom.gateway.config.PkSettings;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.http.PartitionKeyExposure;
-import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;

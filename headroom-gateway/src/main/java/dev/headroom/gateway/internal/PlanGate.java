@@ -2,8 +2,8 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.Ticker;
 import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
-import dev.headroom.http.plan.PlanResolution;
-import dev.headroom.http.plan.Plans;
+import dev.headroom.enforcement.plan.PlanResolution;
+import dev.headroom.enforcement.plan.Plans;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The plan step of a forwarded request: its plan resolved from its identity by the configured
- * {@link dev.headroom.http.plan.PlanResolver} (held while it answers: {@link HeldResolver}), and
+ * {@link dev.headroom.enforcement.plan.PlanResolver} (held while it answers: {@link HeldResolver}), and
  * the route's policies as that plan enforces them ({@link PlanPolicies}). Every outcome has a
  * declared consequence ({@link Plans#select}): the caller's plan; the fallback plan for no
  * identity, an unknown plan, a resolver that fails, throws, or does not answer within

@@ -2,8 +2,8 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.gateway.config.Policy;
-import dev.headroom.http.plan.Plan;
-import dev.headroom.http.plan.Plans;
+import dev.headroom.enforcement.plan.Plan;
+import dev.headroom.enforcement.plan.Plans;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;

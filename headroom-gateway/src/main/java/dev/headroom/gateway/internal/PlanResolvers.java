@@ -1,7 +1,7 @@
 package dev.headroom.gateway.internal;
 
 import dev.headroom.gateway.config.PlanSource;
-import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.plans.ApiKeyFileResolver;
 import dev.headroom.Ticker;
 import dev.headroom.plans.JwtResolver;

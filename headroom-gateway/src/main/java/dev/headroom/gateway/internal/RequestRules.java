@@ -6,7 +6,7 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.gateway.config.RouteCost;
 import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
-import dev.headroom.http.RequestCost;
+import dev.headroom.enforcement.RequestCost;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

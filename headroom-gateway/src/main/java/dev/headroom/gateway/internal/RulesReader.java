@@ -3,7 +3,7 @@ package dev.headroom.gateway.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.gateway.config.RouteCost;
-import dev.headroom.http.partition.AllowList;
+import dev.headroom.enforcement.partition.AllowList;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;

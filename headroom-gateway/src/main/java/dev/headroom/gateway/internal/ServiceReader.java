@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
-import dev.headroom.http.discovery.ConformanceLevel;
+import dev.headroom.enforcement.discovery.ConformanceLevel;
 import dev.headroom.http.path.PathTemplate;
 import java.net.URI;
 import java.net.URISyntaxException;

@@ -4,7 +4,7 @@ import dev.headroom.Acquisition;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.gateway.config.PolicyRules.CountMode;
 import dev.headroom.gateway.config.RouteCost;
-import dev.headroom.http.RequestCost;
+import dev.headroom.enforcement.RequestCost;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;

@@ -5,7 +5,7 @@ import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.gateway.config.Policy;
-import dev.headroom.http.enforcement.ShadowFields;
+import dev.headroom.enforcement.ShadowFields;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

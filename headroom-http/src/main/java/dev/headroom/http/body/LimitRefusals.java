@@ -58,7 +58,7 @@ public final class LimitRefusals {
 
   /**
    * The texts for a policy: its own; for a plan's policy ({@code api:pro}, see
-   * {@link dev.headroom.http.plan.Plans}) without texts of its own, those of its base policy
+   * {@code Plans} of headroom-enforcement) without texts of its own, those of its base policy
    * ({@code api}); or the defaults.
    */
   public PolicyTexts texts(QuotaPolicy policy) {
@@ -134,7 +134,7 @@ public final class LimitRefusals {
 
   /**
    * A 429 abnormal-usage-detected (draft-09 section 5.3) for a partition that kept sending while
-   * told to wait and is now blocked for {@code waitSeconds} ({@code dev.headroom.http.enforcement.Escalations}):
+   * told to wait and is now blocked for {@code waitSeconds} ({@code Escalations} of headroom-enforcement):
    * the limit, why and guidance of the policy as enforced, {@code violated-policies} as given.
    */
   public Refusal abnormal(QuotaPolicy enforced, long waitSeconds, List<String> violated) {

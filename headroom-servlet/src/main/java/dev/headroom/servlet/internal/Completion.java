@@ -1,6 +1,6 @@
 package dev.headroom.servlet.internal;
 
-import dev.headroom.http.embed.Admission;
+import dev.headroom.enforcement.Admission;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletResponse;

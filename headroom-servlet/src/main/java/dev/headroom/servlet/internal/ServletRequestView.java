@@ -1,6 +1,6 @@
 package dev.headroom.servlet.internal;
 
-import dev.headroom.http.embed.GateRequest;
+import dev.headroom.enforcement.GateRequest;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.ArrayList;
 import java.util.Enumeration;

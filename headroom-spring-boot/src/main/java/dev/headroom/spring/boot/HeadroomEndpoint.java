@@ -1,7 +1,7 @@
 package dev.headroom.spring.boot;
 
 import dev.headroom.QuotaPolicy;
-import dev.headroom.http.embed.RuntimeLimits;
+import dev.headroom.enforcement.RuntimeLimits;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -2,9 +2,9 @@ package dev.headroom.spring.boot;
 
 import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.http.plan.Plan;
-import dev.headroom.http.plan.Plans;
-import dev.headroom.http.plan.PolicyOverride;
+import dev.headroom.enforcement.plan.Plan;
+import dev.headroom.enforcement.plan.Plans;
+import dev.headroom.enforcement.plan.PolicyOverride;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -8,19 +8,19 @@ import dev.headroom.Ticker;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.QuotaLimiter;
-import dev.headroom.http.embed.Gate;
-import dev.headroom.http.embed.GateBuilder;
-import dev.headroom.http.embed.RouteRules;
-import dev.headroom.http.plan.PlanResolver;
-import dev.headroom.http.plan.Plans;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.GateBuilder;
+import dev.headroom.enforcement.RouteRules;
+import dev.headroom.enforcement.plan.PlanResolver;
+import dev.headroom.enforcement.plan.Plans;
 import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.core.env.Environment;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
-import dev.headroom.http.partition.AllowList;
-import dev.headroom.http.partition.ClientAddressResolver;
-import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.enforcement.partition.AllowList;
+import dev.headroom.enforcement.partition.ClientAddressResolver;
+import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.servlet.HeadroomFilter;
@@ -132,7 +132,7 @@ final class HeadroomSettings {
   }
 
   /** As {@link #refusals(HeadroomProperties, Ticker)}, with the plans whose refusals point at the next plan. */
-  static LimitRefusals refusals(HeadroomProperties props, Ticker ticker, java.util.Optional<dev.headroom.http.plan.Plans> plans) {
+  static LimitRefusals refusals(HeadroomProperties props, Ticker ticker, java.util.Optional<dev.headroom.enforcement.plan.Plans> plans) {
     LimitRefusals.Builder b = LimitRefusals.builder().ticker(ticker);
     plans.ifPresent(p -> p.speakAsBases(b));
     URI origin = origin(props);
@@ -412,7 +412,7 @@ final class HeadroomSettings {
         return;
       }
       try {
-        b.escalation(name, new dev.headroom.http.enforcement.Escalation(p.getEscalationThreshold(), p.getEscalationBlock()));
+        b.escalation(name, new dev.headroom.enforcement.Escalation(p.getEscalationThreshold(), p.getEscalationBlock()));
       } catch (IllegalArgumentException | NullPointerException ex) {
         throw new HeadroomConfigurationException("headroom.policies." + name + ".escalation-threshold",
             p.getEscalationThreshold() + " with escalation-block " + p.getEscalationBlock(),

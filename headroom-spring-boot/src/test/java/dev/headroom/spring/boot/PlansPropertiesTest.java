@@ -2,8 +2,8 @@ package dev.headroom.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.headroom.http.plan.PlanResolution;
-import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.enforcement.plan.PlanResolution;
+import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.servlet.HeadroomFilter;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;

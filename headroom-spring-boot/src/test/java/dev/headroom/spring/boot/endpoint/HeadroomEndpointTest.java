@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.headroom.http.plan.PlanResolution;
-import dev.headroom.http.plan.PlanResolver;
+import dev.headroom.enforcement.plan.PlanResolution;
+import dev.headroom.enforcement.plan.PlanResolver;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

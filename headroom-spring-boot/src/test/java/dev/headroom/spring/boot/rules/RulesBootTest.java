@@ -2,7 +2,7 @@ package dev.headroom.spring.boot.rules;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.headroom.http.partition.ApiKeys;
+import dev.headroom.enforcement.partition.ApiKeys;
 import dev.headroom.spring.boot.HeadroomAutoConfiguration;
 import java.net.URI;
 import java.net.http.HttpClient;

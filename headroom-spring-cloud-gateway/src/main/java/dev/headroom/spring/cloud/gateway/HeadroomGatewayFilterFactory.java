@@ -2,7 +2,7 @@ package dev.headroom.spring.cloud.gateway;
 
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.http.embed.RouteRules;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;

@@ -11,7 +11,7 @@ import dev.headroom.http.HeaderNames;
 import dev.headroom.http.body.ServiceErrors;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
-import dev.headroom.http.partition.PartitionKeyExposures;
+import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -1,0 +1,599 @@
+package dev.headroom.enforcement;
+
+import dev.headroom.Acquisition;
+import dev.headroom.Decision;
+import dev.headroom.PartitionKey;
+import dev.headroom.PolicyOutcome;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.QuotaUnit;
+import dev.headroom.StoreException;
+import dev.headroom.Ticker;
+import dev.headroom.http.HeaderNames;
+import dev.headroom.enforcement.RequestCost;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.ProblemType;
+import dev.headroom.http.body.Refusal;
+import dev.headroom.http.body.RefusalFormat;
+import dev.headroom.enforcement.discovery.EntityTag;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import dev.headroom.enforcement.CapacityReductions;
+import dev.headroom.enforcement.Escalation;
+import dev.headroom.enforcement.Escalations;
+import dev.headroom.enforcement.ShadowFields;
+import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.enforcement.partition.PartitionKeyDerivation;
+import dev.headroom.enforcement.plan.Plan;
+import dev.headroom.enforcement.plan.Plans;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Predicate;
+
+/**
+ * Headroom's enforcement of one request, whatever server it is embedded in: the one path the
+ * servlet filter, the WebFlux filter and the Spring Cloud Gateway filter share, so that no
+ * behaviour is written three times. The front end turns its request into a {@link GateRequest},
+ * asks {@link #decide} (blocking, for a thread per request) or {@link #decideAsync} (never blocking,
+ * for an event loop), and does what the {@link Verdict} says; it only writes.
+ *
+ * <h2>One request (DESIGN.md, "One request through the gateway", applied in-process)</h2>
+ * <ol>
+ * <li>{@code GET}/{@code HEAD} of a discovery path is answered from the
+ *   {@link LimitsDiscoveryDocument}, with a strong ETag, {@code Cache-Control} and 304 for a
+ *   matching {@code If-None-Match} (Graceful Boundaries section 1, RFC 9110 section 13.1.2).
+ * <li>The first route whose methods and path template match, and whose condition (if any) accepts
+ *   the request, decides the policies; a request matching none passes untouched.
+ * <li>With plans, the request's plan ({@link Plans}); an invalid credential is 401.
+ * <li>The request's cost (the route's, or its cost header: a bad value is 400).
+ * <li>Shadow policies decided on their own, never refusing.
+ * <li>A partition blocked by an escalation is refused without asking the store (draft-09 section
+ *   5.3); otherwise each policy's partition key is derived ({@link PartitionKeyDerivation}) and
+ *   one store call decides every policy at once, under the limits in force ({@link RuntimeLimits},
+ *   the plan's overrides, a reduced capacity).
+ * <li>Refused: 429 (413 when the request can never fit; 503 {@code temporary-reduced-capacity}
+ *   when capacity is reduced; {@code abnormal-usage-detected} when an escalation blocks), the
+ *   RateLimit fields in the route's dialects, Retry-After, and one body that is RFC 9457 problem
+ *   details and a Graceful Boundaries refusal, as HTML when the caller prefers it.
+ * <li>Allowed: an {@link Admission}, which writes the fields for the status the application sets
+ *   and, when the response completes, charges content bytes and releases leases.
+ * <li>A store that cannot decide: the request passes ({@link StoreFailureMode#ALLOW}) or is refused
+ *   503 with the Retry-After every front end sends ({@link StoreFailureMode#REFUSE}).
+ * </ol>
+ *
+ * <p>Immutable and thread-safe; {@link #reduceCapacity} and {@link #limits()} change limits at run
+ * time.
+ *
+ * @param <R> the front end's own request type, which route conditions test
+ */
+public final class Gate<R> {
+
+  /** The conventional discovery paths (Graceful Boundaries section 1). */
+  public static final List<String> DEFAULT_DISCOVERY_PATHS = List.of("/.well-known/limits", "/api/limits");
+
+  /** What to do when the store cannot decide. */
+  public enum StoreFailureMode {
+    /** Let the request through without RateLimit fields: availability over enforcement. */
+    ALLOW,
+    /** Refuse with 503 {@code temporary-reduced-capacity}: enforcement over availability. */
+    REFUSE
+  }
+
+  private final QuotaLimiter limiter;
+  private final LimitRefusals refusals;
+  private final List<CompiledRoute> routes;
+  private final GateListener listener;
+  private final StoreFailureMode storeFailureMode;
+  private final GateDiscovery discoveryFactory;
+  private volatile LimitsDiscoveryDocument discovery;
+  private final RuntimeLimits limits;
+  private final PlanStep plans;
+  private final Set<String> discoveryPaths;
+  private final String discoveryPath;
+  private final Map<String, Escalation> escalationsByPolicy;
+  private final Escalations escalations = new Escalations();
+  private final CapacityReductions capacity = new CapacityReductions();
+  private final Map<String, QuotaPolicy> policiesByName;
+  private final Ticker ticker;
+  private final AllowLists allows;
+  private static final CompletableFuture<List<PolicyOutcome>> NO_FIELDS = CompletableFuture.completedFuture(List.of());
+  private final java.util.function.Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headersFor;
+
+  Gate(GateBuilder<R> b, List<CompiledRoute> routes, GateDiscovery discovery, RuntimeLimits limits) {
+    this.headersFor = b.headerFactory();
+    this.limiter = b.limiter;
+    this.refusals = b.refusals;
+    this.routes = List.copyOf(routes);
+    this.listener = b.listener;
+    this.storeFailureMode = b.storeFailureMode;
+    this.discoveryFactory = discovery;
+    this.limits = limits;
+    this.plans = b.plans;
+    limits.onChange(this::rebuildDiscovery);
+    rebuildDiscovery();
+    this.discoveryPaths = Set.copyOf(b.discoveryPaths);
+    this.discoveryPath = discovery == null ? null : b.discoveryPaths.iterator().next();
+    this.escalationsByPolicy = Map.copyOf(b.escalations);
+    Map<String, QuotaPolicy> byName = new HashMap<>();
+    routes.forEach(r -> r.rules.policies().forEach(p -> byName.put(p.name(), p)));
+    this.policiesByName = Map.copyOf(byName);
+    this.ticker = b.ticker;
+    this.allows = b.allows;
+  }
+
+  /** Starts a configuration. */
+  public static <R> GateBuilder<R> builder() {
+    return new GateBuilder<>();
+  }
+
+  /** The routes, in matching order. */
+  public List<RouteRules> routes() {
+    return routes.stream().map(r -> r.rules).toList();
+  }
+
+  /** The limiter that decides. */
+  public QuotaLimiter limiter() {
+    return limiter;
+  }
+
+  /** The refusal texts (and the service's origin, named in bodies). */
+  public LimitRefusals refusals() {
+    return refusals;
+  }
+
+  /** What the gate does when the store cannot decide. */
+  public StoreFailureMode storeFailureMode() {
+    return storeFailureMode;
+  }
+
+  /**
+   * A header writer with the gate's field rules, exposure and clock, in {@code dialects} (the
+   * gate's when empty), without policies: for a front end's own kind of route, such as a vend
+   * route, whose responses carry the fields of its own decisions.
+   */
+  public RateLimitHeaders headersFor(Optional<Set<HeaderDialect>> dialects) {
+    return headersFor.apply(dialects);
+  }
+
+  /**
+   * 503 temporary-reduced-capacity with the Retry-After every front end sends, for a front end's
+   * own kind of route whose store could not decide under {@link StoreFailureMode#REFUSE}.
+   */
+  public Answer unavailable(GateRequest request) {
+    return Answers.unavailable(request, refusals.origin().orElse(null));
+  }
+
+  /** The first discovery path, which error bodies name; empty when discovery is off. */
+  public Optional<String> discoveryPath() {
+    return Optional.ofNullable(discoveryPath);
+  }
+
+  /**
+   * Lowers (or, with 1, restores) a policy's capacity at run time, as the gateway's admin
+   * {@code POST /capacity} does: the policy is enforced with quota {@code max(1, floor(q * factor))}
+   * on the same counters, and its refusals are 503 {@code temporary-reduced-capacity} (draft-09
+   * section 5.2) until restored.
+   *
+   * @throws IllegalArgumentException when no route has a policy of this name, or the factor is not in (0, 1]
+   */
+  public void reduceCapacity(String policy, double factor) {
+    QuotaPolicy p = policiesByName.get(policy);
+    if (p == null) {
+      throw new IllegalArgumentException("policy: '" + policy + "' is not a policy of any route; expected one of "
+          + new TreeSet<>(policiesByName.keySet()));
+    }
+    capacity.set(p, factor);
+  }
+
+  /** The factor of every policy whose capacity is reduced now, by name. */
+  public Map<String, Double> reducedCapacity() {
+    return capacity.factors();
+  }
+
+  /** The limits in force, changeable at run time without a restart. */
+  public RuntimeLimits limits() {
+    return limits;
+  }
+
+  private void rebuildDiscovery() {
+    discovery = discoveryFactory == null ? null : discoveryFactory.build(limits::effective);
+  }
+
+  /** The discovery document served, when discovery is on. */
+  public Optional<LimitsDiscoveryDocument> discovery() {
+    return Optional.ofNullable(discovery);
+  }
+
+  /**
+   * Decides a request on the caller's thread, blocking while the plan resolver and the store
+   * answer.
+   *
+   * @param request the request as the gate sees it
+   * @param nativeRequest the front end's own request, which route conditions test
+   */
+  public Verdict decide(GateRequest request, R nativeRequest) {
+    Answer d = discoveryAnswer(request);
+    if (d != null) {
+      return Verdict.answer(d);
+    }
+    CompiledRoute route = match(request, nativeRequest);
+    if (route == null) {
+      return Verdict.PASS;
+    }
+    RoutedView view = new RoutedView(request, route.rules.template());
+    Plan plan = null;
+    if (plans != null) {
+      Plans.Selection s = plans.select(request, view);
+      if (s.rejected().isPresent()) {
+        return Verdict.answer(plans.refusal(request, s.rejected().get(), refusals.origin().orElse(null)));
+      }
+      plan = s.plan();
+    }
+    Object next = prepare(request, route, view, plan, false);
+    if (next instanceof Verdict) {
+      return (Verdict) next;
+    }
+    Ask ask = (Ask) next;
+    Decision decision;
+    try {
+      decision = limiter.acquire(ask.acquisitions);
+    } catch (StoreException e) {
+      return undecided(ask, e);
+    }
+    return decided(ask, decision, ask.shadowFields.toCompletableFuture().join());
+  }
+
+  /**
+   * Decides a request without blocking the caller's thread: the plan resolver's and the store's
+   * asynchronous answers. The stage completes on whatever thread answered last (possibly a
+   * store's I/O thread): a front end on an event loop hands its continuation back to its own
+   * threads. It never fails for a store failure (that is a verdict); it fails only on a bug.
+   */
+  public CompletionStage<Verdict> decideAsync(GateRequest request, R nativeRequest) {
+    Answer d = discoveryAnswer(request);
+    if (d != null) {
+      return CompletableFuture.completedFuture(Verdict.answer(d));
+    }
+    CompiledRoute route = match(request, nativeRequest);
+    if (route == null) {
+      return CompletableFuture.completedFuture(Verdict.PASS);
+    }
+    RoutedView view = new RoutedView(request, route.rules.template());
+    if (plans == null) {
+      return decideAsync(request, route, view, null);
+    }
+    return plans.selectAsync(request, view).thenCompose(s -> s.rejected().isPresent()
+        ? CompletableFuture.completedFuture(
+            Verdict.answer(plans.refusal(request, s.rejected().get(), refusals.origin().orElse(null))))
+        : decideAsync(request, route, view, s.plan()));
+  }
+
+  private CompletionStage<Verdict> decideAsync(GateRequest request, CompiledRoute route, RoutedView view, Plan plan) {
+    Object next = prepare(request, route, view, plan, true);
+    if (next instanceof Verdict) {
+      return CompletableFuture.completedFuture((Verdict) next);
+    }
+    Ask ask = (Ask) next;
+    CompletionStage<Decision> decision;
+    try {
+      decision = limiter.acquireAsync(ask.acquisitions);
+    } catch (StoreException e) {
+      return CompletableFuture.completedFuture(undecided(ask, e));
+    }
+    return decision.toCompletableFuture().thenCombine(ask.shadowFields, (dec, fields) -> decided(ask, dec, fields))
+        .exceptionally(e -> {
+          Throwable why = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+          if (why instanceof StoreException) {
+            return undecided(ask, (StoreException) why);
+          }
+          throw new CompletionException(why);
+        });
+  }
+
+  /**
+   * The Graceful Boundaries body of an error the application or the framework answered (404, 405,
+   * 500, ...; Graceful Boundaries section 6; {@link dev.headroom.http.body.ServiceErrors#forStatus}),
+   * for a front end whose error bodies are on; a 405 without allowed methods is answered 400, since
+   * a 405 must name them.
+   *
+   * @param allowedMethods for 405, the methods the resource accepts
+   */
+  public Answer serviceError(GateRequest request, int status, List<String> allowedMethods) {
+    int sent = status == 405 && allowedMethods.isEmpty() ? 400 : status;
+    Refusal body = dev.headroom.http.body.ServiceErrors.forStatus(sent, request.method(), request.path(),
+        allowedMethods, discoveryPath);
+    if (refusals.origin().isPresent()) {
+      body = body.toBuilder().origin(refusals.origin().get()).build();
+    }
+    RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
+    return Answers.refusal(sent, List.of(), format, format.body(body, null));
+  }
+
+  /** A request about to be decided by the store. */
+  private record Ask(GateRequest request, CompiledRoute route, List<Acquisition> acquisitions,
+      List<PartitionKey> keys, CompletionStage<List<PolicyOutcome>> shadowFields) {}
+
+  /** Cost, shadows, escalation blocks and the acquisitions: a {@link Verdict} (an answer) or an {@link Ask}. */
+  private Object prepare(GateRequest request, CompiledRoute route, RoutedView view, Plan plan, boolean async) {
+    OptionalLong cost = cost(request, route.rules);
+    if (cost.isEmpty()) {
+      return Verdict.answer(badCost(request, route.rules));
+    }
+    CompletionStage<List<PolicyOutcome>> shadowFields = shadows(route, view, cost.getAsLong(), async);
+    List<QuotaPolicy> policies = route.rules.policies();
+    List<Acquisition> acquisitions = new ArrayList<>(policies.size());
+    List<PartitionKey> keys = new ArrayList<>(policies.size());
+    long now = escalationsByPolicy.isEmpty() ? 0 : ticker.read();
+    for (int i = 0; i < policies.size(); i++) {
+      if (allows.bypasses(policies.get(i).name(), view)) {
+        continue; // the caller is on the policy's allow list
+      }
+      QuotaPolicy base = limits.effective(policies.get(i));
+      QuotaPolicy p = capacity.effective(plan == null ? base : plans.plans().policy(plan, base), base.name());
+      PartitionKey key = route.derivations.get(i).derive(view);
+      keys.add(key);
+      long blocked = escalationsByPolicy.containsKey(p.name()) ? escalations.blockedFor(p.name(), key, now) : 0;
+      if (blocked > 0) {
+        return Verdict.answer(refuseBlocked(request, p, Escalations.seconds(blocked)));
+      }
+      // content-bytes are charged after the fact; the request itself asks for nothing but is
+      // refused while the partition is in debt.
+      acquisitions.add(Acquisition.of(p, key, units(p, cost.getAsLong())));
+    }
+    if (acquisitions.isEmpty()) {
+      return Verdict.PASS; // every policy bypassed
+    }
+    return new Ask(request, route, acquisitions, keys, shadowFields);
+  }
+
+  private Verdict undecided(Ask ask, StoreException e) {
+    notifyFailure(ask.route.rules, e);
+    return storeFailureMode == StoreFailureMode.ALLOW ? Verdict.UNDECIDED
+        : Verdict.answer(Answers.unavailable(ask.request, refusals.origin().orElse(null)));
+  }
+
+  private Verdict decided(Ask ask, Decision decision, List<PolicyOutcome> shadowFields) {
+    try {
+      listener.decided(ask.route.rules, decision);
+    } catch (RuntimeException ignored) {
+      // A listener cannot fail the request (GateListener contract).
+    }
+    if (!decision.allowed()) {
+      return Verdict.answer(refuse(ask, decision));
+    }
+    return Verdict.admit(new Admission(limiter, ask.route, decision, shadowFields, ask.acquisitions,
+        ask.request.method().equals("HEAD"), e -> notifyFailure(ask.route.rules, e)));
+  }
+
+  private void notifyFailure(RouteRules route, StoreException e) {
+    try {
+      listener.storeFailed(route, e);
+    } catch (RuntimeException ignored) {
+      // A listener cannot fail the request (GateListener contract).
+    }
+  }
+
+  private CompiledRoute match(GateRequest request, R nativeRequest) {
+    String method = request.method();
+    String path = request.path();
+    for (CompiledRoute r : routes) {
+      if (r.rules.matches(method, path) && r.accepts(nativeRequest)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  /** The discovery document's answer, or null when the request is not for it. */
+  private Answer discoveryAnswer(GateRequest request) {
+    LimitsDiscoveryDocument doc = this.discovery;
+    String method = request.method();
+    if (doc == null || !(method.equals("GET") || method.equals("HEAD")) || !discoveryPaths.contains(request.path())) {
+      return null;
+    }
+    List<Map.Entry<String, String>> fields = List.of(Map.entry("ETag", doc.etag()),
+        Map.entry("Cache-Control", LimitsDiscoveryDocument.cacheControl()));
+    if (EntityTag.matchesIfNoneMatch(request.header("If-None-Match"), doc.etag())) {
+      return new Answer(304, fields, null, new byte[0], false);
+    }
+    return new Answer(200, fields, "application/json", doc.toJsonBytes(), false);
+  }
+
+  /** The request's cost, or empty when its cost header is not valid. */
+  private static OptionalLong cost(GateRequest request, RouteRules route) {
+    if (route.costHeader().isEmpty()) {
+      return OptionalLong.of(route.cost());
+    }
+    List<String> values = request.headers(route.costHeader().get());
+    if (values.isEmpty()) {
+      return OptionalLong.of(route.cost());
+    }
+    return RequestCost.parse(values, route.maxCost());
+  }
+
+  /** 400 {@code invalid_cost} naming the header and the range (Graceful Boundaries section 6). */
+  private Answer badCost(GateRequest request, RouteRules route) {
+    String header = route.costHeader().orElseThrow();
+    Refusal refusal = Refusal.builder(400).error(RequestCost.ERROR).detail(RequestCost.detail(header))
+        .why(RequestCost.WHY).field(header).expected(RequestCost.expected(header, route.maxCost()))
+        .origin(refusals.origin().orElse(null)).build();
+    RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
+    return Answers.refusal(400, List.of(), format, format.body(refusal, null));
+  }
+
+  /** The units a policy is asked for: bytes are charged after the fact, a concurrency lease is one. */
+  private static long units(QuotaPolicy p, long cost) {
+    return switch (p.unit()) {
+      case CONTENT_BYTES -> 0;
+      case CONCURRENT_REQUESTS -> 1;
+      default -> cost;
+    };
+  }
+
+  /**
+   * Each shadow policy the request does not bypass decided alone, reported to the listener, logged
+   * when it would refuse, its lease (if any) given back at once; a store failure is ignored.
+   * Asynchronously, nobody waits for them, except for the RateLimit items of those whose fields
+   * the route sends ({@link RouteRules#sendsShadowFields}; headroom-http {@link ShadowFields#item}),
+   * which the stage completes with.
+   */
+  private CompletionStage<List<PolicyOutcome>> shadows(CompiledRoute route, RoutedView view, long cost, boolean async) {
+    List<QuotaPolicy> shadows = route.rules.shadowPolicies();
+    if (shadows.isEmpty()) {
+      return NO_FIELDS;
+    }
+    List<CompletableFuture<PolicyOutcome>> sent = new ArrayList<>();
+    for (int i = 0; i < shadows.size(); i++) {
+      QuotaPolicy p = shadows.get(i);
+      if (allows.bypasses(p.name(), view)) {
+        continue;
+      }
+      boolean send = route.rules.sendsShadowFields(p.name());
+      List<Acquisition> one = List.of(Acquisition.of(p, route.shadowDerivations.get(i).derive(view), units(p, cost)));
+      CompletableFuture<PolicyOutcome> item;
+      if (async) {
+        try {
+          item = limiter.acquireAsync(one).thenApply(d -> {
+            limiter.releaseAsync(d);
+            shadowDecided(route.rules, p, d);
+            return ShadowFields.item(d.outcomes().get(0));
+          }).toCompletableFuture().exceptionally(e -> null); // a shadow decision never affects the request
+        } catch (StoreException e) {
+          item = CompletableFuture.completedFuture(null);
+        }
+      } else {
+        Decision d;
+        try {
+          d = limiter.acquire(one);
+          limiter.release(d);
+        } catch (StoreException e) {
+          continue; // a shadow decision never affects the request
+        }
+        shadowDecided(route.rules, p, d);
+        item = CompletableFuture.completedFuture(ShadowFields.item(d.outcomes().get(0)));
+      }
+      if (send) {
+        sent.add(item);
+      }
+    }
+    if (sent.isEmpty()) {
+      return NO_FIELDS;
+    }
+    return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
+        .thenApply(x -> sent.stream().map(CompletableFuture::join).filter(java.util.Objects::nonNull).toList());
+  }
+
+  private void shadowDecided(RouteRules route, QuotaPolicy p, Decision d) {
+    try {
+      listener.shadowDecided(route, d);
+    } catch (RuntimeException ignored) {
+      // A listener cannot fail the request (GateListener contract).
+    }
+    if (!d.allowed()) {
+      System.getLogger(Gate.class.getName()).log(System.Logger.Level.INFO,
+          "shadow policy {0} would refuse a request of {1} (retry after {2} s); allowed",
+          p.name(), route.template(), d.retryAfterSeconds());
+    }
+  }
+
+  /** A partition blocked by an escalation: refused without asking the store (draft-09 section 5.3). */
+  private Answer refuseBlocked(GateRequest request, QuotaPolicy policy, long seconds) {
+    Refusal refusal = refusals.abnormal(policy, seconds, List.of(policy.name()));
+    RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
+    return Answers.refusal(refusal.status(), List.of(Map.entry(HeaderNames.RETRY_AFTER, Long.toString(seconds))),
+        format, format.body(refusal, format == RefusalFormat.HTML ? request.target() : null));
+  }
+
+  private Answer refuse(Ask ask, Decision decision) {
+    EscalationView worst = escalate(decision, ask.keys);
+    Refusal refusal;
+    if (worst.blockSeconds > 0) {
+      refusal = refusals.abnormal(worst.policy, Math.max(worst.blockSeconds, decision.retryAfterSeconds()),
+          refusals.refusal(decision).violatedPolicies());
+    } else {
+      String worstName = decision.mostConstraining().policy().name();
+      refusal = refusals.refusal(decision, capacity.isReduced(worstName,
+          plans == null ? worstName : plans.plans().baseName(worstName))
+          ? ProblemType.TEMPORARY_REDUCED_CAPACITY : ProblemType.QUOTA_EXCEEDED);
+    }
+    int status = refusal.status();
+    List<Map.Entry<String, String>> fields = new ArrayList<>();
+    boolean retryAfter = refusal.retryAfterSeconds().isPresent();
+    Optional<Duration> written = ask.route.headers.write(decision, status, (name, value) -> {
+      if (retryAfter || !name.equals(HeaderNames.RETRY_AFTER)) {
+        fields.add(Map.entry(name, value)); // 413: waiting cannot help, so no Retry-After is promised
+      }
+    });
+    if (written.isPresent() && retryAfter) {
+      long wait = Math.max(written.get().getSeconds(), refusal.retryAfterSeconds().getAsLong());
+      if (wait != written.get().getSeconds()) {
+        Answers.set(fields, HeaderNames.RETRY_AFTER, Long.toString(wait)); // an escalation's block outlasts t
+      }
+      refusal = refusals.agreeing(refusal, wait);
+    }
+    RefusalFormat format = RefusalFormat.negotiate(ask.request.header("Accept"));
+    return Answers.refusal(status, fields, format,
+        format.body(refusal, format == RefusalFormat.HTML ? ask.request.target() : null));
+  }
+
+  /** The escalating policy a refusal blocks, if any, and for how long (whole seconds). */
+  private record EscalationView(QuotaPolicy policy, long blockSeconds) {}
+
+  /**
+   * Counts a refusal towards each violated policy's escalation (headroom-http {@link Escalations});
+   * the policy whose escalation this refusal starts, with its block, or none.
+   */
+  private EscalationView escalate(Decision decision, List<PartitionKey> keys) {
+    EscalationView out = new EscalationView(null, 0);
+    if (escalationsByPolicy.isEmpty()) {
+      return out;
+    }
+    long now = ticker.read();
+    for (PolicyOutcome o : decision.violated()) {
+      Escalation e = escalationsByPolicy.get(o.policy().name());
+      if (e == null) {
+        continue;
+      }
+      int i = decision.outcomes().indexOf(o);
+      long block = escalations.onRefused(o.policy().name(), e, keys.get(i), now, o.retryAfter().toNanos());
+      if (block > 0 && Escalations.seconds(block) > out.blockSeconds) {
+        out = new EscalationView(o.policy(), Escalations.seconds(block));
+      }
+    }
+    return out;
+  }
+
+  /** A route with what each request needs precomputed. */
+  static final class CompiledRoute {
+    final RouteRules rules;
+    final Predicate<Object> condition;
+    final List<PartitionKeyDerivation> derivations;
+    final List<PartitionKeyDerivation> shadowDerivations;
+    final RateLimitHeaders headers;
+    final boolean countsBytes;
+
+    CompiledRoute(RouteRules rules, Predicate<Object> condition, List<PartitionKeyDerivation> derivations,
+        List<PartitionKeyDerivation> shadowDerivations, RateLimitHeaders headers) {
+      this.rules = rules;
+      this.condition = condition;
+      this.derivations = List.copyOf(derivations);
+      this.shadowDerivations = List.copyOf(shadowDerivations);
+      this.headers = headers;
+      this.countsBytes = rules.policies().stream().anyMatch(p -> p.unit() == QuotaUnit.CONTENT_BYTES);
+    }
+
+    boolean accepts(Object nativeRequest) {
+      return condition == null || condition.test(nativeRequest);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+package dev.headroom.enforcement;
+
+import dev.headroom.QuotaPolicy;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.enforcement.discovery.DiscoveryRoute;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import dev.headroom.enforcement.plan.Plans;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
+
+/**
+ * The gate's discovery document (Graceful Boundaries section 1), made from its routes and built
+ * again whenever limits change at run time ({@link RuntimeLimits}), so that the document never
+ * drifts from what is enforced. With plans, each route lists the fallback plan's limits and the
+ * document lists every plan. Immutable.
+ */
+final class GateDiscovery {
+  private final String service;
+  private final String description;
+  private final LimitRefusals refusals;
+  private final List<RouteRules> routes;
+  private final Plans plans;
+  private final List<QuotaPolicy> policies;
+  private final Consumer<LimitsDiscoveryDocument.Builder> customizer;
+
+  GateDiscovery(String service, String description, LimitRefusals refusals, List<RouteRules> routes, Plans plans,
+      List<QuotaPolicy> policies, Consumer<LimitsDiscoveryDocument.Builder> customizer) {
+    this.service = service;
+    this.description = description;
+    this.refusals = refusals;
+    this.routes = routes;
+    this.plans = plans;
+    this.policies = policies;
+    this.customizer = customizer;
+  }
+
+  /**
+   * The document with each policy as {@code effective} says (the limits in force).
+   *
+   * @throws IllegalArgumentException when headroom-http refuses part of it
+   */
+  LimitsDiscoveryDocument build(UnaryOperator<QuotaPolicy> effective) {
+    LimitsDiscoveryDocument.Builder d = LimitsDiscoveryDocument.builder(service, description).texts(refusals::texts)
+        .proactiveHeaders(true);
+    refusals.origin().ifPresent(d::origin);
+    for (RouteRules r : routes) {
+      List<String> methods = r.methods().isEmpty() ? List.of("ANY") : List.copyOf(r.methods());
+      for (String m : methods) {
+        DiscoveryRoute.Builder dr = DiscoveryRoute.builder(m, r.template()).listed(r.listed());
+        for (QuotaPolicy p : r.policies()) {
+          QuotaPolicy now = effective.apply(p);
+          dr.policy(plans == null ? now : plans.policy(plans.fallback(), now));
+        }
+        if (r.key().isPresent()) {
+          dr.key(methods.size() == 1 ? r.key().get() : r.key().get() + "-" + m.toLowerCase(Locale.ROOT));
+        }
+        r.note().ifPresent(dr::note);
+        if (r.cost() != 1 || r.costHeader().isPresent()) {
+          dr.cost(new DiscoveryRoute.Cost(r.cost(), r.costHeader(), r.maxCost(), java.util.Optional.empty()));
+        }
+        d.route(dr.build());
+      }
+    }
+    if (plans != null) {
+      d.plans(plans, policies.stream().map(effective).toList());
+    }
+    customizer.accept(d);
+    return d.build();
+  }
+}

@@ -1,0 +1,55 @@
+package dev.headroom.enforcement;
+
+import java.util.List;
+import java.util.Optional;
+
+/** A {@link GateRequest} with the template of the route it matched. Used by one thread at a time. */
+final class RoutedView implements GateRequest {
+  private final GateRequest request;
+  private final String route;
+
+  RoutedView(GateRequest request, String route) {
+    this.request = request;
+    this.route = route;
+  }
+
+  @Override
+  public Optional<String> remoteAddress() {
+    return request.remoteAddress();
+  }
+
+  @Override
+  public String method() {
+    return request.method();
+  }
+
+  @Override
+  public String path() {
+    return request.path();
+  }
+
+  @Override
+  public Optional<String> route() {
+    return Optional.of(route);
+  }
+
+  @Override
+  public List<String> headers(String name) {
+    return request.headers(name);
+  }
+
+  @Override
+  public Optional<String> user() {
+    return request.user();
+  }
+
+  @Override
+  public String target() {
+    return request.target();
+  }
+
+  @Override
+  public String toString() {
+    return request.toString();
+  }
+}

@@ -1,0 +1,125 @@
+package dev.headroom.enforcement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.headroom.InMemoryStore;
+import dev.headroom.ManualTicker;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.QuotaUnit;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.enforcement.partition.RequestView;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The gate every embedded front end writes (issue 20): the blocking and the non-blocking paths give
+ * the same verdicts, a route's condition is tested on the front end's own request, and an admitted
+ * request's completion releases its lease once. Over HTTP the servlet filter's, the WebFlux
+ * filter's and the gateway filter's HttpAdapterSpec runs cover the rest.
+ */
+class GateTest {
+  private final ManualTicker ticker = ManualTicker.atFixedInstant();
+  private final QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+  private final QuotaPolicy perKey = QuotaPolicy.builder("per-key").quota(1).window(Duration.ofMinutes(1))
+      .partitioning("api-key").build();
+  private final QuotaPolicy slots = QuotaPolicy.builder("slots").quota(1).window(Duration.ofMinutes(1))
+      .unit(QuotaUnit.CONCURRENT_REQUESTS).partitioning("api-key").build();
+  private final Gate<String> gate = Gate.<String>builder().limiter(limiter)
+      .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Fair use.").build()).build())
+      .route(RouteRules.builder("/only/{id}").policy(perKey).build(), "yes"::equals)
+      .route(RouteRules.builder("/items/{id}").methods("GET").policy(perKey).build())
+      .route(RouteRules.builder("/slow").policy(slots).build())
+      .discovery("Items", "Items for tests.")
+      .build();
+
+  private static GateRequest request(String method, String path, String key, String... more) {
+    RequestView.Builder b = RequestView.builder().method(method).path(path).header("X-Api-Key", key);
+    for (int i = 0; i < more.length; i += 2) {
+      b.header(more[i], more[i + 1]);
+    }
+    RequestView v = b.build();
+    return new GateRequest() {
+      @Override
+      public Optional<String> remoteAddress() {
+        return v.remoteAddress();
+      }
+
+      @Override
+      public String method() {
+        return v.method();
+      }
+
+      @Override
+      public String path() {
+        return v.path();
+      }
+
+      @Override
+      public Optional<String> route() {
+        return Optional.empty();
+      }
+
+      @Override
+      public List<String> headers(String name) {
+        return v.headers(name);
+      }
+
+      @Override
+      public Optional<String> user() {
+        return Optional.empty();
+      }
+
+      @Override
+      public String target() {
+        return path;
+      }
+    };
+  }
+
+  @Test
+  void blockingAndNonBlockingDecideAlike() {
+    assertThat(gate.decide(request("GET", "/items/1", "a"), "").kind()).isEqualTo(Verdict.Kind.ADMIT);
+    Verdict refused = gate.decideAsync(request("GET", "/items/1", "a"), "").toCompletableFuture().join();
+    assertThat(refused.kind()).isEqualTo(Verdict.Kind.ANSWER);
+    assertThat(refused.answer().status()).isEqualTo(429);
+    assertThat(refused.answer().refusal()).isTrue();
+    assertThat(refused.answer().fields()).extracting(Map.Entry::getKey).contains("RateLimit", "Retry-After",
+        "Cache-Control", "Vary");
+    assertThat(gate.decideAsync(request("GET", "/free", "a"), "").toCompletableFuture().join().kind())
+        .isEqualTo(Verdict.Kind.PASS);
+    assertThat(gate.decide(request("POST", "/items/1", "a"), "").kind()).isEqualTo(Verdict.Kind.PASS);
+  }
+
+  @Test
+  void aRouteConditionTestsTheFrontEndsOwnRequest() {
+    assertThat(gate.decide(request("GET", "/only/1", "b"), "no").kind()).isEqualTo(Verdict.Kind.PASS);
+    assertThat(gate.decide(request("GET", "/only/1", "b"), "yes").kind()).isEqualTo(Verdict.Kind.ADMIT);
+  }
+
+  @Test
+  void discoveryIsAnsweredWithItsEtagAnd304() {
+    Answer doc = gate.decide(request("GET", "/.well-known/limits", "c"), "").answer();
+    assertThat(doc.status()).isEqualTo(200);
+    assertThat(doc.refusal()).isFalse();
+    assertThat(doc.contentType()).contains("application/json");
+    String etag = doc.fields().stream().filter(f -> f.getKey().equals("ETag")).findFirst().orElseThrow().getValue();
+    GateRequest conditional = request("GET", "/.well-known/limits", "c", "If-None-Match", etag);
+    assertThat(gate.decide(conditional, "").answer().status()).isEqualTo(304);
+  }
+
+  @Test
+  void completionReleasesTheLeaseOnce() {
+    Admission first = gate.decideAsync(request("GET", "/slow", "d"), "").toCompletableFuture().join().admission();
+    assertThat(gate.decide(request("GET", "/slow", "d"), "").answer().status()).isEqualTo(429);
+    assertThat(first.completeAsync(200, 0).toCompletableFuture()).isCompleted();
+    assertThat(first.completeAsync(200, 0).toCompletableFuture()).isCompleted();
+    Admission second = gate.decide(request("GET", "/slow", "d"), "").admission();
+    second.complete(200, 0);
+    assertThat(gate.decide(request("GET", "/slow", "d"), "").kind()).isEqualTo(Verdict.Kind.ADMIT);
+  }
+}
