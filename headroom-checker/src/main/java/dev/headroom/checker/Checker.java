@@ -2,6 +2,7 @@ package dev.headroom.checker;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.Ticker;
+import dev.headroom.http.DiscoveryPaths;
 import dev.headroom.http.IoFailure;
 import dev.headroom.http.headers.RateLimitFields;
 import java.io.IOException;
@@ -65,7 +66,7 @@ import java.util.Objects;
 public final class Checker {
 
   /** Discovery paths tried when none is given. */
-  public static final List<String> DISCOVERY_PATHS = List.of("/.well-known/limits", "/api/limits");
+  public static final List<String> DISCOVERY_PATHS = DiscoveryPaths.ALL;
 
   /** A path no service is expected to have, requested to see a 404 body. */
   public static final String NOT_FOUND_PATH = "/.headroom-check/does-not-exist";

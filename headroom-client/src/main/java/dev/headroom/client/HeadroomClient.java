@@ -1,6 +1,7 @@
 package dev.headroom.client;
 
 import dev.headroom.Ticker;
+import dev.headroom.http.DiscoveryPaths;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalReader;
 import java.io.IOException;
@@ -8,8 +9,9 @@ import java.io.InterruptedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandler;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,7 +19,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -64,7 +65,7 @@ import java.util.function.Function;
 public final class HeadroomClient {
 
   /** Discovery paths tried in order (Graceful Boundaries section 1). */
-  public static final List<String> DISCOVERY_PATHS = List.of("/.well-known/limits", "/api/limits");
+  public static final List<String> DISCOVERY_PATHS = DiscoveryPaths.ALL;
 
   private final HttpClient http;
   private final Ticker ticker;

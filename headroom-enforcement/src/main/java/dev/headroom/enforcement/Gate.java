@@ -9,23 +9,24 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
-import dev.headroom.http.HeaderNames;
+import dev.headroom.enforcement.CapacityReductions;
+import dev.headroom.enforcement.Escalation;
+import dev.headroom.enforcement.Escalations;
 import dev.headroom.enforcement.RequestCost;
+import dev.headroom.enforcement.ShadowFields;
+import dev.headroom.enforcement.discovery.EntityTag;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import dev.headroom.enforcement.partition.PartitionKeyDerivation;
+import dev.headroom.enforcement.plan.Plan;
+import dev.headroom.enforcement.plan.Plans;
+import dev.headroom.http.DiscoveryPaths;
+import dev.headroom.http.HeaderNames;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
-import dev.headroom.enforcement.discovery.EntityTag;
-import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
-import dev.headroom.enforcement.CapacityReductions;
-import dev.headroom.enforcement.Escalation;
-import dev.headroom.enforcement.Escalations;
-import dev.headroom.enforcement.ShadowFields;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
-import dev.headroom.enforcement.partition.PartitionKeyDerivation;
-import dev.headroom.enforcement.plan.Plan;
-import dev.headroom.enforcement.plan.Plans;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -79,7 +80,7 @@ import java.util.function.Predicate;
 public final class Gate<R> {
 
   /** The conventional discovery paths (Graceful Boundaries section 1). */
-  public static final List<String> DEFAULT_DISCOVERY_PATHS = List.of("/.well-known/limits", "/api/limits");
+  public static final List<String> DEFAULT_DISCOVERY_PATHS = DiscoveryPaths.ALL;
 
   /** What to do when the store cannot decide. */
   public enum StoreFailureMode {
