@@ -46,9 +46,8 @@ final class GitHubReader implements VendorReader {
       remaining = OptionalLong.of(Math.max(0, limit.getAsLong() - used.getAsLong()));
     }
     OptionalLong reset = epochOrDelta(f, RESET);
-    f.budget(dialect(), resource == null ? null : resource.strip()).limit(limit).remaining(remaining).resetSeconds(reset)
-        .add();
-    return true;
+    return f.budget(dialect(), resource == null ? null : resource.strip()).limit(limit).remaining(remaining)
+        .resetSeconds(reset).add();
   }
 
   /** Seconds until a reset sent as epoch seconds or, below the epoch threshold, as delta seconds. */

@@ -9,8 +9,9 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -34,7 +35,12 @@ final class VendorFields {
   private final List<QuotaPolicyItem> policies;
   private final List<ServiceLimitItem> limits;
   private final Set<VendorDialect> vendors = EnumSet.noneOf(VendorDialect.class);
-  private final Set<String> claimed = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+  /** Which dialect read each field. */
+  private final Map<String, VendorDialect> claimed = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+  /** Each field's value as read once, so that a problem with it is reported once. */
+  private final Map<String, Optional<String>> values = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+  /** The dialect whose reader runs. */
+  private VendorDialect reading;
 
   /**
    * @param lines a field's lines, or null when absent or refused (and reported)
@@ -57,19 +63,25 @@ final class VendorFields {
     return now;
   }
 
-  /** The field's value, or null. */
+  /** The field's value, or null when absent, refused, or read by another dialect already. */
   String value(String field) {
-    return single.apply(field);
+    VendorDialect owner = claimed.get(field);
+    if (owner != null && owner != reading) {
+      return null;
+    }
+    return values.computeIfAbsent(field, n -> Optional.ofNullable(single.apply(n))).orElse(null);
   }
 
-  /** Marks fields as read by a vendor dialect, so that no other dialect reads them. */
+  /** Marks fields as read by the running reader's dialect, so that no other dialect reads them. */
   void claim(String... fields) {
-    claimed.addAll(List.of(fields));
+    for (String f : fields) {
+      claimed.putIfAbsent(f, reading);
+    }
   }
 
   /** Whether a vendor dialect read the field. */
   boolean claimed(String field) {
-    return claimed.contains(field);
+    return claimed.containsKey(field);
   }
 
   /** The dialects recognised. */
@@ -134,6 +146,7 @@ final class VendorFields {
 
   /** Runs a reader; a defect in it becomes an INTERNAL diagnostic instead of reaching the caller. */
   void guarded(VendorReader reader) {
+    reading = reader.dialect();
     try {
       if (reader.read(this)) {
         vendors.add(reader.dialect());

@@ -173,6 +173,23 @@ class VendorDialectsTest {
   }
 
   @Test
+  void aFieldIsReadByOneDialectOnly() {
+    // Discord is asked first and claims the shared fields; GitHub's marker alone reads nothing.
+    RateLimitFields f = parse("X-RateLimit-Limit", "5", "X-RateLimit-Remaining", "1", "X-RateLimit-Bucket", "b1",
+        "X-RateLimit-Resource", "core", "X-RateLimit-Reset", "2025-03-04T12:01Z");
+    assertThat(f.vendors()).containsExactly(VendorDialect.DISCORD);
+    assertThat(f.limits()).singleElement().satisfies(l -> assertThat(l.name()).contains("b1"));
+    assertThat(f.dialects()).isEmpty();
+  }
+
+  @Test
+  void aRepeatedVendorFieldIsReportedOnce() {
+    RateLimitFields f = parse("x-ratelimit-remaining-requests", "5", "x-ratelimit-remaining-requests", "6");
+    assertThat(f.diagnostics()).filteredOn(d -> d.kind() == Kind.REPEATED_FIELD).hasSize(1);
+    assertThat(f.limits()).isEmpty();
+  }
+
+  @Test
   void malformedVendorValuesAreReportedAndLeftOut() {
     RateLimitFields f = parse("x-ratelimit-remaining-requests", "-1", "x-ratelimit-reset-requests", "99999x",
         "anthropic-ratelimit-requests-reset", "9999-12-31T23:59:59Z", "anthropic-ratelimit-requests-remaining", "",
