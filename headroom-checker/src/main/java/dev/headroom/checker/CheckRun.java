@@ -4,6 +4,7 @@ import dev.headroom.Ticker;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitFields;
+import dev.headroom.http.headers.VendorDialect;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -13,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -47,6 +49,9 @@ final class CheckRun {
   final List<Seen> seen = new ArrayList<>();
   final Map<Seen, Optional<Refusal>> read = new java.util.IdentityHashMap<>();
   final Set<HeaderDialect> dialects = EnumSet.noneOf(HeaderDialect.class);
+  final Set<VendorDialect> vendors = EnumSet.noneOf(VendorDialect.class);
+  /** What was read of each budget (by dialect and name), from the last response that reported it. */
+  final Map<String, String> readings = new LinkedHashMap<>();
   final List<Seen> limitedSuccesses = new ArrayList<>();
   int requests;
 

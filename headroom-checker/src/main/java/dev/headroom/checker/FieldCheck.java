@@ -4,6 +4,7 @@ import dev.headroom.http.headers.Diagnostic;
 import dev.headroom.http.headers.QuotaPolicyItem;
 import dev.headroom.http.headers.RateLimitFields;
 import dev.headroom.http.headers.ServiceLimitItem;
+import dev.headroom.http.headers.VendorDialect;
 
 /**
  * Checks the RateLimit fields of every response (draft-ietf-httpapi-ratelimit-headers-09 sections
@@ -19,6 +20,11 @@ final class FieldCheck {
 
   void checkFields(Seen s) {
     run.dialects.addAll(s.fields().dialects());
+    run.vendors.addAll(s.fields().vendors());
+    for (ServiceLimitItem l : s.fields().limits()) {
+      String dialect = l.vendor().map(VendorDialect::token).orElse(l.dialect().token());
+      run.readings.put(dialect + " " + l.name().orElse(""), reading(s.fields(), l, dialect));
+    }
     for (Diagnostic d : s.fields().diagnostics()) {
       Finding.Severity sev = switch (d.severity()) {
         case ERROR -> Finding.Severity.VIOLATION;
@@ -38,6 +44,28 @@ final class FieldCheck {
       run.findings.add(new Finding(Finding.Severity.WARNING, "IETF-REDIRECT", "draft-09 section 6", s.where(),
           "RateLimit fields on a redirection: a low remaining value may keep clients from following it"));
     }
+  }
+
+  /**
+   * What a client reads of one budget: {@code openai "tokens": 149984 of 150000 tokens left, back
+   * in 360 s}.
+   */
+  static String reading(RateLimitFields f, ServiceLimitItem l, String dialect) {
+    QuotaPolicyItem p = f.policyOf(l).orElse(null);
+    StringBuilder sb = new StringBuilder(dialect);
+    l.name().ifPresent(n -> sb.append(" \"").append(n).append('"'));
+    sb.append(": ");
+    sb.append(l.remaining().isPresent() ? Long.toString(l.remaining().getAsLong()) : "?");
+    long quota = p != null ? p.quota() : l.limit().orElse(-1);
+    if (quota >= 0) {
+      sb.append(" of ").append(quota);
+    }
+    sb.append(' ').append(p != null ? p.unit() : "requests").append(" left");
+    l.reset().ifPresent(t -> sb.append(", back in ").append(t.getSeconds()).append(" s"));
+    if (p != null) {
+      p.window().ifPresent(w -> sb.append(", window ").append(w.getSeconds()).append(" s"));
+    }
+    return sb.toString();
   }
 
   /** A reset no client should believe: over {@value #YEAR_SECONDS} seconds. */

@@ -4,8 +4,10 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.headers.VendorDialect;
 import java.net.URI;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,16 +28,20 @@ public final class Report {
   private final Level level;
   private final String declared;
   private final Set<HeaderDialect> dialects;
+  private final Set<VendorDialect> vendors;
+  private final List<String> readings;
   private final List<Requirement> requirements;
   private final List<Finding> findings;
   private final int requests;
 
-  Report(URI target, Level level, String declared, Set<HeaderDialect> dialects, List<Requirement> requirements,
-      List<Finding> findings, int requests) {
+  Report(URI target, Level level, String declared, Set<HeaderDialect> dialects, Set<VendorDialect> vendors,
+      List<String> readings, List<Requirement> requirements, List<Finding> findings, int requests) {
     this.target = target;
     this.level = level;
     this.declared = declared;
-    this.dialects = dialects.isEmpty() ? Set.of() : java.util.Collections.unmodifiableSet(EnumSet.copyOf(dialects));
+    this.dialects = dialects.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(dialects));
+    this.vendors = vendors.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(vendors));
+    this.readings = List.copyOf(readings);
     this.requirements = List.copyOf(requirements);
     this.findings = List.copyOf(findings);
     this.requests = requests;
@@ -58,6 +64,16 @@ public final class Report {
   /** The RateLimit dialects seen on the service's responses. */
   public Set<HeaderDialect> dialects() {
     return dialects;
+  }
+
+  /** The vendors' own dialects seen (OpenAI's, GitHub's, ...), read beside the IETF ones. */
+  public Set<VendorDialect> vendors() {
+    return vendors;
+  }
+
+  /** What a client reads of each budget, from the last response that reported it. */
+  public List<String> readings() {
+    return readings;
   }
 
   public List<Requirement> requirements() {
@@ -93,6 +109,10 @@ public final class Report {
     List<String> d = new ArrayList<>();
     dialects.forEach(x -> d.add(x.token()));
     m.put("dialects", d);
+    List<String> v = new ArrayList<>();
+    vendors.forEach(x -> v.add(x.token()));
+    m.put("vendorDialects", v);
+    m.put("read", readings);
     List<Map<String, Object>> reqs = new ArrayList<>();
     for (Requirement r : requirements) {
       Map<String, Object> x = new LinkedHashMap<>();
@@ -139,7 +159,17 @@ public final class Report {
       dialects.forEach(x -> d.add(x.token()));
       sb.append(String.join(", ", d));
     }
-    sb.append('\n').append("Requirements:\n");
+    sb.append('\n');
+    if (!vendors.isEmpty()) {
+      List<String> v = new ArrayList<>();
+      vendors.forEach(x -> v.add(x.token() + " (" + x.vendor() + ")"));
+      sb.append("Vendor dialects: ").append(String.join(", ", v)).append('\n');
+    }
+    if (!readings.isEmpty()) {
+      sb.append("Read:\n");
+      readings.forEach(r -> sb.append("  ").append(r).append('\n'));
+    }
+    sb.append("Requirements:\n");
     for (Requirement r : requirements) {
       sb.append("  [").append(r.status()).append("] level ").append(r.level().label()).append(": ").append(r.name()).append('\n');
       for (String e : r.evidence()) {

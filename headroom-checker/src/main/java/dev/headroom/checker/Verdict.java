@@ -72,7 +72,7 @@ final class Verdict {
     String declared = run.discovery.documentJson != null && run.discovery.documentJson.path("conformance").isTextual()
         ? run.discovery.documentJson.get("conformance").asText() : null;
     Level level;
-    boolean anyLimits = !run.dialects.isEmpty() || run.refusals.refusal != null || run.seen.stream().anyMatch(Seen::refusal)
+    boolean anyLimits = !run.dialects.isEmpty() || !run.vendors.isEmpty() || run.refusals.refusal != null || run.seen.stream().anyMatch(Seen::refusal)
         || (run.discovery.document != null && !run.discovery.document.endpoints().isEmpty());
     if ("not-applicable".equals(declared) && !anyLimits) {
       level = Level.NOT_APPLICABLE;
@@ -109,7 +109,7 @@ final class Verdict {
     }
     // the same finding seen on two answers (a probe's refusal and the one asked again after its
     // Retry-After, say) is reported once
-    return new Report(run.target, level, declared, run.dialects, reqs, run.findings.stream().distinct().toList(),
+    return new Report(run.target, level, declared, run.dialects, run.vendors, List.copyOf(run.readings.values()), reqs, run.findings.stream().distinct().toList(),
         run.requests);
   }
 }

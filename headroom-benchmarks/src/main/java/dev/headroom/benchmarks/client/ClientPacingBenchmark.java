@@ -65,7 +65,14 @@ import java.util.function.BiConsumer;
  *   <li>{@code x-ratelimit}: {@code X-RateLimit-Limit}, {@code -Remaining}, {@code -Reset} as Unix
  *       epoch seconds, rounded up (GitHub's form; no window stated);
  *   <li>{@code cloudflare}: Cloudflare's rate limiting rules with rate limit headers on:
- *       {@code Ratelimit: "default";r=7;t=3} and {@code Ratelimit-Policy: "default";q=10;w=5}.
+ *       {@code Ratelimit: "default";r=7;t=3} and {@code Ratelimit-Policy: "default";q=10;w=5};
+ *   <li>the vendors' own forms ({@link VendorForms}): {@code openai} (Go duration resets, {@code retry-after-ms}
+ *       on a 429), {@code anthropic} (RFC 3339 resets), {@code github} (epoch resets, a resource),
+ *       {@code discord} (fractional {@code Reset-After}, a bucket), {@code atlassian} (ISO 8601 resets),
+ *       {@code azure-resource-manager} (remaining only), {@code okta} ({@code X-Rate-Limit-*}, epoch
+ *       resets; X's form too), {@code kong} ({@code RateLimit-*} beside a minute's windowed fields),
+ *       {@code shopify} ({@code used/size}, read as a bucket leaking a twentieth a second), and
+ *       {@code retry-after-date} (no field but RFC 9110's Retry-After as an HTTP-date on a 429).
  * </ul>
  *
  * <h2>The ideal schedule</h2>
@@ -97,7 +104,10 @@ public final class ClientPacingBenchmark {
 
   /** The dialects, as the deployed peers write them. */
   enum Dialect {
-    DRAFT_8("draft-8"), DRAFT_7("draft-7"), DRAFT_6("draft-6"), X_RATELIMIT("x-ratelimit"), CLOUDFLARE("cloudflare");
+    DRAFT_8("draft-8"), DRAFT_7("draft-7"), DRAFT_6("draft-6"), X_RATELIMIT("x-ratelimit"), CLOUDFLARE("cloudflare"),
+    OPENAI("openai"), ANTHROPIC("anthropic"), GITHUB("github"), DISCORD("discord"), ATLASSIAN("atlassian"),
+    AZURE_RESOURCE_MANAGER("azure-resource-manager"), OKTA("okta"), KONG("kong"), SHOPIFY("shopify"),
+    RETRY_AFTER_DATE("retry-after-date");
 
     final String label;
 
@@ -128,10 +138,13 @@ public final class ClientPacingBenchmark {
           out.accept("X-RateLimit-Remaining", Long.toString(o.remaining()));
           out.accept("X-RateLimit-Reset", Long.toString(Math.floorDiv(resetAt - 1, 1_000_000_000L) + 1));
           break;
-        default:
+        case CLOUDFLARE:
           out.accept("Ratelimit", "\"default\";r=" + o.remaining() + ";t=" + t);
           out.accept("Ratelimit-Policy", "\"default\";q=" + q + ";w=" + w);
           break;
+        default:
+          VendorForms.write(label, o, allowed, nowNanos, q, w, out);
+          return;
       }
       if (!allowed) {
         out.accept("Retry-After", Long.toString(o.retryAfterSeconds()));

@@ -63,18 +63,25 @@ final class FieldParser {
 
   RateLimitFields parse() {
     guarded(RETRY_AFTER, this::retryAfter);
+    // Vendors' own fields first: a field one of them claims is read by no other dialect.
+    VendorFields vendor = new VendorFields(this::lines, this::single, this::note, now, ra -> retryAfter = ra, policies, limits);
+    VendorReaders.read(vendor);
     // RateLimit first: whether it is the -07 Dictionary decides the dialect of integer policies.
     boolean[] draft07 = new boolean[1];
     guarded(RATELIMIT, () -> draft07[0] = rateLimit());
     boolean[] legacyPolicies = new boolean[1];
     guarded(RATELIMIT_POLICY, () -> legacyPolicies[0] = rateLimitPolicy(draft07[0]));
-    guarded(RATELIMIT_LIMIT, () -> legacyTriple(legacyPolicies[0]));
-    guarded(X_RATELIMIT_LIMIT, this::xRateLimit);
+    if (!vendor.claimed(RATELIMIT_LIMIT)) {
+      guarded(RATELIMIT_LIMIT, () -> legacyTriple(legacyPolicies[0]));
+    }
+    if (!vendor.claimed(X_RATELIMIT_LIMIT)) {
+      guarded(X_RATELIMIT_LIMIT, this::xRateLimit);
+    }
     guarded(RATELIMIT, this::checkConsistency);
     if (dialects.size() > 1) {
       note(Kind.MIXED_DIALECTS, RATELIMIT, "dialects " + dialects);
     }
-    return new RateLimitFields(policies, limits, dialects, retryAfter, diagnostics);
+    return new RateLimitFields(policies, limits, dialects, vendor.vendors(), retryAfter, diagnostics);
   }
 
   /** Runs one step; a defect in it becomes an INTERNAL diagnostic instead of reaching the caller. */
@@ -513,6 +520,10 @@ final class FieldParser {
   private void checkConsistency() {
     boolean ietfPolicies = policies.stream().anyMatch(p -> p.dialect() == HeaderDialect.IETF);
     for (ServiceLimitItem l : limits) {
+      if (l.vendor().isPresent()) {
+        // A vendor's fields follow its documentation, not draft-09's consistency rules.
+        continue;
+      }
       long r = l.remainingOrMinus1();
       if (l.dialect() == HeaderDialect.IETF) {
         QuotaPolicyItem match = RateLimitFields.match(policies, l);

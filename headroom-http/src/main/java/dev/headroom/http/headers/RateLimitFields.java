@@ -36,14 +36,16 @@ public final class RateLimitFields {
   private final List<QuotaPolicyItem> policies;
   private final List<ServiceLimitItem> limits;
   private final Set<HeaderDialect> dialects;
+  private final Set<VendorDialect> vendors;
   private final RetryAfter retryAfter;
   private final List<Diagnostic> diagnostics;
 
   RateLimitFields(List<QuotaPolicyItem> policies, List<ServiceLimitItem> limits, Set<HeaderDialect> dialects,
-      RetryAfter retryAfter, List<Diagnostic> diagnostics) {
+      Set<VendorDialect> vendors, RetryAfter retryAfter, List<Diagnostic> diagnostics) {
     this.policies = List.copyOf(policies);
     this.limits = List.copyOf(limits);
     this.dialects = dialects.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(dialects));
+    this.vendors = vendors.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(vendors));
     this.retryAfter = retryAfter;
     this.diagnostics = List.copyOf(diagnostics);
   }
@@ -96,6 +98,14 @@ public final class RateLimitFields {
     return dialects;
   }
 
+  /**
+   * The vendors' own dialects a well-formed field was read in (see {@link VendorDialect}); their
+   * limits are in {@link #limits()} with {@link ServiceLimitItem#vendor()} set.
+   */
+  public Set<VendorDialect> vendors() {
+    return vendors;
+  }
+
   /** Retry-After, when present and well-formed. */
   public Optional<RetryAfter> retryAfter() {
     return Optional.ofNullable(retryAfter);
@@ -126,7 +136,8 @@ public final class RateLimitFields {
    * fields (sections 4.1.4 and 5.1.3), and servers do send it on one only: express-rate-limit's
    * draft-8 mode sends {@code RateLimit-Policy: "10-in-5sec"; q=10; w=5; pk=:...:} with
    * {@code RateLimit: "10-in-5sec"; r=9; t=5}. Two different keys are two partitions and never
-   * match. An unnamed limit of an older dialect is matched to the first unnamed policy whose
+   * match. A vendor's named budget ({@link VendorDialect}) is matched the same way, within its
+   * dialect. An unnamed limit of an older dialect is matched to the first unnamed policy whose
    * quota it does not contradict ({@code RateLimit-Policy: 10;w=5} with {@code limit=10}).
    */
   public Optional<QuotaPolicyItem> policyOf(ServiceLimitItem limit) {
@@ -141,7 +152,7 @@ public final class RateLimitFields {
     QuotaPolicyItem byName = null;
     for (QuotaPolicyItem p : policies) {
       if (name != null) {
-        if (p.dialect() != HeaderDialect.IETF || !p.name().filter(name::equals).isPresent()) {
+        if (p.dialect() != limit.dialect() || !p.name().filter(name::equals).isPresent()) {
           continue;
         }
         if (p.sameIdentity(name, pk)) {
@@ -165,7 +176,7 @@ public final class RateLimitFields {
 
   @Override
   public String toString() {
-    return "RateLimitFields" + dialects + " policies=" + policies + " limits=" + limits
+    return "RateLimitFields" + dialects + (vendors.isEmpty() ? "" : " vendors=" + vendors) + " policies=" + policies + " limits=" + limits
         + (retryAfter == null ? "" : " " + retryAfter) + " diagnostics=" + diagnostics;
   }
 }

@@ -23,6 +23,7 @@ public final class ServiceLimitItem {
   private final long limit;
   private final byte[] pk;
   private final HeaderDialect dialect;
+  private final VendorDialect vendor;
 
   private ServiceLimitItem(Builder b) {
     this.name = b.name;
@@ -31,6 +32,7 @@ public final class ServiceLimitItem {
     this.limit = b.limit;
     this.pk = b.pk;
     this.dialect = b.dialect;
+    this.vendor = b.vendor;
   }
 
   /** Starts an item; every field is optional. */
@@ -68,6 +70,22 @@ public final class ServiceLimitItem {
     return dialect;
   }
 
+  /** The vendor whose own fields it was read from, when it is one of theirs; {@link #dialect()} is then their shape. */
+  public Optional<VendorDialect> vendor() {
+    return Optional.ofNullable(vendor);
+  }
+
+  /** This item, read from {@code vendor}'s fields. */
+  ServiceLimitItem withVendor(VendorDialect vendor) {
+    Builder b = builder().dialect(dialect).vendor(vendor);
+    b.name = name;
+    b.remaining = remaining;
+    b.resetSeconds = resetSeconds;
+    b.limit = limit;
+    b.pk = pk;
+    return b.build();
+  }
+
   long remainingOrMinus1() {
     return remaining;
   }
@@ -91,19 +109,19 @@ public final class ServiceLimitItem {
     }
     ServiceLimitItem s = (ServiceLimitItem) o;
     return Objects.equals(name, s.name) && remaining == s.remaining && resetSeconds == s.resetSeconds
-        && limit == s.limit && Arrays.equals(pk, s.pk) && dialect == s.dialect;
+        && limit == s.limit && Arrays.equals(pk, s.pk) && dialect == s.dialect && vendor == s.vendor;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, remaining, resetSeconds, limit, Arrays.hashCode(pk), dialect);
+    return Objects.hash(name, remaining, resetSeconds, limit, Arrays.hashCode(pk), dialect, vendor);
   }
 
   @Override
   public String toString() {
     return (name == null ? "" : "\"" + name + "\"") + (limit < 0 ? "" : ";limit=" + limit)
         + (remaining < 0 ? "" : ";r=" + remaining) + (resetSeconds < 0 ? "" : ";t=" + resetSeconds)
-        + (pk == null ? "" : ";pk=:" + java.util.Base64.getEncoder().encodeToString(pk) + ":") + " (" + dialect + ")";
+        + (pk == null ? "" : ";pk=:" + java.util.Base64.getEncoder().encodeToString(pk) + ":") + " (" + (vendor == null ? "" : vendor + ", ") + dialect + ")";
   }
 
   /** Builds a {@link ServiceLimitItem}; every setter validates its argument. */
@@ -114,6 +132,7 @@ public final class ServiceLimitItem {
     private long limit = -1;
     private byte[] pk;
     private HeaderDialect dialect = HeaderDialect.IETF;
+    private VendorDialect vendor;
 
     private Builder() {}
 
@@ -150,6 +169,12 @@ public final class ServiceLimitItem {
     /** The dialect; {@link HeaderDialect#IETF} by default. */
     public Builder dialect(HeaderDialect dialect) {
       this.dialect = Objects.requireNonNull(dialect, "dialect");
+      return this;
+    }
+
+    /** The vendor whose own fields it is read from; none by default. */
+    public Builder vendor(VendorDialect vendor) {
+      this.vendor = Objects.requireNonNull(vendor, "vendor");
       return this;
     }
 

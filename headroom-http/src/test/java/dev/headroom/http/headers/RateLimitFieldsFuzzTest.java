@@ -58,7 +58,7 @@ class RateLimitFieldsFuzzTest {
     check(Map.of(HeaderNames.RETRY_AFTER, List.of(value)));
   }
 
-  private static List<String> lines(FuzzedDataProvider data) {
+  static List<String> lines(FuzzedDataProvider data) {
     int n = data.consumeInt(0, 3);
     List<String> lines = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
@@ -67,7 +67,7 @@ class RateLimitFieldsFuzzTest {
     return lines;
   }
 
-  private static void check(Map<String, List<String>> headers) {
+  static void check(Map<String, List<String>> headers) {
     Map<String, List<String>> ci = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
     ci.putAll(headers);
     RateLimitFields f = RateLimitFields.parse(ci, NOW);

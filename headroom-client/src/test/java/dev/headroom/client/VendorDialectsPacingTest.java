@@ -1,0 +1,108 @@
+package dev.headroom.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.headroom.ManualTicker;
+import dev.headroom.http.headers.VendorDialect;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Each vendor's dialect, read through {@link HeadroomClient} from a real loopback server that
+ * speaks it in front of a real limiter ({@link VendorPeers}): once the first answer is read, a
+ * client that is told when quota returns is never refused, and one that is not (Azure Resource
+ * Manager states only what remains; RFC 9110's Retry-After says nothing before a refusal) is
+ * refused at most once per window. Neither stalls: the work ends within three times the least
+ * time the server allows. Time is virtual: server and client share a {@link ManualTicker}.
+ */
+class VendorDialectsPacingTest {
+
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static final int QUOTA = 10;
+  private static final Duration WINDOW = Duration.ofSeconds(5);
+  private static final int REQUESTS = 32;
+  private static final int CALLERS = 4;
+
+  private static int allowedRefusals(VendorPeers.Form form) {
+    return form.statesReset() ? 0 : REQUESTS / QUOTA + 1;
+  }
+
+  @ParameterizedTest(name = "{0}, sequential")
+  @EnumSource(VendorPeers.Form.class)
+  void sequentialCallerIsPacedByTheVendorsFields(VendorPeers.Form form) throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    try (TestServer server = new TestServer(ticker, VendorPeers.server(form, ticker, QUOTA, WINDOW))) {
+      HeadroomClient client = Scripted.client(ticker).build();
+      long start = ticker.read();
+      HttpRequest get = Scripted.get(server, "/api/items");
+      for (int i = 0; i < REQUESTS; i++) {
+        assertThat(client.send(get, BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      }
+      if (form.statesReset() && form != VendorPeers.Form.KONG && form != VendorPeers.Form.SHOPIFY) {
+        assertThat(client.budgets().snapshot(get)).as("budgets read").isNotEmpty()
+            .anySatisfy(b -> assertThat(b.quota()).hasValue(QUOTA));
+      }
+      assertThat(server.count(429)).as("refusals").isLessThanOrEqualTo(allowedRefusals(form));
+      assertThat(Duration.ofNanos(ticker.read() - start)).as("no stall")
+          .isLessThanOrEqualTo(WINDOW.multipliedBy(3L * REQUESTS / QUOTA));
+    }
+  }
+
+  @ParameterizedTest(name = "{0}, four callers")
+  @EnumSource(VendorPeers.Form.class)
+  void fourCallersArePacedByTheVendorsFields(VendorPeers.Form form) throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    SteppingScheduler scheduler = new SteppingScheduler(ticker);
+    try (TestServer server = new TestServer(ticker, VendorPeers.server(form, ticker, QUOTA, WINDOW))) {
+      HeadroomClient client = HeadroomClient.builder(HTTP).ticker(ticker).scheduler(scheduler)
+          .retry(RetryPolicy.builder().jitter(0).build()).addNetworkInterceptor(scheduler.wire()).build();
+      long start = ticker.read();
+      List<CompletableFuture<Integer>> callers = new ArrayList<>();
+      for (int c = 0; c < CALLERS; c++) {
+        CompletableFuture<Integer> chain = CompletableFuture.completedFuture(200);
+        for (int i = 0; i < REQUESTS / CALLERS; i++) {
+          chain = chain.thenCompose(status -> status != 200 ? CompletableFuture.completedFuture(status)
+              : client.sendAsync(Scripted.get(server, "/api/items"), BodyHandlers.discarding())
+                  .thenApply(HttpResponse::statusCode));
+        }
+        callers.add(chain);
+      }
+      scheduler.run(callers);
+      for (CompletableFuture<Integer> f : callers) {
+        assertThat(f.get()).isEqualTo(200);
+      }
+      assertThat(server.count(200)).isEqualTo(REQUESTS);
+      // Without a reset, each window may cost one refusal; without any field, one per caller.
+      long windows = Duration.ofNanos(ticker.read() - start).dividedBy(WINDOW) + 1;
+      long allowed = form.statesReset() ? 0 : form == VendorPeers.Form.RETRY_AFTER_DATE ? CALLERS * windows : windows;
+      assertThat(server.count(429)).as("refusals").isLessThanOrEqualTo(allowed);
+      assertThat(Duration.ofNanos(ticker.read() - start)).as("no stall")
+          .isLessThanOrEqualTo(WINDOW.multipliedBy(3L * REQUESTS / QUOTA));
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(value = VendorPeers.Form.class, names = "RETRY_AFTER_DATE", mode = EnumSource.Mode.EXCLUDE)
+  void theExchangeNamesTheVendor(VendorPeers.Form form) throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    try (TestServer server = new TestServer(ticker, VendorPeers.server(form, ticker, QUOTA, WINDOW))) {
+      List<VendorDialect> seen = new ArrayList<>();
+      HeadroomClient client = Scripted.client(ticker).addNetworkInterceptor(chain -> chain.proceed(chain.request())
+          .thenApply(e -> {
+            seen.addAll(e.fields().vendors());
+            return e;
+          })).build();
+      client.send(Scripted.get(server, "/"), BodyHandlers.discarding());
+      assertThat(seen).containsExactly(form == VendorPeers.Form.OKTA ? VendorDialect.X_RATE_LIMIT
+          : VendorDialect.valueOf(form.name()));
+    }
+  }
+}
