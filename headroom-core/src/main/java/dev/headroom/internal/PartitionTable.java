@@ -27,7 +27,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code int[]} of hashes buy (33.6 bytes per key became 41.9): without it, reusing tombstones
  * opens the ABA window described below. Reference tables
  * (windows, leases) keep no tag array: their 8 bytes per slot would take a fixed-window key past
- * one fifth of Bucket4j's memory (BENCHMARKS.md, "Memory per tracked key"), so they read the key's
+ * one fifth of Bucket4j's memory (benchmarks/HISTORY.md, "Memory per tracked key"), so they read the key's
  * cached {@code String} hash, and the identity of their immutable states serves as generation.
  *
  * <p>Keys are found by linear probing from a Fibonacci hash of {@code String.hashCode()} (cached in
