@@ -293,7 +293,7 @@ class PartitionTableTest {
   }
 
   /**
-   * Churn as in the Zipf warm-up (BENCHMARKS.md, Core limiter, "Zipf allow against the lean GCRA"):
+   * Churn as in the Zipf warm-up (benchmarks/HISTORY.md, Core limiter, "Zipf allow against the lean GCRA"):
    * hot keys expire, are evicted and come back many times. Before tombstones were reused, each
    * comeback was placed past its own tombstone, so runs grew (more than 2 slots passed per lookup
    * here, 12 to 25 in the benchmark); now a comeback takes the first tombstone of its path, so

@@ -55,7 +55,7 @@ public final class ClusterSimulation {
 
   /**
    * Commands per second one Redis shard (one core) serves: 1 / 7.2 µs, the server CPU of one
-   * token-bucket {@code FCALL} measured in BENCHMARKS.md ("Redis store", "What changed").
+   * token-bucket {@code FCALL} measured in benchmarks/HISTORY.md ("Redis store", "What changed").
    */
   static final double SHARD_CAPACITY = 1e6 / 7.2;
 

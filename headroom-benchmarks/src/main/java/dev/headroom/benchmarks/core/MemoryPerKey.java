@@ -7,6 +7,7 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
+import io.github.bucket4j.local.SynchronizationStrategy;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import org.openjdk.jol.info.GraphLayout;
@@ -15,7 +16,8 @@ import org.openjdk.jol.vm.VM;
 /**
  * Bytes per tracked key beyond the key itself, for 1,000,000 keys (or the count given as the first
  * argument): Headroom's in-memory store (token bucket and fixed window), Bucket4j local buckets in a
- * {@link ConcurrentHashMap}, and the lean GCRA. Each structure is walked with JOL's
+ * {@link ConcurrentHashMap} at its default ({@code LOCK_FREE}) and with {@code SYNCHRONIZED} (its
+ * other thread-safe strategy), and the lean GCRA. Each structure is walked with JOL's
  * {@link GraphLayout}; the key strings (and their byte arrays), which every design must hold, are
  * subtracted. Each key was used once (one unit taken), so every lazily created state exists.
  *
@@ -47,13 +49,16 @@ public final class MemoryPerKey {
       report("Headroom " + algorithm.token(), store, keys, count, store.trackedKeys());
     }
 
-    ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
     Bandwidth bandwidth = Bandwidth.builder().capacity(10).refillGreedy(10, window).build();
-    for (String name : names) {
-      buckets.computeIfAbsent(name, k -> Bucket.builder().addLimit(bandwidth).build()).tryConsume(1);
+    for (SynchronizationStrategy strategy : new SynchronizationStrategy[] {SynchronizationStrategy.LOCK_FREE,
+        SynchronizationStrategy.SYNCHRONIZED}) {
+      ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+      for (String name : names) {
+        buckets.computeIfAbsent(name, k -> Bucket.builder().addLimit(bandwidth).withSynchronizationStrategy(strategy)
+            .build()).tryConsume(1);
+      }
+      report("Bucket4j " + strategy + " (ConcurrentHashMap of local buckets)", buckets, keys, count, buckets.size());
     }
-    report("Bucket4j (ConcurrentHashMap of local buckets)", buckets, keys, count, buckets.size());
-    buckets = null;
 
     LeanGcra lean = new LeanGcra(10, window.toNanos());
     for (String name : names) {

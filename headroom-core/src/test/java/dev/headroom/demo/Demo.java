@@ -16,8 +16,11 @@ import java.util.List;
 /**
  * A walk through the core limiter on a simulated clock: a per-client burst policy (token bucket)
  * and a daily policy (fixed window), decided together, all or nothing.
+ *
+ * <p>It lives in headroom-core's test sources, not in the library jar: it is an example that
+ * runs ({@code DemoTest} checks every line it prints), not part of the API.
  */
-public final class Demo {
+final class Demo {
 
   private Demo() {}
 
@@ -26,7 +29,7 @@ public final class Demo {
   }
 
   /** Prints twelve requests from one client, one every 100 ms of simulated time. */
-  public static void run(PrintStream out) {
+  static void run(PrintStream out) {
     ManualTicker ticker = ManualTicker.atFixedInstant();
     QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     QuotaPolicy burst = QuotaPolicy.builder("burst").quota(5).window(Duration.ofSeconds(10))
