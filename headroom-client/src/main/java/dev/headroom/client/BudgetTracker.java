@@ -52,9 +52,11 @@ import java.util.function.Function;
  *   <li>Retry-After takes precedence over {@code t}: it holds the whole scope and becomes the reset
  *       of every limit reported with it.
  *   <li>Responses from a cache ({@code Age > 0}) are ignored ({@link Exchange#fromCache()}).
- *   <li>{@code r} above the quota is clamped to the quota; a reset or Retry-After beyond its
- *       {@link Ceilings ceiling} is waited for only up to the ceiling, then one probe request goes
- *       alone and its response decides.
+ *   <li>{@code r} above the quota is clamped to the quota; a reset beyond
+ *       {@link Ceilings#maxReset()} is not waited for: the requests it would hold go one at a time,
+ *       each alone, and each answer decides the next (section 8.5.1's "retries when the reset
+ *       parameter exceeds ten minutes"); a Retry-After beyond {@link Ceilings#maxRetryAfter()} is
+ *       waited for up to it, then one probe request goes alone and its response decides.
  *   <li>{@code receipt + t} is an upper bound of the reset (the server rounds up, the answer took
  *       time to arrive): waiting for it is never early. Reports of one fixed window bound one
  *       instant, so the least of their upper bounds is as safe ({@link ObservedAlgorithm}).
@@ -219,11 +221,19 @@ final class BudgetTracker implements Budgets {
     long hold;
     for (TrackedBudget e : active) {
       ObservedAlgorithm.Kind kind = e.kind();
+      if (e.probeAtReset) {
+        // A reset (or window) beyond Ceilings#maxReset is not slept on (draft-09 section 8.5.1:
+        // "implementing retries when the reset parameter exceeds ten minutes"): its requests go one
+        // at a time, each alone, and the answer of each (its fields, or a refusal's Retry-After)
+        // decides for the next. A 14-digit t no longer holds every caller for the ceiling.
+        probe = true;
+        continue;
+      }
       if (kind == ObservedAlgorithm.Kind.TOKEN_BUCKET) {
         e.creditRefill(now, s.inFlight());
       }
       if (now >= e.resetAt) {
-        if (e.probeAtReset || e.quota < 0 || e.window <= 0 || e.window > Ceilings.nanos(ceilings.maxReset())) {
+        if (e.quota < 0 || e.window <= 0 || e.window > Ceilings.nanos(ceilings.maxReset())) {
           // Nothing says what the next window holds or how long it lasts, or it lasts longer than
           // the client waits (Ceilings#maxReset): one request finds out.
           probe = true;
