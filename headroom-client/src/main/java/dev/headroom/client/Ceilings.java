@@ -108,6 +108,13 @@ public final class Ceilings {
     return r;
   }
 
+  /** {@code a * b} for {@code a, b >= 0}, saturating at {@link Long#MAX_VALUE}. */
+  static long saturatingMultiply(long a, long b) {
+    long hi = Math.multiplyHigh(a, b);
+    long lo = a * b;
+    return (hi == 0 && lo >= 0) || (hi == -1 && lo < 0) ? lo : Long.MAX_VALUE;
+  }
+
   /** Builds {@link Ceilings}; every setter validates its argument. */
   public static final class Builder {
     private Duration maxReset = DEFAULT_MAX_RESET;
