@@ -16,6 +16,15 @@ import java.util.OptionalLong;
  * @param quota the quota, when known from RateLimit-Policy, the expiring limit or discovery
  * @param window the window, when known
  * @param source where the numbers came from: {@code headers}, {@code discovery} or {@code observed}
+ * @param unit the quota unit {@code remaining} and {@code quota} count, lower case: {@code requests},
+ *     or what the server meters besides ({@code tokens}, ...: see {@link RequestCost})
  */
 public record Budget(String policy, Optional<String> partitionKey, long remaining, Duration reset,
-    OptionalLong quota, Optional<Duration> window, String source) {}
+    OptionalLong quota, Optional<Duration> window, String source, String unit) {
+
+  /** A budget of {@code requests}. */
+  public Budget(String policy, Optional<String> partitionKey, long remaining, Duration reset, OptionalLong quota,
+      Optional<Duration> window, String source) {
+    this(policy, partitionKey, remaining, reset, quota, window, source, RequestCost.REQUESTS);
+  }
+}

@@ -52,9 +52,11 @@ import java.util.function.Function;
  *   <li>Retry-After takes precedence over {@code t}: it holds the whole scope and becomes the reset
  *       of every limit reported with it.
  *   <li>Responses from a cache ({@code Age > 0}) are ignored ({@link Exchange#fromCache()}).
- *   <li>{@code r} above the quota is clamped to the quota; a reset or Retry-After beyond its
- *       {@link Ceilings ceiling} is waited for only up to the ceiling, then one probe request goes
- *       alone and its response decides.
+ *   <li>{@code r} above the quota is clamped to the quota; a reset beyond
+ *       {@link Ceilings#maxReset()} is not waited for: the requests it would hold go one at a time,
+ *       each alone, and each answer decides the next (section 8.5.1's "retries when the reset
+ *       parameter exceeds ten minutes"); a Retry-After beyond {@link Ceilings#maxRetryAfter()} is
+ *       waited for up to it, then one probe request goes alone and its response decides.
  *   <li>{@code receipt + t} is an upper bound of the reset (the server rounds up, the answer took
  *       time to arrive): waiting for it is never early. Reports of one fixed window bound one
  *       instant, so the least of their upper bounds is as safe ({@link ObservedAlgorithm}).
@@ -128,15 +130,6 @@ final class BudgetTracker implements Budgets {
   /** Backs off a scope after a refusal without a usable wait (see {@link #report}). */
   private final RetryPolicy retry;
 
-  BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf) {
-    this(ticker, scheduler, pacing, ceilings, scopeOf, null);
-  }
-
-  BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf,
-      VendClientOptions vend) {
-    this(ticker, scheduler, pacing, ceilings, scopeOf, vend, RetryPolicy.defaults());
-  }
-
   BudgetTracker(Ticker ticker, Scheduler scheduler, Pacing pacing, Ceilings ceilings, Function<HttpRequest, String> scopeOf,
       VendClientOptions vend, RetryPolicy retry) {
     this.vend = vend;
@@ -169,24 +162,28 @@ final class BudgetTracker implements Budgets {
 
   /** A future completed once the request may go, with the permit to report its outcome with. */
   CompletableFuture<Permit> acquire(HttpRequest request) {
-    return acquire(request, Set.of());
+    return acquire(request, Set.of(), RequestCost.none());
   }
 
-  /** {@link #acquire(HttpRequest)} for a request matching the selectors {@code labels} (a vend call's). */
-  CompletableFuture<Permit> acquire(HttpRequest request, Set<String> labels) {
+  /**
+   * {@link #acquire(HttpRequest)} for a request matching the selectors {@code labels} (a vend
+   * call's) and expected to cost {@code cost} besides one request ({@link RequestCost}).
+   */
+  CompletableFuture<Permit> acquire(HttpRequest request, Set<String> labels, RequestCost cost) {
     String scopeId = scopeId(request);
     String origin = Origins.of(request.uri());
     String path = request.uri().getRawPath();
-    return loop(scopeId, origin, request.method(), path == null || path.isEmpty() ? "/" : path, labels);
+    return loop(scopeId, origin, request.method(), path == null || path.isEmpty() ? "/" : path, labels, cost);
   }
 
-  private CompletableFuture<Permit> loop(String scopeId, String origin, String method, String path, Set<String> labels) {
+  private CompletableFuture<Permit> loop(String scopeId, String origin, String method, String path, Set<String> labels,
+      RequestCost cost) {
     CompletableFuture<Void> waiter = null;
     long nanos;
     synchronized (this) {
       Scope s = scope(scopeId);
       long now = ticker.read();
-      Wait w = tryAdmit(s, origin, method, path, labels, now);
+      Wait w = tryAdmit(s, origin, method, path, labels, cost, now);
       if (w.admitted != null) {
         return CompletableFuture.completedFuture(w.admitted);
       }
@@ -198,10 +195,11 @@ final class BudgetTracker implements Budgets {
     }
     // Outside the lock: a scheduler may complete at once and run the continuation on this thread.
     CompletableFuture<Void> next = waiter != null ? waiter : scheduler.delay(Duration.ofNanos(nanos));
-    return next.thenCompose(v -> loop(scopeId, origin, method, path, labels));
+    return next.thenCompose(v -> loop(scopeId, origin, method, path, labels, cost));
   }
 
-  private Wait tryAdmit(Scope s, String origin, String method, String path, Set<String> labels, long now) {
+  private Wait tryAdmit(Scope s, String origin, String method, String path, Set<String> labels, RequestCost cost,
+      long now) {
     if (now < s.blockedUntil) {
       return Wait.nanos(s.blockedUntil - now);
     }
@@ -219,11 +217,35 @@ final class BudgetTracker implements Budgets {
     long hold;
     for (TrackedBudget e : active) {
       ObservedAlgorithm.Kind kind = e.kind();
+      long need = e.drawn(cost);
+      if (need == 0) {
+        // A unit this request states no cost in: it draws nothing from the budget (RequestCost).
+        continue;
+      }
+      if (e.probeAtReset) {
+        // A reset (or window) beyond Ceilings#maxReset is not slept on (draft-09 section 8.5.1:
+        // "implementing retries when the reset parameter exceeds ten minutes"): its requests go one
+        // at a time, each alone, and the answer of each (its fields, or a refusal's Retry-After)
+        // decides for the next. A 14-digit t no longer holds every caller for the ceiling.
+        probe = true;
+        continue;
+      }
+      if (!e.countsRequests()) {
+        long unitWait = e.unitWait(need, now, s.inFlight(), s.inFlightCost(e.unit), Ceilings.nanos(ceilings.maxReset()));
+        if (unitWait == TrackedBudget.UNIT_PROBE) {
+          probe = true;
+        } else if (unitWait == TrackedBudget.UNIT_FOR_ANSWER) {
+          waitForAnswer = true;
+        } else {
+          wait = Math.max(wait, unitWait);
+        }
+        continue;
+      }
       if (kind == ObservedAlgorithm.Kind.TOKEN_BUCKET) {
         e.creditRefill(now, s.inFlight());
       }
       if (now >= e.resetAt) {
-        if (e.probeAtReset || e.quota < 0 || e.window <= 0 || e.window > Ceilings.nanos(ceilings.maxReset())) {
+        if (e.quota < 0 || e.window <= 0 || e.window > Ceilings.nanos(ceilings.maxReset())) {
           // Nothing says what the next window holds or how long it lasts, or it lasts longer than
           // the client waits (Ceilings#maxReset): one request finds out.
           probe = true;
@@ -237,7 +259,7 @@ final class BudgetTracker implements Budgets {
         // A new window of the known quota; requests still in flight may be counted in it.
         e.remaining = e.quota - s.inFlight();
         long periods = (now - e.resetAt) / e.window + 1;
-        e.resetAt = saturatingAdd(e.resetAt, saturatingMultiply(periods, e.window));
+        e.resetAt = Ceilings.saturatingAdd(e.resetAt, Ceilings.saturatingMultiply(periods, e.window));
         e.lastAdmit = now;
         // A reset learnt from the reports (or, adaptively, any reset of an algorithm not yet
         // recognised) is confirmed by one request before the rest of the window goes.
@@ -273,7 +295,7 @@ final class BudgetTracker implements Budgets {
       }
       if (spacesEvenly(kind)) {
         // Adaptively, a first window that may be short is not spread past its earliest end.
-        long next = saturatingAdd(e.lastAdmit,
+        long next = Ceilings.saturatingAdd(e.lastAdmit,
             EvenSpacing.interval(e, pacing == Pacing.ADAPTIVE ? e.firstWindow(now) : Long.MAX_VALUE));
         wait = Math.max(wait, next - now);
       } else if (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.FIXED_WINDOW
@@ -300,6 +322,12 @@ final class BudgetTracker implements Budgets {
     }
     long seq = ++s.lastSeq;
     for (TrackedBudget e : active) {
+      if (!e.countsRequests()) {
+        if (now < e.resetAt) {
+          e.remaining = Math.max(0, e.remaining - e.drawn(cost));
+        }
+        continue;
+      }
       if (now < e.resetAt) {
         e.remaining--;
       }
@@ -308,9 +336,13 @@ final class BudgetTracker implements Budgets {
     }
     boolean alone = s.inFlight.isEmpty();
     s.inFlight.add(seq);
+    if (!cost.isNone()) {
+      s.costs.put(seq, cost);
+    }
     s.lastAdmit = now;
-    return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount, now));
+    return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount, now, cost));
   }
+
 
   /** Whether admissions against a budget of this kind are spaced ({@link EvenSpacing#interval}) or go at once. */
   private boolean spacesEvenly(ObservedAlgorithm.Kind kind) {
@@ -358,6 +390,7 @@ final class BudgetTracker implements Budgets {
       Scope s = permit.scope;
       try {
         s.inFlight.remove(permit.seq);
+        s.costs.remove(permit.seq);
         long now = ticker.read();
         s.answered = true;
         for (TrackedBudget e : s.entries.values()) {
@@ -368,7 +401,7 @@ final class BudgetTracker implements Budgets {
         } catch (RuntimeException e) {
           unreadable(s, exchange, e);
         }
-        s.answeredCount++;
+        s.answered(permit.cost);
         s.batchAnswers++;
         for (TrackedBudget e : s.entries.values()) {
           e.confirm = false;
@@ -451,6 +484,7 @@ final class BudgetTracker implements Budgets {
     synchronized (this) {
       try {
         permit.scope.inFlight.remove(permit.seq);
+        permit.scope.costs.remove(permit.seq);
         long now = ticker.read();
         permit.scope.entries.values().forEach(e -> e.lost(permit.seq, permit.admittedAt, now));
         permit.scope.batchLost = true;
@@ -493,6 +527,7 @@ final class BudgetTracker implements Budgets {
       byte[] pk = limit.partitionKey().orElse(null);
       QuotaPolicyItem p = fields.policyOf(limit).orElse(null);
       long quota = p != null ? p.quota() : limit.limit().orElse(-1);
+      String unit = unitOf(p);
       // Saturated, not clamped: a window longer than maxReset is never waited for whole (tryAdmit
       // probes instead), but q / w still credits EVEN with the refill it implies.
       long window = p != null && p.window().isPresent() ? Ceilings.nanos(p.window().get()) : -1;
@@ -517,13 +552,21 @@ final class BudgetTracker implements Budgets {
         tNanos = Ceilings.nanos(ceilings.maxReset());
         probeAtReset = true;
       }
-      merge(s, policy, pk, limit.remaining().getAsLong(), quota, window, tNanos, resetLow, probeAtReset, now, uncounted,
-          ordered, "headers", null, permit);
+      // In another unit, what may not be counted in r is what those requests are expected to cost.
+      long notCounted = unit.equals(RequestCost.REQUESTS) ? uncounted
+          : ordered ? 0 : Ceilings.saturatingAdd(s.inFlightCost(unit), s.answeredCost(unit, permit.answeredAtAdmit));
+      merge(s, policy, pk, unit, limit.remaining().getAsLong(), quota, window, tNanos, resetLow, probeAtReset, now,
+          notCounted, ordered, "headers", null, permit);
     }
   }
 
+  /** The unit a policy's quota counts, lower case: its {@code qu}, or requests without a policy. */
+  private static String unitOf(QuotaPolicyItem p) {
+    return p == null ? RequestCost.REQUESTS : p.unit().toLowerCase(java.util.Locale.ROOT);
+  }
+
   /** Records one report of a budget, as {@link #apply} explains (shared by headers and the vend extension). */
-  private void merge(Scope s, String policy, byte[] pk, long reported, long quota, long window, long tNanos,
+  private void merge(Scope s, String policy, byte[] pk, String unit, long reported, long quota, long window, long tNanos,
       long resetLow, boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit) {
     long r = reported;
     long concurrent = uncounted;
@@ -532,14 +575,16 @@ final class BudgetTracker implements Budgets {
     }
     long said = r;
     TrackedBudget e = s.entries.get(key(policy, pk));
-    if (e != null && !ordered) {
+    boolean requests = unit.equals(RequestCost.REQUESTS);
+    if (e != null && !ordered && requests && e.countsRequests()) {
       uncounted -= e.servedBefore(said, permit.answeredAtAdmit, s.answeredCount, now - permit.admittedAt);
     }
     r = Math.max(0, r - uncounted);
-    long resetAt = saturatingAdd(now, tNanos);
-    if (e == null || ordered || e.resetAt <= now || e.probeAtReset) {
+    long resetAt = Ceilings.saturatingAdd(now, tNanos);
+    if (e == null || ordered || e.resetAt <= now || e.probeAtReset || !e.unit.equals(unit)) {
       e = put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, source);
       e.selector = selector;
+      e.unit = unit;
     } else if (resetAt >= e.resetAt - SAME_WINDOW_NANOS) {
       e.remaining = r;
       e.resetAt = Math.max(e.resetAt, resetAt);
@@ -550,7 +595,7 @@ final class BudgetTracker implements Budgets {
       s.current.put(policy, key(policy, pk));
     } else {
       e.noteBatch(said, resetAt);
-      if (quota == e.quota && window == e.window) {
+      if (quota == e.quota && window == e.window && requests) {
         // Too early a reset for the budget's count, but what the server said of this request all
         // the same: a sliding window's model (and what is inferred of its window) places every
         // request of a burst by its report, and one left out stands for any report at all.
@@ -559,6 +604,11 @@ final class BudgetTracker implements Budgets {
       return;
     }
     e.noteBatch(said, resetAt);
+    if (!requests) {
+      // The models of the server's algorithm count one unit per request; a unit budget's books are
+      // the report itself, less what is on the wire.
+      return;
+    }
     modelReport(s, e, permit, now, said, tNanos, resetLow);
     e.learn(said, permit.admittedAt, now, tNanos, resetLow, permit.answeredAtAdmit, s.answeredCount,
         pacing == Pacing.ADAPTIVE, concurrent);
@@ -581,7 +631,7 @@ final class BudgetTracker implements Budgets {
     for (VendReading.Limit l : reading.limits()) {
       Duration t = l.resetsIn();
       long window = l.window().map(Ceilings::nanos).orElse(-1L);
-      merge(s, l.policy(), null, l.remaining(), l.limit(), window, Ceilings.clampedNanos(t, maxReset), Long.MIN_VALUE,
+      merge(s, l.policy(), null, RequestCost.REQUESTS, l.remaining(), l.limit(), window, Ceilings.clampedNanos(t, maxReset), Long.MIN_VALUE,
           t.compareTo(maxReset) > 0, now, uncounted, ordered, "vend", l.selector(), permit);
     }
   }
@@ -673,7 +723,7 @@ final class BudgetTracker implements Budgets {
     for (TrackedBudget e : active) {
       out.add(new Budget(e.policy, Optional.ofNullable(e.pk), e.remaining, Duration.ofNanos(Math.max(0, e.resetAt - now)),
           e.quota < 0 ? OptionalLong.empty() : OptionalLong.of(e.quota),
-          e.window < 0 ? Optional.empty() : Optional.of(Duration.ofNanos(e.window)), e.source));
+          e.window < 0 ? Optional.empty() : Optional.of(Duration.ofNanos(e.window)), e.source, e.unit));
     }
     return out;
   }
@@ -727,47 +777,13 @@ final class BudgetTracker implements Budgets {
     return scopes.computeIfAbsent(id, k -> new Scope());
   }
 
-  private static long saturatingMultiply(long a, long b) {
-    long hi = Math.multiplyHigh(a, b);
-    long lo = a * b;
-    return (hi == 0 && lo >= 0) || (hi == -1 && lo < 0) ? lo : Long.MAX_VALUE;
-  }
-
-  private static long saturatingAdd(long a, long b) {
-    return Ceilings.saturatingAdd(a, b);
-  }
-
   /** The right to send one request, reported back with {@link #record} or {@link #release}. */
-  static final class Permit {
-    final Scope scope;
-    final boolean probe;
+  record Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit, long admittedAt,
+      RequestCost cost) {}
 
-    final long seq;
-    final boolean alone;
-    final long answeredAtAdmit;
-    final long admittedAt;
-
-    Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit, long admittedAt) {
-      this.scope = scope;
-      this.probe = probe;
-      this.seq = seq;
-      this.alone = alone;
-      this.answeredAtAdmit = answeredAtAdmit;
-      this.admittedAt = admittedAt;
-    }
-  }
-
-  private static final class Wait {
+  /** What {@link #tryAdmit} decided: wait {@code nanos}, or for a response, or go with {@code admitted}. */
+  private record Wait(long nanos, boolean forResponse, Permit admitted) {
     static final Wait FOR_RESPONSE = new Wait(0, true, null);
-    final long nanos;
-    final boolean forResponse;
-    final Permit admitted;
-
-    private Wait(long nanos, boolean forResponse, Permit admitted) {
-      this.nanos = nanos;
-      this.forResponse = forResponse;
-      this.admitted = admitted;
-    }
 
     static Wait nanos(long nanos) {
       return new Wait(nanos, false, null);

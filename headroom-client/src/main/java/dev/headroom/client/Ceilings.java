@@ -10,8 +10,10 @@ import java.util.OptionalDouble;
  * they consider reasonable ... For example this means capping the maximum number of request per
  * second, or implementing retries when the reset parameter exceeds ten minutes."
  *
- * <p>A reset or Retry-After beyond its ceiling is waited for only up to the ceiling; then the
- * client sends a single probe request and goes by what that response says.
+ * <p>A reset beyond {@link #maxReset()} is not waited for: the requests it would hold go one at
+ * a time, each alone as a probe, and each response decides for the next. A Retry-After beyond
+ * {@link #maxRetryAfter()} is waited for up to the ceiling; then the client sends a single probe
+ * request and goes by what that response says.
  *
  * <p>Every number a server sent is clamped here <em>before</em> it is converted or added to: a
  * valid Structured Field Integer has up to 15 digits (RFC 9651 section 3.3.1), so
@@ -55,7 +57,10 @@ public final class Ceilings {
     return new Builder();
   }
 
-  /** Longest reset ({@code t}) obeyed; a longer one is probed at this age. */
+  /**
+   * Longest reset ({@code t}, an epoch reset, a window) waited for; beyond it the requests go one at
+   * a time as probes, each after the answer before it (draft-09 section 8.5.1).
+   */
   public Duration maxReset() {
     return maxReset;
   }
@@ -101,6 +106,13 @@ public final class Ceilings {
       return a < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
     }
     return r;
+  }
+
+  /** {@code a * b} for {@code a, b >= 0}, saturating at {@link Long#MAX_VALUE}. */
+  static long saturatingMultiply(long a, long b) {
+    long hi = Math.multiplyHigh(a, b);
+    long lo = a * b;
+    return (hi == 0 && lo >= 0) || (hi == -1 && lo < 0) ? lo : Long.MAX_VALUE;
   }
 
   /** Builds {@link Ceilings}; every setter validates its argument. */

@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -51,6 +52,11 @@ import javax.net.ssl.SSLSession;
  * {@link #execute} and {@link #executeAsync} run that loop for a transport given as a few
  * functions ({@link Transport}, {@link AsyncTransport}); adapters need nothing else.
  *
+ * <p>A request costs one unit of each {@code requests} budget; what it is expected to cost in the
+ * other units a server meters ({@code tokens}, ...) is a {@link RequestCost}, stated per request
+ * ({@link #acquire(HttpRequest, RequestCost)}, {@link #execute(HttpRequest, RequestCost, boolean, Transport)},
+ * the integrations' {@link RequestCost#ATTRIBUTE}) or for every request ({@link Builder#cost}).
+ *
  * <p>The request is seen as a {@link HttpRequest} without a body ({@link #requestView}): its method,
  * URI and header fields are all the engine reads, and the {@link Builder#scope scope function}
  * gets it. Time comes from the {@link Builder#ticker ticker}, waits from the
@@ -66,6 +72,7 @@ public final class ClientBudget {
   private final RetryPolicy retry;
   private final Duration maxWait;
   private final int maxRefusalBytes;
+  private final Function<HttpRequest, RequestCost> cost;
   private final BudgetTracker tracker;
 
   private ClientBudget(Builder b) {
@@ -75,6 +82,7 @@ public final class ClientBudget {
     this.retry = b.retry;
     this.maxWait = b.maxWait;
     this.maxRefusalBytes = b.maxRefusalBytes;
+    this.cost = b.cost;
     this.tracker = new BudgetTracker(b.ticker, b.scheduler, b.pacing, b.ceilings, b.scope, b.vend, b.retry);
   }
 
@@ -151,8 +159,44 @@ public final class ClientBudget {
    * still release the permit the future brings: {@code f.thenAccept(Permit::release)}.
    */
   public CompletableFuture<Permit> acquire(HttpRequest request) {
+    return acquire(request, costOf(request));
+  }
+
+  /**
+   * {@link #acquire(HttpRequest)} for a request expected to cost {@code cost} besides one request:
+   * it waits until every budget it draws on covers it ({@link RequestCost}).
+   */
+  public CompletableFuture<Permit> acquire(HttpRequest request, RequestCost cost) {
     Objects.requireNonNull(request, "request");
-    return tracker.acquire(request).thenApply(p -> new Permit(request, p));
+    Objects.requireNonNull(cost, "cost");
+    return tracker.acquire(request, Set.of(), cost).thenApply(p -> new Permit(request, p));
+  }
+
+  /**
+   * What {@link Builder#cost the builder's function} says a request is expected to cost; never
+   * null ({@link RequestCost#none()} when the function returns null).
+   */
+  public RequestCost costOf(HttpRequest request) {
+    Objects.requireNonNull(request, "request");
+    RequestCost c = cost.apply(request);
+    return c == null ? RequestCost.none() : c;
+  }
+
+  /**
+   * A request's cost as an integration finds it under {@link RequestCost#ATTRIBUTE}: the
+   * attribute's, when it is one, else {@link #costOf the builder's}.
+   *
+   * @throws IllegalArgumentException when the attribute is something other than a {@link RequestCost}
+   */
+  public RequestCost costOf(HttpRequest request, Object attribute) {
+    if (attribute == null) {
+      return costOf(request);
+    }
+    if (attribute instanceof RequestCost c) {
+      return c;
+    }
+    throw new IllegalArgumentException(RequestCost.ATTRIBUTE + ": expected a RequestCost, got a "
+        + attribute.getClass().getName());
   }
 
   /**
@@ -163,7 +207,12 @@ public final class ClientBudget {
    * @throws InterruptedIOException when the thread was interrupted (its interrupt flag is set again)
    */
   public Permit acquireBlocking(HttpRequest request) throws IOException {
-    CompletableFuture<Permit> f = acquire(request);
+    return acquireBlocking(request, costOf(request));
+  }
+
+  /** {@link #acquireBlocking(HttpRequest)} for a request expected to cost {@code cost} ({@link RequestCost}). */
+  public Permit acquireBlocking(HttpRequest request, RequestCost cost) throws IOException {
+    CompletableFuture<Permit> f = acquire(request, cost);
     try {
       return f.get(maxWait.toNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
@@ -268,9 +317,16 @@ public final class ClientBudget {
    */
   public <R> R execute(HttpRequest request, boolean replayable, Transport<R> transport) throws IOException {
     Objects.requireNonNull(request, "request");
+    return execute(request, costOf(request), replayable, transport);
+  }
+
+  /** {@link #execute(HttpRequest, boolean, Transport)} for a request expected to cost {@code cost} ({@link RequestCost}). */
+  public <R> R execute(HttpRequest request, RequestCost cost, boolean replayable, Transport<R> transport) throws IOException {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(cost, "cost");
     Objects.requireNonNull(transport, "transport");
     for (int tries = 1; ; tries++) {
-      Permit permit = acquireBlocking(request);
+      Permit permit = acquireBlocking(request, cost);
       R response;
       int status;
       Map<String, ? extends Collection<String>> headers;
@@ -318,18 +374,26 @@ public final class ClientBudget {
    */
   public <R> CompletableFuture<R> executeAsync(HttpRequest request, boolean replayable, AsyncTransport<R> transport) {
     Objects.requireNonNull(request, "request");
+    return executeAsync(request, costOf(request), replayable, transport);
+  }
+
+  /** {@link #executeAsync(HttpRequest, boolean, AsyncTransport)} for a request expected to cost {@code cost} ({@link RequestCost}). */
+  public <R> CompletableFuture<R> executeAsync(HttpRequest request, RequestCost cost, boolean replayable,
+      AsyncTransport<R> transport) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(cost, "cost");
     Objects.requireNonNull(transport, "transport");
     CompletableFuture<R> result = new CompletableFuture<>();
-    attempt(request, replayable, transport, 1, result);
+    attempt(request, cost, replayable, transport, 1, result);
     return result;
   }
 
-  private <R> void attempt(HttpRequest request, boolean replayable, AsyncTransport<R> transport, int tries,
-      CompletableFuture<R> result) {
+  private <R> void attempt(HttpRequest request, RequestCost cost, boolean replayable, AsyncTransport<R> transport,
+      int tries, CompletableFuture<R> result) {
     if (result.isDone()) {
       return;
     }
-    acquire(request).whenComplete((permit, error) -> {
+    acquire(request, cost).whenComplete((permit, error) -> {
       if (error != null) {
         result.completeExceptionally(cause(error));
         return;
@@ -392,7 +456,7 @@ public final class ClientBudget {
               if (delayError != null) {
                 result.completeExceptionally(cause(delayError));
               } else {
-                attempt(request, replayable, transport, tries + 1, result);
+                attempt(request, cost, replayable, transport, tries + 1, result);
               }
             });
           } catch (RuntimeException | Error e) {
@@ -568,6 +632,7 @@ public final class ClientBudget {
     private Function<HttpRequest, String> scope = r -> Origins.of(r.uri());
     private Duration maxWait = Duration.ofMinutes(2);
     private int maxRefusalBytes = RefusalReader.DEFAULT_MAX_BYTES;
+    private Function<HttpRequest, RequestCost> cost = r -> RequestCost.none();
     private VendClientOptions vend;
 
     private Builder() {}
@@ -623,6 +688,16 @@ public final class ClientBudget {
         throw new IllegalArgumentException("maxRefusalBytes: expected 1024 to 1048576, got " + max);
       }
       this.maxRefusalBytes = max;
+      return this;
+    }
+
+    /**
+     * What each request is expected to cost besides one request ({@link RequestCost}), from its
+     * {@link #requestView view}, for requests that state no cost of their own; none by default.
+     * A null from the function is read as none.
+     */
+    public Builder cost(Function<HttpRequest, RequestCost> cost) {
+      this.cost = Objects.requireNonNull(cost, "cost");
       return this;
     }
 

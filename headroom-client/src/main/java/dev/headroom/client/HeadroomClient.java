@@ -71,6 +71,7 @@ public final class HeadroomClient {
   private final Ticker ticker;
   private final Scheduler scheduler;
   private final BudgetTracker budgets;
+  private final ClientBudget engine;
   private final List<Interceptor> applicationInterceptors;
   private final List<Interceptor> networkInterceptors;
   private final RetryInterceptor retry;
@@ -116,6 +117,7 @@ public final class HeadroomClient {
     this.ticker = engine.ticker();
     this.scheduler = engine.scheduler();
     this.budgets = engine.tracker();
+    this.engine = engine;
     this.vend = b.vend;
     this.applicationInterceptors = List.copyOf(b.interceptors);
     this.networkInterceptors = List.copyOf(b.networkInterceptors);
@@ -140,7 +142,19 @@ public final class HeadroomClient {
    * @throws InterruptedException when the calling thread was interrupted while waiting
    */
   public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler) throws IOException, InterruptedException {
-    CompletableFuture<HttpResponse<T>> f = sendAsync(request, handler);
+    return await(call(request, handler, null));
+  }
+
+  /**
+   * {@link #send(HttpRequest, BodyHandler)} for a request expected to cost {@code cost} besides one
+   * request (tokens, ...: {@link RequestCost}); it waits until every budget it draws on covers it.
+   */
+  public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler, RequestCost cost)
+      throws IOException, InterruptedException {
+    return await(sendAsync(request, handler, cost));
+  }
+
+  private static <T> HttpResponse<T> await(CompletableFuture<HttpResponse<T>> f) throws IOException, InterruptedException {
     try {
       return f.get();
     } catch (InterruptedException e) {
@@ -157,6 +171,17 @@ public final class HeadroomClient {
    * {@link IOException} of the transport.
    */
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
+    return call(request, handler, null);
+  }
+
+  /** {@link #sendAsync(HttpRequest, BodyHandler)} for a request expected to cost {@code cost} ({@link RequestCost}). */
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
+      RequestCost cost) {
+    return call(request, handler, Objects.requireNonNull(cost, "cost"));
+  }
+
+  /** One call; {@code cost} null for the engine's ({@link ClientBudget#costOf}). */
+  private <T> CompletableFuture<HttpResponse<T>> call(HttpRequest request, BodyHandler<T> handler, RequestCost cost) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(handler, "handler");
     CompletableFuture<?> before = discoverLimits
@@ -168,13 +193,15 @@ public final class HeadroomClient {
       chain.add(new GuidanceInterceptor());
     }
     chain.add(this::noticeUnfamiliarLimits);
-    chain.add(new PacingInterceptor(budgets));
+    chain.add(new PacingInterceptor(budgets, engine::costOf));
     chain.addAll(networkInterceptors);
     if (vend != null) {
       chain.add(new VendResponseStep());
     }
     chain.add(new NetworkInterceptor(http, handler, maxRefusalBytes, vend == null ? 0 : vend.maxBodyBytes(), ticker));
-    return before.thenCompose(v -> new RealChain(chain, 0, request, this).proceed(request)).thenApply(ex -> {
+    CallState state = new CallState();
+    state.cost = cost;
+    return before.thenCompose(v -> new RealChain(chain, 0, request, this, state).proceed(request)).thenApply(ex -> {
       if (ex.hasClientBody()) {
         throw new CompletionException(new RateLimitedException(ex, 1, "an interceptor returned the refusal"));
       }
@@ -283,7 +310,7 @@ public final class HeadroomClient {
     }
     URI target = uri.resolve(DISCOVERY_PATHS.get(index));
     HttpRequest request = HttpRequest.newBuilder(target).GET().header("Accept", "application/json").build();
-    List<Interceptor> chain = List.of(new PacingInterceptor(budgets),
+    List<Interceptor> chain = List.of(new PacingInterceptor(budgets, r -> RequestCost.none()),
         NetworkInterceptor.bounded(http, DiscoveredLimits.MAX_BYTES, ticker));
     // per path: a document (done), the origin's "none here" (next path), or a failed read (next
     // path, and the result is retried sooner)
@@ -395,6 +422,15 @@ public final class HeadroomClient {
      */
     public Builder scope(Function<HttpRequest, String> scope) {
       engineSettings.scope(scope);
+      return this;
+    }
+
+    /**
+     * What each request is expected to cost besides one request ({@link RequestCost}), for the
+     * requests sent without a cost of their own; none by default.
+     */
+    public Builder cost(Function<HttpRequest, RequestCost> cost) {
+      engineSettings.cost(cost);
       return this;
     }
 

@@ -1,6 +1,9 @@
 package dev.headroom.client;
 
+import java.net.http.HttpRequest;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 /**
  * Holds each attempt until its budgets allow it, then reports what the response said. Thread-safe
@@ -9,15 +12,21 @@ import java.util.concurrent.CompletableFuture;
 final class PacingInterceptor implements Interceptor {
 
   private final BudgetTracker budgets;
+  /** A call's cost when it states none ({@link ClientBudget#costOf}). */
+  private final Function<HttpRequest, RequestCost> defaultCost;
 
-  PacingInterceptor(BudgetTracker budgets) {
+  PacingInterceptor(BudgetTracker budgets, Function<HttpRequest, RequestCost> defaultCost) {
     this.budgets = budgets;
+    this.defaultCost = defaultCost;
   }
 
   @Override
   public CompletableFuture<Exchange> intercept(Chain chain) {
-    VendCall vend = chain instanceof RealChain ? ((RealChain) chain).state().vend : null;
-    return budgets.acquire(chain.request(), vend == null ? java.util.Set.of() : vend.labels()).thenCompose(permit -> {
+    CallState state = chain instanceof RealChain ? ((RealChain) chain).state() : null;
+    VendCall vend = state == null ? null : state.vend;
+    RequestCost stated = state == null ? null : state.cost;
+    RequestCost cost = stated != null ? stated : defaultCost.apply(chain.request());
+    return budgets.acquire(chain.request(), vend == null ? Set.of() : vend.labels(), cost).thenCompose(permit -> {
       CompletableFuture<Exchange> f;
       try {
         f = chain.proceed(chain.request());

@@ -20,6 +20,8 @@ final class Scope {
   /** Consecutive refusals without a usable Retry-After (see {@code BudgetTracker#report}). */
   int unpacedRefusals;
   boolean answered;
+  /** The stated cost of each request in flight that has one, by admission number ({@link RequestCost}). */
+  final Map<Long, RequestCost> costs = new HashMap<>();
   /** Admission numbers of the requests in flight. */
   final java.util.TreeSet<Long> inFlight = new java.util.TreeSet<>();
   long lastSeq;
@@ -36,6 +38,40 @@ final class Scope {
 
   int inFlight() {
     return inFlight.size();
+  }
+
+  /** The stated costs of the last answers, by answer number (ring of {@link TrackedBudget#RECENT}). */
+  private final RequestCost[] answeredCosts = new RequestCost[TrackedBudget.RECENT];
+
+  /** An answer to a request of cost {@code cost} was recorded: it is answer number {@link #answeredCount}. */
+  void answered(RequestCost cost) {
+    answeredCosts[(int) (answeredCount % TrackedBudget.RECENT)] = cost;
+    answeredCount++;
+  }
+
+  /**
+   * What the requests answered since answer number {@code from} are expected to cost in
+   * {@code unit}, saturating; {@code Long.MAX_VALUE} when they are more than the ring remembers.
+   */
+  long answeredCost(String unit, long from) {
+    if (answeredCount - from > TrackedBudget.RECENT) {
+      return Long.MAX_VALUE;
+    }
+    long sum = 0;
+    for (long n = Math.max(0, from); n < answeredCount; n++) {
+      RequestCost c = answeredCosts[(int) (n % TrackedBudget.RECENT)];
+      sum = Ceilings.saturatingAdd(sum, c == null ? 0 : c.amount(unit).orElse(0));
+    }
+    return sum;
+  }
+
+  /** What the requests in flight are expected to cost in {@code unit}, saturating. */
+  long inFlightCost(String unit) {
+    long sum = 0;
+    for (RequestCost c : costs.values()) {
+      sum = Ceilings.saturatingAdd(sum, c.amount(unit).orElse(0));
+    }
+    return sum;
   }
 
   List<CompletableFuture<Void>> drainWaiters() {

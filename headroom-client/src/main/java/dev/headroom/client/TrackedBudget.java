@@ -17,6 +17,8 @@ final class TrackedBudget {
   long resetAt;
   long quota = -1;
   long window = -1;
+  /** The quota unit remaining and quota count, lower case ({@link RequestCost}). */
+  String unit = RequestCost.REQUESTS;
   long lastAdmit;
   boolean probeAtReset;
   String source;
@@ -64,6 +66,50 @@ final class TrackedBudget {
     this.policy = policy;
     this.pk = pk;
     this.endpoint = endpoint;
+  }
+
+  /**
+   * Whether this budget counts requests (one unit each), which every model of the server's
+   * algorithm here assumes; a budget in another unit ({@link RequestCost}) is spent by each
+   * request's stated cost and waited for until its reset.
+   */
+  boolean countsRequests() {
+    return RequestCost.REQUESTS.equals(unit);
+  }
+
+  /** What a request of cost {@code cost} draws from this budget: one request, or its stated amount in the unit. */
+  long drawn(RequestCost cost) {
+    return countsRequests() ? 1 : cost.amount(unit).orElse(0);
+  }
+
+  /** {@link #unitWait}: one request goes alone and its answer says more. */
+  static final long UNIT_PROBE = -1;
+  /** {@link #unitWait}: only the answers in flight can say more. */
+  static final long UNIT_FOR_ANSWER = -2;
+
+  /**
+   * How long a request that draws {@code need} units waits for this budget of a unit other than
+   * requests ({@link RequestCost}): 0 when the remaining units cover it (at most the quota, so that
+   * a request dearer than a window goes once one is fresh), {@link #UNIT_FOR_ANSWER} while requests
+   * are in flight (their answers correct the books: the server reports what each really cost),
+   * else until the reset, where a window of the known quota starts (less {@code inFlightCost}, the
+   * cost of the requests on the wire, which may count in it) or, without a known quota and window
+   * no longer than {@code maxReset}, one request probes ({@link #UNIT_PROBE}).
+   */
+  long unitWait(long need, long now, int inFlight, long inFlightCost, long maxReset) {
+    if (now >= resetAt) {
+      if (quota < 0 || window <= 0 || window > maxReset) {
+        return UNIT_PROBE;
+      }
+      long periods = (now - resetAt) / window + 1;
+      resetAt = Ceilings.saturatingAdd(resetAt, Ceilings.saturatingMultiply(periods, window));
+      remaining = Math.max(0, quota - inFlightCost);
+    }
+    long covers = quota >= 0 ? Math.min(need, quota) : need;
+    if (remaining >= covers) {
+      return 0;
+    }
+    return inFlight > 0 ? UNIT_FOR_ANSWER : resetAt - now;
   }
 
   /** Notes a report's r and reset (receipt plus t) for {@link Scope#settle}. */

@@ -89,13 +89,16 @@ class BudgetTrackerFuzzTest {
         return Scheduler.advancing(ticker).delay(delay);
       };
       tracker = new BudgetTracker(ticker, scheduler, pacing, Ceilings.defaults(), r -> "scope",
-          VendClientOptions.defaults());
+          VendClientOptions.defaults(), RetryPolicy.defaults());
     }
 
     void answer(Exchange exchange) {
-      CompletableFuture<BudgetTracker.Permit> first = tracker.acquire(REQUEST, java.util.Set.of(VendCall.ALL_CALLS));
+      // The first states a cost in tokens, so that budgets in other units (qu) are fuzzed too.
+      CompletableFuture<BudgetTracker.Permit> first = tracker.acquire(REQUEST, java.util.Set.of(VendCall.ALL_CALLS),
+          RequestCost.of("tokens", 300));
       assertThat(first).as("admitted in virtual time").isDone();
-      CompletableFuture<BudgetTracker.Permit> second = tracker.acquire(REQUEST, java.util.Set.of(VendCall.ALL_CALLS));
+      CompletableFuture<BudgetTracker.Permit> second = tracker.acquire(REQUEST, java.util.Set.of(VendCall.ALL_CALLS),
+          RequestCost.none());
       tracker.record(first.join(), exchange);
       assertThat(second).as("woken by the answer to the request it waited for").isDone();
       tracker.record(second.join(), exchange);

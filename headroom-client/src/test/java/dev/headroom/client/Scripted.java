@@ -3,6 +3,7 @@ package dev.headroom.client;
 import dev.headroom.ManualTicker;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -42,6 +43,16 @@ final class Scripted {
   static HeadroomClient.Builder client(ManualTicker ticker) {
     return HeadroomClient.builder(HTTP).ticker(ticker).scheduler(Scheduler.advancing(ticker))
         .retry(RetryPolicy.builder().jitter(0).build());
+  }
+
+  /** {@link Scheduler#advancing} on {@code ticker}, adding every positive delay it is asked for to {@code waits}. */
+  static Scheduler recording(ManualTicker ticker, List<Duration> waits) {
+    return delay -> {
+      if (!delay.isZero() && !delay.isNegative()) {
+        waits.add(delay);
+      }
+      return Scheduler.advancing(ticker).delay(delay);
+    };
   }
 
   static HttpRequest get(TestServer server, String path) {

@@ -2,6 +2,7 @@ package dev.headroom.client.httpclient5;
 
 import dev.headroom.client.ClientBudget;
 import dev.headroom.client.RateLimitedException;
+import dev.headroom.client.RequestCost;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -85,8 +86,10 @@ public final class BudgetAsyncExecChainHandler implements AsyncExecChainHandler 
     // Each attempt gets a fresh copy: the steps further down add fields to the request they are given.
     HttpRequest original = BasicRequestBuilder.copy(request).build();
     Map<String, List<String>> fields = fields(request.getHeaders());
-    CompletableFuture<Attempt> done = budget.executeAsync(ClientBudget.requestView(request.getMethod(),
-        uri(request, scope), fields), replayable, new ClientBudget.AsyncTransport<Attempt>() {
+    var view = ClientBudget.requestView(request.getMethod(), uri(request, scope), fields);
+    CompletableFuture<Attempt> done = budget.executeAsync(view,
+        budget.costOf(view, scope.clientContext.getAttribute(RequestCost.ATTRIBUTE)), replayable,
+        new ClientBudget.AsyncTransport<Attempt>() {
           private boolean first = true;
 
           @Override

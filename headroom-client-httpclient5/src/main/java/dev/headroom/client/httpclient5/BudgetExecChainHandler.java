@@ -3,6 +3,7 @@ package dev.headroom.client.httpclient5;
 import dev.headroom.client.BudgetWaitException;
 import dev.headroom.client.ClientBudget;
 import dev.headroom.client.RateLimitedException;
+import dev.headroom.client.RequestCost;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -40,6 +41,11 @@ import org.apache.hc.core5.http.protocol.HttpContext;
  * <pre>{@code
  * CloseableHttpClient http = BudgetExecChainHandler.install(HttpClients.custom(), budget).build();
  * }</pre>
+ *
+ * <p>A request expected to cost more than one request in a unit the server meters (tokens, ...)
+ * says so with a context attribute: {@code context.setAttribute(RequestCost.ATTRIBUTE,
+ * RequestCost.of("tokens", 1200))}; without one, the engine's {@link ClientBudget.Builder#cost}
+ * decides ({@link RequestCost}).
  *
  * <p>{@link #install} puts the handler first in the chain (so it sees each request once, before
  * redirects) and replaces the builder's retry strategy with one that still retries I/O failures of
@@ -86,7 +92,8 @@ public final class BudgetExecChainHandler implements ExecChainHandler {
     // Each attempt gets a fresh copy: the steps further down add fields (Host, Content-Length) to
     // the request they are given and refuse to add them twice.
     ClassicHttpRequest original = ClassicRequestBuilder.copy(request).build();
-    return budget.execute(ClientBudget.requestView(request.getMethod(), uri(request, scope), fields(request.getHeaders())),
+    var view = ClientBudget.requestView(request.getMethod(), uri(request, scope), fields(request.getHeaders()));
+    return budget.execute(view, budget.costOf(view, scope.clientContext.getAttribute(RequestCost.ATTRIBUTE)),
         replayable, new ClientBudget.Transport<ClassicHttpResponse>() {
           private boolean first = true;
 

@@ -3,6 +3,7 @@ package dev.headroom.client.okhttp;
 import dev.headroom.client.BudgetWaitException;
 import dev.headroom.client.ClientBudget;
 import dev.headroom.client.RateLimitedException;
+import dev.headroom.client.RequestCost;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.Map;
@@ -25,6 +26,10 @@ import okhttp3.Response;
  *     .addInterceptor(BudgetInterceptor.of(budget))
  *     .build();
  * }</pre>
+ *
+ * <p>A request expected to cost more than one request in a unit the server meters (tokens, ...)
+ * says so with a tag: {@code new Request.Builder().tag(RequestCost.class, RequestCost.of("tokens",
+ * 1200))}; without one, the engine's {@link ClientBudget.Builder#cost} decides ({@link RequestCost}).
  *
  * <p>Register it with {@code addInterceptor}, not {@code addNetworkInterceptor}: it may proceed
  * more than once per call, which OkHttp allows application interceptors only. A request whose
@@ -52,8 +57,8 @@ public final class BudgetInterceptor implements Interceptor {
     Request request = chain.request();
     RequestBody body = request.body();
     boolean replayable = body == null || !body.isOneShot();
-    return budget.execute(
-        ClientBudget.requestView(request.method(), request.url().uri(), request.headers().toMultimap()), replayable,
+    var view = ClientBudget.requestView(request.method(), request.url().uri(), request.headers().toMultimap());
+    return budget.execute(view, budget.costOf(view, request.tag(RequestCost.class)), replayable,
         new ClientBudget.Transport<Response>() {
           @Override
           public Response send() throws IOException {

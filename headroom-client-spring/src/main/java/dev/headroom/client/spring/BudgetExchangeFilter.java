@@ -2,6 +2,7 @@ package dev.headroom.client.spring;
 
 import dev.headroom.client.ClientBudget;
 import dev.headroom.client.RateLimitedException;
+import dev.headroom.client.RequestCost;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Objects;
@@ -30,6 +31,11 @@ import reactor.core.publisher.Mono;
  *     .build();
  * }</pre>
  *
+ * <p>A request expected to cost more than one request in a unit the server meters (tokens, ...)
+ * says so with a request attribute: {@code web.post().attribute(RequestCost.ATTRIBUTE,
+ * RequestCost.of("tokens", 1200))}; without one, the engine's {@link ClientBudget.Builder#cost}
+ * decides ({@link RequestCost}).
+ *
  * <p>A retry exchanges the same {@link ClientRequest} again, which runs its body inserter again:
  * values and cold publishers are sent again as they were; a body from a publisher that can be
  * subscribed once should go with a policy that does not retry its method. Cancelling the
@@ -52,9 +58,11 @@ public final class BudgetExchangeFilter implements ExchangeFilterFunction {
 
   @Override
   public Mono<ClientResponse> filter(ClientRequest request, ExchangeFunction next) {
-    return Mono.defer(() -> Mono.fromFuture(budget.executeAsync(
-        ClientBudget.requestView(request.method().name(), request.url(), request.headers()), true,
-        new ClientBudget.AsyncTransport<ClientResponse>() {
+    return Mono.defer(() -> {
+      var view = ClientBudget.requestView(request.method().name(), request.url(), request.headers());
+      return Mono.fromFuture(budget.executeAsync(view,
+          budget.costOf(view, request.attribute(RequestCost.ATTRIBUTE).orElse(null)), true,
+          new ClientBudget.AsyncTransport<ClientResponse>() {
           @Override
           public CompletableFuture<ClientResponse> send() {
             return next.exchange(request).toFuture();
@@ -83,7 +91,8 @@ public final class BudgetExchangeFilter implements ExchangeFilterFunction {
           public void discard(ClientResponse response) {
             response.releaseBody().subscribe();
           }
-        })));
+        }));
+    });
   }
 
   private static byte[] bytes(DataBuffer buffer) {

@@ -3,6 +3,7 @@ package dev.headroom.client.spring;
 import dev.headroom.client.BudgetWaitException;
 import dev.headroom.client.ClientBudget;
 import dev.headroom.client.RateLimitedException;
+import dev.headroom.client.RequestCost;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Collection;
@@ -29,6 +30,11 @@ import org.springframework.http.client.ClientHttpResponse;
  *     .build();
  * }</pre>
  *
+ * <p>A request expected to cost more than one request in a unit the server meters (tokens, ...)
+ * says so with a request attribute: {@code rest.post().attribute(RequestCost.ATTRIBUTE,
+ * RequestCost.of("tokens", 1200))}; without one, the engine's {@link ClientBudget.Builder#cost}
+ * decides ({@link RequestCost}).
+ *
  * <p>The body reaches interceptors as a byte array, so it can always be sent again; whether a
  * method may be retried is the engine's {@link dev.headroom.client.RetryPolicy}'s call. Register it
  * last among the interceptors: Spring's execution runs the interceptors after it on the first try
@@ -52,8 +58,8 @@ public final class BudgetRequestInterceptor implements ClientHttpRequestIntercep
   @Override
   public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
       throws IOException {
-    return budget.execute(
-        ClientBudget.requestView(request.getMethod().name(), request.getURI(), request.getHeaders()), true,
+    var view = ClientBudget.requestView(request.getMethod().name(), request.getURI(), request.getHeaders());
+    return budget.execute(view, budget.costOf(view, request.getAttributes().get(RequestCost.ATTRIBUTE)), true,
         new ClientBudget.Transport<ClientHttpResponse>() {
           @Override
           public ClientHttpResponse send() throws IOException {
