@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
@@ -343,7 +344,6 @@ final class BudgetTracker implements Budgets {
     return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount, now, cost));
   }
 
-
   /** Whether admissions against a budget of this kind are spaced ({@link EvenSpacing#interval}) or go at once. */
   private boolean spacesEvenly(ObservedAlgorithm.Kind kind) {
     switch (pacing) {
@@ -562,7 +562,7 @@ final class BudgetTracker implements Budgets {
 
   /** The unit a policy's quota counts, lower case: its {@code qu}, or requests without a policy. */
   private static String unitOf(QuotaPolicyItem p) {
-    return p == null ? RequestCost.REQUESTS : p.unit().toLowerCase(java.util.Locale.ROOT);
+    return p == null ? RequestCost.REQUESTS : p.unit().toLowerCase(Locale.ROOT);
   }
 
   /** Records one report of a budget, as {@link #apply} explains (shared by headers and the vend extension). */
