@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
@@ -105,7 +106,7 @@ class AcquisitionValidationTest {
         .hasMessage("duration: expected zero or positive, got PT-0.000000001S");
     assertThatThrownBy(() -> t.advanceNanos(-5)).isInstanceOf(IllegalArgumentException.class)
         .hasMessage("delta: expected zero or positive nanoseconds, got -5");
-    assertThatThrownBy(() -> t.set(java.time.Instant.parse("2025-12-31T23:59:59Z")))
+    assertThatThrownBy(() -> t.set(Instant.parse("2025-12-31T23:59:59Z")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("instant: expected no earlier than 2026-01-01T00:00:00Z, got 2025-12-31T23:59:59Z");
   }

@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -215,9 +216,9 @@ class InMemoryStoreBoundedMemoryTest {
   @Test
   @DisplayName("maxKeys below 1 and a null ticker are refused with the field named")
   void builderValidation() {
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> InMemoryStore.builder().maxKeys(0))
+    Assertions.assertThatThrownBy(() -> InMemoryStore.builder().maxKeys(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("maxKeys: expected at least 1, got 0");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> InMemoryStore.builder().ticker(null))
+    Assertions.assertThatThrownBy(() -> InMemoryStore.builder().ticker(null))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("ticker: expected a Ticker, got null");
   }
 }

@@ -9,6 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -39,7 +40,7 @@ class InMemoryStoreEvictionRaceTest {
     int callers = 8;
     AtomicLongArray admitted = new AtomicLongArray(callers);
     CountDownLatch start = new CountDownLatch(1);
-    java.util.concurrent.atomic.AtomicBoolean flooding = new java.util.concurrent.atomic.AtomicBoolean(true);
+    AtomicBoolean flooding = new AtomicBoolean(true);
     List<Future<?>> work = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
       work.add(pool.submit(() -> {

@@ -10,6 +10,8 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -174,7 +176,7 @@ class ImportCircleTest {
     private final Map<String, Integer> index = new HashMap<>();
     private final Map<String, Integer> low = new HashMap<>();
     private final Deque<String> stack = new ArrayDeque<>();
-    private final Set<String> onStack = new java.util.HashSet<>();
+    private final Set<String> onStack = new HashSet<>();
     private final List<Set<String>> components = new ArrayList<>();
     private int next;
 
@@ -199,7 +201,7 @@ class ImportCircleTest {
         Object[] frame = work.peek();
         String v = (String) frame[0];
         @SuppressWarnings("unchecked")
-        java.util.Iterator<String> it = (java.util.Iterator<String>) frame[1];
+        Iterator<String> it = (Iterator<String>) frame[1];
         if (it.hasNext()) {
           String w = it.next();
           if (!index.containsKey(w)) {

@@ -3,6 +3,7 @@ package dev.headroom.cli;
 import dev.headroom.gateway.ConfigException;
 import dev.headroom.gateway.Gateway;
 import dev.headroom.gateway.GatewayConfig;
+import io.netty.util.ResourceLeakDetector;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -10,9 +11,9 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code headroom serve}: runs the gateway until interrupted. Prints exactly one line
@@ -96,7 +97,7 @@ final class ServeCommand implements Callable<Integer> {
       // The gateway releases every buffer it is handed (the end-to-end tests run with leak
       // detection on); in production the sampled stack traces and wrapped buffers cost CPU on
       // every request. -Dio.netty.leakDetection.level=simple (or paranoid) turns it back on.
-      io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
+      ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
     }
     if (port != null) {
       cfg = cfg.withListenPort(port);

@@ -10,6 +10,10 @@ import dev.headroom.gateway.Gateway;
 import dev.headroom.gateway.GatewayConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -86,11 +90,11 @@ class CheckSubcommandTest {
     GatewayConfig sample = GatewayConfig.sample().withListenPort(0).withAdminPort(0);
     try (Gateway live = Gateway.builder(sample).threads(2).watchFile(false).start()) {
       String liveUrl = "http://127.0.0.1:" + live.address().getPort();
-      java.net.http.HttpClient client = java.net.http.HttpClient.newHttpClient();
+      HttpClient client = HttpClient.newHttpClient();
       int status = 0;
       for (int i = 0; i < 20 && status != 429; i++) {
-        status = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(liveUrl + "/hello")).build(),
-            java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+        status = client.send(HttpRequest.newBuilder(URI.create(liveUrl + "/hello")).build(),
+            HttpResponse.BodyHandlers.discarding()).statusCode();
       }
       assertThat(status).as("the burst is used before the check").isEqualTo(429);
       Run r = headroom("check", liveUrl, "--probe", "10", "--json");

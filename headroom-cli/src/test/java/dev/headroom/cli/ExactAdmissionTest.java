@@ -28,6 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -193,7 +194,7 @@ class ExactAdmissionTest {
     AtomicInteger next = new AtomicInteger();
     CountDownLatch go = new CountDownLatch(1);
     ExecutorService threads = Executors.newFixedThreadPool(CONNECTIONS);
-    List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+    List<Future<?>> done = new ArrayList<>();
     for (int t = 0; t < CONNECTIONS; t++) {
       done.add(threads.submit(() -> {
         go.await();
@@ -209,7 +210,7 @@ class ExactAdmissionTest {
     }
     go.countDown();
     try {
-      for (java.util.concurrent.Future<?> f : done) {
+      for (Future<?> f : done) {
         f.get(60, TimeUnit.SECONDS);
       }
     } finally {

@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -105,7 +106,7 @@ class StreamingTest {
         return -1;
       }
       int n = (int) Math.min(len, left);
-      java.util.Arrays.fill(b, off, off + n, (byte) 0);
+      Arrays.fill(b, off, off + n, (byte) 0);
       left -= n;
       return n;
     }

@@ -11,11 +11,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalLong;
@@ -709,7 +711,7 @@ final class BudgetTracker implements Budgets {
     if (vend != null && vend.isVendCall(request) && s != null) {
       // The body (and so the function) of the request is not read here: every vend budget is listed,
       // each named by the scope or function it paces.
-      labels = new java.util.HashSet<>();
+      labels = new HashSet<>();
       for (TrackedBudget e : s.entries.values()) {
         if (e.selector != null) {
           labels.add(e.selector);
@@ -730,8 +732,8 @@ final class BudgetTracker implements Budgets {
 
   @Override
   public void observe(HttpRequest request, String policy, long remaining, Duration reset) {
-    java.util.Objects.requireNonNull(policy, "policy");
-    java.util.Objects.requireNonNull(reset, "reset");
+    Objects.requireNonNull(policy, "policy");
+    Objects.requireNonNull(reset, "reset");
     if (remaining < 0) {
       throw new IllegalArgumentException("remaining: expected zero or more, got " + remaining);
     }
@@ -754,7 +756,7 @@ final class BudgetTracker implements Budgets {
 
   @Override
   public void hold(HttpRequest request, Duration delay) {
-    java.util.Objects.requireNonNull(delay, "delay");
+    Objects.requireNonNull(delay, "delay");
     if (delay.isNegative()) {
       throw new IllegalArgumentException("delay: expected zero or more, got " + delay);
     }

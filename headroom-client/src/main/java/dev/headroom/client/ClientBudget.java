@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.stream.Stream;
 import javax.net.ssl.SSLSession;
 
 /**
@@ -591,7 +592,7 @@ public final class ClientBudget {
       List<String> kept = values.stream().filter(Objects::nonNull).toList();
       if (!kept.isEmpty()) {
         out.merge(name.toLowerCase(Locale.ROOT), kept,
-            (a, b) -> java.util.stream.Stream.concat(a.stream(), b.stream()).toList());
+            (a, b) -> Stream.concat(a.stream(), b.stream()).toList());
       }
     });
     return HttpHeaders.of(out, (a, b) -> true);

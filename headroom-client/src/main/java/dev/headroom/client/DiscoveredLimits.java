@@ -1,16 +1,17 @@
 package dev.headroom.client;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.core.JsonFactory;
 import dev.headroom.http.path.PathTemplate;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -73,7 +74,7 @@ public final class DiscoveredLimits {
     JsonNode limits = root.get("limits");
     if (limits == null || !limits.isObject()) {
       throw new IllegalArgumentException("limits: expected an object of endpoint entries (Graceful Boundaries section 1), got "
-          + (limits == null ? "nothing" : limits.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)));
+          + (limits == null ? "nothing" : limits.getNodeType().toString().toLowerCase(Locale.ROOT)));
     }
     List<String> issues = new ArrayList<>();
     List<Endpoint> endpoints = new ArrayList<>();
@@ -94,7 +95,7 @@ public final class DiscoveredLimits {
         issues.add("limits." + key + ".endpoint: " + ex.getMessage() + "; skipped");
         continue;
       }
-      String method = entry.path("method").isTextual() ? entry.get("method").asText().toUpperCase(java.util.Locale.ROOT) : null;
+      String method = entry.path("method").isTextual() ? entry.get("method").asText().toUpperCase(Locale.ROOT) : null;
       if (method != null && (method.equals("ANY") || method.equals("*"))) {
         method = null; // Headroom's servlet filter publishes a route of every method as ANY
       }
@@ -166,7 +167,7 @@ public final class DiscoveredLimits {
   }
 
   private static String normalised(String text) {
-    String t = text.strip().replaceAll("\\s+", " ").toLowerCase(java.util.Locale.ROOT);
+    String t = text.strip().replaceAll("\\s+", " ").toLowerCase(Locale.ROOT);
     return t.endsWith(".") ? t.substring(0, t.length() - 1) : t;
   }
 

@@ -6,14 +6,19 @@ import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalParseException;
 import dev.headroom.http.body.RefusalReader;
 import dev.headroom.http.headers.RateLimitFields;
+import dev.headroom.vend.format.VendBackoff;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One request and the response it got, as the client's interceptors see it: the response, its
@@ -103,19 +108,19 @@ public final class Exchange {
     return new Exchange(request, response, fields, cached, refused, refusal, retryAfter, receivedAt);
   }
 
-  private static final java.util.regex.Pattern META_RETRY_AFTER = java.util.regex.Pattern.compile(
-      "<meta\\s+name=[\"']retry-after[\"']\\s+content=[\"']([0-9]{1,10})[\"']", java.util.regex.Pattern.CASE_INSENSITIVE);
+  private static final Pattern META_RETRY_AFTER = Pattern.compile(
+      "<meta\\s+name=[\"']retry-after[\"']\\s+content=[\"']([0-9]{1,10})[\"']", Pattern.CASE_INSENSITIVE);
 
   /**
    * An HTML refusal without Retry-After may carry the wait as {@code <meta name="retry-after"
    * content="N">} (Graceful Boundaries section 2, HTML 429 responses).
    */
   private static Duration htmlRetryAfter(HttpResponse<?> response, RefusalBody body) {
-    String type = response.headers().firstValue("Content-Type").orElse("").toLowerCase(java.util.Locale.ROOT);
+    String type = response.headers().firstValue("Content-Type").orElse("").toLowerCase(Locale.ROOT);
     if (!type.startsWith("text/html")) {
       return null;
     }
-    java.util.regex.Matcher m = META_RETRY_AFTER.matcher(new String(body.bytes(), java.nio.charset.StandardCharsets.UTF_8));
+    Matcher m = META_RETRY_AFTER.matcher(new String(body.bytes(), StandardCharsets.UTF_8));
     return m.find() ? Duration.ofSeconds(Long.parseLong(m.group(1))) : null;
   }
 
@@ -148,7 +153,7 @@ public final class Exchange {
     boolean limited = reading.rateLimited().isPresent();
     Duration wait = reading.retryAfter().orElse(retryAfter);
     if (limited && wait == null) {
-      wait = dev.headroom.vend.format.VendBackoff.MIN_RETRY_AFTER;
+      wait = VendBackoff.MIN_RETRY_AFTER;
     }
     Exchange out = new Exchange(request, response, fields, fromCache, refused || limited, refusal,
         limited ? wait : retryAfter, receivedAt);

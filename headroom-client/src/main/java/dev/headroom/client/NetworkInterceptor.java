@@ -1,10 +1,11 @@
 package dev.headroom.client;
 
+import dev.headroom.Ticker;
 import java.net.http.HttpClient;
-import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandler;
 import java.net.http.HttpResponse.BodySubscriber;
 import java.net.http.HttpResponse.BodySubscribers;
+import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
@@ -26,10 +27,10 @@ final class NetworkInterceptor implements Interceptor {
   private final BodyHandler<?> callerHandler;
   private final int maxRefusalBytes;
   private final int maxCopyBytes;
-  private final dev.headroom.Ticker ticker;
+  private final Ticker ticker;
 
   NetworkInterceptor(HttpClient http, BodyHandler<?> callerHandler, int maxRefusalBytes, int maxCopyBytes,
-      dev.headroom.Ticker ticker) {
+      Ticker ticker) {
     this.http = http;
     this.ticker = ticker;
     this.callerHandler = callerHandler;
@@ -38,7 +39,7 @@ final class NetworkInterceptor implements Interceptor {
   }
 
   /** A network step whose every body is read by the client, bounded (for discovery documents). */
-  static NetworkInterceptor bounded(HttpClient http, int maxBytes, dev.headroom.Ticker ticker) {
+  static NetworkInterceptor bounded(HttpClient http, int maxBytes, Ticker ticker) {
     BodyHandler<RefusalBody> all = info -> RefusalBody.subscriber(maxBytes);
     return new NetworkInterceptor(http, all, maxBytes, 0, ticker);
   }

@@ -1,6 +1,7 @@
 package dev.headroom.client;
 
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -42,7 +43,7 @@ final class Origins {
         return Optional.empty();
       }
       return Optional.of(resolved);
-    } catch (java.net.URISyntaxException | IllegalArgumentException e) {
+    } catch (URISyntaxException | IllegalArgumentException e) {
       return Optional.empty();
     }
   }

@@ -2,6 +2,7 @@ package dev.headroom.client;
 
 import java.net.http.HttpResponse.BodySubscriber;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -56,7 +57,7 @@ final class RefusalBody {
           }
           if (n > 0) {
             if (size + n > buf.length) {
-              buf = java.util.Arrays.copyOf(buf, Math.min(max, Math.max(buf.length * 2, size + n)));
+              buf = Arrays.copyOf(buf, Math.min(max, Math.max(buf.length * 2, size + n)));
             }
             b.get(buf, size, n);
             size += n;
@@ -71,7 +72,7 @@ final class RefusalBody {
 
       @Override
       public void onComplete() {
-        result.complete(new RefusalBody(java.util.Arrays.copyOf(buf, size), truncated));
+        result.complete(new RefusalBody(Arrays.copyOf(buf, size), truncated));
       }
     };
   }

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -23,7 +24,7 @@ final class Scope {
   /** The stated cost of each request in flight that has one, by admission number ({@link RequestCost}). */
   final Map<Long, RequestCost> costs = new HashMap<>();
   /** Admission numbers of the requests in flight. */
-  final java.util.TreeSet<Long> inFlight = new java.util.TreeSet<>();
+  final TreeSet<Long> inFlight = new TreeSet<>();
   long lastSeq;
   /** Answers recorded so far. */
   long answeredCount;

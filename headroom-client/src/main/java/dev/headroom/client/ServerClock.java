@@ -1,5 +1,12 @@
 package dev.headroom.client;
 
+import dev.headroom.http.HeaderNames;
+import dev.headroom.http.RetryAfter;
+import java.net.http.HttpResponse;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+
 /**
  * Where one origin's clock stands against the client's, learnt from its {@code Date} fields, to read
  * a reset it states as an instant ({@code X-RateLimit-Reset} in epoch seconds) on the client's clock.
@@ -96,12 +103,12 @@ final class ServerClock {
    * The response's {@code Date} in nanoseconds since the epoch, or {@code Long.MIN_VALUE} without
    * one valid HTTP-date.
    */
-  static long date(java.net.http.HttpResponse<?> response) {
-    java.util.List<String> dates = response.headers().allValues("Date");
+  static long date(HttpResponse<?> response) {
+    List<String> dates = response.headers().allValues("Date");
     if (dates.size() != 1) {
       return Long.MIN_VALUE;
     }
-    return dev.headroom.http.RetryAfter.parseHttpDate(dates.get(0).strip(), java.time.Instant.EPOCH)
+    return RetryAfter.parseHttpDate(dates.get(0).strip(), Instant.EPOCH)
         .filter(i -> i.getEpochSecond() >= 0 && i.getEpochSecond() < Long.MAX_VALUE / SECOND / 2)
         .map(i -> i.getEpochSecond() * SECOND).orElse(Long.MIN_VALUE);
   }
@@ -111,8 +118,8 @@ final class ServerClock {
    * epoch seconds (as the header parser reads it: from 1,000,000,000 up to but excluding
    * 100,000,000,000, beyond which it is milliseconds), else {@code Long.MIN_VALUE}.
    */
-  static long epochReset(java.net.http.HttpResponse<?> response) {
-    java.util.List<String> values = response.headers().allValues(dev.headroom.http.HeaderNames.X_RATELIMIT_RESET);
+  static long epochReset(HttpResponse<?> response) {
+    List<String> values = response.headers().allValues(HeaderNames.X_RATELIMIT_RESET);
     if (values.size() != 1) {
       return Long.MIN_VALUE;
     }
@@ -126,6 +133,6 @@ final class ServerClock {
 
   @Override
   public String toString() {
-    return String.format(java.util.Locale.ROOT, "server clock - client clock in [%.3f, %.3f) s", low / 1e9, high / 1e9);
+    return String.format(Locale.ROOT, "server clock - client clock in [%.3f, %.3f) s", low / 1e9, high / 1e9);
   }
 }

@@ -1,5 +1,7 @@
 package dev.headroom.client;
 
+import java.util.Arrays;
+
 /**
  * The client's own model of a server's two-counter sliding window (Cloudflare's published
  * algorithm; headroom-core's {@code SlidingWindow}), for one budget of one scope: when the next unit
@@ -272,7 +274,7 @@ final class SlidingWindowModel {
       return -1;
     }
     if (ruledFor != window) {
-      java.util.Arrays.fill(ruledOut, false);
+      Arrays.fill(ruledOut, false);
       ruledFor = window;
       consistent = null;
     }

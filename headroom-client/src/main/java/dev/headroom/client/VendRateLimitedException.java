@@ -3,6 +3,7 @@ package dev.headroom.client;
 import dev.headroom.vend.format.VendError;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The client gave up on a refused vend call (seed 003, "Handling RATE_LIMITED"): retry was off
@@ -31,7 +32,7 @@ public final class VendRateLimitedException extends RateLimitedException {
   public List<Budget> extensionData() {
     return exchange().vend().map(r -> r.limits().stream()
         .map(l -> new Budget(l.policy(), Optional.empty(), l.remaining(), l.resetsIn(),
-            java.util.OptionalLong.of(l.limit()), l.window(), "vend"))
+            OptionalLong.of(l.limit()), l.window(), "vend"))
         .toList()).orElse(List.of());
   }
 }

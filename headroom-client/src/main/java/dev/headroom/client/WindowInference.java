@@ -1,7 +1,10 @@
 package dev.headroom.client;
 
+import java.util.Collections;
 import java.util.Iterator;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -276,8 +279,8 @@ final class WindowInference {
   }
 
   /** The whole-second windows of a sliding window that still fit the reports, once modelled. */
-  java.util.Set<Long> windows() {
-    return java.util.Collections.unmodifiableSet(candidates.keySet());
+  Set<Long> windows() {
+    return Collections.unmodifiableSet(candidates.keySet());
   }
 
   /** A request of the scope was admitted: every window's model counts it. */
@@ -303,7 +306,7 @@ final class WindowInference {
 
   @Override
   public String toString() {
-    return String.format(java.util.Locale.ROOT, "d in (%.3f, %.3f|%.3f) bucket%s, w in (%.2f, %.2f), candidates %s%s",
+    return String.format(Locale.ROOT, "d in (%.3f, %.3f|%.3f) bucket%s, w in (%.2f, %.2f), candidates %s%s",
         perUnitLow / 1e9, perUnitHighT / 1e9, perUnitHighF / 1e9, bucketRefuted ? " refuted" : "", windowLow / 1e9,
         windowHigh / 1e9,
         candidates.keySet(), disabled ? " disabled" : "");

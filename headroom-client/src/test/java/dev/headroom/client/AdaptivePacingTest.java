@@ -8,8 +8,8 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
 import dev.headroom.http.RetryAfter;
 import dev.headroom.http.headers.HeaderDialect;
@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -94,7 +95,7 @@ class AdaptivePacingTest {
     // Each request is decided 1 to 20 ms after it was sent, as over a network: a window anchored at
     // a request starts when that request arrives, and a phase carried over from the last one would
     // be early whenever this one arrives sooner after it was sent.
-    java.util.Random network = new java.util.Random(15);
+    Random network = new Random(15);
     try (TestServer server = new TestServer(ticker, req -> {
       synchronized (network) {
         ticker.advance(Duration.ofMillis(1 + network.nextInt(20)));
@@ -327,7 +328,7 @@ class AdaptivePacingTest {
    * #decided}.
    */
   private static final class Network {
-    private final java.util.Random random;
+    private final Random random;
     private final boolean wholeMillis;
     private final List<Long> admissions = new ArrayList<>();
 
@@ -336,7 +337,7 @@ class AdaptivePacingTest {
     }
 
     Network(long seed, boolean wholeMillis) {
-      this.random = new java.util.Random(seed);
+      this.random = new Random(seed);
       this.wholeMillis = wholeMillis;
     }
 

@@ -15,6 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import javax.net.ssl.SSLSession;
 
@@ -46,7 +48,7 @@ class BudgetTrackerFuzzTest {
       String[] lines = answers[i].split("\n", 33);
       int status = status(lines[0]);
       // One entry per name whatever its case, as the JDK client hands fields over.
-      Map<String, List<String>> headers = new java.util.TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+      Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
       for (int j = 1; j < Math.min(lines.length, 33); j++) {
         int colon = lines[j].indexOf(':');
         String name = colon > 0 ? lines[j].substring(0, colon).strip() : "";
@@ -94,10 +96,10 @@ class BudgetTrackerFuzzTest {
 
     void answer(Exchange exchange) {
       // The first states a cost in tokens, so that budgets in other units (qu) are fuzzed too.
-      CompletableFuture<BudgetTracker.Permit> first = tracker.acquire(REQUEST, java.util.Set.of(VendCall.ALL_CALLS),
+      CompletableFuture<BudgetTracker.Permit> first = tracker.acquire(REQUEST, Set.of(VendCall.ALL_CALLS),
           RequestCost.of("tokens", 300));
       assertThat(first).as("admitted in virtual time").isDone();
-      CompletableFuture<BudgetTracker.Permit> second = tracker.acquire(REQUEST, java.util.Set.of(VendCall.ALL_CALLS),
+      CompletableFuture<BudgetTracker.Permit> second = tracker.acquire(REQUEST, Set.of(VendCall.ALL_CALLS),
           RequestCost.none());
       tracker.record(first.join(), exchange);
       assertThat(second).as("woken by the answer to the request it waited for").isDone();

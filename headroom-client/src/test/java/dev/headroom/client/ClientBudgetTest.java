@@ -9,15 +9,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.headroom.ManualTicker;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -44,7 +46,7 @@ class ClientBudgetTest {
           return Scripted.HTTP.send(request, BodyHandlers.ofByteArray());
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          throw new java.io.InterruptedIOException();
+          throw new InterruptedIOException();
         }
       }
 
@@ -231,7 +233,7 @@ class ClientBudgetTest {
               return CompletableFuture.completedFuture(response.body());
             }
           });
-      assertThat(f.get(30, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+      assertThat(f.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
       assertThat(gaps(server)).containsExactly(2.0);
     }
   }

@@ -5,8 +5,8 @@ import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
 import dev.headroom.http.RetryAfter;
 import dev.headroom.http.headers.HeaderDialect;
@@ -16,7 +16,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.EnumSet;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.function.Function;
 
 /**
@@ -206,7 +208,7 @@ final class Peers {
   static Factory headroom(HeaderDialect dialect, Algorithm algorithm) {
     return (ticker, quota, window) -> {
       QuotaPolicy p = policy(quota, window, algorithm);
-      RateLimitHeaders emitter = RateLimitHeaders.builder().dialects(java.util.EnumSet.of(dialect)).ticker(ticker).policies(java.util.List.of(p)).build();
+      RateLimitHeaders emitter = RateLimitHeaders.builder().dialects(EnumSet.of(dialect)).ticker(ticker).policies(List.of(p)).build();
       QuotaLimiter limiter = limiter(ticker);
       return req -> {
         Decision d = limiter.acquire(p, PartitionKey.of("client"));

@@ -11,14 +11,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.headroom.ManualTicker;
 import dev.headroom.http.body.ProblemType;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -75,7 +79,7 @@ class RefusalHandlingTest {
 
   @Test
   void jitterOnlyLengthensTheWait() {
-    RetryPolicy p = RetryPolicy.builder().jitter(0.5).random(new java.util.SplittableRandom(7)).build();
+    RetryPolicy p = RetryPolicy.builder().jitter(0.5).random(new SplittableRandom(7)).build();
     for (int i = 0; i < 100; i++) {
       Duration d = p.delay(0, Duration.ofSeconds(10));
       assertThat(d).isBetween(Duration.ofSeconds(10), Duration.ofSeconds(15));
@@ -190,7 +194,7 @@ class RefusalHandlingTest {
   @Test
   void aFailedDiscoveryReadIsTriedAgainAfterAMinuteNotAfterTheTtl() throws Exception {
     String doc = "{\"service\":\"Example\",\"description\":\"Items.\",\"limits\":{}}";
-    java.util.concurrent.atomic.AtomicInteger wellKnown = new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger wellKnown = new AtomicInteger();
     try (TestServer server = new TestServer(ticker, req -> switch (req.path()) {
       case "/.well-known/limits" -> wellKnown.incrementAndGet() == 1
           ? TestServer.Reply.of(503).body("text/plain", "down") : TestServer.Reply.of(200).json(doc);
@@ -250,7 +254,7 @@ class RefusalHandlingTest {
       }
       ticker.advance(Duration.ofSeconds(5));
       parked.get(0).complete(null);
-      assertThat(f.get(10, java.util.concurrent.TimeUnit.SECONDS).body()).isEqualTo("ok");
+      assertThat(f.get(10, TimeUnit.SECONDS).body()).isEqualTo("ok");
     }
   }
 
@@ -283,7 +287,7 @@ class RefusalHandlingTest {
       assertThat(client.budgets().snapshot(get(server, "/rpc"))).isEmpty();
       client.budgets().observe(get(server, "/rpc"), "vend-scope", 3, Duration.ofSeconds(60));
       assertThat(client.budgets().snapshot(get(server, "/rpc"))).extracting(Budget::policy, Budget::remaining, Budget::source)
-          .containsExactly(org.assertj.core.groups.Tuple.tuple("vend-scope", 3L, "observed"));
+          .containsExactly(Tuple.tuple("vend-scope", 3L, "observed"));
     }
   }
 

@@ -11,6 +11,7 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaLimiter;
 import java.time.Duration;
 import java.time.Instant;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -112,7 +113,7 @@ class SlidingWindowModelTest {
    * every 1.25 s (more than {@code w / q} late). Placed together, the burst's reports (9 down to 3,
    * one each, then 3, 2, 1, 0) count the seven.
    */
-  @org.junit.jupiter.api.Test
+  @Test
   void aBurstAcrossAShortFirstWindowsEndIsPlacedTogether() {
     long epoch = 1_800_000_000L * SECOND;
     ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, epoch));
@@ -147,7 +148,7 @@ class SlidingWindowModelTest {
   }
 
   /** A refusal turns the model off: it never names an instant again. */
-  @org.junit.jupiter.api.Test
+  @Test
   void aDisabledModelSaysNothing() {
     SlidingWindowModel model = new SlidingWindowModel(true, 0, W);
     model.admitted(1, 0);
@@ -165,7 +166,7 @@ class SlidingWindowModelTest {
    * burst of ten 4.4 s into a 5 s window of phase 0, as {@code X-RateLimit-*} gives them in
    * {@link AdaptivePacingTest} ({@code t} and the reset's lower bound on the client's clock).
    */
-  @org.junit.jupiter.api.Test
+  @Test
   void anEpochResetBoundsFromTheReceiptAcrossABoundary() {
     SlidingWindowModel model = new SlidingWindowModel(true, 0, W).copyFor(W, WindowInference.SLACK);
     // seq, admitted, received, r, t, reset's lower bound (milliseconds)

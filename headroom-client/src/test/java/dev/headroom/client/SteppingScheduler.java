@@ -1,6 +1,7 @@
 package dev.headroom.client;
 
 import dev.headroom.ManualTicker;
+import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +57,7 @@ final class SteppingScheduler implements Scheduler {
   Interceptor wire() {
     return chain -> {
       onTheWire.incrementAndGet();
-      java.net.http.HttpRequest sent = java.net.http.HttpRequest.newBuilder(chain.request(), (n, v) -> true)
+      HttpRequest sent = HttpRequest.newBuilder(chain.request(), (n, v) -> true)
           .header(SENT_AT, Long.toString(ticker.read())).build();
       CompletableFuture<Exchange> answered = new CompletableFuture<>();
       chain.proceed(sent).whenComplete((e, t) -> {

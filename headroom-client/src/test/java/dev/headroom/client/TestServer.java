@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -178,7 +179,7 @@ public final class TestServer implements AutoCloseable {
 
   private static void readBody(InputStream in, Map<String, List<String>> headers) throws IOException {
     List<String> te = headers.get("Transfer-Encoding");
-    if (te != null && te.stream().anyMatch(v -> v.toLowerCase(java.util.Locale.ROOT).contains("chunked"))) {
+    if (te != null && te.stream().anyMatch(v -> v.toLowerCase(Locale.ROOT).contains("chunked"))) {
       for (;;) {
         String size = line(in);
         if (size == null) {

@@ -6,17 +6,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.headroom.ManualTicker;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The client side of the vend rate-limit extension (seed 003, "Client Behavior"): backoff by
@@ -176,9 +180,9 @@ class VendRateLimitTest {
     assertThat(client.budgets().snapshot(call("orders.create")))
         .extracting(Budget::policy, Budget::remaining, Budget::reset, Budget::source)
         .containsExactlyInAnyOrder(
-            org.assertj.core.groups.Tuple.tuple("vend:global", 5477L, Duration.ofSeconds(32), "vend"),
-            org.assertj.core.groups.Tuple.tuple("vend:service", 847L, Duration.ofSeconds(32), "vend"),
-            org.assertj.core.groups.Tuple.tuple("vend:function:orders.create", 55L, Duration.ofSeconds(32), "vend"));
+            Tuple.tuple("vend:global", 5477L, Duration.ofSeconds(32), "vend"),
+            Tuple.tuple("vend:service", 847L, Duration.ofSeconds(32), "vend"),
+            Tuple.tuple("vend:function:orders.create", 55L, Duration.ofSeconds(32), "vend"));
     HttpRequest nonVend = HttpRequest.newBuilder(server.uri("/status")).GET().build();
     assertThat(client.budgets().snapshot(nonVend)).isEmpty();
   }
@@ -194,7 +198,7 @@ class VendRateLimitTest {
 
   /** {@link #fixedWindow(ManualTicker, long, Duration)}, with RateLimit headers or with the extension data alone. */
   static VendServer.Script fixedWindow(ManualTicker ticker, long limit, Duration window, boolean rateLimitHeaders) {
-    Map<String, long[]> counts = new java.util.HashMap<>();
+    Map<String, long[]> counts = new HashMap<>();
     return c -> {
       if (!c.method().equals("POST")) {
         return new VendServer.Reply(200, Map.of(), "{\"status\":\"ok\"}");
@@ -222,7 +226,7 @@ class VendRateLimitTest {
           + ",\"unit\":\"second\"},\"scope\":\"function\""
           + (allowed && remaining < 0.1 * limit ? ",\"warning\":\"Rate limit nearly exhausted\"" : "") + "}";
       String ext = c.declaresRateLimit() ? ",\"extensions\":[{\"urn\":\"urn:vnd:ext:rate-limit\",\"data\":" + data + "}]" : "";
-      Map<String, String> headers = new java.util.HashMap<>();
+      Map<String, String> headers = new HashMap<>();
       if (rateLimitHeaders) {
         headers.putAll(Map.of("RateLimit-Limit", String.valueOf(limit),
             "RateLimit-Remaining", String.valueOf(remaining), "RateLimit-Reset", String.valueOf(resetsIn)));
@@ -240,8 +244,8 @@ class VendRateLimitTest {
   }
 
   // seed 003, "Proactive Throttling": after the first response with data, no refusal at all.
-  @org.junit.jupiter.params.ParameterizedTest(name = "RateLimit headers too: {0}")
-  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  @ParameterizedTest(name = "RateLimit headers too: {0}")
+  @ValueSource(booleans = {false, true})
   void pacingByExtensionDataGivesZeroRefusals(boolean rateLimitHeaders) throws Exception {
     server = new VendServer(ticker, fixedWindow(ticker, 5, Duration.ofSeconds(10), rateLimitHeaders));
     for (Pacing pacing : Pacing.values()) {

@@ -9,8 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.headroom.ManualTicker;
 import dev.headroom.http.RetryAfter;
-import java.net.http.HttpResponse;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -106,7 +108,7 @@ class WireNumbersTest {
   }
 
   // An extension may mark a 200 as a refusal with any wait (Exchange.asRefused): it is clamped too.
-  @org.junit.jupiter.api.Test
+  @Test
   void anInterceptorsHugeWaitIsClampedByTheCeiling() throws Exception {
     try (TestServer server = new TestServer(ticker, script(List.of(Scripted::ok)))) {
       boolean[] refused = {false};
@@ -132,7 +134,7 @@ class WireNumbersTest {
   }
 
   // seed 003, "Data (Response)": resets_in and window are {value, unit}; 15 digits of days is valid JSON.
-  @org.junit.jupiter.api.Test
+  @Test
   void theVendExtensionsHugeDurationsAreClampedToo() throws Exception {
     String data = "{\"protocol\":{\"name\":\"vend\",\"version\":\"0.1.0\"},\"id\":\"req_1\",\"result\":{},"
         + "\"extensions\":[{\"urn\":\"urn:vnd:ext:rate-limit\",\"data\":{\"scope\":\"function\",\"limit\":10,"
@@ -141,9 +143,9 @@ class WireNumbersTest {
     try (VendServer server = new VendServer(ticker, c -> new VendServer.Reply(200, Map.of(), data))) {
       HeadroomClient client = HeadroomClient.builder(Scripted.HTTP).ticker(ticker).scheduler(recording)
           .vend(VendClientOptions.defaults()).build();
-      java.net.http.HttpRequest call = java.net.http.HttpRequest.newBuilder(server.uri("/vend"))
+      HttpRequest call = HttpRequest.newBuilder(server.uri("/vend"))
           .header("Content-Type", "application/json")
-          .POST(java.net.http.HttpRequest.BodyPublishers.ofString(VendRateLimitTest.envelope("req_1", "orders.create", true)))
+          .POST(HttpRequest.BodyPublishers.ofString(VendRateLimitTest.envelope("req_1", "orders.create", true)))
           .build();
       assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
         for (int i = 0; i < 3; i++) {

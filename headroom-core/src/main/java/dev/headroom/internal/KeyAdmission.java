@@ -4,6 +4,8 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongUnaryOperator;
+import java.util.function.UnaryOperator;
 
 /**
  * What enters the tables of a bounded {@link LocalStore}, what leaves them, and how a key kept out
@@ -200,7 +202,7 @@ final class KeyAdmission {
 
   /** {@link #tryAbsent} for {@link LocalStore#charge}: whether the change was made in the sketch. */
   boolean updateAbsent(Binding b, String key, int hash, long now,
-      java.util.function.UnaryOperator<Object> refFunction, java.util.function.LongUnaryOperator wordFunction) {
+      UnaryOperator<Object> refFunction, LongUnaryOperator wordFunction) {
     long keyHash = b.table.sketchHash(key);
     return !enter(b.table, key, hash, keyHash, now)
         && updateUntracked(b, key, hash, keyHash, now, refFunction, wordFunction);
@@ -306,7 +308,7 @@ final class KeyAdmission {
    * meanwhile.
    */
   private boolean updateUntracked(Binding b, String key, int hash, long keyHash, long now,
-      java.util.function.UnaryOperator<Object> refFunction, java.util.function.LongUnaryOperator wordFunction) {
+      UnaryOperator<Object> refFunction, LongUnaryOperator wordFunction) {
     PolicyPartitions t = b.table;
     if (!lockUntracked(t, key, hash, keyHash)) {
       return false;

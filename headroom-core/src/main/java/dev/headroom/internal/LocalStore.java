@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongUnaryOperator;
+import java.util.function.UnaryOperator;
 
 /**
  * The engine of {@link dev.headroom.InMemoryStore}.
@@ -471,7 +473,7 @@ public final class LocalStore {
    * {@code addIfAbsent}, else does nothing for an absent key.
    */
   private void update(Binding b, String key, long now, boolean addIfAbsent,
-      java.util.function.UnaryOperator<Object> refFunction, java.util.function.LongUnaryOperator wordFunction) {
+      UnaryOperator<Object> refFunction, LongUnaryOperator wordFunction) {
     int hash = key.hashCode();
     PartitionTable pt = b.table.partitions;
     // A refund of a token bucket holds the lock: no slot is reused meanwhile, so the units given
@@ -491,7 +493,7 @@ public final class LocalStore {
   }
 
   private void updateLoop(Binding b, String key, int hash, long now, boolean addIfAbsent,
-      java.util.function.UnaryOperator<Object> refFunction, java.util.function.LongUnaryOperator wordFunction) {
+      UnaryOperator<Object> refFunction, LongUnaryOperator wordFunction) {
     PartitionTable pt = b.table.partitions;
     outer:
     for (;;) {

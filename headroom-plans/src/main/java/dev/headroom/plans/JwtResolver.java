@@ -35,6 +35,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -103,7 +104,7 @@ public final class JwtResolver implements PlanResolver {
     this.issuer = b.issuer;
     this.clock = b.clock;
     this.skew = b.clockSkew;
-    Set<JWSAlgorithm> algs = new java.util.LinkedHashSet<>();
+    Set<JWSAlgorithm> algs = new LinkedHashSet<>();
     if (jwks != null) {
       algs.addAll(List.of(JWSAlgorithm.RS256, JWSAlgorithm.ES256, JWSAlgorithm.EdDSA, JWSAlgorithm.Ed25519));
     }

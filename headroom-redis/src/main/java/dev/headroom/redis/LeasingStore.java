@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -437,7 +438,7 @@ public final class LeasingStore implements Store {
     }
     try {
       timer.execute(() -> giveBack(s.policy, s.key, units));
-    } catch (java.util.concurrent.RejectedExecutionException closing) {
+    } catch (RejectedExecutionException closing) {
       giveBack(s.policy, s.key, units);
     }
   }
@@ -488,7 +489,7 @@ public final class LeasingStore implements Store {
   /** As {@link #refund}: into the live slice, else given to the wrapped store without blocking. */
   @Override
   public CompletionStage<Void> refundAsync(Acquisition acquisition) {
-    return refundToSlice(acquisition) ? java.util.concurrent.CompletableFuture.completedFuture(null)
+    return refundToSlice(acquisition) ? CompletableFuture.completedFuture(null)
         : delegate.refundAsync(acquisition);
   }
 

@@ -9,12 +9,12 @@ import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
 import dev.headroom.redis.internal.Coalescer;
-import dev.headroom.redis.internal.RefusalMemory;
+import dev.headroom.redis.internal.Deadlines;
 import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
-import dev.headroom.redis.internal.Deadlines;
 import dev.headroom.redis.internal.Endpoint;
 import dev.headroom.redis.internal.KeyLayout;
+import dev.headroom.redis.internal.RefusalMemory;
 import dev.headroom.redis.internal.SlotShare;
 import dev.headroom.redis.internal.WriteStamp;
 import io.lettuce.core.RedisClient;
@@ -25,6 +25,7 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
+import io.netty.util.HashedWheelTimer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -156,7 +157,7 @@ public final class RedisStore implements Store {
   private final Ticker ticker;
   private final long marginMillis;
   /** Deadlines of asynchronous calls: a wheel, whose schedule and cancel never take a lock. */
-  private final io.netty.util.HashedWheelTimer timer;
+  private final HashedWheelTimer timer;
   private final LongAdder failures = new LongAdder();
   private final LongAdder givenBackLate = new LongAdder();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
@@ -185,7 +186,7 @@ public final class RedisStore implements Store {
       this.fallback = b.fallback;
       this.ownsFallback = false;
     }
-    this.timer = new io.netty.util.HashedWheelTimer(r -> {
+    this.timer = new HashedWheelTimer(r -> {
       Thread t = new Thread(r, "headroom-redis-deadline");
       t.setDaemon(true);
       return t;

@@ -2,17 +2,18 @@ package dev.headroom.redis;
 
 import dev.headroom.Acquisition;
 import dev.headroom.Decision;
-import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Deadlines;
+import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.SlotShare;
 import dev.headroom.redis.internal.WriteStamp;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -98,7 +99,7 @@ final class SlotDecisions {
     }
 
     /** The deadline passed: the failure policy decides; what Redis applies later is given back. */
-    void expire(java.util.function.Supplier<? extends Throwable> reason) {
+    void expire(Supplier<? extends Throwable> reason) {
       if (settled.compareAndSet(false, true)) {
         Throwable why = reason.get();
         giveBackWhenAllowed(groups, true);

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -127,7 +128,7 @@ class AsyncUpdatesTest {
     }
   }
 
-  private static Decision await(java.util.concurrent.CompletionStage<Decision> d) throws Exception {
+  private static Decision await(CompletionStage<Decision> d) throws Exception {
     return d.toCompletableFuture().get(WAIT_SECONDS, TimeUnit.SECONDS);
   }
 }

@@ -9,8 +9,8 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Endpoint;
@@ -22,10 +22,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -109,11 +111,11 @@ class CoalescingTest {
     try (RedisServer server = RedisServer.launch(); RedisStore store = patient(server)) {
       int admitted = store.acquire(List.of(Acquisition.of(hourly, key))).allowed() ? 1 : 0; // loads the library
       long before = server.fcalls();
-      List<java.util.concurrent.CompletableFuture<Decision>> replies = new ArrayList<>();
+      List<CompletableFuture<Decision>> replies = new ArrayList<>();
       for (int i = 0; i < decisions; i++) {
         replies.add(store.acquireAsync(List.of(Acquisition.of(hourly, key))).toCompletableFuture());
       }
-      for (java.util.concurrent.CompletableFuture<Decision> r : replies) {
+      for (CompletableFuture<Decision> r : replies) {
         if (r.get(2, TimeUnit.MINUTES).allowed()) {
           admitted++;
         }
@@ -315,7 +317,7 @@ class CoalescingTest {
     try (RedisServer server = RedisServer.launch(); RedisStore store = patient(server)) {
       store.acquire(List.of(Acquisition.of(hourly, PartitionKey.of("warm")))); // loads the library
       long before = server.fcalls();
-      List<java.util.concurrent.CompletableFuture<Decision>> replies = new ArrayList<>();
+      List<CompletableFuture<Decision>> replies = new ArrayList<>();
       for (int round = 0; round < quota + 2; round++) {
         for (int k = 0; k < keys; k++) {
           replies.add(store.acquireAsync(List.of(Acquisition.of(hourly, PartitionKey.of("k" + k)))).toCompletableFuture());
@@ -354,12 +356,12 @@ class CoalescingTest {
       assertThat(server.command("CONFIG SET slowlog-max-len 1024")).isEqualTo("+OK");
       assertThat(server.command("SLOWLOG RESET")).isEqualTo("+OK");
       assertThat(server.command("CLIENT PAUSE 3000 ALL")).isEqualTo("+OK");
-      List<java.util.concurrent.CompletableFuture<Decision>> replies = new ArrayList<>();
+      List<CompletableFuture<Decision>> replies = new ArrayList<>();
       for (int k = 0; k < 2 + queued; k++) {
         replies.add(store.acquireAsync(List.of(Acquisition.of(hourly, PartitionKey.of("k" + k)))).toCompletableFuture());
       }
-      assertThat(replies).as("decided while Redis was held").noneMatch(java.util.concurrent.CompletableFuture::isDone);
-      for (java.util.concurrent.CompletableFuture<Decision> reply : replies) {
+      assertThat(replies).as("decided while Redis was held").noneMatch(CompletableFuture::isDone);
+      for (CompletableFuture<Decision> reply : replies) {
         assertThat(reply.get(2, TimeUnit.MINUTES).allowed()).isTrue();
       }
       List<Integer> keysPerCall = server.fcallKeyCounts();
@@ -500,9 +502,9 @@ class CoalescingTest {
   void aRepeatReplyIsSpreadToEveryCopy() {
     assertThat(DecisionScript.splitRepeat(new long[] {2, 1, 7, 2, 0, 9}, 4))
         .isDeepEqualTo(new long[][] {{7}, {0, 9}, {0, 9}, {0, 9}});
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.splitRepeat(new long[] {5, 1, 7}, 4))
+    Assertions.assertThatThrownBy(() -> DecisionScript.splitRepeat(new long[] {5, 1, 7}, 4))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected a count from 1 to 4, got 5");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.splitRepeat(new long[0], 4))
+    Assertions.assertThatThrownBy(() -> DecisionScript.splitRepeat(new long[0], 4))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("got nothing");
   }
 
@@ -518,9 +520,9 @@ class CoalescingTest {
         {1, 1, 4, 1, 250_000_000L, 0, 0, 0}, {7, 8}, {0, 0, 0, 3, 1, 0, 999_999_999L, 0}});
     assertThat(DecisionScript.splitRepeat(new long[] {1, -1, 0, 5}, 3)).isDeepEqualTo(new long[][] {
         {1, 1, 0, 0, 5, 0, 0, 0}, {1, 1, 0, 0, 5, 0, 0, 0}, {1, 1, 0, 0, 5, 0, 0, 0}});
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {-2, 0, 5}, 1))
+    Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {-2, 0, 5}, 1))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 length-prefixed replies");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {-3, 0, 5, 6}, 1))
+    Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {-3, 0, 5, 6}, 1))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 length-prefixed replies");
   }
 
@@ -528,9 +530,9 @@ class CoalescingTest {
   @Test
   void aMalformedBatchReplyIsRefused() {
     assertThat(DecisionScript.split(new long[] {1, 7, 2, 8, 9}, 2)).isDeepEqualTo(new long[][] {{7}, {8, 9}});
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {5, 1}, 1))
+    Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {5, 1}, 1))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 length-prefixed replies");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {1, 7, 0}, 1))
+    Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {1, 7, 0}, 1))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 replies");
   }
 }

@@ -6,9 +6,12 @@ import dev.headroom.Algorithm;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.PartitionKey;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,7 +25,7 @@ class FallbackFloodTest {
   @Test
   void aKeyRefusedByTheFallbackStaysRefusedThroughAKeyFlood() throws Exception {
     int dead;
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       dead = s.getLocalPort(); // closed again: connecting to it is refused, Redis stays away
     }
     ManualTicker ticker = ManualTicker.atFixedInstant();
@@ -53,7 +56,7 @@ class FallbackFloodTest {
 
   @Test
   void fallbackMaxKeysNamesTheFieldWhenBelowOne() {
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> RedisStore.builder().fallbackMaxKeys(0))
+    Assertions.assertThatThrownBy(() -> RedisStore.builder().fallbackMaxKeys(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("fallbackMaxKeys: expected at least 1, got 0");
   }
 }

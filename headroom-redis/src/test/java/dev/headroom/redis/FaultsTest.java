@@ -11,10 +11,16 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.StoreException;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -113,7 +119,7 @@ class FaultsTest {
           assertThatThrownBy(() -> closed.acquire(List.of(Acquisition.of(FIXED, K))))
               .isInstanceOf(RedisUnavailableException.class).isInstanceOf(StoreException.class);
           assertThat(closed.acquireAsync(List.of(Acquisition.of(FIXED, K))).toCompletableFuture())
-              .failsWithin(Duration.ofSeconds(2)).withThrowableOfType(java.util.concurrent.ExecutionException.class)
+              .failsWithin(Duration.ofSeconds(2)).withThrowableOfType(ExecutionException.class)
               .withCauseInstanceOf(RedisUnavailableException.class);
           assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(3 * (DEADLINE.toMillis() + SLACK_MS));
         }
@@ -146,7 +152,7 @@ class FaultsTest {
       CompletableFuture<String> pong = probe.async().ping().toCompletableFuture();
       try {
         pong.get(100, TimeUnit.MILLISECONDS);
-      } catch (java.util.concurrent.TimeoutException blocked) {
+      } catch (TimeoutException blocked) {
         return;
       }
       Thread.sleep(5);
@@ -165,9 +171,9 @@ class FaultsTest {
       try (StatefulRedisConnection<String, String> admin = client.connect();
           StatefulRedisConnection<String, String> probe = client.connect()) {
         admin.setTimeout(Duration.ofSeconds(10));
-        CompletableFuture<String> sleeping = admin.async().dispatch(io.lettuce.core.protocol.CommandType.DEBUG,
-            new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
-            new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8).add("SLEEP").add("1.5"))
+        CompletableFuture<String> sleeping = admin.async().dispatch(CommandType.DEBUG,
+            new StatusOutput<>(StringCodec.UTF8),
+            new CommandArgs<>(StringCodec.UTF8).add("SLEEP").add("1.5"))
             .toCompletableFuture();
         awaitBlocked(probe); // DEBUG SLEEP has reached Redis: it blocks every client from here on
         long t0 = System.nanoTime();

@@ -5,10 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.headroom.Acquisition;
 import dev.headroom.Algorithm;
 import dev.headroom.PartitionKey;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.QuotaLimiter;
 import dev.headroom.redis.internal.KeyLayout;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -44,8 +45,8 @@ class KeyEncodingTest {
         PartitionKey key = partition.isEmpty() ? PartitionKey.GLOBAL : PartitionKey.of(partition);
         assertThat(limiter.acquire(List.of(Acquisition.of(bucket, key), Acquisition.of(inflight, key))).allowed())
             .as("partition '%s'", partition).isTrue();
-        String main = new String(layout.key(bucket, key), java.nio.charset.StandardCharsets.UTF_8);
-        String lease = new String(layout.key(inflight, key), java.nio.charset.StandardCharsets.UTF_8);
+        String main = new String(layout.key(bucket, key), StandardCharsets.UTF_8);
+        String lease = new String(layout.key(inflight, key), StandardCharsets.UTF_8);
         assertThat(LocalRedis.keys(prefix)).as("partition '%s'", partition).contains(main, lease + ":h");
       }
     }

@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A redis-server process of a test's own, on a free loopback port, in a temporary directory.
@@ -54,8 +56,8 @@ final class RedisServer implements AutoCloseable {
     Process p = new ProcessBuilder("redis-cli", "-p", Integer.toString(port), "info", "commandstats")
         .redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes());
-    p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("cmdstat_fcall:calls=(\\d+)").matcher(out);
+    p.waitFor(5, TimeUnit.SECONDS);
+    Matcher m = Pattern.compile("cmdstat_fcall:calls=(\\d+)").matcher(out);
     return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 
@@ -67,7 +69,7 @@ final class RedisServer implements AutoCloseable {
     Process p = new ProcessBuilder("redis-cli", "-p", Integer.toString(port), "slowlog", "get", "1024")
         .redirectErrorStream(true).start();
     List<String> lines = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
-    p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS);
+    p.waitFor(5, TimeUnit.SECONDS);
     List<Integer> counts = new ArrayList<>();
     for (int i = 0; i + 2 < lines.size(); i++) {
       if (lines.get(i).equalsIgnoreCase("fcall")) {

@@ -13,6 +13,7 @@ import dev.headroom.QuotaUnit;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -157,8 +158,8 @@ class RefusalMemoryTest {
     QuotaPolicy perSecond = QuotaPolicy.builder("per-second").quota(50).window(Duration.ofSeconds(1)).build();
     try (RedisServer server = RedisServer.launch(); RedisStore store = patient(server).build()) {
       QuotaLimiter limiter = QuotaLimiter.of(store);
-      java.util.concurrent.atomic.AtomicLong admitted = new java.util.concurrent.atomic.AtomicLong();
-      java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
+      AtomicLong admitted = new AtomicLong();
+      AtomicLong refused = new AtomicLong();
       long start = System.nanoTime();
       Thread[] threads = new Thread[16];
       for (int t = 0; t < threads.length; t++) {

@@ -11,6 +11,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -179,7 +180,7 @@ class WriteDeadlineTest {
             }
           }
         }
-      }, new io.lettuce.core.protocol.CommandArgs<>(ByteArrayCodec.INSTANCE).addKey((prefix + "never").getBytes())
+      }, new CommandArgs<>(ByteArrayCodec.INSTANCE).addKey((prefix + "never").getBytes())
           .add("0.2"));
       CompletableFuture<Decision> async = s.acquireAsync(List.of(Acquisition.of(TEN, K))).toCompletableFuture();
       assertThat(entered.await(10, TimeUnit.SECONDS)).as("the I/O thread is held").isTrue();

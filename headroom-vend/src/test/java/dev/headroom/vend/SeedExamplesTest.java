@@ -10,6 +10,7 @@ import dev.headroom.vend.format.RateLimitExtension;
 import dev.headroom.vend.format.Scope;
 import dev.headroom.vend.format.VendRequest;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -68,7 +69,7 @@ class SeedExamplesTest {
         """);
     // Built locally it is the same document.
     assertSameJson(d.successResponse(Fixtures.tree("{\"order_id\":456,\"status\":\"created\"}")), new String(
-        d.decorate(upstream("req_123", "{\"order_id\":456,\"status\":\"created\"}")), java.nio.charset.StandardCharsets.UTF_8));
+        d.decorate(upstream("req_123", "{\"order_id\":456,\"status\":\"created\"}")), StandardCharsets.UTF_8));
   }
 
   @Test
@@ -117,7 +118,7 @@ class SeedExamplesTest {
 
     ObjectNode ext = d.extensionData().orElseThrow();
     assertSameJson(Fixtures.MAPPER.createObjectNode().put("urn", RateLimitExtension.URN).set("data", ext)
-        .toString().getBytes(java.nio.charset.StandardCharsets.UTF_8), """
+        .toString().getBytes(StandardCharsets.UTF_8), """
         { "urn": "urn:vnd:ext:rate-limit", "data": { "scopes": { "global": { "limit": 10000, "used": 4523, "remaining": 5477, "window": { "value": 1, "unit": "minute" }, "resets_in": { "value": 32, "unit": "second" } }, "service": { "limit": 1000, "used": 847, "remaining": 153, "window": { "value": 1, "unit": "minute" }, "resets_in": { "value": 32, "unit": "second" } } } }}
         """);
   }

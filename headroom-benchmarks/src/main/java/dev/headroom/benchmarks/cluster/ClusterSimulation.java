@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -170,7 +171,7 @@ public final class ClusterSimulation {
       state.add(new HashMap<>());
     }
     boolean[] alive = new boolean[nodes];
-    java.util.Arrays.fill(alive, true);
+    Arrays.fill(alive, true);
     long[] hotDemand = new long[nodes];
     long[] hotAdmitted = new long[nodes];
     // admissions and demand per key in the current window, for over-admission and the ideal

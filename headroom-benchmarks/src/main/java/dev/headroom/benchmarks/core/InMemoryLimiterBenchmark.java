@@ -4,6 +4,7 @@ import com.google.common.util.concurrent.RateLimiter;
 import dev.headroom.Algorithm;
 import dev.headroom.InMemoryStore;
 import dev.headroom.PartitionKey;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
@@ -71,7 +72,7 @@ public class InMemoryLimiterBenchmark {
   PartitionKey[] partitionKeys;
   int[] draws;
 
-  dev.headroom.QuotaLimiter headroom;
+  QuotaLimiter headroom;
   QuotaPolicy tokenBucket;
   QuotaPolicy fixedWindow;
 
@@ -101,7 +102,7 @@ public class InMemoryLimiterBenchmark {
     }
     draws = count == 1 ? new int[Workload.DRAWS] : Workload.zipfIndices(count, 42);
 
-    headroom = dev.headroom.QuotaLimiter.of(InMemoryStore.builder().maxKeys(1_000_000).build());
+    headroom = QuotaLimiter.of(InMemoryStore.builder().maxKeys(1_000_000).build());
     tokenBucket = QuotaPolicy.builder("bench-bucket").quota(quota).window(window)
         .algorithm(Algorithm.TOKEN_BUCKET).build();
     fixedWindow = QuotaPolicy.builder("bench-window").quota(quota).window(window)

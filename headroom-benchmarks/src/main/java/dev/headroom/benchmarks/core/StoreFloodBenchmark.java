@@ -3,6 +3,7 @@ package dev.headroom.benchmarks.core;
 import dev.headroom.Algorithm;
 import dev.headroom.InMemoryStore;
 import dev.headroom.PartitionKey;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -57,7 +58,7 @@ public class StoreFloodBenchmark {
   public String algorithm;
 
   InMemoryStore store;
-  dev.headroom.QuotaLimiter limiter;
+  QuotaLimiter limiter;
   QuotaPolicy policy;
   int span;
   boolean mixed;
@@ -66,7 +67,7 @@ public class StoreFloodBenchmark {
   @Setup(Level.Trial)
   public void setUp() {
     store = InMemoryStore.builder().maxKeys(MAX_KEYS).build();
-    limiter = dev.headroom.QuotaLimiter.of(store);
+    limiter = QuotaLimiter.of(store);
     policy = QuotaPolicy.builder("flood").quota(50).window(Duration.ofHours(1))
         .algorithm(Algorithm.valueOf(algorithm)).build();
     for (int i = 0; i < PREFILL; i++) {

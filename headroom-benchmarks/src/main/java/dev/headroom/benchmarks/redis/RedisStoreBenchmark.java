@@ -1,22 +1,34 @@
 package dev.headroom.benchmarks.redis;
 
+import com.sun.management.OperatingSystemMXBean;
 import dev.headroom.Acquisition;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.RedisStore;
 import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.AsyncBucketProxy;
 import io.github.bucket4j.distributed.BucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
+import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
 import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
 import io.github.bucket4j.redis.lettuce.cas.LettuceBasedProxyManager;
+import io.lettuce.core.FlushMode;
+import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.codec.StringCodec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,9 +37,18 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 /**
  * Headroom's Redis store against Bucket4j's documented Lettuce setup
@@ -93,7 +114,7 @@ public final class RedisStoreBenchmark {
 
   /** A limiter's asynchronous API. */
   interface AsyncLimiter {
-    java.util.concurrent.CompletableFuture<Boolean> tryAcquire(int key);
+    CompletableFuture<Boolean> tryAcquire(int key);
   }
 
   static final boolean ASYNC = Boolean.getBoolean("async");
@@ -106,14 +127,14 @@ public final class RedisStoreBenchmark {
   static final boolean VIRTUAL = "virtual".equals(System.getProperty("threads"));
 
   /** Where blocking callers run: a platform thread each, or with {@link #VIRTUAL} a virtual thread each. */
-  static java.util.concurrent.ThreadFactory callerThreads() {
+  static ThreadFactory callerThreads() {
     if (!VIRTUAL) {
       return Thread::new;
     }
     try {
       // Thread.ofVirtual().factory(), looked up so that this module still compiles for Java 17.
       Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
-      return (java.util.concurrent.ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory")
+      return (ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory")
           .invoke(builder);
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("threads=virtual needs JDK 21 or later; this is " + System.getProperty(
@@ -140,12 +161,12 @@ public final class RedisStoreBenchmark {
      * Headroom alone on 100,000 keys, asynchronous, lost a sixth to a fifth of its rate to that.
      */
     void emptied() {
-      admin.sync().flushall(io.lettuce.core.FlushMode.SYNC);
+      admin.sync().flushall(FlushMode.SYNC);
     }
 
     /** calls and usec per command, and the server's CPU time in microseconds (key "cpu"). */
-    java.util.Map<String, long[]> snapshot() {
-      java.util.Map<String, long[]> m = new java.util.TreeMap<>();
+    Map<String, long[]> snapshot() {
+      Map<String, long[]> m = new TreeMap<>();
       for (String line : admin.sync().info("commandstats").split("\r?\n")) {
         if (line.startsWith("cmdstat_")) {
           String name = line.substring(8, line.indexOf(':'));
@@ -159,8 +180,8 @@ public final class RedisStoreBenchmark {
           String[] stat = Files.readString(Path.of("/proc/" + pid + "/stat")).split(" ");
           long ticks = Long.parseLong(stat[13]) + Long.parseLong(stat[14]);
           m.put("cpu", new long[] {0, ticks * 10_000}); // USER_HZ = 100
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
         }
       }
       return m;
@@ -177,9 +198,9 @@ public final class RedisStoreBenchmark {
   }
 
   /** What the server did between two snapshots, per decision: "cmd calls/decision @ usec_per_call". */
-  static String serverWork(java.util.Map<String, long[]> before, java.util.Map<String, long[]> after, long decisions) {
+  static String serverWork(Map<String, long[]> before, Map<String, long[]> after, long decisions) {
     StringBuilder b = new StringBuilder();
-    for (java.util.Map.Entry<String, long[]> e : after.entrySet()) {
+    for (Map.Entry<String, long[]> e : after.entrySet()) {
       long[] a = e.getValue();
       long[] z = before.getOrDefault(e.getKey(), new long[2]);
       long calls = a[0] - z[0];
@@ -249,13 +270,13 @@ public final class RedisStoreBenchmark {
           .build(b4jKeys[i], () -> config);
     }
     Limiter bucket4jBatching = k -> batchingProxies[k].tryConsume(1);
-    io.github.bucket4j.distributed.proxy.AsyncProxyManager<byte[]> asyncManager = proxyManager.asAsync();
+    AsyncProxyManager<byte[]> asyncManager = proxyManager.asAsync();
     AsyncLimiter bucket4jAsync = k -> asyncManager.builder()
-        .build(b4jKeys[k], () -> java.util.concurrent.CompletableFuture.completedFuture(config)).tryConsume(1);
-    io.github.bucket4j.distributed.AsyncBucketProxy[] asyncBatching = new io.github.bucket4j.distributed.AsyncBucketProxy[KEYS];
+        .build(b4jKeys[k], () -> CompletableFuture.completedFuture(config)).tryConsume(1);
+    AsyncBucketProxy[] asyncBatching = new AsyncBucketProxy[KEYS];
     for (int i = 0; i < KEYS; i++) {
       asyncBatching[i] = asyncManager.builder().withOptimization(Optimizations.batching())
-          .build(b4jKeys[i], () -> java.util.concurrent.CompletableFuture.completedFuture(config));
+          .build(b4jKeys[i], () -> CompletableFuture.completedFuture(config));
     }
     AsyncLimiter bucket4jBatchingAsync = k -> asyncBatching[k].tryConsume(1);
 
@@ -340,9 +361,9 @@ public final class RedisStoreBenchmark {
   static String foreignKey(RedisURI uri) {
     RedisClient c = RedisClient.create(uri);
     try (StatefulRedisConnection<String, String> admin = c.connect()) {
-      io.lettuce.core.ScanCursor cursor = io.lettuce.core.ScanCursor.INITIAL;
+      ScanCursor cursor = ScanCursor.INITIAL;
       do {
-        io.lettuce.core.KeyScanCursor<String> page = admin.sync().scan(cursor, io.lettuce.core.ScanArgs.Builder.limit(1000));
+        KeyScanCursor<String> page = admin.sync().scan(cursor, ScanArgs.Builder.limit(1000));
         for (String k : page.getKeys()) {
           if (!k.startsWith("bench:")) {
             return k;
@@ -408,7 +429,7 @@ public final class RedisStoreBenchmark {
    * inside the measurement.
    */
   static void prime(AsyncLimiter async) throws InterruptedException {
-    java.util.concurrent.Semaphore inFlight = new java.util.concurrent.Semaphore(64);
+    Semaphore inFlight = new Semaphore(64);
     for (int k = 0; k < KEYS; k++) {
       inFlight.acquire();
       try {
@@ -427,14 +448,14 @@ public final class RedisStoreBenchmark {
       prime(async);
     }
     int warmUp = warmUp(() -> ASYNC ? measureAsync(async, hot, callers, 1) : measure(limiter, hot, callers, 1));
-    java.util.Map<String, long[]> before = server.snapshot();
+    Map<String, long[]> before = server.snapshot();
     long processCpu = processCpuNanos();
     long ioCpu = ioThreadCpuNanos();
     long switches = contextSwitches();
     Result r = ASYNC ? measureAsync(async, hot, callers, seconds) : measure(limiter, hot, callers, seconds);
     ioCpu = ioThreadCpuNanos() - ioCpu;
     processCpu = processCpuNanos() - processCpu;
-    java.util.Map<String, long[]> after = server.snapshot();
+    Map<String, long[]> after = server.snapshot();
     long decisions = 0;
     for (long a : r.attempts) {
       decisions += a;
@@ -492,12 +513,12 @@ public final class RedisStoreBenchmark {
     return CALLER_SWITCHES.sum() + threadSwitches(false);
   }
 
-  static final java.util.concurrent.atomic.LongAdder CALLER_SWITCHES = new java.util.concurrent.atomic.LongAdder();
+  static final LongAdder CALLER_SWITCHES = new LongAdder();
 
   /** The switches of this process's threads from /proc (only callers, or all but callers). */
   static long threadSwitches(boolean self) {
     long sum = 0;
-    try (java.util.stream.Stream<Path> tasks = self ? java.util.stream.Stream.of(Path.of("/proc/thread-self"))
+    try (Stream<Path> tasks = self ? Stream.of(Path.of("/proc/thread-self"))
         : Files.list(Path.of("/proc/self/task"))) {
       for (Path t : (Iterable<Path>) tasks::iterator) {
         try {
@@ -510,11 +531,11 @@ public final class RedisStoreBenchmark {
               sum += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
             }
           }
-        } catch (java.io.IOException | RuntimeException gone) {
+        } catch (IOException | RuntimeException gone) {
           // the thread ended meanwhile
         }
       }
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       return 0;
     }
     return sum;
@@ -522,7 +543,7 @@ public final class RedisStoreBenchmark {
 
   /** The CPU time of this whole JVM (callers, I/O threads, GC, JIT). */
   static long processCpuNanos() {
-    return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+    return ((OperatingSystemMXBean) ManagementFactory
         .getOperatingSystemMXBean()).getProcessCpuTime();
   }
 
@@ -531,9 +552,9 @@ public final class RedisStoreBenchmark {
    * works during a cell).
    */
   static long ioThreadCpuNanos() {
-    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     long sum = 0;
-    for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
+    for (ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
       if (t != null && t.getThreadName().startsWith("lettuce-") && t.getThreadName().contains("EventLoop")) {
         long cpu = mx.getThreadCpuTime(t.getThreadId());
         sum += Math.max(0, cpu);
@@ -550,7 +571,7 @@ public final class RedisStoreBenchmark {
     CountDownLatch start = new CountDownLatch(1);
     Thread[] threads = new Thread[callers];
     long[] endAt = new long[1];
-    java.util.concurrent.ThreadFactory factory = callerThreads();
+    ThreadFactory factory = callerThreads();
     for (int t = 0; t < callers; t++) {
       int me = t;
       threads[t] = factory.newThread(() -> {
@@ -643,13 +664,13 @@ public final class RedisStoreBenchmark {
     }
     Slot[] slots = new Slot[inFlight];
     CountDownLatch done = new CountDownLatch(inFlight);
-    java.util.concurrent.LinkedBlockingQueue<Slot> ready = new java.util.concurrent.LinkedBlockingQueue<>();
+    LinkedBlockingQueue<Slot> ready = new LinkedBlockingQueue<>();
     for (int i = 0; i < inFlight; i++) {
       slots[i] = new Slot(); // before the clock starts: allocating them can wait for a collection
     }
     long t0 = System.nanoTime();
     long end = t0 + TimeUnit.SECONDS.toNanos(seconds);
-    java.util.function.Consumer<Slot>[] next = new java.util.function.Consumer[1];
+    Consumer<Slot>[] next = new Consumer[1];
     next[0] = slot -> {
       long now = System.nanoTime();
       if (now >= end) {
@@ -657,11 +678,11 @@ public final class RedisStoreBenchmark {
         return;
       }
       slot.started = now;
-      java.util.concurrent.CompletableFuture<Boolean> f;
+      CompletableFuture<Boolean> f;
       try {
         f = limiter.tryAcquire(hot ? 0 : ThreadLocalRandom.current().nextInt(KEYS));
       } catch (RuntimeException e) {
-        f = java.util.concurrent.CompletableFuture.failedFuture(e);
+        f = CompletableFuture.failedFuture(e);
       }
       if (f.isDone()) {
         slot.completed(f.isCompletedExceptionally() ? null : f.getNow(null));

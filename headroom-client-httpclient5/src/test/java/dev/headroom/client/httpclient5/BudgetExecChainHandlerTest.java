@@ -20,6 +20,7 @@ import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.classic.methods.HttpPut;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.InputStreamEntity;
@@ -63,7 +64,7 @@ class BudgetExecChainHandlerTest {
     return out;
   }
 
-  private static String send(CloseableHttpClient http, org.apache.hc.core5.http.ClassicHttpRequest request)
+  private static String send(CloseableHttpClient http, ClassicHttpRequest request)
       throws IOException {
     return http.execute(request, r -> r.getCode() + " " + EntityUtils.toString(r.getEntity()));
   }

@@ -4,6 +4,8 @@ import dev.headroom.redis.StoreOverloadedException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -110,13 +112,13 @@ public final class Deadlines {
    * read (and its decision completed) first. False without such a loop.
    */
   public boolean runOnWriter(WriteStamp s, Runnable task) {
-    java.util.concurrent.Executor io = s.writer();
+    Executor io = s.writer();
     try {
       if (io != null) {
         io.execute(task);
         return true;
       }
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       // the loop is shutting down: the caller decides itself
     }
     return false;

@@ -5,11 +5,13 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.protocol.CommandType;
+import io.netty.util.concurrent.EventExecutor;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,7 +92,7 @@ public final class DecisionCalls {
    */
   private CompletableFuture<long[]> dispatch(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
       byte[] head, DecisionScript.Call call, WriteStamp... stamp) {
-    io.netty.util.concurrent.EventExecutor loop = endpoint.writerLoop();
+    EventExecutor loop = endpoint.writerLoop();
     if (loop == null || loop.inEventLoop()) {
       return dispatchHere(c, type, head, call, stamp);
     }
@@ -103,7 +105,7 @@ public final class DecisionCalls {
           reply.complete(r);
         }
       }));
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
       return dispatchHere(c, type, head, call, stamp);
     }
     return reply;

@@ -8,11 +8,16 @@ import dev.headroom.QuotaPolicy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The Lua code {@code headroom.lua} and its calling convention.
@@ -83,8 +88,8 @@ public final class DecisionScript {
   private static final byte[] EMPTY = new byte[0];
   private static final byte[] ZERO = {'0'};
   private static final byte[] EMPTY_BULK = {'$', '0', '\r', '\n', '\r', '\n'};
-  private static final java.util.concurrent.ConcurrentHashMap<QuotaPolicy, Encoded> CONSTANTS =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private static final ConcurrentHashMap<QuotaPolicy, Encoded> CONSTANTS =
+      new ConcurrentHashMap<>();
 
   private final byte[] evalSource;
   private final String sha;
@@ -154,8 +159,8 @@ public final class DecisionScript {
     }
 
     /** Numkeys and the keys, encoded: calls with equal ones may be decided in one batch. */
-    public java.nio.ByteBuffer keys() {
-      return java.nio.ByteBuffer.wrap(encoded, 0, keysEnd);
+    public ByteBuffer keys() {
+      return ByteBuffer.wrap(encoded, 0, keysEnd);
     }
   }
 
@@ -199,7 +204,7 @@ public final class DecisionScript {
     for (Call c : calls) {
       keyCount += c.keyCount;
     }
-    java.util.Map<java.nio.ByteBuffer, Integer> index = null;
+    Map<ByteBuffer, Integer> index = null;
     List<Call> lists = new ArrayList<>();
     int[] listOf = new int[calls.size()];
     int at = 0;
@@ -210,9 +215,9 @@ public final class DecisionScript {
         continue;
       }
       if (index == null) {
-        index = new java.util.HashMap<>();
+        index = new HashMap<>();
       }
-      java.nio.ByteBuffer own = java.nio.ByteBuffer.wrap(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
+      ByteBuffer own = ByteBuffer.wrap(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
       Integer known = index.get(own);
       if (known == null || lists.get(known - 1).keyCount != c.keyCount) {
         lists.add(c);
@@ -258,13 +263,13 @@ public final class DecisionScript {
 
   /** Whether two calls have the same number of keys and the same arguments after them. */
   private static boolean sameArguments(Call a, Call b) {
-    return a.keyCount == b.keyCount && java.util.Arrays.equals(a.encoded, a.keysEnd, a.encoded.length, b.encoded,
+    return a.keyCount == b.keyCount && Arrays.equals(a.encoded, a.keysEnd, a.encoded.length, b.encoded,
         b.keysEnd, b.encoded.length);
   }
 
   /** Whether two calls have the same keys (the encoded numkeys and keys). */
   static boolean sameKeys(Call a, Call b) {
-    return a.keysEnd == b.keysEnd && java.util.Arrays.equals(a.encoded, 0, a.keysEnd, b.encoded, 0, b.keysEnd);
+    return a.keysEnd == b.keysEnd && Arrays.equals(a.encoded, 0, a.keysEnd, b.encoded, 0, b.keysEnd);
   }
 
   /** Mode {@code n}: n copies of one call. */
@@ -273,7 +278,7 @@ public final class DecisionScript {
   /** Whether two calls on the same keys are the same request (their arguments are equal bytes). */
   public static boolean sameRequest(Call a, Call b) {
     return a.keysEnd == b.keysEnd
-        && java.util.Arrays.equals(a.encoded, a.keysEnd, a.encoded.length, b.encoded, b.keysEnd, b.encoded.length);
+        && Arrays.equals(a.encoded, a.keysEnd, a.encoded.length, b.encoded, b.keysEnd, b.encoded.length);
   }
 
   /**
@@ -300,7 +305,7 @@ public final class DecisionScript {
           + (reply == null || reply.length == 0 ? "nothing" : Long.toString(reply[0])));
     }
     int m = (int) reply[0];
-    long[][] given = split(java.util.Arrays.copyOfRange(reply, 1, reply.length), m);
+    long[][] given = split(Arrays.copyOfRange(reply, 1, reply.length), m);
     long[][] out = new long[n][];
     for (int i = 0; i < n; i++) {
       out[i] = i < m ? given[i] : given[m - 1].clone();
@@ -344,7 +349,7 @@ public final class DecisionScript {
             + (i + 1) + " is missing or longer than the " + (reply == null ? 0 : reply.length) + " values");
       }
       out[i] = form == ADMITTED || form == REFUSED ? oneTokenBucket(reply, at)
-          : java.util.Arrays.copyOfRange(reply, at + 1, at + 1 + len);
+          : Arrays.copyOfRange(reply, at + 1, at + 1 + len);
       at += 1 + len;
     }
     if (at != reply.length) {
@@ -372,7 +377,7 @@ public final class DecisionScript {
         keys++;
       }
     }
-    boolean rememberable = keys == n && nowNanos == null && java.util.Arrays.equals(mode, ACQUIRE);
+    boolean rememberable = keys == n && nowNanos == null && Arrays.equals(mode, ACQUIRE);
     Resp r = Resp.scratch();
     r.bulk(keys);
     for (int j = 0; j < n; j++) {
@@ -451,7 +456,7 @@ public final class DecisionScript {
         break;
       }
       default:
-        c[0] = new byte[] {p.algorithm() == dev.headroom.Algorithm.FIXED_WINDOW ? (byte) 'f' : (byte) 's'};
+        c[0] = new byte[] {p.algorithm() == Algorithm.FIXED_WINDOW ? (byte) 'f' : (byte) 's'};
         c[2] = num(p.windowSeconds());
         c[3] = ZERO;
         c[4] = ZERO;
@@ -479,7 +484,7 @@ public final class DecisionScript {
   public static List<PolicyOutcome> outcomes(long[] reply, List<Acquisition> acquisitions) {
     if (reply == null || reply.length != 1 + FIELDS * acquisitions.size()) {
       throw new IllegalStateException("unexpected reply from the Headroom script: "
-          + (reply == null ? "not an array of integers" : java.util.Arrays.toString(reply)));
+          + (reply == null ? "not an array of integers" : Arrays.toString(reply)));
     }
     if (acquisitions.size() == 1) {
       return List.of(outcome(reply, 1, acquisitions.get(0))); // kept as it is by Decision's copy

@@ -1,5 +1,6 @@
 package dev.headroom.redis.internal;
 
+import io.lettuce.core.AbstractRedisAsyncCommands;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -13,12 +14,21 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.Command;
+import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.resource.ClientResources;
+import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -63,7 +73,7 @@ public final class Endpoint {
   private volatile boolean closed;
   private volatile Throwable lastFailure;
   /** The event loop that writes the connection's commands; null until one was written. */
-  private volatile io.netty.util.concurrent.EventExecutor writerLoop;
+  private volatile EventExecutor writerLoop;
 
   private Endpoint(boolean cluster, StatefulConnection<byte[], byte[]> given,
       Supplier<CompletionStage<? extends StatefulConnection<byte[], byte[]>>> opener, Runnable shutdown) {
@@ -98,7 +108,7 @@ public final class Endpoint {
         first.toCompletableFuture().get(FIRST_CONNECT_WAIT_NANOS, TimeUnit.NANOSECONDS);
       } catch (InterruptedException ex) {
         Thread.currentThread().interrupt();
-      } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex) {
+      } catch (ExecutionException | TimeoutException ex) {
         // Redis is away: decisions follow the failure policy while the store keeps trying.
       }
     }
@@ -186,14 +196,14 @@ public final class Endpoint {
    * The event loop that writes this store's commands (see the class comment), or null before the
    * connection wrote anything.
    */
-  public io.netty.util.concurrent.EventExecutor writerLoop() {
+  public EventExecutor writerLoop() {
     return writerLoop;
   }
 
   /** Records the loop that wrote a command: the thread every later command is written from. */
-  void wroteOn(java.util.concurrent.Executor loop) {
-    if (loop instanceof io.netty.util.concurrent.EventExecutor && loop != writerLoop) {
-      writerLoop = (io.netty.util.concurrent.EventExecutor) loop;
+  void wroteOn(Executor loop) {
+    if (loop instanceof EventExecutor && loop != writerLoop) {
+      writerLoop = (EventExecutor) loop;
     }
   }
 
@@ -249,16 +259,16 @@ public final class Endpoint {
   /** A {@code PING} whose encoding, on the connection's event loop, records that loop. */
   @SuppressWarnings("unchecked")
   private void learnWriterLoop(RedisClusterAsyncCommands<byte[], byte[]> c) {
-    if (!(c instanceof io.lettuce.core.AbstractRedisAsyncCommands)) {
+    if (!(c instanceof AbstractRedisAsyncCommands)) {
       return;
     }
     try {
-      ((io.lettuce.core.AbstractRedisAsyncCommands<byte[], byte[]>) c).dispatch(
-          new io.lettuce.core.protocol.Command<byte[], byte[], String>(io.lettuce.core.protocol.CommandType.PING,
-              new io.lettuce.core.output.StatusOutput<>(ByteArrayCodec.INSTANCE)) {
+      ((AbstractRedisAsyncCommands<byte[], byte[]>) c).dispatch(
+          new Command<byte[], byte[], String>(CommandType.PING,
+              new StatusOutput<>(ByteArrayCodec.INSTANCE)) {
             @Override
-            public void encode(io.netty.buffer.ByteBuf buf) {
-              wroteOn(io.netty.util.internal.ThreadExecutorMap.currentExecutor());
+            public void encode(ByteBuf buf) {
+              wroteOn(ThreadExecutorMap.currentExecutor());
               super.encode(buf);
             }
           });

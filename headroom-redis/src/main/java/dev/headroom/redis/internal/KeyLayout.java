@@ -5,6 +5,7 @@ import dev.headroom.Algorithm;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Where a policy's state for one partition lives in Redis.
@@ -28,8 +29,8 @@ public final class KeyLayout {
 
   private final String prefix;
   /** Per policy: the key up to the partition, encoded. */
-  private final java.util.concurrent.ConcurrentHashMap<QuotaPolicy, byte[]> heads =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final ConcurrentHashMap<QuotaPolicy, byte[]> heads =
+      new ConcurrentHashMap<>();
 
   /**
    * @throws IllegalArgumentException if the prefix holds a brace (it would change the hash tag)

@@ -2,6 +2,7 @@ package dev.headroom.redis.internal;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Refusals Redis gave, remembered until they could change: a request equal to one Redis refused,
@@ -40,7 +41,7 @@ public final class RefusalMemory {
 
   private final long limitNanos;
   private final ConcurrentHashMap<ByteBuffer, Refusal> refusals = new ConcurrentHashMap<>();
-  private final java.util.concurrent.atomic.LongAdder answered = new java.util.concurrent.atomic.LongAdder();
+  private final LongAdder answered = new LongAdder();
 
   /** @param limitNanos the longest a refusal is remembered; 0 remembers nothing */
   public RefusalMemory(long limitNanos) {

@@ -1,5 +1,8 @@
 package dev.headroom.redis.internal;
 
+import io.netty.util.internal.ThreadExecutorMap;
+import java.util.concurrent.Executor;
+
 /**
  * When a decision's command was first written to the connection: the instant from which the
  * decision deadline counts.
@@ -24,7 +27,7 @@ package dev.headroom.redis.internal;
 public final class WriteStamp {
   private final long requestedAt;
   private long writtenAt;
-  private java.util.concurrent.Executor writer;
+  private Executor writer;
   /** Publishes {@link #writtenAt} and {@link #writer}: set after them. */
   private volatile boolean written;
   /** The call this decision queued behind (coalescing), and when it queued; see {@link #queuedBehind}. */
@@ -32,7 +35,7 @@ public final class WriteStamp {
   private long queuedAt;
   /** Once the call behind was written: when this decision counts as written through it, and its writer. */
   private long behindAt;
-  private java.util.concurrent.Executor behindWriter;
+  private Executor behindWriter;
   /** Publishes {@link #behindAt} and {@link #behindWriter}: set after them, before the link is dropped. */
   private volatile boolean behindResolved;
 
@@ -46,7 +49,7 @@ public final class WriteStamp {
     if (!written) {
       writtenAt = System.nanoTime();
       // the connection's event loop (Netty's executor of the thread encoding the command)
-      writer = io.netty.util.internal.ThreadExecutorMap.currentExecutor();
+      writer = ThreadExecutorMap.currentExecutor();
       written = true;
       resolveBehind(); // the call behind was answered before this one went out: drop the link
     }
@@ -84,7 +87,7 @@ public final class WriteStamp {
    * The event loop that wrote the command, which also reads its reply; null before the write or
    * when the command was not written by a Netty event loop.
    */
-  public java.util.concurrent.Executor writer() {
+  public Executor writer() {
     if (written) {
       return writer;
     }

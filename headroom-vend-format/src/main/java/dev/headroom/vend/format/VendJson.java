@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Locale;
 
 /**
  * The Jackson configuration of the vend wire format, in one place: the reader of envelopes and
@@ -102,7 +103,7 @@ public final class VendJson {
       case OBJECT:
         return "an object";
       default:
-        type = node.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
+        type = node.getNodeType().name().toLowerCase(Locale.ROOT);
     }
     String text = node.isTextual() ? "\"" + printable(node.textValue()) + "\"" : printable(node.toString());
     return type + " " + text;
