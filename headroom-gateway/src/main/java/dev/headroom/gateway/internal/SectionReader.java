@@ -3,6 +3,7 @@ package dev.headroom.gateway.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import dev.headroom.http.IoFailure;
+import dev.headroom.http.settings.SettingsProblem;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -261,6 +262,12 @@ abstract class SectionReader {
       }
     }
     return Optional.empty();
+  }
+
+  /** A problem of the settings model (headroom-http's {@link SettingsProblem}) in this reader's words. */
+  static String inWords(SettingsProblem p) {
+    return p.path() + ": " + (p.value() == null ? "missing" : "\"" + p.value() + "\" is not valid") + "; expected "
+        + p.expected();
   }
 
   final void problem(String path, JsonNode value, String expected) {

@@ -150,7 +150,7 @@ public final class SettingsReader {
       if (firstCause == null) {
         firstCause = e;
       }
-      problem(path, value, explain ? expected + " (" + e.getMessage() + ")" : expected);
+      problem(path, value, explain ? expected + " (" + withoutField(e.getMessage()) + ")" : expected);
       return Optional.empty();
     }
   }
@@ -205,9 +205,11 @@ public final class SettingsReader {
   /**
    * {@code policies}: each policy, its texts (the service's {@code why} for those without one of
    * their own), its escalation and its allow list. A policy with a problem is left out.
+   *
+   * @param why the service's why; null where each policy must say its own (the gateway's YAML)
    */
   public PolicySet policies(String why, Optional<URI> origin, Map<String, ? extends PolicySettings> policies) {
-    PolicyTexts defaults = checkExplained(path("why"), why, "one sentence saying why limits exist",
+    PolicyTexts defaults = why == null ? null : checkExplained(path("why"), why, "one sentence saying why limits exist",
         () -> PolicyTexts.builder(why).build()).orElse(null);
     Map<String, QuotaPolicy> read = new LinkedHashMap<>();
     Map<String, PolicyTexts> texts = new LinkedHashMap<>();
@@ -278,6 +280,10 @@ public final class SettingsReader {
    */
   private Optional<PolicyTexts> texts(String at, PolicySettings p, String serviceWhy, boolean serviceWhyValid,
       Optional<URI> origin) {
+    if (p.getWhy() == null && serviceWhy == null) {
+      problem(path(at, "why"), null, "one sentence saying why the limit exists (Graceful Boundaries section 2)");
+      return Optional.empty();
+    }
     if (p.getWhy() == null && TEXT_FIELDS.stream().allMatch(f -> f.value().apply(p) == null)) {
       return Optional.empty();
     }
@@ -481,6 +487,18 @@ public final class SettingsReader {
         problem(at, value, "allow or refuse");
         return Gate.StoreFailureMode.ALLOW;
     }
+  }
+
+  /**
+   * A library's message without the field name it starts with ({@code partitioning: expected ...}):
+   * the path already names the field. Only the presentation changes; nothing is read from it.
+   */
+  private static String withoutField(String message) {
+    if (message == null) {
+      return "no reason given";
+    }
+    int colon = message.indexOf(": ");
+    return colon > 0 && message.substring(0, colon).matches("[A-Za-z][A-Za-z.]*") ? message.substring(colon + 2) : message;
   }
 
   private static boolean wholeSeconds(Duration d) {
