@@ -1,5 +1,6 @@
 /**
- * The one settings model of Headroom's enforcement, free of any framework: policies
+ * The one settings model of Headroom's enforcement, free of any framework: a root
+ * ({@link dev.headroom.http.settings.LimitSettings}: the service's why and its policies), policies
  * ({@link dev.headroom.http.settings.PolicySettings}), plans, field rules, the service and the
  * store, and the one converter ({@link dev.headroom.http.settings.SettingsReader}) from them to
  * the values enforcement runs on ({@code QuotaPolicy}, {@code PolicyTexts}, {@code Escalation},

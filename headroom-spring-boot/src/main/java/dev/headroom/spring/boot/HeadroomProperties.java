@@ -2,23 +2,22 @@ package dev.headroom.spring.boot;
 
 import dev.headroom.http.settings.FieldRuleSettings;
 import dev.headroom.http.settings.HeaderSettings;
+import dev.headroom.http.settings.LimitSettings;
 import dev.headroom.http.settings.PolicySettings;
 import dev.headroom.http.settings.ServiceSettings;
 import dev.headroom.http.settings.StoreSettings;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
 
 /**
  * The {@code headroom.*} properties: a binding of headroom-http's settings model
- * ({@link PolicySettings} for each policy, {@link StoreSettings}, {@link HeaderSettings}), read by
- * its one converter with the other bindings. Everything is checked when the application starts
- * ({@link HeadroomConfiguration}); a bad value stops startup with a message naming the property,
- * the value and what is expected.
+ * ({@link LimitSettings} with a {@link PolicySettings} for each policy, {@link StoreSettings},
+ * {@link HeaderSettings}), read by its one converter with the other bindings. Everything is
+ * checked when the application starts ({@link HeadroomSettings}); bad values stop startup with a
+ * message naming each property, its value and what is expected.
  *
  * <pre>
  * headroom:
@@ -39,19 +38,17 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
  * </pre>
  */
 @ConfigurationProperties(prefix = "headroom")
-public class HeadroomProperties {
+public class HeadroomProperties extends LimitSettings<PolicySettings> {
+
+  public HeadroomProperties() {
+    super("Limits keep the service responsive and fair for every caller.");
+  }
 
   /** Whether the Headroom filter is installed. */
   private boolean enabled = true;
 
   /** The service, as the limits discovery document names it. */
   private final Service service = new Service();
-
-  /**
-   * Why limits exist, for every policy without a why of its own: a category of protection, shown
-   * in refusals and in discovery (Graceful Boundaries section 2).
-   */
-  private String why = "Limits keep the service responsive and fair for every caller.";
 
   /**
    * RateLimit header dialects written by routes that choose none: ietf (draft-08 to -10), draft-07,
@@ -85,9 +82,6 @@ public class HeadroomProperties {
   /** The order of the filter among the servlet filters; after Spring Security's (-100) by default. */
   private int filterOrder = 0;
 
-  /** The quota policies, by name. */
-  private Map<String, PolicySettings> policies = new LinkedHashMap<>();
-
   /** The routes and the policies that apply to them, matched in order before annotated handler methods. */
   private List<Route> routes = new ArrayList<>();
 
@@ -101,14 +95,6 @@ public class HeadroomProperties {
 
   public Service getService() {
     return service;
-  }
-
-  public String getWhy() {
-    return why;
-  }
-
-  public void setWhy(String why) {
-    this.why = why;
   }
 
   public List<String> getDialects() {
@@ -157,14 +143,6 @@ public class HeadroomProperties {
 
   public void setFilterOrder(int filterOrder) {
     this.filterOrder = filterOrder;
-  }
-
-  public Map<String, PolicySettings> getPolicies() {
-    return policies;
-  }
-
-  public void setPolicies(Map<String, PolicySettings> policies) {
-    this.policies = policies;
   }
 
   public List<Route> getRoutes() {

@@ -1,14 +1,13 @@
 package dev.headroom.spring.cloud.gateway;
 
 import dev.headroom.http.settings.HeaderSettings;
+import dev.headroom.http.settings.LimitSettings;
 import dev.headroom.http.settings.PolicySettings;
 import dev.headroom.http.settings.ServiceSettings;
 import dev.headroom.http.settings.StoreSettings;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -21,25 +20,20 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * filter's).
  */
 @ConfigurationProperties("headroom.cloud-gateway")
-public class CloudGatewayProperties {
+public class CloudGatewayProperties extends LimitSettings<CloudGatewayProperties.Policy> {
 
   /** The service, as the discovery document names it. */
   private final Service service = new Service();
-
-  /**
-   * Why the limits exist, said in every refusal body (Graceful Boundaries {@code why}) unless a
-   * policy says its own.
-   */
-  private String why = "Limits keep the service responsive for every caller.";
-
-  /** Policies by name, for routes to refer to with {@code policy: NAME}. */
-  private Map<String, Policy> policies = new LinkedHashMap<>();
 
   /** Where quota state lives. */
   private final Store store = new Store();
 
   /** Defaults of the RateLimit field rules; a route's arguments take precedence. */
   private final Headers headers = new Headers();
+
+  public CloudGatewayProperties() {
+    super("Limits keep the service responsive for every caller.");
+  }
 
   /**
    * Whether the gateway's own errors (a path no route serves, a failure) are answered with
@@ -57,22 +51,6 @@ public class CloudGatewayProperties {
 
   public Service getService() {
     return service;
-  }
-
-  public String getWhy() {
-    return why;
-  }
-
-  public void setWhy(String why) {
-    this.why = why;
-  }
-
-  public Map<String, Policy> getPolicies() {
-    return policies;
-  }
-
-  public void setPolicies(Map<String, Policy> policies) {
-    this.policies = policies;
   }
 
   public Store getStore() {
