@@ -7,7 +7,6 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.http.settings.PolicySet;
 import dev.headroom.http.settings.PolicySettings;
-import dev.headroom.http.settings.SettingsProblem;
 import dev.headroom.http.settings.SettingsReader;
 import java.net.URI;
 import java.time.Duration;
@@ -126,12 +125,7 @@ final class PolicyReader extends SectionReader {
   private PolicySet model(String name, PolicySettings settings, int before) {
     SettingsReader model = SettingsReader.of("", PolicyReader::yamlKey);
     PolicySet read = model.policies(null, Optional.ofNullable(origin), Map.of(name, settings));
-    List<String> found = List.copyOf(problems.subList(before, problems.size()));
-    for (SettingsProblem p : model.problems()) {
-      if (found.stream().noneMatch(f -> f.startsWith(p.path() + ":"))) {
-        problems.add(inWords(p));
-      }
-    }
+    addModelProblems(model.problems(), before);
     return read;
   }
 

@@ -242,9 +242,8 @@ public final class SettingsReader {
     Duration window = p.getWindow();
     if (window == null) {
       problem(path(at, "window"), null, "a duration of whole seconds such as 60s or 1h");
-    } else if (!wholeSeconds(window) || window.isZero() || window.compareTo(QuotaPolicy.MAX_WINDOW) > 0) {
-      problem(path(at, "window"), window, "a whole number of seconds from 1s to "
-          + QuotaPolicy.MAX_WINDOW.toDays() + " days, such as 60s or 1h");
+    } else if (!validWindow(window)) {
+      problem(path(at, "window"), window, WINDOW);
     } else {
       b.window(window);
     }
@@ -381,38 +380,59 @@ public final class SettingsReader {
     List<Plan> plans = new ArrayList<>();
     settings.getCatalog().forEach((name, plan) -> {
       String pat = path(at, "catalog") + "." + name;
+      if (check(pat, name, "a plan name of 1 to " + Plan.MAX_NAME_LENGTH + " letters, digits, - and _ starting with a "
+          + "letter", () -> new Plan(name, Map.of(), Optional.empty())).isEmpty()) {
+        return;
+      }
       Map<String, PolicyOverride> overrides = new LinkedHashMap<>();
       plan.getPolicies().forEach((policy, o) -> {
         String oat = path(pat, "policies") + "." + policy;
         QuotaPolicy base = policies.get(policy);
         if (base == null) {
           if (!declaredPolicies.contains(policy)) {
-            problem(oat, policy, "one of the policies " + declaredPolicies);
+            problem(oat, policy, "one of the policies " + (declaredPolicies.isEmpty() ? policies.keySet()
+                : declaredPolicies));
           }
           return;
         }
-        Optional<Algorithm> algorithm = Optional.empty();
-        if (o.getAlgorithm() != null) {
-          algorithm = check(path(oat, "algorithm"), o.getAlgorithm(),
-              "fixed-window, sliding-window, token-bucket or concurrency", () -> Algorithm.fromToken(o.getAlgorithm()));
-          if (algorithm.isEmpty()) {
-            return;
-          }
-        }
-        PolicyOverride override = new PolicyOverride(o.getQuota() == null ? OptionalLong.empty()
-            : OptionalLong.of(o.getQuota()), Optional.ofNullable(o.getWindow()), algorithm);
-        // The override alone, on its policy, in a plan of its own: a refusal is this override's.
-        checkExplained(oat, "quota " + o.getQuota() + ", window " + o.getWindow() + ", algorithm " + o.getAlgorithm(),
-            "an override that leaves a valid policy", () -> Plans.of(List.of(new Plan("check", Map.of(policy, override),
-                Optional.empty())), "check", List.of(base))).ifPresent(ok -> overrides.put(policy, override));
+        override(oat, name, base, o).ifPresent(v -> overrides.put(policy, v));
       });
-      check(pat, name, "a plan name of 1 to " + Plan.MAX_NAME_LENGTH + " letters, digits, - and _ starting with a letter",
-          () -> new Plan(name, overrides, Optional.ofNullable(plan.getUrl()))).ifPresent(plans::add);
+      plans.add(new Plan(name, overrides, Optional.ofNullable(plan.getUrl())));
     });
     if (problems.size() > before) {
       return Optional.empty();
     }
     return checkExplained(at, names, "plans that go together", () -> Plans.of(plans, fallback, policies.values()));
+  }
+
+  /** One plan's override of one policy: each field alone, then the policy it leaves, in a plan of its own. */
+  private Optional<PolicyOverride> override(String at, String plan, QuotaPolicy base, PlansSettings.Override o) {
+    int before = problems.size();
+    Long quota = o.getQuota();
+    if (quota != null && (quota < 1 || quota > QuotaPolicy.MAX_QUOTA)) {
+      problem(path(at, "quota"), quota, "an integer from 1 to " + QuotaPolicy.MAX_QUOTA);
+    }
+    Duration window = o.getWindow();
+    if (window != null && !validWindow(window)) {
+      problem(path(at, "window"), window, WINDOW);
+    }
+    Optional<Algorithm> algorithm = Optional.empty();
+    if (o.getAlgorithm() != null) {
+      algorithm = check(path(at, "algorithm"), o.getAlgorithm(), "fixed-window, sliding-window, token-bucket or "
+          + "concurrency", () -> Algorithm.fromToken(o.getAlgorithm()));
+    }
+    if (problems.size() > before) {
+      return Optional.empty();
+    }
+    PolicyOverride override = new PolicyOverride(quota == null ? OptionalLong.empty() : OptionalLong.of(quota),
+        Optional.ofNullable(window), algorithm);
+    // Every field is valid alone: what is left is the policy they leave together (a token bucket's
+    // quota beyond its window in nanoseconds, say).
+    return checkExplained(at, "quota " + quota + ", window " + window + ", algorithm " + o.getAlgorithm(),
+        "an override that leaves a valid policy", () -> {
+          Plans.of(List.of(new Plan(plan, Map.of(base.name(), override), Optional.empty())), plan, List.of(base));
+          return override;
+        });
   }
 
   /**
@@ -499,6 +519,14 @@ public final class SettingsReader {
     }
     int colon = message.indexOf(": ");
     return colon > 0 && message.substring(0, colon).matches("[A-Za-z][A-Za-z.]*") ? message.substring(colon + 2) : message;
+  }
+
+  /** What a window must be. */
+  private static final String WINDOW = "a whole number of seconds from 1s to " + QuotaPolicy.MAX_WINDOW.toDays()
+      + " days, such as 60s or 1h";
+
+  private static boolean validWindow(Duration window) {
+    return wholeSeconds(window) && !window.isNegative() && !window.isZero() && window.compareTo(QuotaPolicy.MAX_WINDOW) <= 0;
   }
 
   private static boolean wholeSeconds(Duration d) {

@@ -131,7 +131,7 @@ class SettingsReaderTest {
     bad.policies(WHY, Optional.empty(), Map.of("api", policy(10, Duration.ofMinutes(1))));
     assertThat(bad.plans(plans, set.policies())).isEmpty();
     assertThat(bad.problems()).extracting(SettingsProblem::path).containsExactly("headroom.plans.fallback",
-        "headroom.plans.catalog.pro.policies.api", "headroom.plans.catalog.pro.policies.nowhere");
+        "headroom.plans.catalog.pro.policies.api.quota", "headroom.plans.catalog.pro.policies.nowhere");
   }
 
   @Test
