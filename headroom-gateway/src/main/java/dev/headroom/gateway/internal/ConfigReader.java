@@ -1,6 +1,7 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.Ticker;
 import dev.headroom.gateway.ConfigException;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
@@ -13,7 +14,11 @@ import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.config.StoreSettings;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.http.path.PathTemplate;
+import dev.headroom.enforcement.settings.SettingsReader;
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -166,19 +171,41 @@ public final class ConfigReader {
   /**
    * Builds what requests will use (header emitters, refusal texts, the discovery document) once
    * now, so that whatever headroom-http refuses in combination (a changelog on another origin, two
-   * routes with one discovery key) is reported at load, never at the first request.
+   * routes with one discovery key) is reported at load, never at the first request. Each service
+   * field is first checked alone in a discovery document of its own, so its problem is named by its
+   * own key; what is left is how the routes go together.
    */
   private void vocabulary(ConfigSections config) {
-    try {
-      GatewayMessages.of(config, dev.headroom.Ticker.system()).discovery(Map.of(), Set.of());
-    } catch (IllegalArgumentException e) {
-      String m = e.getMessage();
-      String where = m.startsWith("changelog:") ? "service.changelog"
-          : m.startsWith("feed:") ? "service.feed"
-          : m.startsWith("description:") ? "service.description"
-          : m.startsWith("service:") ? "service.name"
-          : m.startsWith("route ") ? "routes" : "(root)";
-      problems.add(where + ": " + m);
+    Service s = config.service();
+    Optional<URI> origin = s.origin();
+    SettingsReader fields = SettingsReader.of("", key -> key);
+    fields.checkExplained("service.name", s.name(), "a service name for the discovery document",
+        () -> document(s.name(), CHECK_DESCRIPTION, origin).build());
+    fields.checkExplained("service.description", s.description(), "a description for the discovery document",
+        () -> document(CHECK_NAME, s.description().isBlank() ? CHECK_DESCRIPTION : s.description(), origin).build());
+    s.changelog().ifPresent(c -> fields.checkExplained("service.changelog", c, "a relative or same-origin URL "
+        + "(Graceful Boundaries SC-6)", () -> document(CHECK_NAME, CHECK_DESCRIPTION, origin).changelog(c).build()));
+    s.feed().ifPresent(f -> fields.checkExplained("service.feed", f, "a relative or same-origin URL "
+        + "(Graceful Boundaries SC-6)", () -> document(CHECK_NAME, CHECK_DESCRIPTION, origin).feed(f).build()));
+    fields.problems().forEach(p -> problems.add(SectionReader.inWords(p)));
+    if (!fields.problems().isEmpty()) {
+      return;
     }
+    try {
+      GatewayMessages.of(config, Ticker.system()).discovery(Map.of(), Set.of());
+    } catch (IllegalArgumentException e) {
+      problems.add("routes: " + e.getMessage());
+    }
+  }
+
+  /** The name and description of documents made only to check one service field alone; never sent. */
+  private static final String CHECK_NAME = "Service";
+  private static final String CHECK_DESCRIPTION = "A service.";
+
+  private static LimitsDiscoveryDocument.Builder document(String name, String description, Optional<URI> origin) {
+    LimitsDiscoveryDocument.Builder b = LimitsDiscoveryDocument.builder(name, description)
+        .texts(q -> PolicyTexts.builder(DEFAULT_WHY).build());
+    origin.ifPresent(b::origin);
+    return b;
   }
 }

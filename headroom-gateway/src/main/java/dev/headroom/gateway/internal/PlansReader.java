@@ -1,14 +1,13 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.gateway.config.PlanSettings;
 import dev.headroom.gateway.config.PlanSource;
 import dev.headroom.gateway.config.Policy;
-import dev.headroom.enforcement.plan.Plan;
 import dev.headroom.enforcement.plan.Plans;
-import dev.headroom.enforcement.plan.PolicyOverride;
+import dev.headroom.enforcement.settings.PlansSettings;
+import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.plans.ApiKeyFileResolver;
 import dev.headroom.plans.JwtResolver;
 import java.net.MalformedURLException;
@@ -17,14 +16,11 @@ import java.net.URISyntaxException;
 import java.net.URL;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.function.Function;
 
 /**
@@ -52,32 +48,31 @@ final class PlansReader extends SectionReader {
     this.env = env;
   }
 
-  /** The section, or empty when absent or invalid (its problems added). */
+  /**
+   * The section, or empty when absent or invalid (its problems added). The YAML of the catalog is
+   * read into headroom-http's settings model ({@link PlansSettings}, which Spring Boot's
+   * {@code headroom.plans} binds too) and checked by its converter, each problem named by its YAML path.
+   */
   Optional<PlanSettings> plans(JsonNode n, Map<String, Policy> policies) {
     if (n.isMissingNode() || !object("plans", n)) {
       return Optional.empty();
     }
     keys("plans", n, "fallback", "resolver", "catalog");
     int before = problems.size();
-    String fallback = requiredText("plans.fallback", n.path("fallback"),
-        "the name of the plan of callers whose plan cannot be found (one of plans.catalog)");
-    List<Plan> catalog = catalog(n.path("catalog"), policies);
+    PlansSettings settings = catalog(n.path("catalog"), policies);
+    settings.setFallback(requiredText("plans.fallback", n.path("fallback"),
+        "the name of the plan of callers whose plan cannot be found (one of plans.catalog)"));
     PlanSource source = resolver(n.path("resolver"));
-    if (problems.size() > before) {
-      return Optional.empty();
-    }
-    try {
-      Plans plans = Plans.of(catalog, fallback, policies.values().stream().map(Policy::quota).toList());
-      return Optional.of(new PlanSettings(plans, source));
-    } catch (IllegalArgumentException e) {
-      String m = e.getMessage();
-      problems.add((m.startsWith("fallback:") ? "plans.fallback" : "plans.catalog") + ": " + m);
-      return Optional.empty();
-    }
+    Map<String, QuotaPolicy> quotas = new LinkedHashMap<>();
+    policies.forEach((name, p) -> quotas.put(name, p.quota()));
+    SettingsReader model = SettingsReader.of("", key -> key);
+    Optional<Plans> plans = model.plans(settings, quotas);
+    addModelProblems(model.problems(), before);
+    return problems.size() > before ? Optional.empty() : plans.map(p -> new PlanSettings(p, source));
   }
 
-  private List<Plan> catalog(JsonNode n, Map<String, Policy> policies) {
-    List<Plan> out = new ArrayList<>();
+  private PlansSettings catalog(JsonNode n, Map<String, Policy> policies) {
+    PlansSettings out = new PlansSettings();
     if (!object("plans.catalog", n)) {
       return out;
     }
@@ -92,8 +87,8 @@ final class PlansReader extends SectionReader {
         continue;
       }
       keys(path, p, "url", "policies");
-      Optional<String> url = optionalUrl(path + ".url", p.path("url"));
-      Map<String, PolicyOverride> overrides = new LinkedHashMap<>();
+      PlansSettings.Plan plan = new PlansSettings.Plan();
+      plan.setUrl(optionalUrl(path + ".url", p.path("url")).orElse(null));
       JsonNode ps = p.path("policies");
       if (!ps.isMissingNode() && object(path + ".policies", ps)) {
         for (Iterator<Map.Entry<String, JsonNode>> pit = ps.fields(); pit.hasNext(); ) {
@@ -103,47 +98,35 @@ final class PlansReader extends SectionReader {
             problems.add(opath + ": not a policy of policies; expected one of " + policies.keySet());
             continue;
           }
-          PolicyOverride po = override(opath, o.getValue());
+          PlansSettings.Override po = override(opath, o.getValue());
           if (po != null) {
-            overrides.put(o.getKey(), po);
+            plan.getPolicies().put(o.getKey(), po);
           }
         }
       }
-      try {
-        out.add(new Plan(e.getKey(), overrides, url));
-      } catch (IllegalArgumentException ex) {
-        problems.add(path + ": " + ex.getMessage());
-      }
+      out.getCatalog().put(e.getKey(), plan);
     }
     return out;
   }
 
-  private PolicyOverride override(String path, JsonNode n) {
+  private PlansSettings.Override override(String path, JsonNode n) {
     if (!object(path, n)) {
       return null;
     }
     keys(path, n, "quota", "window", "algorithm");
     int before = problems.size();
-    OptionalLong quota = n.path("quota").isMissingNode() ? OptionalLong.empty()
-        : OptionalLong.of(integer(path + ".quota", n.path("quota"), 1, 1, QuotaPolicy.MAX_QUOTA));
-    Optional<Duration> window = Optional.ofNullable(duration(path + ".window", n.path("window"), null));
-    if (window.isPresent() && (window.get().toNanos() % 1_000_000_000L != 0)) {
-      problem(path + ".window", n.path("window"), "a whole number of seconds, at least 1s");
+    PlansSettings.Override o = new PlansSettings.Override();
+    if (!n.path("quota").isMissingNode()) {
+      long quota = integer(path + ".quota", n.path("quota"), -1, 1, QuotaPolicy.MAX_QUOTA);
+      o.setQuota(quota < 1 ? null : quota);
     }
-    Optional<Algorithm> algorithm = Optional.empty();
-    Optional<String> alg = optionalText(path + ".algorithm", n.path("algorithm"));
-    if (alg.isPresent()) {
-      try {
-        algorithm = Optional.of(Algorithm.fromToken(alg.get()));
-      } catch (IllegalArgumentException ex) {
-        problem(path + ".algorithm", n.path("algorithm"),
-            "one of " + String.join(", ", Arrays.stream(Algorithm.values()).map(Algorithm::token).toList()));
-      }
-    }
-    if (quota.isEmpty() && window.isEmpty() && algorithm.isEmpty() && problems.size() == before) {
+    o.setWindow(duration(path + ".window", n.path("window"), null));
+    optionalText(path + ".algorithm", n.path("algorithm")).ifPresent(o::setAlgorithm);
+    if (o.getQuota() == null && o.getWindow() == null && o.getAlgorithm() == null && problems.size() == before) {
       problem(path, n, "at least one of quota, window, algorithm");
     }
-    return problems.size() > before ? null : new PolicyOverride(quota, window, algorithm);
+    // what could be read goes on to the model, so that each of its problems is reported too
+    return o;
   }
 
   private PlanSource resolver(JsonNode n) {

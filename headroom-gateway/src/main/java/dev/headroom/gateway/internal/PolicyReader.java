@@ -1,35 +1,41 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.Algorithm;
-import dev.headroom.Partitioning;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.QuotaUnit;
 import dev.headroom.gateway.config.Escalation;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.PolicyRules;
-import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.http.body.LimitType;
-import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.enforcement.settings.PolicySet;
+import dev.headroom.enforcement.settings.PolicySettings;
+import dev.headroom.enforcement.settings.SettingsReader;
 import java.net.URI;
 import java.time.Duration;
-import java.util.Arrays;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
+import java.util.function.BiConsumer;
 
 /**
- * Reads {@code policies}: each quota policy, built by headroom-core's {@link QuotaPolicy} builder,
- * with its texts and guidance checked by headroom-http now rather than at the first refusal.
+ * Reads {@code policies}: the YAML of each policy into headroom-http's settings model
+ * ({@link PolicySettings}, the shape the Spring starters bind too), which its one converter
+ * ({@link SettingsReader}) turns into the {@link QuotaPolicy}, its texts and guidance (checked now
+ * rather than at the first refusal) and its escalation; each problem named by its YAML path.
  */
 final class PolicyReader extends SectionReader {
-  /** Guidance fields of Graceful Boundaries section 3 a policy may carry. */
-  static final Set<String> GUIDANCE =
-      new LinkedHashSet<>(List.of("cachedResultUrl", "alternativeEndpoint", "upgradeUrl", "humanUrl"));
+  /** Guidance fields of Graceful Boundaries section 3 a policy may carry, and the settings they are. */
+  static final Map<String, BiConsumer<PolicySettings, String>> GUIDANCE = guidance();
+
+  private static Map<String, BiConsumer<PolicySettings, String>> guidance() {
+    Map<String, BiConsumer<PolicySettings, String>> g = new LinkedHashMap<>();
+    g.put("cachedResultUrl", PolicySettings::setCachedResultUrl);
+    g.put("alternativeEndpoint", PolicySettings::setAlternativeEndpoint);
+    g.put("upgradeUrl", PolicySettings::setUpgradeUrl);
+    g.put("humanUrl", PolicySettings::setHumanUrl);
+    return Collections.unmodifiableMap(g);
+  }
 
 
   /** The public origin, against which guidance URLs are checked; null when not set. */
@@ -65,140 +71,71 @@ final class PolicyReader extends SectionReader {
     keys(path, n, "quota", "window", "unit", "algorithm", "partition", "leaseTimeout", "why",
         "description", "limitType", "guidance", "escalation", "allow", "count", "when", "shadow", "shadowFields");
     int before = problems.size();
-    long quota = integer(path + ".quota", n.path("quota"), -1, 1, QuotaPolicy.MAX_QUOTA);
+    // The YAML's own reads: types and forms. What the values mean is the settings model's.
+    PolicySettings settings = new PolicySettings();
+    settings.setPartitioning("client-ip");
     if (n.path("quota").isMissingNode()) {
       problem(path + ".quota", n.path("quota"), "the number of units allowed per window, 1 or more");
+    } else {
+      long quota = integer(path + ".quota", n.path("quota"), -1, 1, QuotaPolicy.MAX_QUOTA);
+      settings.setQuota(quota < 1 ? null : quota);
     }
     Duration window = duration(path + ".window", n.path("window"), null);
     if (window == null && n.path("window").isMissingNode()) {
       problem(path + ".window", n.path("window"), "the window, such as 1s, 1m, 1h or 1d");
-    } else if (window != null && (window.toNanos() % 1_000_000_000L != 0 || window.isZero())) {
-      problem(path + ".window", n.path("window"), "a whole number of seconds, at least 1s");
     }
-    QuotaUnit unit = QuotaUnit.REQUESTS;
-    Optional<String> unitText = optionalText(path + ".unit", n.path("unit"));
-    if (unitText.isPresent()) {
-      try {
-        unit = QuotaUnit.fromToken(unitText.get());
-      } catch (IllegalArgumentException ex) {
-        problem(path + ".unit", n.path("unit"), "one of requests, content-bytes, concurrent-requests");
-      }
-    }
-    Algorithm algorithm = null;
-    Optional<String> algText = optionalText(path + ".algorithm", n.path("algorithm"));
-    if (algText.isPresent()) {
-      try {
-        algorithm = Algorithm.fromToken(algText.get());
-      } catch (IllegalArgumentException ex) {
-        problem(path + ".algorithm", n.path("algorithm"),
-            "one of " + String.join(", ", Arrays.stream(Algorithm.values()).map(Algorithm::token).toList()));
-      }
-    }
-    String partitionText = optionalText(path + ".partition", n.path("partition")).orElse("client-ip");
-    Partitioning partition = null;
-    try {
-      partition = Partitioning.parse(partitionText);
-    } catch (IllegalArgumentException ex) {
-      libraryProblem(path + ".partition", ex.getMessage(), "partitioning");
-    }
-    Duration leaseTimeout = duration(path + ".leaseTimeout", n.path("leaseTimeout"), null);
-    String why = requiredText(path + ".why", n.path("why"),
-        "one sentence saying why the limit exists (Graceful Boundaries section 2)");
-    Optional<String> description = optionalText(path + ".description", n.path("description"));
-    Optional<String> limitType = optionalText(path + ".limitType", n.path("limitType"));
-    Map<String, String> guidance = new LinkedHashMap<>();
+    settings.setWindow(window);
+    optionalText(path + ".unit", n.path("unit")).ifPresent(settings::setUnit);
+    optionalText(path + ".algorithm", n.path("algorithm")).ifPresent(settings::setAlgorithm);
+    optionalText(path + ".partition", n.path("partition")).ifPresent(settings::setPartitioning);
+    settings.setLeaseTimeout(duration(path + ".leaseTimeout", n.path("leaseTimeout"), null));
+    settings.setWhy(requiredText(path + ".why", n.path("why"),
+        "one sentence saying why the limit exists (Graceful Boundaries section 2)"));
+    optionalText(path + ".description", n.path("description")).ifPresent(settings::setDescription);
+    optionalText(path + ".limitType", n.path("limitType")).ifPresent(settings::setLimitType);
     JsonNode g = n.path("guidance");
     if (!g.isMissingNode() && object(path + ".guidance", g)) {
-      keys(path + ".guidance", g, GUIDANCE.toArray(String[]::new));
-      for (String field : GUIDANCE) {
-        optionalText(path + ".guidance." + field, g.path(field)).ifPresent(v -> guidance.put(field, v));
-      }
+      keys(path + ".guidance", g, GUIDANCE.keySet().toArray(String[]::new));
+      GUIDANCE.forEach((field, set) ->
+          optionalText(path + ".guidance." + field, g.path(field)).ifPresent(v -> set.accept(settings, v)));
     }
-    PolicyTexts texts = texts(path, n, why, description, limitType, guidance);
-    Optional<Escalation> escalation = Optional.empty();
     JsonNode esc = n.path("escalation");
     if (!esc.isMissingNode() && object(path + ".escalation", esc)) {
       keys(path + ".escalation", esc, "threshold", "block");
-      int threshold = (int) integer(path + ".escalation.threshold", esc.path("threshold"), 10, 1, 1_000_000);
-      Duration block = duration(path + ".escalation.block", esc.path("block"), Duration.ofMinutes(15));
-      if (block != null && (block.isZero() || block.toNanos() % 1_000_000_000L != 0)) {
-        problem(path + ".escalation.block", esc.path("block"), "a whole number of seconds, at least 1s");
-      }
-      escalation = Optional.of(new Escalation(threshold, block));
+      settings.setEscalationThreshold((int) integer(path + ".escalation.threshold", esc.path("threshold"), 10, 1, 1_000_000));
+      settings.setEscalationBlock(duration(path + ".escalation.block", esc.path("block"), Duration.ofMinutes(15)));
     }
     PolicyRules rules = new RulesReader(problems).rules(path, n);
+    PolicySet read = model(name, settings, before);
     if (problems.size() > before) {
       return null;
     }
-    try {
-      QuotaPolicy.Builder b = QuotaPolicy.builder(name).quota(quota).window(window).unit(unit)
-          .partitioning(partition);
-      if (algorithm != null) {
-        b.algorithm(algorithm);
-      }
-      if (leaseTimeout != null) {
-        b.leaseTimeout(leaseTimeout);
-      }
-      return new Policy(b.build(), partition, texts, escalation, rules);
-    } catch (IllegalArgumentException ex) {
-      problems.add(path + ": " + ex.getMessage());
-      return null;
-    }
+    QuotaPolicy quota = read.policies().get(name);
+    Optional<Escalation> escalation = Optional.ofNullable(read.escalations().get(name))
+        .map(e -> new Escalation(e.threshold(), e.block()));
+    return new Policy(quota, quota.partitioning().orElseThrow(), read.texts().get(name), escalation, rules);
   }
 
   /**
-   * The policy's texts, checked by headroom-http now rather than at the first refusal: {@code why}
-   * names no mechanism (SC-2) and restates nothing, no text instructs agents (SC-16), the limit type
-   * is a token, and the machine-actionable guidance URLs are relative or on {@code service.origin}
-   * (SC-6). Each message is reported under the YAML path of the field it concerns.
+   * The settings model's reading of one policy (headroom-http's {@link SettingsReader}, as the
+   * Spring starters read theirs): the quota policy, the texts and guidance checked against
+   * {@code service.origin}, the escalation. Each of its problems is added in this reader's form,
+   * except for a key whose YAML could not be read, which has its problem already.
    */
-  private PolicyTexts texts(String path, JsonNode n, String why, Optional<String> description,
-      Optional<String> limitType, Map<String, String> guidance) {
-    if (why == null) {
-      return null;
-    }
-    PolicyTexts.Builder b = PolicyTexts.builder(why);
-    description.ifPresent(b::description);
-    if (limitType.isPresent()) {
-      try {
-        b.limitType(LimitType.of(limitType.get()));
-      } catch (IllegalArgumentException e) {
-        libraryProblem(path + ".limitType", e.getMessage());
-      }
-    }
-    Optional.ofNullable(guidance.get("cachedResultUrl")).ifPresent(b::cachedResultUrl);
-    Optional.ofNullable(guidance.get("alternativeEndpoint")).ifPresent(b::alternativeEndpoint);
-    Optional.ofNullable(guidance.get("upgradeUrl")).ifPresent(b::upgradeUrl);
-    Optional.ofNullable(guidance.get("humanUrl")).ifPresent(b::humanUrl);
-    PolicyTexts texts;
-    try {
-      texts = b.build();
-    } catch (IllegalArgumentException e) {
-      libraryProblem(path + "." + textField(e.getMessage()), e.getMessage());
-      return null;
-    }
-    try {
-      LimitRefusals.builder().ticker(dev.headroom.Ticker.system()).origin(origin)
-          .defaults(texts).build();
-    } catch (IllegalArgumentException e) {
-      libraryProblem(path + "." + textField(e.getMessage()), e.getMessage());
-      return null;
-    }
-    return texts;
+  private PolicySet model(String name, PolicySettings settings, int before) {
+    SettingsReader model = SettingsReader.of("", PolicyReader::yamlKey);
+    PolicySet read = model.policies(null, Optional.ofNullable(origin), Map.of(name, settings));
+    addModelProblems(model.problems(), before);
+    return read;
   }
 
-  /** The YAML key under a policy that a headroom-http text message is about. */
-  private static String textField(String message) {
-    for (String g : GUIDANCE) {
-      if (message.contains(g)) {
-        return "guidance." + g;
-      }
-    }
-    for (String f : List.of("why", "description", "limitType")) {
-      if (message.startsWith(f + ":") || message.contains(" " + f + ":")) {
-        return f;
-      }
-    }
-    return "why";
+  /** The YAML key of one of the settings model's keys. */
+  private static String yamlKey(String key) {
+    return switch (key) {
+      case "partitioning" -> "partition";
+      case "escalationThreshold" -> "escalation.threshold";
+      case "escalationBlock" -> "escalation.block";
+      default -> GUIDANCE.containsKey(key) ? "guidance." + key : key;
+    };
   }
 }

@@ -3,6 +3,7 @@ package dev.headroom.gateway.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import dev.headroom.http.IoFailure;
+import dev.headroom.enforcement.settings.SettingsProblem;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -261,6 +262,26 @@ abstract class SectionReader {
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * Adds the problems the settings model (headroom-http's {@code SettingsReader}) found in what
+   * this read gave it, except where the YAML itself could not be read: a key with a problem since
+   * {@code before} has it already.
+   */
+  final void addModelProblems(List<SettingsProblem> found, int before) {
+    List<String> read = List.copyOf(problems.subList(before, problems.size()));
+    for (SettingsProblem p : found) {
+      if (read.stream().noneMatch(r -> r.startsWith(p.path() + ":"))) {
+        problems.add(inWords(p));
+      }
+    }
+  }
+
+  /** A problem of the settings model (headroom-http's {@link SettingsProblem}) in this reader's words. */
+  static String inWords(SettingsProblem p) {
+    return p.path() + ": " + (p.value() == null ? "missing" : "\"" + p.value() + "\" is not valid") + "; expected "
+        + p.expected();
   }
 
   final void problem(String path, JsonNode value, String expected) {

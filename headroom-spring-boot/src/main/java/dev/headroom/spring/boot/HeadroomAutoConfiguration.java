@@ -66,9 +66,16 @@ public class HeadroomAutoConfiguration {
   /** The validated policies of {@code headroom.policies}, by name. */
   public static final class HeadroomPolicies {
     private final Map<String, QuotaPolicy> byName;
+    private final HeadroomSettings settings;
 
-    HeadroomPolicies(Map<String, QuotaPolicy> byName) {
-      this.byName = Map.copyOf(byName);
+    HeadroomPolicies(HeadroomSettings settings) {
+      this.byName = Map.copyOf(settings.policies().policies());
+      this.settings = settings;
+    }
+
+    /** Everything {@code headroom.*} and {@code headroom.plans.*} say, read and checked at startup. */
+    HeadroomSettings settings() {
+      return settings;
     }
 
     /** Every configured policy, by name. */
@@ -89,13 +96,13 @@ public class HeadroomAutoConfiguration {
       ObjectProvider<DecisionListener> listeners, ObjectProvider<RequestMappingHandlerMapping> mappings,
       ObjectProvider<HandlerMappingIntrospector> introspector, ObjectProvider<VendRoute> vendRoutes,
       Environment environment, HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
-    List<Route> routes = new ArrayList<>(HeadroomSettings.routes(props, policies.byName()));
+    List<Route> routes = new ArrayList<>(policies.settings().routes());
     HandlerMappingIntrospector found = introspector.getIfUnique();
     HandlerResolution resolution = found == null ? null : new HandlerResolution(found);
     mappings.orderedStream().forEach(m -> routes.addAll(RateLimitedHandlers.routes(m, policies.byName(), resolution)));
     List<DecisionListener> all = listeners.orderedStream().toList();
     HeadroomFilter.Builder b = HeadroomFilter.builder()
-        .gate(g -> HeadroomSettings.gate(g, props, policies, limiter, refusals, ticker, environment, planProps,
+        .gate(g -> policies.settings().gate(g, props, limiter, refusals, ticker, environment, planProps,
             planResolvers))
         .users(users)
         .routes(routes)
@@ -104,6 +111,8 @@ public class HeadroomAutoConfiguration {
     HeadroomFilter filter;
     try {
       filter = b.build();
+    } catch (HeadroomConfigurationException ex) {
+      throw ex;
     } catch (IllegalArgumentException ex) {
       throw new HeadroomConfigurationException("headroom", ex.getMessage(), "a consistent configuration", ex);
     }

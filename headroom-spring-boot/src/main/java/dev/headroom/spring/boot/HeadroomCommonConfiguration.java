@@ -29,8 +29,8 @@ class HeadroomCommonConfiguration {
   }
 
   @Bean
-  HeadroomPolicies headroomPolicies(HeadroomProperties props) {
-    return new HeadroomPolicies(HeadroomSettings.policies(props));
+  HeadroomPolicies headroomPolicies(HeadroomProperties props, HeadroomPlanProperties plans) {
+    return new HeadroomPolicies(HeadroomSettings.read(props, plans));
   }
 
   @Bean(destroyMethod = "close")
@@ -62,9 +62,8 @@ class HeadroomCommonConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  LimitRefusals headroomRefusals(HeadroomProperties props, Ticker ticker, HeadroomPlanProperties plans,
-      HeadroomPolicies policies) {
-    return HeadroomSettings.refusals(props, ticker, HeadroomPlanSettings.plans(plans, policies.byName()));
+  LimitRefusals headroomRefusals(Ticker ticker, HeadroomPolicies policies) {
+    return policies.settings().refusals(ticker);
   }
 
   /**

@@ -1,110 +1,15 @@
 package dev.headroom.spring.boot;
 
-import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import dev.headroom.enforcement.settings.PlansSettings;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * {@code headroom.plans.*}: named plans, each a set of overrides of the policies' quota, window and
- * algorithm, and the fallback plan of a caller whose plan cannot be found. A request's plan comes
- * from the application's {@link dev.headroom.enforcement.plan.PlanResolver} bean (headroom-plans provides
- * an API key file, a JWT claim and a SQL query).
+ * algorithm, and the fallback plan of a caller whose plan cannot be found; a binding of
+ * headroom-http's {@link PlansSettings}. A request's plan comes from the application's
+ * {@link dev.headroom.enforcement.plan.PlanResolver} bean (headroom-plans provides an API key file, a JWT
+ * claim and a SQL query).
  */
 @ConfigurationProperties(prefix = "headroom.plans")
-public class HeadroomPlanProperties {
-
-  /** The plan of callers with no identity, an unknown plan, or a resolver that fails or is too slow. */
-  private String fallback;
-
-  /** The longest a request waits for the plan resolver before the fallback plan applies. */
-  private Duration deadline = Duration.ofMillis(200);
-
-  /** The plans by name, smallest first: a refusal suggests the next plan. */
-  private Map<String, Plan> catalog = new LinkedHashMap<>();
-
-  public String getFallback() {
-    return fallback;
-  }
-
-  public void setFallback(String fallback) {
-    this.fallback = fallback;
-  }
-
-  public Duration getDeadline() {
-    return deadline;
-  }
-
-  public void setDeadline(Duration deadline) {
-    this.deadline = deadline;
-  }
-
-  public Map<String, Plan> getCatalog() {
-    return catalog;
-  }
-
-  public void setCatalog(Map<String, Plan> catalog) {
-    this.catalog = catalog;
-  }
-
-  /** One plan. */
-  public static class Plan {
-    /** The plan's page (relative or on the service's origin). */
-    private String url;
-
-    /** Overrides by policy name. */
-    private Map<String, Override> policies = new LinkedHashMap<>();
-
-    public String getUrl() {
-      return url;
-    }
-
-    public void setUrl(String url) {
-      this.url = url;
-    }
-
-    public Map<String, Override> getPolicies() {
-      return policies;
-    }
-
-    public void setPolicies(Map<String, Override> policies) {
-      this.policies = policies;
-    }
-  }
-
-  /** What a plan changes in one policy; what is not set is the policy's own. */
-  public static class Override {
-    /** q under this plan. */
-    private Long quota;
-
-    /** w under this plan, whole seconds. */
-    private Duration window;
-
-    /** The algorithm under this plan: fixed-window, sliding-window, token-bucket or concurrency. */
-    private String algorithm;
-
-    public Long getQuota() {
-      return quota;
-    }
-
-    public void setQuota(Long quota) {
-      this.quota = quota;
-    }
-
-    public Duration getWindow() {
-      return window;
-    }
-
-    public void setWindow(Duration window) {
-      this.window = window;
-    }
-
-    public String getAlgorithm() {
-      return algorithm;
-    }
-
-    public void setAlgorithm(String algorithm) {
-      this.algorithm = algorithm;
-    }
-  }
+public class HeadroomPlanProperties extends PlansSettings {
 }

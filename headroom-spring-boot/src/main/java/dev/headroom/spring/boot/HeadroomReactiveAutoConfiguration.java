@@ -60,14 +60,16 @@ public class HeadroomReactiveAutoConfiguration {
       ObjectProvider<GateListener> listeners, ObjectProvider<VendRoute> vendRoutes, Environment environment,
       HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
     GateBuilder<ServerWebExchange> g = Gate.builder();
-    HeadroomSettings.gate(g, props, policies, limiter, refusals, ticker, environment, planProps, planResolvers);
-    for (Route r : HeadroomSettings.routes(props, policies.byName())) {
+    policies.settings().gate(g, props, limiter, refusals, ticker, environment, planProps, planResolvers);
+    for (Route r : policies.settings().routes()) {
       g.route(r.rules());
     }
     g.listener(composite(listeners.orderedStream().toList()));
     Gate<ServerWebExchange> gate;
     try {
       gate = g.build();
+    } catch (HeadroomConfigurationException ex) {
+      throw ex;
     } catch (IllegalArgumentException ex) {
       throw new HeadroomConfigurationException("headroom", ex.getMessage(), "a consistent configuration", ex);
     }

@@ -1,189 +1,79 @@
 package dev.headroom.spring.boot;
 
-import dev.headroom.Algorithm;
-import dev.headroom.Partitioning;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.QuotaUnit;
 import dev.headroom.Ticker;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.QuotaLimiter;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
 import dev.headroom.enforcement.RouteRules;
-import dev.headroom.enforcement.plan.PlanResolver;
-import dev.headroom.enforcement.plan.Plans;
-import java.util.Optional;
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.core.env.Environment;
-import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
-import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.enforcement.partition.ClientAddressResolver;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
-import dev.headroom.http.headers.FieldOptions;
-import dev.headroom.http.headers.RateLimitHeaders;
-import dev.headroom.servlet.HeadroomFilter;
-import dev.headroom.servlet.HeadroomFilter.StoreFailureMode;
+import dev.headroom.enforcement.plan.PlanResolver;
+import dev.headroom.enforcement.plan.Plans;
+import dev.headroom.enforcement.settings.PolicySet;
+import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.servlet.Route;
 import java.net.URI;
-import java.net.URISyntaxException;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.core.env.Environment;
 
 /**
- * Turns {@link HeadroomProperties} into Headroom's own validated values. Every failure becomes a
- * {@link HeadroomConfigurationException} naming the property path, the value and what is expected.
+ * {@code headroom.*} and {@code headroom.plans.*} read once, at startup, by headroom-http's
+ * {@link SettingsReader} (the converter every binding of the settings model shares) plus what only
+ * this starter has (routes, partition key exposure, trusted proxies). Every problem found becomes
+ * one {@link HeadroomConfigurationException} listing each property, its value and what is expected.
+ *
+ * @param policies the policies and their texts, escalations and allow lists
+ * @param plans the plans, when {@code headroom.plans.catalog} has any
+ * @param dialects {@code headroom.dialects}
+ * @param fields {@code headroom.headers}' field rules
+ * @param exposure {@code headroom.partition-key-exposure}
+ * @param clientAddresses {@code headroom.client-ip}
+ * @param onFailure {@code headroom.store.on-failure}
+ * @param routes {@code headroom.routes}
  */
-final class HeadroomSettings {
+record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDialect> dialects, FieldOptions fields,
+    PartitionKeyExposure exposure, ClientAddressResolver clientAddresses, Gate.StoreFailureMode onFailure,
+    List<Route> routes) {
 
-  private HeadroomSettings() {}
-
-  static Map<String, QuotaPolicy> policies(HeadroomProperties props) {
-    Map<String, QuotaPolicy> result = new LinkedHashMap<>();
-    for (Map.Entry<String, HeadroomProperties.Policy> e : props.getPolicies().entrySet()) {
-      String name = e.getKey();
-      String at = "headroom.policies." + name;
-      HeadroomProperties.Policy p = e.getValue();
-      if (p.getQuota() == null) {
-        throw new HeadroomConfigurationException(at + ".quota", null, "an integer from 1 to " + QuotaPolicy.MAX_QUOTA);
-      }
-      if (p.getQuota() < 1 || p.getQuota() > QuotaPolicy.MAX_QUOTA) {
-        throw new HeadroomConfigurationException(at + ".quota", p.getQuota(), "an integer from 1 to " + QuotaPolicy.MAX_QUOTA);
-      }
-      if (p.getWindow() == null) {
-        throw new HeadroomConfigurationException(at + ".window", null, "a duration of whole seconds such as 60s or 1h");
-      }
-      QuotaUnit unit;
-      try {
-        unit = QuotaUnit.fromToken(p.getUnit());
-      } catch (IllegalArgumentException ex) {
-        throw new HeadroomConfigurationException(at + ".unit", p.getUnit(), "requests, content-bytes or concurrent-requests", ex);
-      }
-      QuotaPolicy.Builder b = QuotaPolicy.builder(name).quota(p.getQuota()).window(p.getWindow()).unit(unit);
-      if (p.getAlgorithm() != null) {
-        try {
-          b.algorithm(Algorithm.fromToken(p.getAlgorithm()));
-        } catch (IllegalArgumentException ex) {
-          throw new HeadroomConfigurationException(at + ".algorithm", p.getAlgorithm(),
-              "fixed-window, sliding-window, token-bucket or concurrency", ex);
-        }
-      }
-      try {
-        b.partitioning(Partitioning.parse(p.getPartitioning()));
-      } catch (IllegalArgumentException ex) {
-        throw new HeadroomConfigurationException(at + ".partitioning", p.getPartitioning(),
-            "components client-ip, api-key, header:Name, user, route, method or global joined by + and | ("
-                + ex.getMessage() + ")", ex);
-      }
-      if (p.getLeaseTimeout() != null) {
-        b.leaseTimeout(p.getLeaseTimeout());
-      }
-      try {
-        result.put(name, b.build());
-      } catch (IllegalArgumentException ex) {
-        // QuotaPolicy names the field after "policy 'x': "; point at the property.
-        String msg = ex.getMessage();
-        String field = msg.contains("': ") ? msg.substring(msg.indexOf("': ") + 3) : msg;
-        String prop = field.contains(":") ? field.substring(0, field.indexOf(':')) : "";
-        String property = at + (prop.matches("[a-zA-Z]+") ? "." + kebab(prop) : "");
-        Object value = prop.equals("window") ? p.getWindow() : prop.equals("leaseTimeout") ? p.getLeaseTimeout()
-            : prop.equals("name") ? name : prop.equals("algorithm") ? p.getAlgorithm() : prop.equals("quota") ? p.getQuota() : null;
-        throw new HeadroomConfigurationException(property, value, field.substring(field.indexOf(':') + 1).strip()
-            .replaceFirst("^expected ", ""), ex);
-      }
+  /**
+   * Reads and checks every property.
+   *
+   * @throws HeadroomConfigurationException listing every problem found
+   */
+  static HeadroomSettings read(HeadroomProperties props, HeadroomPlanProperties planProps) {
+    SettingsReader r = SettingsReader.properties("headroom");
+    Optional<URI> origin = r.origin(props.getService());
+    PolicySet policies = r.policies(props.getWhy(), origin, props.getPolicies());
+    Optional<Plans> plans = r.plans(planProps, policies.policies());
+    Set<HeaderDialect> dialects = r.dialects("headroom.dialects", props.getDialects());
+    if (props.getHeaders().getJitter() == null) {
+      r.problem("headroom.headers.jitter", null, "a whole number of seconds from 0s to 1h, such as 5s");
     }
-    return result;
+    FieldOptions fields = r.fields("headroom.headers", props.getHeaders());
+    PartitionKeyExposure exposure = exposure(r, props);
+    ClientAddressResolver clients = clientAddresses(r, props);
+    Gate.StoreFailureMode onFailure = r.onFailure("headroom.store.on-failure", props.getStore().getOnFailure());
+    List<Route> routes = routes(r, props, policies.policies());
+    r.throwIfProblems(HeadroomConfigurationException::new);
+    return new HeadroomSettings(policies, plans, dialects, fields, exposure, clients, onFailure, routes);
   }
 
-  private static String kebab(String camel) {
-    return camel.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
-  }
-
-  static Set<HeaderDialect> dialects(String property, List<String> tokens) {
-    if (tokens == null || tokens.isEmpty()) {
-      throw new HeadroomConfigurationException(property, tokens, "at least one of ietf, draft-07, draft-06, draft-03, x-ratelimit");
-    }
-    Set<HeaderDialect> set = EnumSet.noneOf(HeaderDialect.class);
-    for (int i = 0; i < tokens.size(); i++) {
-      try {
-        set.add(HeaderDialect.fromToken(tokens.get(i)));
-      } catch (IllegalArgumentException ex) {
-        throw new HeadroomConfigurationException(property + "[" + i + "]", tokens.get(i),
-            "one of ietf (draft-08 to draft-10), draft-07, draft-06, draft-03, x-ratelimit", ex);
-      }
-    }
-    try {
-      dev.headroom.http.headers.RateLimitHeaders.builder().dialects(set).build();
-    } catch (IllegalArgumentException ex) {
-      throw new HeadroomConfigurationException(property, tokens, "dialects that can be sent together (" + ex.getMessage() + ")", ex);
-    }
-    return set;
-  }
-
-  static LimitRefusals refusals(HeadroomProperties props, Ticker ticker) {
-    return refusals(props, ticker, java.util.Optional.empty());
-  }
-
-  /** As {@link #refusals(HeadroomProperties, Ticker)}, with the plans whose refusals point at the next plan. */
-  static LimitRefusals refusals(HeadroomProperties props, Ticker ticker, java.util.Optional<dev.headroom.enforcement.plan.Plans> plans) {
-    LimitRefusals.Builder b = LimitRefusals.builder().ticker(ticker);
+  /** The refusal texts, with the plans whose refusals point at the next plan. */
+  LimitRefusals refusals(Ticker ticker) {
+    LimitRefusals.Builder b = policies.refusals(ticker);
     plans.ifPresent(p -> p.speakAsBases(b));
-    URI origin = origin(props);
-    if (origin != null) {
-      b.origin(origin);
-    }
-    PolicyTexts defaults;
-    try {
-      defaults = PolicyTexts.builder(props.getWhy()).build();
-    } catch (IllegalArgumentException ex) {
-      throw new HeadroomConfigurationException("headroom.why", props.getWhy(),
-          "one sentence saying why limits exist (" + ex.getMessage() + ")", ex);
-    }
-    b.defaults(defaults);
-    for (Map.Entry<String, HeadroomProperties.Policy> e : props.getPolicies().entrySet()) {
-      HeadroomProperties.Policy p = e.getValue();
-      String at = "headroom.policies." + e.getKey();
-      if (p.getWhy() == null && p.getLimit() == null && p.getDescription() == null && p.getError() == null
-          && p.getCachedResultUrl() == null && p.getAlternativeEndpoint() == null && p.getUpgradeUrl() == null
-          && p.getHumanUrl() == null) {
-        continue;
-      }
-      try {
-        PolicyTexts.Builder t = PolicyTexts.builder(p.getWhy() != null ? p.getWhy() : props.getWhy());
-        if (p.getLimit() != null) {
-          t.limit(p.getLimit());
-        }
-        if (p.getDescription() != null) {
-          t.description(p.getDescription());
-        }
-        if (p.getError() != null) {
-          t.error(p.getError());
-        }
-        if (p.getCachedResultUrl() != null) {
-          t.cachedResultUrl(p.getCachedResultUrl());
-        }
-        if (p.getAlternativeEndpoint() != null) {
-          t.alternativeEndpoint(p.getAlternativeEndpoint());
-        }
-        if (p.getUpgradeUrl() != null) {
-          t.upgradeUrl(p.getUpgradeUrl());
-        }
-        if (p.getHumanUrl() != null) {
-          t.humanUrl(p.getHumanUrl());
-        }
-        b.texts(e.getKey(), t.build());
-      } catch (IllegalArgumentException ex) {
-        throw new HeadroomConfigurationException(at, textField(ex.getMessage()), "texts Graceful Boundaries accepts ("
-            + ex.getMessage() + ")", ex);
-      }
-    }
     try {
       return b.build();
     } catch (IllegalArgumentException ex) {
@@ -192,146 +82,115 @@ final class HeadroomSettings {
     }
   }
 
-  private static String textField(String message) {
-    int colon = message.indexOf(':');
-    return colon > 0 ? message.substring(0, colon) : message;
-  }
-
-  static URI origin(HeadroomProperties props) {
-    String o = props.getService().getOrigin();
-    if (o == null) {
-      return null;
-    }
-    try {
-      URI u = new URI(o);
-      if (u.getScheme() == null || u.getHost() == null) {
-        throw new URISyntaxException(o, "no scheme or host");
-      }
-      return u;
-    } catch (URISyntaxException ex) {
-      throw new HeadroomConfigurationException("headroom.service.origin", o, "an origin such as https://api.example.com", ex);
-    }
-  }
-
-  static List<Route> routes(HeadroomProperties props, Map<String, QuotaPolicy> policies) {
+  private static List<Route> routes(SettingsReader r, HeadroomProperties props, Map<String, QuotaPolicy> policies) {
     List<Route> routes = new ArrayList<>();
     List<HeadroomProperties.Route> list = props.getRoutes();
+    Set<String> declared = props.getPolicies().keySet();
     for (int i = 0; i < list.size(); i++) {
-      HeadroomProperties.Route r = list.get(i);
+      HeadroomProperties.Route route = list.get(i);
+      int before = r.problems().size();
       String at = "headroom.routes[" + i + "]";
-      if (r.getPath() == null) {
-        throw new HeadroomConfigurationException(at + ".path", null, "a path template such as /api/items/{id}");
+      if (route.getPath() == null) {
+        r.problem(at + ".path", null, "a path template such as /api/items/{id}");
       }
-      if (r.getPolicies().isEmpty()) {
-        throw new HeadroomConfigurationException(at + ".policies", r.getPolicies(),
-            "names of one or more policies of headroom.policies " + policies.keySet());
+      if (route.getPolicies().isEmpty()) {
+        r.problem(at + ".policies", route.getPolicies(), "names of one or more policies of headroom.policies " + declared);
       }
-      Route.Builder b = Route.builder(r.getPath());
-      for (int j = 0; j < r.getPolicies().size(); j++) {
-        String name = r.getPolicies().get(j);
-        QuotaPolicy p = policies.get(name);
-        if (p == null) {
-          throw new HeadroomConfigurationException(at + ".policies[" + j + "]", name,
-              "the name of a policy of headroom.policies " + policies.keySet());
-        }
-        b.policy(p);
-      }
-      for (int j = 0; j < r.getShadowPolicies().size(); j++) {
-        String name = r.getShadowPolicies().get(j);
-        QuotaPolicy p = policies.get(name);
-        if (p == null) {
-          throw new HeadroomConfigurationException(at + ".shadow-policies[" + j + "]", name,
-              "the name of a policy of headroom.policies " + policies.keySet());
-        }
-        b.shadowPolicy(p, r.isShadowFields());
-      }
-      b.cost(r.getCost());
-      switch (r.getCounting() == null ? "" : r.getCounting()) {
+      Route.Builder b = Route.builder(route.getPath() == null ? "/" : route.getPath());
+      policyNames(r, at + ".policies", route.getPolicies(), declared, policies, b::policy);
+      policyNames(r, at + ".shadow-policies", route.getShadowPolicies(), declared, policies,
+          p -> b.shadowPolicy(p, route.isShadowFields()));
+      switch (route.getCounting() == null ? "" : route.getCounting()) {
         case "all" -> b.counting(RouteRules.Counting.ALL);
         case "failures" -> b.counting(RouteRules.Counting.FAILURES);
         case "successes" -> b.counting(RouteRules.Counting.SUCCESSES);
-        default -> throw new HeadroomConfigurationException(at + ".counting", r.getCounting(), "all, failures or successes");
+        default -> r.problem(at + ".counting", route.getCounting(), "all, failures or successes");
       }
-      if (r.getCostHeader() != null) {
-        b.costHeader(r.getCostHeader(), r.getMaxCost());
+      r.checkExplained(at + ".cost", route.getCost(), "a cost of 0 or more units", () -> b.cost(route.getCost()));
+      if (route.getCostHeader() != null) {
+        r.checkExplained(at + ".cost-header", route.getCostHeader(), "a header name, with max-cost 0 or more",
+            () -> b.costHeader(route.getCostHeader(), route.getMaxCost()));
       }
-      if (!r.getDialects().isEmpty()) {
-        b.dialects(dialects(at + ".dialects", r.getDialects()));
+      if (!route.getDialects().isEmpty()) {
+        b.dialects(r.dialects(at + ".dialects", route.getDialects()));
       }
-      if (r.getKey() != null) {
-        b.key(r.getKey());
+      if (route.getKey() != null) {
+        b.key(route.getKey());
       }
-      if (r.getNote() != null) {
-        b.note(r.getNote());
+      if (route.getNote() != null) {
+        b.note(route.getNote());
       }
-      b.listed(r.isListed());
-      b.fields(fields(at, r));
-      try {
-        b.methods(r.getMethods());
-        routes.add(b.build());
-      } catch (IllegalArgumentException ex) {
-        throw new HeadroomConfigurationException(at, r.getPath() + " " + r.getMethods(), "a valid route (" + ex.getMessage() + ")", ex);
+      b.listed(route.isListed()).fields(r.fields(at, route));
+      if (r.problems().size() == before) {
+        r.checkExplained(at, route.getPath() + " " + route.getMethods(), "a valid route",
+            () -> b.methods(route.getMethods()).build()).ifPresent(routes::add);
       }
     }
     return routes;
   }
 
-  static PartitionKeyExposure exposure(HeadroomProperties props) {
+  /** Each name of {@code names} is a policy; a declared policy with problems of its own is not named again. */
+  private static void policyNames(SettingsReader r, String at, List<String> names, Set<String> declared,
+      Map<String, QuotaPolicy> policies, Consumer<QuotaPolicy> add) {
+    for (int j = 0; j < names.size(); j++) {
+      QuotaPolicy p = policies.get(names.get(j));
+      if (p != null) {
+        add.accept(p);
+      } else if (!declared.contains(names.get(j))) {
+        r.problem(at + "[" + j + "]", names.get(j), "the name of a policy of headroom.policies " + declared);
+      }
+    }
+  }
+
+  private static PartitionKeyExposure exposure(SettingsReader r, HeadroomProperties props) {
     String v = props.getPartitionKeyExposure();
+    String key = props.getPartitionKeyHmacKey();
     switch (v == null ? "" : v.toLowerCase(Locale.ROOT)) {
       case "off":
         return PartitionKeyExposures.off();
       case "hash":
         return PartitionKeyExposures.predictableHash();
       case "hmac":
-        try {
-          return PartitionKeyExposures.hmacSha256Base64(props.getPartitionKeyHmacKey());
-        } catch (RuntimeException ex) {
-          throw new HeadroomConfigurationException("headroom.partition-key-hmac-key",
-              props.getPartitionKeyHmacKey() == null ? null : "(" + props.getPartitionKeyHmacKey().length() + " characters, not shown)",
-              "a base64 key of at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes", ex);
-        }
+        return r.check("headroom.partition-key-hmac-key", key == null ? null : "(" + key.length() + " characters, not shown)",
+            "a base64 key of at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes",
+            () -> PartitionKeyExposures.hmacSha256Base64(key)).orElse(PartitionKeyExposures.off());
       default:
-        throw new HeadroomConfigurationException("headroom.partition-key-exposure", v, "off, hash or hmac");
+        r.problem("headroom.partition-key-exposure", v, "off, hash or hmac");
+        return PartitionKeyExposures.off();
     }
   }
 
-  static ClientAddressResolver clientAddresses(HeadroomProperties props) {
+  private static ClientAddressResolver clientAddresses(SettingsReader r, HeadroomProperties props) {
     ClientAddressResolver.Builder b = ClientAddressResolver.builder();
     List<String> proxies = props.getClientIp().getTrustedProxies();
     for (int i = 0; i < proxies.size(); i++) {
-      try {
-        b.trustedProxy(proxies.get(i));
-      } catch (IllegalArgumentException ex) {
-        throw new HeadroomConfigurationException("headroom.client-ip.trusted-proxies[" + i + "]", proxies.get(i),
-            "a CIDR range such as 10.0.0.0/8 or 2001:db8::/32", ex);
-      }
+      String proxy = proxies.get(i);
+      r.check("headroom.client-ip.trusted-proxies[" + i + "]", proxy, "a CIDR range such as 10.0.0.0/8 or 2001:db8::/32",
+          () -> b.trustedProxy(proxy));
     }
     return b.build();
   }
 
   /**
-   * Configures a front end's gate from {@code headroom.*}: limiter, texts, clock, dialects,
-   * exposure, client addresses, store-failure mode, header rules, escalations, plans and discovery;
-   * the servlet filter and the WebFlux filter alike. Routes are the caller's.
+   * Configures a front end's gate from what was read: limiter, texts, clock, dialects, exposure,
+   * client addresses, store-failure mode, header rules, escalations, allow lists, plans and
+   * discovery; the servlet filter and the WebFlux filter alike. Routes are the caller's.
    *
-   * @throws HeadroomConfigurationException naming the property that is not valid
+   * @throws HeadroomConfigurationException when plans are configured and no resolver finds them
    */
-  static void gate(GateBuilder<?> b, HeadroomProperties props, HeadroomAutoConfiguration.HeadroomPolicies policies,
-      QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, Environment environment,
-      HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
+  void gate(GateBuilder<?> b, HeadroomProperties props, QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker,
+      Environment environment, HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
     b.limiter(limiter)
         .refusals(refusals)
         .ticker(ticker)
-        .dialects(dialects("headroom.dialects", props.getDialects()))
-        .exposure(exposure(props))
-        .clientAddresses(clientAddresses(props))
-        .storeFailureMode(onFailure(props) == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW
-            : Gate.StoreFailureMode.REFUSE);
-    headers(props, b);
-    escalations(props, b);
-    allowLists(props, b);
-    Optional<Plans> plans = HeadroomPlanSettings.plans(planProps, policies.byName());
+        .dialects(dialects)
+        .exposure(exposure)
+        .clientAddresses(clientAddresses)
+        .storeFailureMode(onFailure)
+        .omitOnRedirect(props.getHeaders().isOmitOnRedirect())
+        .fields(fields);
+    policies.escalations().forEach(b::escalation);
+    policies.allowLists().forEach(b::allow);
     if (plans.isPresent()) {
       PlanResolver resolver = planResolvers.getIfUnique();
       if (resolver == null) {
@@ -358,111 +217,14 @@ final class HeadroomSettings {
     }
   }
 
-  /** Applies {@code headroom.headers.*} to the gate, each value checked against what RateLimitHeaders accepts. */
-  static void headers(HeadroomProperties props, GateBuilder<?> b) {
-    HeadroomProperties.Headers h = props.getHeaders();
-    b.omitOnRedirect(h.isOmitOnRedirect());
-    if (h.getJitter() == null) {
-      throw new HeadroomConfigurationException("headroom.headers.jitter", null,
-          "a whole number of seconds from 0s to " + RateLimitHeaders.MAX_JITTER.toHours() + "h, such as 5s");
-    }
-    b.fields(fields("headroom.headers", h));
-  }
-
-  /**
-   * The field rules (headroom-http {@link FieldOptions}) of {@code headroom.headers} or of one
-   * route ({@code at}); a null value is not set. Each value is checked against what
-   * RateLimitHeaders accepts, and refused naming the property.
-   */
-  static FieldOptions fields(String at, HeadroomProperties.FieldRules rules) {
-    Duration jitter = rules.getJitter();
-    Double nearExhaustion = rules.getOnlyNearExhaustion();
-    Double cap = rules.getCapRemainingToResetRatio();
-    Duration capMinWindow = rules.getCapMinWindow();
-    FieldOptions f = FieldOptions.none();
-    if (jitter != null) {
-      if (jitter.isNegative() || jitter.getNano() != 0 || jitter.compareTo(RateLimitHeaders.MAX_JITTER) > 0) {
-        throw new HeadroomConfigurationException(at + ".jitter", jitter,
-            "a whole number of seconds from 0s to " + RateLimitHeaders.MAX_JITTER.toHours() + "h, such as 5s");
-      }
-      f = f.jitter(jitter);
-    }
-    if (nearExhaustion != null) {
-      if (!(nearExhaustion > 0 && nearExhaustion <= 1)) {
-        throw new HeadroomConfigurationException(at + ".only-near-exhaustion", nearExhaustion,
-            "a share above 0 and at most 1, such as 0.8");
-      }
-      f = f.onlyNearExhaustion(nearExhaustion);
-    }
-    if (cap != null) {
-      try {
-        f = f.capRemainingToResetRatio(cap, capMinWindow == null ? Duration.ZERO : capMinWindow);
-      } catch (IllegalArgumentException ex) {
-        throw new HeadroomConfigurationException(at + ".cap-remaining-to-reset-ratio", cap,
-            "a number of at least 1 (1 = each policy's nominal throughput q/w), with cap-min-window zero or more", ex);
-      }
-    }
-    return f;
-  }
-
-  /** Applies {@code headroom.policies.*.escalation-threshold} and {@code escalation-block} to the filter. */
-  static void escalations(HeadroomProperties props, GateBuilder<?> b) {
-    props.getPolicies().forEach((name, p) -> {
-      if (p.getEscalationThreshold() == null) {
-        return;
-      }
-      try {
-        b.escalation(name, new dev.headroom.enforcement.Escalation(p.getEscalationThreshold(), p.getEscalationBlock()));
-      } catch (IllegalArgumentException | NullPointerException ex) {
-        throw new HeadroomConfigurationException("headroom.policies." + name + ".escalation-threshold",
-            p.getEscalationThreshold() + " with escalation-block " + p.getEscalationBlock(),
-            "a threshold from 1 to 1000000 and a block of whole seconds, at least 1s", ex);
-      }
-    });
-  }
-
   /** Tells every listener: one that throws cannot keep the others from hearing (listener contracts). */
-  static <L> void tellEach(List<L> listeners, java.util.function.Consumer<L> call) {
+  static <L> void tellEach(List<L> listeners, Consumer<L> call) {
     for (L l : listeners) {
       try {
         call.accept(l);
       } catch (RuntimeException ignored) {
         // A listener cannot fail the request or silence the others.
       }
-    }
-  }
-
-  /** Applies {@code headroom.policies.*.allow} (CIDR blocks, API key hashes, header) to the gate. */
-  static void allowLists(HeadroomProperties props, GateBuilder<?> b) {
-    props.getPolicies().forEach((name, p) -> {
-      HeadroomAllowProperties a = p.getAllow();
-      if (a.getCidrs().isEmpty() && a.getApiKeys().isEmpty()) {
-        return;
-      }
-      String field = "headroom.policies." + name + ".allow";
-      try {
-        b.allow(name, AllowList.of(field, a.getCidrs(), a.getApiKeys(), a.getHeader()));
-      } catch (IllegalArgumentException ex) {
-        // AllowList's message names the field (cidrs, apiKeys or header) and what is expected; a
-        // rejected api-keys entry may be a raw key by mistake, so only its size is repeated
-        String m = ex.getMessage();
-        String property = m.substring(0, m.indexOf(": ")).replace(".apiKeys", ".api-keys");
-        Object value = property.endsWith(".cidrs") ? a.getCidrs()
-            : property.endsWith(".header") ? a.getHeader() : a.getApiKeys().size() + " entries";
-        throw new HeadroomConfigurationException(property, value, m.substring(m.indexOf(": ") + 2), ex);
-      }
-    });
-  }
-
-  static StoreFailureMode onFailure(HeadroomProperties props) {
-    String v = props.getStore().getOnFailure();
-    switch (v == null ? "" : v.toLowerCase(Locale.ROOT)) {
-      case "allow":
-        return StoreFailureMode.ALLOW;
-      case "refuse":
-        return StoreFailureMode.REFUSE;
-      default:
-        throw new HeadroomConfigurationException("headroom.store.on-failure", v, "allow or refuse");
     }
   }
 }

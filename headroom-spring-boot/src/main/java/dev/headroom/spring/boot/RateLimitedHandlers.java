@@ -2,6 +2,7 @@ package dev.headroom.spring.boot;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.path.PathTemplate;
+import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.servlet.Route;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -78,7 +79,9 @@ final class RateLimitedHandlers {
           b.policy(p);
         }
         if (annotation.dialects().length > 0) {
-          b.dialects(HeadroomSettings.dialects(where + " dialects", Arrays.asList(annotation.dialects())));
+          SettingsReader dialects = SettingsReader.properties("headroom");
+          b.dialects(dialects.dialects(where + " dialects", Arrays.asList(annotation.dialects())));
+          dialects.throwIfProblems(HeadroomConfigurationException::new);
         }
         if (!annotation.key().isEmpty()) {
           b.key(annotation.key());

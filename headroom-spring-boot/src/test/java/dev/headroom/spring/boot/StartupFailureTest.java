@@ -198,6 +198,34 @@ class StartupFailureTest {
   }
 
   @Test
+  void everyProblemIsReportedAtOnceEachNamingItsProperty() {
+    assertThat(failure("headroom.policies.burst.quota=0", "headroom.policies.burst.unit=bytes",
+        "headroom.dialects=draft-99", "headroom.store.on-failure=maybe"))
+        .isEqualTo("4 problems"
+            + "\n  - headroom.policies.burst.quota: expected an integer from 1 to " + dev.headroom.QuotaPolicy.MAX_QUOTA
+            + ", got '0'"
+            + "\n  - headroom.policies.burst.unit: expected requests, content-bytes or concurrent-requests, got 'bytes'"
+            + "\n  - headroom.dialects[0]: expected one of ietf (draft-08 to draft-10), draft-07, draft-06, draft-03, "
+            + "x-ratelimit, got 'draft-99'"
+            + "\n  - headroom.store.on-failure: expected allow or refuse, got 'maybe'");
+  }
+
+  @Test
+  void textsEscalationsAndAllowListsNameTheirOwnProperty_gracefulBoundaries_sc6() {
+    assertThat(failure("headroom.service.origin=https://api.example.com",
+        "headroom.policies.burst.alternative-endpoint=https://elsewhere.example/items",
+        "headroom.policies.burst.escalation-threshold=3", "headroom.policies.burst.escalation-block=1500ms",
+        "headroom.policies.burst.allow.api-keys=my-raw-key"))
+        .startsWith("3 problems")
+        .contains("\n  - headroom.policies.burst.alternative-endpoint: expected a relative path or a URL on the "
+            + "service's origin (Graceful Boundaries SC-6")
+        .contains("\n  - headroom.policies.burst.escalation-block: expected a whole number of seconds, at least 1s, "
+            + "got 'PT1.5S'")
+        .contains("\n  - headroom.policies.burst.allow.api-keys[0]: expected the SHA-256 hex digest of a key")
+        .doesNotContain("my-raw-key");
+  }
+
+  @Test
   void rateLimitedNamingAnUnknownPolicy() {
     runner.withConfiguration(AutoConfigurations.of(WebMvcAutoConfiguration.class))
         .withUserConfiguration(BadController.class).run(ctx -> {

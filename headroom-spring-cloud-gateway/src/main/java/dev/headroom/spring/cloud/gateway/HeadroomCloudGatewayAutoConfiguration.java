@@ -4,18 +4,11 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
-import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.webflux.ReactiveUserResolver;
 import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.enforcement.Gate;
-import dev.headroom.enforcement.Escalation;
-import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
-import java.util.Map;
 import java.util.Locale;
-import java.util.Set;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -102,7 +95,7 @@ public class HeadroomCloudGatewayAutoConfiguration {
   @ConditionalOnMissingBean(RateLimiter.class)
   HeadroomRateLimiter headroomRateLimiter(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props,
       ConfigurationService configurationService) {
-    return new HeadroomRateLimiter(limiter, catalog, defaultDialects(props), refuseOnStoreFailure(props),
+    return new HeadroomRateLimiter(limiter, catalog, catalog.dialects(), refuseOnStoreFailure(props),
         configurationService);
   }
 
@@ -111,41 +104,13 @@ public class HeadroomCloudGatewayAutoConfiguration {
   @ConditionalOnMissingBean
   HeadroomRoutes headroomRoutes(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props, Ticker ticker,
       ObjectProvider<ReactiveUserResolver> users) {
-    Set<HeaderDialect> dialects = defaultDialects(props);
     Gate.StoreFailureMode onFailure = refuseOnStoreFailure(props) ? Gate.StoreFailureMode.REFUSE : Gate.StoreFailureMode.ALLOW;
-    LimitRefusals.Builder refusals = LimitRefusals.builder().ticker(ticker)
-        .defaults(PolicyTexts.builder(props.getWhy()).build());
-    props.getPolicies().forEach((name, p) -> {
-      if (p.getWhy() != null && !p.getWhy().isBlank()) {
-        refusals.texts(name, PolicyTexts.builder(p.getWhy()).build());
-      }
-    });
-    LimitRefusals texts = refusals.build();
-    Map<String, Escalation> escalations = escalations(props);
-    Duration jitter = props.getHeaders().getJitter();
+    LimitRefusals texts = catalog.policies().refusals(ticker).build();
     return new HeadroomRoutes(b -> {
-      b.limiter(limiter).refusals(texts).ticker(ticker).dialects(dialects).storeFailureMode(onFailure)
-          .omitOnRedirect(props.getHeaders().isOmitOnRedirect())
+      b.limiter(limiter).refusals(texts).ticker(ticker).dialects(catalog.dialects()).storeFailureMode(onFailure)
+          .omitOnRedirect(props.getHeaders().isOmitOnRedirect()).fields(catalog.fields())
           .discovery(props.getService().getName(), props.getService().getDescription());
-      if (jitter != null && !jitter.isZero()) {
-        b.jitter(jitter);
-      }
-    }, escalations, users.getIfAvailable(ReactiveUserResolver::principal));
-  }
-
-  private static Map<String, Escalation> escalations(CloudGatewayProperties props) {
-    Map<String, Escalation> escalations = new LinkedHashMap<>();
-    props.getPolicies().forEach((name, p) -> {
-      if (p.getEscalationThreshold() != null) {
-        try {
-          escalations.put(name, new Escalation(p.getEscalationThreshold(), p.getEscalationBlock()));
-        } catch (IllegalArgumentException e) {
-          throw new CloudGatewayConfigurationException("headroom.cloud-gateway.policies." + name + ".escalation-threshold",
-              p.getEscalationThreshold(), e.getMessage(), e);
-        }
-      }
-    });
-    return escalations;
+    }, catalog.policies().escalations(), catalog.policies().allowLists(), users.getIfAvailable(ReactiveUserResolver::principal));
   }
 
   /** {@code Headroom} in a route's filters. */
@@ -169,21 +134,8 @@ public class HeadroomCloudGatewayAutoConfiguration {
     return new GracefulErrorHandler(Gate.DEFAULT_DISCOVERY_PATHS.get(0));
   }
 
-  static Set<HeaderDialect> defaultDialects(CloudGatewayProperties props) {
-    return PolicyCatalog.dialects("headroom.cloud-gateway.headers.dialects", props.getHeaders().getDialects());
-  }
-
   static boolean refuseOnStoreFailure(CloudGatewayProperties props) {
-    String mode = String.valueOf(props.getStore().getOnFailure()).toLowerCase(Locale.ROOT);
-    switch (mode) {
-      case "allow":
-        return false;
-      case "refuse":
-        return true;
-      default:
-        throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.on-failure",
-            props.getStore().getOnFailure(), "allow or refuse");
-    }
+    return PolicyCatalog.refuseOnStoreFailure(props);
   }
 
   /**

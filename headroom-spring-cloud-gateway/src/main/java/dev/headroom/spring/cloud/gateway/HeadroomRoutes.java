@@ -4,6 +4,7 @@ import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
 import dev.headroom.enforcement.RouteRules;
 import dev.headroom.enforcement.Escalation;
+import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.vend.VendRoute;
 import dev.headroom.webflux.HeadroomWebFilter;
 import dev.headroom.webflux.ReactiveUserResolver;
@@ -33,6 +34,7 @@ public final class HeadroomRoutes {
 
   private final Consumer<GateBuilder<ServerWebExchange>> settings;
   private final Map<String, Escalation> escalations;
+  private final Map<String, AllowList> allowLists;
   private final ReactiveUserResolver users;
   private final Map<String, RouteRules> rules = new LinkedHashMap<>();
   private final Map<String, VendRoute> vendRoutes = new LinkedHashMap<>();
@@ -42,12 +44,14 @@ public final class HeadroomRoutes {
   /**
    * @param settings everything but the routes: limiter, refusals, ticker, discovery, field rules
    * @param escalations by policy name, applied to the routes that have the policy
+   * @param allowLists by policy name, applied to the routes that have the policy
    * @param users who the user of {@code user} partitions is
    */
   HeadroomRoutes(Consumer<GateBuilder<ServerWebExchange>> settings, Map<String, Escalation> escalations,
-      ReactiveUserResolver users) {
+      Map<String, AllowList> allowLists, ReactiveUserResolver users) {
     this.settings = Objects.requireNonNull(settings, "settings");
     this.escalations = Map.copyOf(escalations);
+    this.allowLists = Map.copyOf(allowLists);
     this.users = Objects.requireNonNull(users, "users");
     this.current = build();
   }
@@ -98,8 +102,13 @@ public final class HeadroomRoutes {
     settings.accept(b);
     rules.forEach((id, r) -> b.route(r, exchange -> id.equals(routeId(exchange))));
     escalations.forEach((policy, e) -> {
-      if (rules.values().stream().anyMatch(r -> r.policies().stream().anyMatch(q -> q.name().equals(policy)))) {
+      if (onSomeRoute(policy)) {
         b.escalation(policy, e);
+      }
+    });
+    allowLists.forEach((policy, a) -> {
+      if (onSomeRoute(policy)) {
+        b.allow(policy, a);
       }
     });
     Gate<ServerWebExchange> gate = b.build();
@@ -107,6 +116,10 @@ public final class HeadroomRoutes {
     HeadroomWebFilter.Builder filter = HeadroomWebFilter.builder(gate).users(users);
     vendRoutes.values().forEach(filter::vendRoute);
     return filter.build();
+  }
+
+  private boolean onSomeRoute(String policy) {
+    return rules.values().stream().anyMatch(r -> r.policies().stream().anyMatch(q -> q.name().equals(policy)));
   }
 
   private static String routeId(ServerWebExchange exchange) {

@@ -2,76 +2,95 @@ package dev.headroom.spring.cloud.gateway;
 
 import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.QuotaUnit;
-import java.time.Duration;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
-import java.util.Collections;
+import dev.headroom.enforcement.settings.PolicySet;
+import dev.headroom.enforcement.settings.SettingsReader;
+import java.net.URI;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.springframework.boot.convert.DurationStyle;
 
 /**
- * The named policies of {@code headroom.cloud-gateway.policies}, each read once into a
- * {@link QuotaPolicy} at startup, and the readers of the filter arguments routes give (a window,
- * an algorithm, a cost), whose errors name the argument, the value and what is expected.
- * Immutable.
+ * The named policies of {@code headroom.cloud-gateway.policies} with their texts, escalations and
+ * allow lists, and the header defaults, read once at startup by headroom-http's
+ * {@link SettingsReader} (the converter every binding of the settings model shares); and the
+ * readers of the filter arguments routes give (a window, an algorithm, a cost), whose errors name
+ * the argument, the value and what is expected. Immutable.
  */
 final class PolicyCatalog {
 
-  private final Map<String, QuotaPolicy> policies;
+  private final PolicySet set;
+  private final Set<HeaderDialect> dialects;
+  private final FieldOptions fields;
 
-  private PolicyCatalog(Map<String, QuotaPolicy> policies) {
-    this.policies = Collections.unmodifiableMap(new LinkedHashMap<>(policies));
+  private PolicyCatalog(PolicySet set, Set<HeaderDialect> dialects, FieldOptions fields) {
+    this.set = set;
+    this.dialects = Set.copyOf(dialects);
+    this.fields = fields;
   }
 
+  /** Policies given in code, with no texts of their own, ietf fields and no field rules. */
   static PolicyCatalog of(Map<String, QuotaPolicy> policies) {
-    return new PolicyCatalog(policies);
+    PolicySet set = new PolicySet(policies, PolicyTexts.builder(new CloudGatewayProperties().getWhy()).build(),
+        Map.of(), Map.of(), Map.of(), Optional.empty());
+    return new PolicyCatalog(set, EnumSet.of(HeaderDialect.IETF), FieldOptions.none());
   }
 
   /**
-   * Reads every {@code headroom.cloud-gateway.policies.NAME}.
+   * Reads every {@code headroom.cloud-gateway.policies.NAME}, the service's why and origin, and
+   * {@code headroom.cloud-gateway.headers}.
    *
-   * @throws CloudGatewayConfigurationException naming the first property that cannot be used
+   * @throws CloudGatewayConfigurationException naming every property that cannot be used
    */
   static PolicyCatalog from(CloudGatewayProperties properties) {
-    Map<String, QuotaPolicy> read = new LinkedHashMap<>();
-    properties.getPolicies().forEach((name, p) -> read.put(name, policy(name, p)));
-    return new PolicyCatalog(read);
+    SettingsReader r = SettingsReader.properties(PREFIX);
+    Optional<URI> origin = r.origin(properties.getService());
+    PolicySet set = r.policies(properties.getWhy(), origin, properties.getPolicies());
+    Set<HeaderDialect> dialects = r.dialects(r.path("headers.dialects"), properties.getHeaders().getDialects());
+    FieldOptions fields = r.fields(r.path("headers"), properties.getHeaders());
+    r.throwIfProblems(CloudGatewayConfigurationException::new);
+    return new PolicyCatalog(set, dialects, fields);
   }
 
-  private static QuotaPolicy policy(String name, CloudGatewayProperties.Policy p) {
-    String at = "headroom.cloud-gateway.policies." + name;
-    if (p.getQuota() == null) {
-      throw new CloudGatewayConfigurationException(at + ".quota", null, "a whole number of units from 0 to "
-          + QuotaPolicy.MAX_QUOTA);
-    }
-    QuotaPolicy.Builder b = QuotaPolicy.builder(name);
-    apply(at + ".quota", p.getQuota(), () -> b.quota(p.getQuota()));
-    apply(at + ".window", p.getWindow(), () -> b.window(p.getWindow()));
-    apply(at + ".algorithm", p.getAlgorithm(), () -> b.algorithm(Algorithm.fromToken(p.getAlgorithm())));
-    apply(at + ".unit", p.getUnit(), () -> b.unit(QuotaUnit.fromToken(p.getUnit())));
-    apply(at + ".partitioning", p.getPartitioning(), () -> b.partitioning(p.getPartitioning()));
-    apply(at + ".lease-timeout", p.getLeaseTimeout(), () -> b.leaseTimeout(p.getLeaseTimeout()));
-    try {
-      return b.build();
-    } catch (IllegalArgumentException e) {
-      throw new CloudGatewayConfigurationException(at, name, "a consistent policy (" + e.getMessage() + ")", e);
-    }
+  /** The prefix of this binding's properties. */
+  static final String PREFIX = "headroom.cloud-gateway";
+
+  /** The policies with their texts, escalations and allow lists. */
+  PolicySet policies() {
+    return set;
   }
 
-  /** Runs one builder step, turning its refusal into one that names the property. */
-  private static void apply(String property, Object value, Runnable step) {
-    try {
-      step.run();
-    } catch (IllegalArgumentException e) {
-      throw new CloudGatewayConfigurationException(property, value, what(e), e);
-    }
+  /** The dialects of a route that names none ({@code headers.dialects}). */
+  Set<HeaderDialect> dialects() {
+    return dialects;
   }
 
+  /** The field rules of {@code headers}: jitter, only-near-exhaustion, the ratio cap. */
+  FieldOptions fields() {
+    return fields;
+  }
+
+  /**
+   * {@code store.on-failure}: whether a request the store cannot decide is refused.
+   *
+   * @throws CloudGatewayConfigurationException unless it is allow or refuse
+   */
+  static boolean refuseOnStoreFailure(CloudGatewayProperties properties) {
+    SettingsReader r = SettingsReader.properties(PREFIX);
+    Gate.StoreFailureMode mode = r.onFailure(r.path("store.onFailure"), properties.getStore().getOnFailure());
+    r.throwIfProblems(CloudGatewayConfigurationException::new);
+    return mode == Gate.StoreFailureMode.REFUSE;
+  }
+
+  /** The words of a library's refusal after "expected ", or all of them. */
   private static String what(IllegalArgumentException e) {
     String m = String.valueOf(e.getMessage());
     int expected = m.indexOf("expected ");
@@ -80,12 +99,12 @@ final class PolicyCatalog {
 
   /** The policy of that name, if declared. */
   Optional<QuotaPolicy> find(String name) {
-    return Optional.ofNullable(policies.get(name));
+    return Optional.ofNullable(set.policies().get(name));
   }
 
   /** Every declared policy, in declaration order. */
   Map<String, QuotaPolicy> all() {
-    return policies;
+    return set.policies();
   }
 
   /**
@@ -95,7 +114,7 @@ final class PolicyCatalog {
    */
   static Duration window(String argument, String value) {
     try {
-      return DurationStyle.detectAndParse(value.strip(), java.time.temporal.ChronoUnit.SECONDS);
+      return DurationStyle.detectAndParse(value.strip(), ChronoUnit.SECONDS);
     } catch (RuntimeException e) {
       throw new CloudGatewayConfigurationException(argument, value, "a duration such as 60s, 1m, 1h or PT1M", e);
     }
@@ -111,25 +130,14 @@ final class PolicyCatalog {
   }
 
   /**
-   * Header dialects as configured: tokens, each possibly a comma-separated list.
+   * Header dialects of a route's argument: tokens, each possibly a comma-separated list.
    *
    * @throws CloudGatewayConfigurationException naming the argument and the token that is none
    */
   static Set<HeaderDialect> dialects(String argument, List<String> tokens) {
-    Set<HeaderDialect> read = EnumSet.noneOf(HeaderDialect.class);
-    for (String t : tokens) {
-      for (String one : t.split(",")) {
-        try {
-          read.add(HeaderDialect.fromToken(one));
-        } catch (IllegalArgumentException e) {
-          throw new CloudGatewayConfigurationException(argument, one.strip(), "one of ietf, draft-07, draft-06, "
-              + "draft-03, x-ratelimit", e);
-        }
-      }
-    }
-    if (read.isEmpty()) {
-      throw new CloudGatewayConfigurationException(argument, "", "at least one dialect");
-    }
+    SettingsReader r = SettingsReader.properties(PREFIX);
+    Set<HeaderDialect> read = r.dialects(argument, tokens);
+    r.throwIfProblems(CloudGatewayConfigurationException::new);
     return read;
   }
 

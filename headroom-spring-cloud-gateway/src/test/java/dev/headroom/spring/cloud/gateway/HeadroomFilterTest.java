@@ -107,7 +107,7 @@ class HeadroomFilterTest {
     HeadroomGatewayFilterFactory factory = new HeadroomGatewayFilterFactory(
         new HeadroomRoutes(b -> b.limiter(dev.headroom.QuotaLimiter.inMemory())
             .refusals(dev.headroom.http.body.LimitRefusals.builder().ticker(dev.headroom.Ticker.system())
-                .defaults(dev.headroom.http.body.PolicyTexts.builder("why").build()).build()), Map.of(),
+                .defaults(dev.headroom.http.body.PolicyTexts.builder("why").build()).build()), Map.of(), Map.of(),
             ReactiveUserResolver.principal()),
         PolicyCatalog.from(props), dev.headroom.QuotaLimiter.inMemory());
     assertThatThrownBy(() -> factory.apply("r", c -> c.setPolicies(List.of("nowhere"))))

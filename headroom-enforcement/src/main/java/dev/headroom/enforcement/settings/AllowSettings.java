@@ -1,14 +1,14 @@
-package dev.headroom.spring.boot;
+package dev.headroom.enforcement.settings;
 
+import dev.headroom.enforcement.partition.AllowList;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Callers that bypass a policy ({@code headroom.policies.NAME.allow}; headroom-http {@code AllowList}). */
-public class HeadroomAllowProperties {
+/** Callers that bypass a policy: neither counted nor refused by it (headroom-http {@link AllowList}). */
+public class AllowSettings {
   /**
    * Client addresses that bypass the policy, as CIDR blocks or bare addresses (10.0.0.0/8,
-   * 2001:db8::/32), matched against the client address as headroom.client-ip.trusted-proxies
-   * resolve it.
+   * 2001:db8::/32), matched against the client address as the trusted proxies resolve it.
    */
   private List<String> cidrs = new ArrayList<>();
 
@@ -19,7 +19,7 @@ public class HeadroomAllowProperties {
   private List<String> apiKeys = new ArrayList<>();
 
   /** The request header an allowed API key is read from. */
-  private String header = "X-Api-Key";
+  private String header = AllowList.DEFAULT_HEADER;
 
   public List<String> getCidrs() {
     return cidrs;

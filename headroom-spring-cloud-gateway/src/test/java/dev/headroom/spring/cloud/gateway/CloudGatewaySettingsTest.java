@@ -1,0 +1,46 @@
+package dev.headroom.spring.cloud.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.headroom.enforcement.settings.SettingsProblem;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code headroom.cloud-gateway.*} is a binding of headroom-http's settings model, read by the
+ * converter Spring Boot's {@code headroom.*} is read by: every problem at startup at once, each
+ * naming its property, its value and what was expected (Graceful Boundaries SC-6 for guidance).
+ */
+class CloudGatewaySettingsTest {
+
+  @Test
+  void everyBadPropertyIsReportedAtOnceEachNamingItsProperty() {
+    Map<String, Object> p = new HashMap<>();
+    p.put("headroom.cloud-gateway.service.origin", "https://api.example.com");
+    p.put("headroom.cloud-gateway.policies.a.quota", "0");
+    p.put("headroom.cloud-gateway.policies.a.unit", "bytes");
+    p.put("headroom.cloud-gateway.policies.b.quota", "5");
+    p.put("headroom.cloud-gateway.policies.b.alternative-endpoint", "https://elsewhere.example/items");
+    p.put("headroom.cloud-gateway.policies.b.escalation-threshold", "0");
+    p.put("headroom.cloud-gateway.headers.dialects", "draft-99");
+    p.put("headroom.cloud-gateway.headers.only-near-exhaustion", "2");
+    Throwable failure = catchThrowable(() -> GatewayApp.start(p).close());
+    CloudGatewayConfigurationException cause = null;
+    for (Throwable c = failure; c != null; c = c.getCause()) {
+      if (c instanceof CloudGatewayConfigurationException e) {
+        cause = e;
+      }
+    }
+    assertThat(cause).as("a CloudGatewayConfigurationException in %s", failure).isNotNull();
+    assertThat(cause.problems()).extracting(SettingsProblem::path).containsExactly(
+        "headroom.cloud-gateway.policies.a.quota", "headroom.cloud-gateway.policies.a.unit",
+        "headroom.cloud-gateway.policies.b.alternative-endpoint", "headroom.cloud-gateway.policies.b.escalation-threshold",
+        "headroom.cloud-gateway.headers.dialects[0]", "headroom.cloud-gateway.headers.only-near-exhaustion");
+    assertThat(cause.problems().get(1)).hasToString(
+        "headroom.cloud-gateway.policies.a.unit: expected requests, content-bytes or concurrent-requests, got 'bytes'");
+    assertThat(cause.problems().get(2).expected()).contains("SC-6");
+    assertThat(cause.getMessage()).startsWith("6 problems\n  - headroom.cloud-gateway.policies.a.quota: ");
+  }
+}
