@@ -59,9 +59,7 @@ final class NormalisedErrorRelay implements ResponseRelay {
     if (allow != null) {
       r.headers().set(HttpHeaderNames.ALLOW, allow);
     }
-    if (ex.decision() != null) {
-      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision(), status, r.headers());
-    }
+    ex.writeFields(status, r.headers()::add);
     ex.writeLocal(r);
   }
 

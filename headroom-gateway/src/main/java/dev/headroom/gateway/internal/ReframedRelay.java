@@ -59,9 +59,7 @@ final class ReframedRelay implements ResponseRelay {
         h.set(HttpHeaderNames.TRANSFER_ENCODING, codings == null ? HttpHeaderValues.CHUNKED : codings + ", chunked");
       }
     }
-    if (ex.decision() != null) {
-      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision(), code, h);
-    }
+    ex.writeFields(code, h::add);
     if (!ex.keepAlive()) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
     } else if (ex.http10()) {
