@@ -1,5 +1,9 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.ResponseBody;
+import dev.headroom.gateway.internal.wire.ResponseHead;
+import dev.headroom.gateway.internal.wire.UpstreamHandler;
+import dev.headroom.gateway.internal.wire.UpstreamRequestWriter;
 import dev.headroom.Decision;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.embed.Gate;

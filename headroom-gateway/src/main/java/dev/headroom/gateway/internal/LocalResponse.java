@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.HeadBytes;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.embed.Answer;
 import dev.headroom.http.body.RefusalFormat;

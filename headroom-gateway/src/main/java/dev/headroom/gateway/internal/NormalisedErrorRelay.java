@@ -1,5 +1,7 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.ResponseBody;
+import dev.headroom.gateway.internal.wire.ResponseHead;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.util.Locale;
 

@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.UpstreamRequestWriter;
 import dev.headroom.gateway.config.Timeouts;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;

@@ -1,5 +1,9 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.HeadBytes;
+import dev.headroom.gateway.internal.wire.HopByHop;
+import dev.headroom.gateway.internal.wire.ResponseBody;
+import dev.headroom.gateway.internal.wire.ResponseHead;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;

@@ -1,5 +1,8 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.HopByHop;
+import dev.headroom.gateway.internal.wire.ResponseBody;
+import dev.headroom.gateway.internal.wire.ResponseHead;
 import io.netty.handler.codec.http.HttpResponse;
 
 /**
