@@ -332,11 +332,10 @@ public final class HeadroomFilter implements Filter {
       this.built = built;
     }
 
-    /** The gate's settings, noting that one was made here (see {@link #build()}). */
-    private GateBuilder<HttpServletRequest> settings() {
+    /** The gate's settings, noting the first one made here ({@code name}), which {@link #build()} checks. */
+    private GateBuilder<HttpServletRequest> settings(String name) {
       if (gateSetting == null) {
-        gateSetting = StackWalker.getInstance().walk(f -> f.skip(1).findFirst().map(StackWalker.StackFrame::getMethodName)
-            .orElse("gate"));
+        gateSetting = name;
       }
       return gate;
     }
@@ -346,7 +345,7 @@ public final class HeadroomFilter implements Filter {
      * configures several front ends alike (the Spring Boot starter) sets them once.
      */
     public Builder gate(Consumer<GateBuilder<HttpServletRequest>> settings) {
-      settings.accept(settings());
+      settings.accept(settings("gate"));
       return this;
     }
 
@@ -356,32 +355,32 @@ public final class HeadroomFilter implements Filter {
      * follows its list.
      */
     public Builder allow(String policy, AllowList allow) {
-      settings().allow(policy, allow);
+      settings("allow").allow(policy, allow);
       return this;
     }
 
     /** Plans resolved per request within {@code deadline}; built with {@link Plans#of}. */
     public Builder plans(Plans plans, PlanResolver resolver, Duration deadline) {
-      settings().plans(plans, resolver, deadline);
+      settings("plans").plans(plans, resolver, deadline);
       return this;
     }
 
     /** Required: decides every request, through its store. */
     public Builder limiter(QuotaLimiter limiter) {
-      settings().limiter(limiter);
+      settings("limiter").limiter(limiter);
       return this;
     }
 
     /** Required: the refusal texts of every policy (and the clock of {@code windowResetAt}). */
     public Builder refusals(LimitRefusals refusals) {
-      settings().refusals(refusals);
+      settings("refusals").refusals(refusals);
       return this;
     }
 
     /** A route; routes match in the order added. */
     public Builder route(Route route) {
       routes.add(Objects.requireNonNull(route, "route"));
-      settings().route(route.rules(), route.condition());
+      settings("route").route(route.rules(), route.condition());
       return this;
     }
 
@@ -402,19 +401,19 @@ public final class HeadroomFilter implements Filter {
 
     /** {@link GateBuilder#dialects}: the header dialects of routes that choose none; {@code ietf} by default. */
     public Builder dialects(Collection<HeaderDialect> dialects) {
-      settings().dialects(dialects);
+      settings("dialects").dialects(dialects);
       return this;
     }
 
     /** {@link GateBuilder#exposure}: what is sent as {@code pk} in the ietf dialect; nothing by default. */
     public Builder exposure(PartitionKeyExposure exposure) {
-      settings().exposure(exposure);
+      settings("exposure").exposure(exposure);
       return this;
     }
 
     /** {@link GateBuilder#clientAddresses}: how {@code client-ip} partitions find the client. */
     public Builder clientAddresses(ClientAddressResolver resolver) {
-      settings().clientAddresses(resolver);
+      settings("clientAddresses").clientAddresses(resolver);
       return this;
     }
 
@@ -433,13 +432,14 @@ public final class HeadroomFilter implements Filter {
     /** What to do when the store fails; {@link StoreFailureMode#ALLOW} by default. */
     public Builder storeFailureMode(StoreFailureMode mode) {
       Objects.requireNonNull(mode, "storeFailureMode");
-      settings().storeFailureMode(mode == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW : Gate.StoreFailureMode.REFUSE);
+      settings("storeFailureMode").storeFailureMode(
+          mode == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW : Gate.StoreFailureMode.REFUSE);
       return this;
     }
 
     /** {@link GateBuilder#ticker}: the clock of epoch-seconds {@code X-RateLimit-Reset}. */
     public Builder ticker(Ticker ticker) {
-      settings().ticker(ticker);
+      settings("ticker").ticker(ticker);
       return this;
     }
 
@@ -449,31 +449,31 @@ public final class HeadroomFilter implements Filter {
      * committed, so the status is the one the application set.
      */
     public Builder omitOnRedirect(boolean omit) {
-      settings().omitOnRedirect(omit);
+      settings("omitOnRedirect").omitOnRedirect(omit);
       return this;
     }
 
     /** {@link GateBuilder#onlyNearExhaustion} (draft-09 section 6.2). */
     public Builder onlyNearExhaustion(double threshold) {
-      settings().onlyNearExhaustion(threshold);
+      settings("onlyNearExhaustion").onlyNearExhaustion(threshold);
       return this;
     }
 
     /** {@link GateBuilder#capRemainingToResetRatio} (draft-09 sections 6 and 8.5). */
     public Builder capRemainingToResetRatio(double factor, Duration minWindow) {
-      settings().capRemainingToResetRatio(factor, minWindow);
+      settings("capRemainingToResetRatio").capRemainingToResetRatio(factor, minWindow);
       return this;
     }
 
     /** {@link GateBuilder#fields}: the field rules of every route that does not set its own. */
     public Builder fields(FieldOptions fields) {
-      settings().fields(fields);
+      settings("fields").fields(fields);
       return this;
     }
 
     /** {@link GateBuilder#escalation} (draft-09 section 5.3; headroom-http {@link Escalations}). */
     public Builder escalation(String policy, Escalation escalation) {
-      settings().escalation(policy, escalation);
+      settings("escalation").escalation(policy, escalation);
       return this;
     }
 
@@ -491,31 +491,31 @@ public final class HeadroomFilter implements Filter {
 
     /** {@link GateBuilder#jitter(Duration)} (draft-09 section 8.5). */
     public Builder jitter(Duration max) {
-      settings().jitter(max);
+      settings("jitter").jitter(max);
       return this;
     }
 
     /** {@link GateBuilder#jitter(Duration, RandomGenerator)}. */
     public Builder jitter(Duration max, RandomGenerator random) {
-      settings().jitter(max, random);
+      settings("jitter").jitter(max, random);
       return this;
     }
 
     /** Serves the discovery document for this service; off until called. */
     public Builder discovery(String service, String description) {
-      settings().discovery(service, description);
+      settings("discovery").discovery(service, description);
       return this;
     }
 
     /** Adds changelog, feed or extensions to the discovery document. */
     public Builder discoveryCustomizer(Consumer<LimitsDiscoveryDocument.Builder> customizer) {
-      settings().discoveryCustomizer(customizer);
+      settings("discoveryCustomizer").discoveryCustomizer(customizer);
       return this;
     }
 
     /** Where the discovery document is served; {@link #DEFAULT_DISCOVERY_PATHS} by default. */
     public Builder discoveryPaths(Collection<String> paths) {
-      settings().discoveryPaths(paths);
+      settings("discoveryPaths").discoveryPaths(paths);
       return this;
     }
 
