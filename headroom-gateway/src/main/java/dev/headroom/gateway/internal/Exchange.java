@@ -277,17 +277,18 @@ final class Exchange {
       v = f.join();
     } catch (RuntimeException e) {
       LOG.error("the gate failed to decide {} {}", request.method(), path(), e); // a bug: the gate answers failures
-      v = null;
+      if (!ended()) {
+        refused(GateStep.failed(snap, request, path(), conn.peerAddress()));
+      }
+      return;
     }
     if (ended()) {
-      if (v != null && v.kind() == Verdict.Kind.ADMIT) {
+      if (v.kind() == Verdict.Kind.ADMIT) {
         v.admission().unansweredAsync(0); // the client left while the store was deciding
       }
       return;
     }
-    if (v == null) {
-      refused(GateStep.failed(snap, request, path(), conn.peerAddress()));
-    } else if (v.kind() == Verdict.Kind.ANSWER) {
+    if (v.kind() == Verdict.Kind.ANSWER) {
       refused(LocalResponse.of(v.answer()));
     } else {
       accounting = v.kind() == Verdict.Kind.ADMIT ? Accounting.admitted(v) : null;
