@@ -15,4 +15,13 @@ public class StoreException extends RuntimeException {
   public StoreException(String message, Throwable cause) {
     super(message, cause);
   }
+
+  /**
+   * Whether the store did not ask its backend because this process is overloaded (too many
+   * decisions outstanding, its own queue full): the backend may be healthy, so a front end answers
+   * with a shorter wait (RFC 9110 section 15.6.4). False here; a store's overload exception says true.
+   */
+  public boolean overloaded() {
+    return false;
+  }
 }

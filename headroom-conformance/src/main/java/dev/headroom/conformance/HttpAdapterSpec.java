@@ -88,6 +88,35 @@ public abstract class HttpAdapterSpec extends HttpAdapterSpecCore {
   }
 
   /**
+   * Two escalating policies that start blocking one partition with the same refusal: the refusal
+   * names the one that blocks longest (its {@code limitId}, its limit), whose block is the
+   * Retry-After and the body's {@code retryAfterSeconds}, so the policy named and the wait announced
+   * agree (draft-09 section 5.3; decided once for every front end in headroom-http's {@code Gate},
+   * where the gateway once named the last policy of the route and the embedded filters the longest
+   * block). The longest-blocking policy comes first in the route, so naming the last would fail here.
+   */
+  @Test
+  void twoEscalationsStartedByOneRefusalNameTheLongestBlock_draft09_section5_3() throws Exception {
+    long block = SpecFixture.ESCALATION.block().getSeconds();
+    assertThat(SpecFixture.SHORT_ESCALATION.block().getSeconds()).isLessThan(block);
+    assertThat(get("/spec/escalating-twice").statusCode()).isEqualTo(200);
+    for (int strike = 0; strike < SpecFixture.ESCALATION.threshold(); strike++) {
+      HttpResponse<String> refused = get("/spec/escalating-twice");
+      assertThat(refused.statusCode()).as("refusal %d", strike + 1).isEqualTo(429);
+      assertThat(json(refused).path("type").asText()).isEqualTo(ProblemType.QUOTA_EXCEEDED.uri());
+    }
+    HttpResponse<String> escalated = get("/spec/escalating-twice");
+    assertThat(escalated.statusCode()).isEqualTo(429);
+    assertThat(header(escalated, "Retry-After")).isEqualTo(Long.toString(block));
+    JsonNode b = json(escalated);
+    assertThat(b.path("type").asText()).isEqualTo(ProblemType.ABNORMAL_USAGE_DETECTED.uri());
+    assertThat(b.path("limitId").asText()).isEqualTo(SpecFixture.ESCALATING_LONG);
+    assertThat(b.path("retryAfterSeconds").asLong()).isEqualTo(block);
+    assertThat(b.path("violated-policies")).extracting(JsonNode::asText)
+        .contains(SpecFixture.ESCALATING_LONG, SpecFixture.ESCALATING_SHORT);
+  }
+
+  /**
    * An operator lowers a policy's capacity at run time: the policy is enforced with the reduced
    * quota on the same counters and refuses with 503 temporary-reduced-capacity (draft-09 section
    * 5.2; headroom-http {@code CapacityReductions}); restored, it counts on.

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -40,6 +41,9 @@ import java.util.Set;
  * <tr><td>{@code GET /spec/moved}</td><td>moved: 5 requests / 60 s per API key</td><td>ietf</td><td>REDIRECT</td></tr>
  * <tr><td>{@code GET /spec/escalating}</td><td>escalating: 1 request / 60 s per API key, escalating
  *   ({@link #ESCALATION})</td><td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/escalating-twice}</td><td>escalating-long and escalating-short: 1 request / 60 s
+ *   per API key each, escalating alike but blocking for {@link #ESCALATION}'s and {@link #SHORT_ESCALATION}'s
+ *   blocks</td><td>ietf</td><td>OK</td></tr>
  * <tr><td>{@code GET /spec/reducible}</td><td>reducible: 4 requests / 60 s per API key, whose capacity the
  *   specification lowers at run time</td><td>ietf</td><td>OK</td></tr>
  * <tr><td>{@code GET /spec/fragile}</td><td>fragile: 5 requests / 60 s per API key; the store fails every
@@ -85,6 +89,19 @@ public final class SpecFixture {
 
   /** The escalation of {@code /spec/escalating}: two refusals inside the wait block for five minutes. */
   public static final Escalation ESCALATION = new Escalation(2, Duration.ofMinutes(5));
+
+  /**
+   * The policies of {@code /spec/escalating-twice}, in the route's order: both escalate with the
+   * same threshold, the first for {@link #ESCALATION}'s block, the second for the shorter
+   * {@link #SHORT_ESCALATION}, so that one refusal starts both blocks.
+   */
+  public static final String ESCALATING_LONG = "escalating-long";
+
+  /** The second policy of {@code /spec/escalating-twice}, see {@link #ESCALATING_LONG}. */
+  public static final String ESCALATING_SHORT = "escalating-short";
+
+  /** The escalation of {@link #ESCALATING_SHORT}: as {@link #ESCALATION}, blocking for two minutes. */
+  public static final Escalation SHORT_ESCALATION = new Escalation(2, Duration.ofMinutes(2));
 
   /** The policy of {@code /spec/fragile}, whose every decision the store fails. */
   public static final String FRAGILE = "fragile";
@@ -132,18 +149,22 @@ public final class SpecFixture {
     routes.add(new SpecRoute("GET", "/spec/moved", List.of(requests("moved", 5, "api-key")), ietf, SpecEndpoint.REDIRECT));
     // the gateway's behaviour every front end shares (issue 18 item 4), one route each
     routes.add(new SpecRoute("GET", "/spec/escalating", List.of(requests("escalating", 1, "api-key")), ietf,
-        SpecEndpoint.OK, FieldOptions.none(), true, ESCALATION));
+        SpecEndpoint.OK, FieldOptions.none(), true, Map.of("escalating", ESCALATION)));
+    routes.add(new SpecRoute("GET", "/spec/escalating-twice",
+        List.of(requests(ESCALATING_LONG, 1, "api-key"), requests(ESCALATING_SHORT, 1, "api-key")), ietf,
+        SpecEndpoint.OK, FieldOptions.none(), true, Map.of(ESCALATING_LONG, ESCALATION,
+            ESCALATING_SHORT, SHORT_ESCALATION)));
     routes.add(new SpecRoute("GET", "/spec/reducible", List.of(requests("reducible", 4, "api-key")), ietf, SpecEndpoint.OK));
     routes.add(new SpecRoute("GET", "/spec/fragile", List.of(requests(FRAGILE, 5, "api-key")), ietf, SpecEndpoint.OK));
     routes.add(new SpecRoute("GET", "/spec/jitter", List.of(requests("jittered", 1, "api-key")), ietf, SpecEndpoint.OK,
-        FieldOptions.none().jitter(JITTER), true, null));
+        FieldOptions.none().jitter(JITTER), true, Map.of()));
     routes.add(new SpecRoute("GET", "/spec/near", List.of(requests("near", 4, "api-key")), ietf, SpecEndpoint.OK,
-        FieldOptions.none().onlyNearExhaustion(NEAR_EXHAUSTION), true, null));
+        FieldOptions.none().onlyNearExhaustion(NEAR_EXHAUSTION), true, Map.of()));
     routes.add(new SpecRoute("GET", "/spec/capped", List.of(QuotaPolicy.builder("capped").quota(10).window(WINDOW)
         .unit(QuotaUnit.REQUESTS).algorithm(Algorithm.TOKEN_BUCKET).partitioning("api-key").build()), ietf, SpecEndpoint.OK,
-        FieldOptions.none().capRemainingToResetRatio(1, Duration.ZERO), true, null));
+        FieldOptions.none().capRemainingToResetRatio(1, Duration.ZERO), true, Map.of()));
     routes.add(new SpecRoute("GET", "/spec/hidden", List.of(requests("hidden", 2, "api-key")), ietf, SpecEndpoint.OK,
-        FieldOptions.none(), false, null));
+        FieldOptions.none(), false, Map.of()));
     routes.add(new SpecRoute("GET", "/spec/free", List.of(), ietf, SpecEndpoint.OK));
     store.failFor(FRAGILE);
   }

@@ -5,6 +5,7 @@ import dev.headroom.enforcement.Escalation;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -20,14 +21,14 @@ public final class SpecRoute {
   private final SpecEndpoint endpoint;
   private final FieldOptions fields;
   private final boolean listed;
-  private final Escalation escalation;
+  private final Map<String, Escalation> escalations;
 
   SpecRoute(String method, String template, List<QuotaPolicy> policies, Set<HeaderDialect> dialects, SpecEndpoint endpoint) {
-    this(method, template, policies, dialects, endpoint, FieldOptions.none(), true, null);
+    this(method, template, policies, dialects, endpoint, FieldOptions.none(), true, Map.of());
   }
 
   SpecRoute(String method, String template, List<QuotaPolicy> policies, Set<HeaderDialect> dialects, SpecEndpoint endpoint,
-      FieldOptions fields, boolean listed, Escalation escalation) {
+      FieldOptions fields, boolean listed, Map<String, Escalation> escalations) {
     this.method = method;
     this.template = template;
     this.policies = List.copyOf(policies);
@@ -35,7 +36,7 @@ public final class SpecRoute {
     this.endpoint = endpoint;
     this.fields = fields;
     this.listed = listed;
-    this.escalation = escalation;
+    this.escalations = Map.copyOf(escalations);
   }
 
   /** The route's own field rules (jitter, near exhaustion, ratio cap); {@link FieldOptions#none()} for most. */
@@ -48,9 +49,9 @@ public final class SpecRoute {
     return listed;
   }
 
-  /** The escalation of the route's (one) policy, if it escalates (draft-09 section 5.3). */
-  public Optional<Escalation> escalation() {
-    return Optional.ofNullable(escalation);
+  /** The escalation of the route's policy of this name, if it escalates (draft-09 section 5.3). */
+  public Optional<Escalation> escalation(String policy) {
+    return Optional.ofNullable(escalations.get(policy));
   }
 
   /** The method, such as {@code GET}. */
@@ -81,6 +82,6 @@ public final class SpecRoute {
   @Override
   public String toString() {
     return method + " " + template + " " + policies + " " + dialects + " " + endpoint + " " + fields
-        + (listed ? "" : " unlisted") + (escalation == null ? "" : " " + escalation);
+        + (listed ? "" : " unlisted") + (escalations.isEmpty() ? "" : " " + escalations);
   }
 }

@@ -6,23 +6,32 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
+import dev.headroom.enforcement.RequestCost;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * An allowed request, from its decision to the end of its response (DESIGN.md, request step 4):
  * the RateLimit fields written for the status the application sets ({@link #writeFields}), and,
- * once the response is complete, exactly once ({@link #complete} or {@link #completeAsync}):
+ * once the response is complete, exactly once ({@link #complete}, {@link #completeAsync}, or
+ * {@link #unansweredAsync} when no response came):
  * <ul>
  * <li>the units of {@code requests} policies given back when the status does not count for the
- *   route ({@link RouteRules.Counting}: a route counting only failures, or only successes);
+ *   policy ({@link RouteRules#counting(String)}: a policy counting only failures, or only successes);
+ *   a request that got no response counts in full, since nothing is given back on doubt;
+ * <li>the units the response states in the route's {@link RouteRules#chargeHeader() charge header}
+ *   (0 to the route's max; anything else charges nothing and is logged) charged on top to the
+ *   route's {@code requests} policies;
  * <li>content bytes actually sent charged to {@code content-bytes} policies (after the fact,
  *   possibly into debt; none for HEAD, RFC 9110 section 9.3.2);
  * <li>concurrency leases released.
@@ -30,18 +39,25 @@ import java.util.function.Consumer;
  * A store failure on the way is told to the listener, never thrown. Thread-safe.
  */
 public final class Admission {
+  private static final System.Logger LOG = System.getLogger(Admission.class.getName());
+
+  /** A counted acquisition given back when the response's status does not count for its policy. */
+  record Conditional(Acquisition acquisition, RouteRules.Counting counting) {}
+
   private final QuotaLimiter limiter;
   private final Gate.CompiledRoute route;
   private final Decision decision;
   /** The decision the fields are written from: the enforced one, with the shadow items sent. */
   private final Decision fields;
-  private final List<Acquisition> conditional;
+  private final List<Conditional> conditional;
+  /** The counted {@code requests} acquisitions a charge header's units are added to. */
+  private final List<Acquisition> chargeable;
   private final boolean chargesContent;
   private final Consumer<StoreException> failures;
   private final AtomicBoolean done = new AtomicBoolean();
 
   Admission(QuotaLimiter limiter, Gate.CompiledRoute route, Decision decision, List<PolicyOutcome> shadowFields,
-      List<Acquisition> acquisitions, boolean head, Consumer<StoreException> failures) {
+      List<Conditional> conditional, List<Acquisition> chargeable, boolean head, Consumer<StoreException> failures) {
     this.limiter = limiter;
     this.route = route;
     this.decision = decision;
@@ -52,9 +68,8 @@ public final class Admission {
       all.addAll(shadowFields);
       this.fields = Decision.of(all);
     }
-    // only units a requests policy counted can be given back
-    this.conditional = route.rules.counting() == RouteRules.Counting.ALL ? List.of()
-        : acquisitions.stream().filter(a -> a.cost() > 0 && a.policy().unit() == QuotaUnit.REQUESTS).toList();
+    this.conditional = conditional;
+    this.chargeable = chargeable;
     this.chargesContent = route.countsBytes && !head;
     this.failures = failures;
   }
@@ -88,20 +103,30 @@ public final class Admission {
     return route.headers.write(fields, status, sink);
   }
 
-  /**
-   * The response is complete, with {@code status} and {@code contentBytes} sent: gives back,
-   * charges and releases (see the class comment), blocking while the store does. Once; later calls
-   * do nothing.
-   */
+  /** As {@link #complete(int, long, List)} for a route without a charge header. */
   public void complete(int status, long contentBytes) {
+    complete(status, contentBytes, List.of());
+  }
+
+  /**
+   * The response is complete, with {@code status} and {@code contentBytes} sent, and
+   * {@code chargeValues} the values of the route's charge header in it (empty when absent): gives
+   * back, charges and releases (see the class comment), blocking while the store does. Once; later
+   * calls do nothing.
+   */
+  public void complete(int status, long contentBytes, List<String> chargeValues) {
     if (!done.compareAndSet(false, true)) {
       return;
     }
+    long extra = statedCharge(chargeValues);
     try {
-      if (!route.rules.counting().counts(status)) {
-        for (Acquisition a : conditional) {
-          limiter.store().refund(a);
+      for (Conditional c : conditional) {
+        if (!c.counting().counts(status)) {
+          limiter.store().refund(c.acquisition());
         }
+      }
+      for (Acquisition a : extra > 0 ? chargeable : List.<Acquisition>of()) {
+        limiter.charge(a.policy(), a.key(), extra);
       }
       long n = chargesContent ? contentBytes : 0;
       if (n > 0) {
@@ -122,26 +147,54 @@ public final class Admission {
     }
   }
 
-  /**
-   * As {@link #complete}, without blocking the caller's thread (a front end on an event loop): the
-   * store's asynchronous updates. The stage never fails; it completes when every update has been
-   * applied (or given up on), possibly on a store's I/O thread. Once; later calls complete at once.
-   */
+  /** As {@link #completeAsync(int, long, List)} for a route without a charge header. */
   public CompletionStage<Void> completeAsync(int status, long contentBytes) {
+    return completeAsync(status, contentBytes, List.of());
+  }
+
+  /**
+   * As {@link #complete(int, long, List)}, without blocking the caller's thread (a front end on an
+   * event loop): the store's asynchronous updates. The stage never fails; it completes when every
+   * update has been applied (or given up on), possibly on a store's I/O thread. Once; later calls
+   * complete at once.
+   */
+  public CompletionStage<Void> completeAsync(int status, long contentBytes, List<String> chargeValues) {
     if (!done.compareAndSet(false, true)) {
       return CompletableFuture.completedFuture(null);
     }
-    List<CompletableFuture<Void>> updates = new ArrayList<>();
-    if (!route.rules.counting().counts(status)) {
-      for (Acquisition a : conditional) {
-        updates.add(observed(() -> limiter.store().refundAsync(a)));
+    List<CompletableFuture<Void>> updates = new ArrayList<>(0);
+    for (Conditional c : conditional) {
+      if (!c.counting().counts(status)) {
+        updates.add(observed(() -> limiter.store().refundAsync(c.acquisition())));
       }
     }
-    long n = chargesContent ? contentBytes : 0;
-    if (n > 0) {
+    long extra = statedCharge(chargeValues);
+    if (extra > 0) {
+      for (Acquisition a : chargeable) {
+        updates.add(observed(() -> limiter.chargeAsync(a.policy(), a.key(), extra)));
+      }
+    }
+    return settle(updates, chargesContent ? contentBytes : 0);
+  }
+
+  /**
+   * The request ended without a response (the client or the upstream left first): the request
+   * counts in full (nothing is given back on doubt, nothing stated is charged), the content bytes
+   * sent either way are charged and the leases released, without blocking. Once, as
+   * {@link #completeAsync}.
+   */
+  public CompletionStage<Void> unansweredAsync(long contentBytes) {
+    if (!done.compareAndSet(false, true)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return settle(new ArrayList<>(0), chargesContent ? contentBytes : 0);
+  }
+
+  private CompletionStage<Void> settle(List<CompletableFuture<Void>> updates, long bytes) {
+    if (bytes > 0) {
       for (PolicyOutcome o : decision.outcomes()) {
         if (o.policy().unit() == QuotaUnit.CONTENT_BYTES) {
-          updates.add(observed(() -> limiter.chargeAsync(o.policy(), o.key(), n)));
+          updates.add(observed(() -> limiter.chargeAsync(o.policy(), o.key(), bytes)));
         }
       }
     }
@@ -151,25 +204,46 @@ public final class Admission {
     if (updates.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
+    if (updates.size() == 1) {
+      return updates.get(0);
+    }
     return CompletableFuture.allOf(updates.toArray(CompletableFuture[]::new));
   }
 
+  /** The units the response's charge header states: 0 without one, or when its value is not valid (logged). */
+  private long statedCharge(List<String> values) {
+    if (values.isEmpty() || chargeable.isEmpty()) {
+      return 0;
+    }
+    OptionalLong v = RequestCost.parse(values, route.rules.maxCost());
+    if (v.isEmpty()) {
+      LOG.log(System.Logger.Level.WARNING, "response header {0}: value is not valid; expected a whole number from 0 to"
+          + " {1}; nothing charged", route.rules.chargeHeader().orElse(""), route.rules.maxCost());
+      return 0;
+    }
+    return v.getAsLong();
+  }
+
   /** An update whose failure is told to the listener: the stage always completes normally. */
-  private CompletableFuture<Void> observed(java.util.function.Supplier<CompletionStage<Void>> update) {
+  private CompletableFuture<Void> observed(Supplier<CompletionStage<Void>> update) {
     CompletionStage<Void> stage;
     try {
       stage = update.get();
     } catch (RuntimeException e) {
       stage = CompletableFuture.failedFuture(e);
     }
-    return stage.handle((ok, e) -> {
-      Throwable why = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+    CompletableFuture<Void> f = stage.toCompletableFuture();
+    if (f.isDone() && !f.isCompletedExceptionally()) {
+      return f; // the usual case: nothing to observe, nothing allocated
+    }
+    return f.handle((ok, e) -> {
+      Throwable why = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
       if (why instanceof StoreException) {
         failures.accept((StoreException) why);
       } else if (why != null) {
         failures.accept(new StoreException("the store failed to update: " + why, why));
       }
       return (Void) null;
-    }).toCompletableFuture();
+    });
   }
 }

@@ -1,5 +1,6 @@
 package dev.headroom.enforcement;
 
+import dev.headroom.StoreException;
 import dev.headroom.http.HeaderNames;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
@@ -32,13 +33,14 @@ final class Answers {
 
   /**
    * 503 temporary-reduced-capacity with the Retry-After every front end sends, for a store that
-   * cannot decide under {@link Gate.StoreFailureMode#REFUSE} ({@link ServiceErrors#storeUnavailable}).
+   * cannot decide under {@link Gate.StoreFailureMode#REFUSE} ({@link ServiceErrors#storeUnavailable}); a
+   * shorter wait when the store says this process is overloaded ({@link StoreException#overloaded}).
    */
-  static Answer unavailable(GateRequest request, URI origin) {
-    Refusal refusal = ServiceErrors.storeUnavailable(false, origin);
+  static Answer unavailable(GateRequest request, URI origin, boolean overloaded) {
+    Refusal refusal = ServiceErrors.storeUnavailable(overloaded, origin);
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
     return refusal(refusal.status(),
-        List.of(Map.entry(HeaderNames.RETRY_AFTER, Long.toString(ServiceErrors.storeRetryAfterSeconds(false)))),
+        List.of(Map.entry(HeaderNames.RETRY_AFTER, Long.toString(ServiceErrors.storeRetryAfterSeconds(overloaded)))),
         format, format.body(refusal, null));
   }
 }

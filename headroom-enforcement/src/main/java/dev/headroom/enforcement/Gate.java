@@ -9,28 +9,29 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
-import dev.headroom.enforcement.CapacityReductions;
-import dev.headroom.enforcement.Escalation;
-import dev.headroom.enforcement.Escalations;
-import dev.headroom.enforcement.RequestCost;
-import dev.headroom.enforcement.ShadowFields;
-import dev.headroom.enforcement.discovery.EntityTag;
-import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
-import dev.headroom.enforcement.partition.PartitionKeyDerivation;
-import dev.headroom.enforcement.plan.Plan;
-import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.http.DiscoveryPaths;
 import dev.headroom.http.HeaderNames;
+import dev.headroom.enforcement.RequestCost;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
+import dev.headroom.http.body.ServiceErrors;
+import dev.headroom.enforcement.discovery.EntityTag;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import dev.headroom.enforcement.CapacityReductions;
+import dev.headroom.enforcement.Escalation;
+import dev.headroom.enforcement.Escalations;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.enforcement.partition.PartitionKeyDerivation;
+import dev.headroom.enforcement.plan.Plan;
+import dev.headroom.enforcement.plan.Plans;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -39,6 +40,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -69,8 +71,27 @@ import java.util.function.Predicate;
  * <li>Allowed: an {@link Admission}, which writes the fields for the status the application sets
  *   and, when the response completes, charges content bytes and releases leases.
  * <li>A store that cannot decide: the request passes ({@link StoreFailureMode#ALLOW}) or is refused
- *   503 with the Retry-After every front end sends ({@link StoreFailureMode#REFUSE}).
+ *   503 with the Retry-After every front end sends ({@link StoreFailureMode#REFUSE}), shorter when
+ *   the store says this process is overloaded ({@link StoreException#overloaded}).
  * </ol>
+ *
+ * <h2>Rules a route adds ({@link RouteRules})</h2>
+ * A policy may decide only some methods ({@link RouteRules#appliesTo}), count only failures or only
+ * successes ({@link RouteRules#counting(String)}), and a response may state units charged on top
+ * ({@link RouteRules#chargeHeader()}); every front end, the standalone gateway included, gets them
+ * from here.
+ *
+ * <h2>Behaviours decided once for every front end</h2>
+ * <ul>
+ * <li>Two escalating policies that start a block with one refusal: the refusal names the one that
+ *   blocks longest, whose block is the Retry-After ({@link #escalate}).
+ * <li>Plan fallbacks and shadow refusals are logged at most once per ten seconds with a count of
+ *   the others ({@link PlanStep}, {@link #SHADOW_WARNING_INTERVAL}): a failing resolver or a tight
+ *   shadow limit must not flood the log.
+ * <li>A policy's method rule lets HEAD follow GET, as route matching does.
+ * <li>A charge header's units go to the route's {@code requests} policies only, never to a
+ *   concurrency lease or a content-bytes policy.
+ * </ul>
  *
  * <p>Immutable and thread-safe; {@link #reduceCapacity} and {@link #limits()} change limits at run
  * time.
@@ -102,13 +123,17 @@ public final class Gate<R> {
   private final Set<String> discoveryPaths;
   private final String discoveryPath;
   private final Map<String, Escalation> escalationsByPolicy;
-  private final Escalations escalations = new Escalations();
-  private final CapacityReductions capacity = new CapacityReductions();
+  private final Escalations escalations;
+  private final CapacityReductions capacity;
+  private final Map<RouteRules, CompiledRoute> byRules = new IdentityHashMap<>();
+  private final ShadowStep shadows;
+
+  /** The least time between two log lines about shadow policies that would refuse. */
+  public static final Duration SHADOW_WARNING_INTERVAL = Duration.ofSeconds(10);
   private final Map<String, QuotaPolicy> policiesByName;
   private final Ticker ticker;
   private final AllowLists allows;
-  private static final CompletableFuture<List<PolicyOutcome>> NO_FIELDS = CompletableFuture.completedFuture(List.of());
-  private final java.util.function.Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headersFor;
+  private final Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headersFor;
 
   Gate(GateBuilder<R> b, List<CompiledRoute> routes, GateDiscovery discovery, RuntimeLimits limits) {
     this.headersFor = b.headerFactory();
@@ -130,6 +155,10 @@ public final class Gate<R> {
     this.policiesByName = Map.copyOf(byName);
     this.ticker = b.ticker;
     this.allows = b.allows;
+    this.escalations = b.escalationState;
+    this.capacity = b.capacityState;
+    this.routes.forEach(r -> byRules.put(r.rules, r));
+    this.shadows = new ShadowStep(limiter, allows, listener, ticker);
   }
 
   /** Starts a configuration. */
@@ -171,7 +200,7 @@ public final class Gate<R> {
    * own kind of route whose store could not decide under {@link StoreFailureMode#REFUSE}.
    */
   public Answer unavailable(GateRequest request) {
-    return Answers.unavailable(request, refusals.origin().orElse(null));
+    return Answers.unavailable(request, refusals.origin().orElse(null), false);
   }
 
   /** The first discovery path, which error bodies name; empty when discovery is off. */
@@ -234,9 +263,9 @@ public final class Gate<R> {
     RoutedView view = new RoutedView(request, route.rules.template());
     Plan plan = null;
     if (plans != null) {
-      Plans.Selection s = plans.select(request, view);
+      Plans.Selection s = plans.select(request, view, ticker);
       if (s.rejected().isPresent()) {
-        return Verdict.answer(plans.refusal(request, s.rejected().get(), refusals.origin().orElse(null)));
+        return rejected(request, route, s);
       }
       plan = s.plan();
     }
@@ -245,6 +274,9 @@ public final class Gate<R> {
       return (Verdict) next;
     }
     Ask ask = (Ask) next;
+    if (ask.acquisitions.isEmpty()) {
+      return shadowsOnly(ask, ask.shadowFields.toCompletableFuture().join());
+    }
     Decision decision;
     try {
       decision = limiter.acquire(ask.acquisitions);
@@ -269,14 +301,51 @@ public final class Gate<R> {
     if (route == null) {
       return CompletableFuture.completedFuture(Verdict.PASS);
     }
+    return decideAsync(request, route);
+  }
+
+  /**
+   * As {@link #decideAsync(GateRequest, Object)} for a request whose route the front end matched
+   * itself (the gateway's route table, which answers 404 and 405 on its own): neither discovery nor
+   * route conditions are looked at. A decision the store makes at once (the in-memory store, a
+   * refusal remembered) comes back as a completed stage, built on the caller's thread without
+   * handing anything to another: the front end can test {@code isDone()} and carry on.
+   *
+   * @param route one of {@link #routes()}
+   * @throws IllegalArgumentException when {@code route} is not one of this gate's routes
+   */
+  public CompletionStage<Verdict> decideAsync(RouteRules route, GateRequest request) {
+    CompiledRoute r = byRules.get(route);
+    if (r == null) {
+      throw new IllegalArgumentException("route: " + route + " is not a route of this gate; expected one of " + routes());
+    }
+    return decideAsync(request, r);
+  }
+
+  private CompletionStage<Verdict> decideAsync(GateRequest request, CompiledRoute route) {
     RoutedView view = new RoutedView(request, route.rules.template());
     if (plans == null) {
       return decideAsync(request, route, view, null);
     }
-    return plans.selectAsync(request, view).thenCompose(s -> s.rejected().isPresent()
-        ? CompletableFuture.completedFuture(
-            Verdict.answer(plans.refusal(request, s.rejected().get(), refusals.origin().orElse(null))))
+    CompletableFuture<Plans.Selection> selection = plans.selectAsync(request, view, ticker).toCompletableFuture();
+    if (selection.isDone()) {
+      Plans.Selection s = selection.join(); // never fails: the plan step answers every failure with a fallback
+      return s.rejected().isPresent() ? CompletableFuture.completedFuture(rejected(request, route, s))
+          : decideAsync(request, route, view, s.plan());
+    }
+    return selection.thenCompose(s -> s.rejected().isPresent()
+        ? CompletableFuture.completedFuture(rejected(request, route, s))
         : decideAsync(request, route, view, s.plan()));
+  }
+
+  /** 401 for an invalid credential (the plan step's answer), told to the listener. */
+  private Verdict rejected(GateRequest request, CompiledRoute route, Plans.Selection s) {
+    try {
+      listener.planRejected(route.rules);
+    } catch (RuntimeException ignored) {
+      // A listener cannot fail the request (GateListener contract).
+    }
+    return Verdict.answer(plans.refusal(request, s.rejected().get(), refusals.origin().orElse(null)));
   }
 
   private CompletionStage<Verdict> decideAsync(GateRequest request, CompiledRoute route, RoutedView view, Plan plan) {
@@ -285,25 +354,53 @@ public final class Gate<R> {
       return CompletableFuture.completedFuture((Verdict) next);
     }
     Ask ask = (Ask) next;
-    CompletionStage<Decision> decision;
+    CompletableFuture<List<PolicyOutcome>> shadowFields = ask.shadowFields.toCompletableFuture();
+    if (ask.acquisitions.isEmpty()) {
+      // every enforced policy bypassed or out of its methods: only shadow fields, if any, are sent
+      return shadowFields.isDone() ? CompletableFuture.completedFuture(shadowsOnly(ask, shadowFields.join()))
+          : shadowFields.thenApply(fields -> shadowsOnly(ask, fields));
+    }
+    CompletableFuture<Decision> decision;
     try {
-      decision = limiter.acquireAsync(ask.acquisitions);
+      decision = limiter.acquireAsync(ask.acquisitions).toCompletableFuture();
     } catch (StoreException e) {
       return CompletableFuture.completedFuture(undecided(ask, e));
     }
-    return decision.toCompletableFuture().thenCombine(ask.shadowFields, (dec, fields) -> decided(ask, dec, fields))
-        .exceptionally(e -> {
-          Throwable why = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-          if (why instanceof StoreException) {
-            return undecided(ask, (StoreException) why);
-          }
-          throw new CompletionException(why);
-        });
+    if (decision.isDone() && shadowFields.isDone()) {
+      // the fast path: the store answered at once (in memory, or a refusal it remembers)
+      Decision d;
+      try {
+        d = decision.join();
+      } catch (CompletionException e) {
+        return CompletableFuture.completedFuture(failed(ask, e));
+      }
+      return CompletableFuture.completedFuture(decided(ask, d, shadowFields.join()));
+    }
+    return decision.thenCombine(shadowFields, (dec, fields) -> decided(ask, dec, fields))
+        .exceptionally(e -> failed(ask, e));
+  }
+
+  /** A store's failed stage: a verdict for a store failure, else the bug rethrown. */
+  private Verdict failed(Ask ask, Throwable e) {
+    Throwable why = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    if (why instanceof StoreException) {
+      return undecided(ask, (StoreException) why);
+    }
+    throw why instanceof CompletionException ? (CompletionException) why : new CompletionException(why);
+  }
+
+  /** No enforced policy decides the request: it passes, with the fields of its shadow policies when the route sends them. */
+  private Verdict shadowsOnly(Ask ask, List<PolicyOutcome> shadowFields) {
+    if (shadowFields.isEmpty()) {
+      return Verdict.PASS;
+    }
+    return Verdict.admit(new Admission(limiter, ask.route, Decision.of(shadowFields), List.of(), List.of(), List.of(),
+        ask.request.method().equals("HEAD"), e -> notifyFailure(ask.route.rules, e)));
   }
 
   /**
    * The Graceful Boundaries body of an error the application or the framework answered (404, 405,
-   * 500, ...; Graceful Boundaries section 6; {@link dev.headroom.http.body.ServiceErrors#forStatus}),
+   * 500, ...; Graceful Boundaries section 6; {@link ServiceErrors#forStatus}),
    * for a front end whose error bodies are on; a 405 without allowed methods is answered 400, since
    * a 405 must name them.
    *
@@ -311,7 +408,7 @@ public final class Gate<R> {
    */
   public Answer serviceError(GateRequest request, int status, List<String> allowedMethods) {
     int sent = status == 405 && allowedMethods.isEmpty() ? 400 : status;
-    Refusal body = dev.headroom.http.body.ServiceErrors.forStatus(sent, request.method(), request.path(),
+    Refusal body = ServiceErrors.forStatus(sent, request.method(), request.path(),
         allowedMethods, discoveryPath);
     if (refusals.origin().isPresent()) {
       body = body.toBuilder().origin(refusals.origin().get()).build();
@@ -322,7 +419,8 @@ public final class Gate<R> {
 
   /** A request about to be decided by the store. */
   private record Ask(GateRequest request, CompiledRoute route, List<Acquisition> acquisitions,
-      List<PartitionKey> keys, CompletionStage<List<PolicyOutcome>> shadowFields) {}
+      List<PartitionKey> keys, CompletionStage<List<PolicyOutcome>> shadowFields,
+      List<Admission.Conditional> conditional, List<Acquisition> chargeable) {}
 
   /** Cost, shadows, escalation blocks and the acquisitions: a {@link Verdict} (an answer) or an {@link Ask}. */
   private Object prepare(GateRequest request, CompiledRoute route, RoutedView view, Plan plan, boolean async) {
@@ -330,37 +428,76 @@ public final class Gate<R> {
     if (cost.isEmpty()) {
       return Verdict.answer(badCost(request, route.rules));
     }
-    CompletionStage<List<PolicyOutcome>> shadowFields = shadows(route, view, cost.getAsLong(), async);
+    CompletionStage<List<PolicyOutcome>> shadowFields = shadows.decide(route, view, cost.getAsLong(), async);
     List<QuotaPolicy> policies = route.rules.policies();
     List<Acquisition> acquisitions = new ArrayList<>(policies.size());
     List<PartitionKey> keys = new ArrayList<>(policies.size());
-    long now = escalationsByPolicy.isEmpty() ? 0 : ticker.read();
+    List<Admission.Conditional> conditional = List.of();
+    List<Acquisition> chargeable = List.of();
+    long now = Long.MIN_VALUE; // read once, and only for a policy that escalates
+    String method = request.method();
     for (int i = 0; i < policies.size(); i++) {
-      if (allows.bypasses(policies.get(i).name(), view)) {
+      String name = policies.get(i).name();
+      if (!route.rules.appliesTo(name, method)) {
+        continue; // the policy decides other methods only
+      }
+      if (allows.bypasses(name, view)) {
+        bypassed(route.rules, name);
         continue; // the caller is on the policy's allow list
       }
       QuotaPolicy base = limits.effective(policies.get(i));
-      QuotaPolicy p = capacity.effective(plan == null ? base : plans.plans().policy(plan, base), base.name());
+      QuotaPolicy p = capacity.effective(plan == null ? base : plans.plans().policy(plan, base), name);
       PartitionKey key = route.derivations.get(i).derive(view);
-      keys.add(key);
-      long blocked = escalationsByPolicy.containsKey(p.name()) ? escalations.blockedFor(p.name(), key, now) : 0;
-      if (blocked > 0) {
-        return Verdict.answer(refuseBlocked(request, p, Escalations.seconds(blocked)));
+      if (escalationsByPolicy.containsKey(name)) {
+        if (now == Long.MIN_VALUE) {
+          now = ticker.read();
+        }
+        long blocked = escalations.blockedFor(p.name(), key, now);
+        if (blocked > 0) {
+          blocked(route.rules, p, key);
+          return Verdict.answer(refuseBlocked(request, p, Escalations.seconds(blocked)));
+        }
       }
+      keys.add(key);
       // content-bytes are charged after the fact; the request itself asks for nothing but is
       // refused while the partition is in debt.
-      acquisitions.add(Acquisition.of(p, key, units(p, cost.getAsLong())));
+      Acquisition a = Acquisition.of(p, key, units(p, cost.getAsLong()));
+      acquisitions.add(a);
+      if (a.cost() > 0 && p.unit() == QuotaUnit.REQUESTS) {
+        RouteRules.Counting counting = route.rules.counting(name);
+        if (counting != RouteRules.Counting.ALL) {
+          conditional = conditional.isEmpty() ? new ArrayList<>(1) : conditional;
+          conditional.add(new Admission.Conditional(a, counting));
+        }
+        if (route.rules.chargeHeader().isPresent()) {
+          chargeable = chargeable.isEmpty() ? new ArrayList<>(1) : chargeable;
+          chargeable.add(a);
+        }
+      }
     }
-    if (acquisitions.isEmpty()) {
-      return Verdict.PASS; // every policy bypassed
-    }
-    return new Ask(request, route, acquisitions, keys, shadowFields);
+    return new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable);
   }
 
   private Verdict undecided(Ask ask, StoreException e) {
     notifyFailure(ask.route.rules, e);
     return storeFailureMode == StoreFailureMode.ALLOW ? Verdict.UNDECIDED
-        : Verdict.answer(Answers.unavailable(ask.request, refusals.origin().orElse(null)));
+        : Verdict.answer(Answers.unavailable(ask.request, refusals.origin().orElse(null), e.overloaded()));
+  }
+
+  private void bypassed(RouteRules route, String policy) {
+    try {
+      listener.bypassed(route, policy);
+    } catch (RuntimeException ignored) {
+      // A listener cannot fail the request (GateListener contract).
+    }
+  }
+
+  private void blocked(RouteRules route, QuotaPolicy policy, PartitionKey key) {
+    try {
+      listener.blocked(route, policy, key);
+    } catch (RuntimeException ignored) {
+      // A listener cannot fail the request (GateListener contract).
+    }
   }
 
   private Verdict decided(Ask ask, Decision decision, List<PolicyOutcome> shadowFields) {
@@ -372,7 +509,7 @@ public final class Gate<R> {
     if (!decision.allowed()) {
       return Verdict.answer(refuse(ask, decision));
     }
-    return Verdict.admit(new Admission(limiter, ask.route, decision, shadowFields, ask.acquisitions,
+    return Verdict.admit(new Admission(limiter, ask.route, decision, shadowFields, ask.conditional, ask.chargeable,
         ask.request.method().equals("HEAD"), e -> notifyFailure(ask.route.rules, e)));
   }
 
@@ -433,78 +570,12 @@ public final class Gate<R> {
   }
 
   /** The units a policy is asked for: bytes are charged after the fact, a concurrency lease is one. */
-  private static long units(QuotaPolicy p, long cost) {
+  static long units(QuotaPolicy p, long cost) {
     return switch (p.unit()) {
       case CONTENT_BYTES -> 0;
       case CONCURRENT_REQUESTS -> 1;
       default -> cost;
     };
-  }
-
-  /**
-   * Each shadow policy the request does not bypass decided alone, reported to the listener, logged
-   * when it would refuse, its lease (if any) given back at once; a store failure is ignored.
-   * Asynchronously, nobody waits for them, except for the RateLimit items of those whose fields
-   * the route sends ({@link RouteRules#sendsShadowFields}; headroom-http {@link ShadowFields#item}),
-   * which the stage completes with.
-   */
-  private CompletionStage<List<PolicyOutcome>> shadows(CompiledRoute route, RoutedView view, long cost, boolean async) {
-    List<QuotaPolicy> shadows = route.rules.shadowPolicies();
-    if (shadows.isEmpty()) {
-      return NO_FIELDS;
-    }
-    List<CompletableFuture<PolicyOutcome>> sent = new ArrayList<>();
-    for (int i = 0; i < shadows.size(); i++) {
-      QuotaPolicy p = shadows.get(i);
-      if (allows.bypasses(p.name(), view)) {
-        continue;
-      }
-      boolean send = route.rules.sendsShadowFields(p.name());
-      List<Acquisition> one = List.of(Acquisition.of(p, route.shadowDerivations.get(i).derive(view), units(p, cost)));
-      CompletableFuture<PolicyOutcome> item;
-      if (async) {
-        try {
-          item = limiter.acquireAsync(one).thenApply(d -> {
-            limiter.releaseAsync(d);
-            shadowDecided(route.rules, p, d);
-            return ShadowFields.item(d.outcomes().get(0));
-          }).toCompletableFuture().exceptionally(e -> null); // a shadow decision never affects the request
-        } catch (StoreException e) {
-          item = CompletableFuture.completedFuture(null);
-        }
-      } else {
-        Decision d;
-        try {
-          d = limiter.acquire(one);
-          limiter.release(d);
-        } catch (StoreException e) {
-          continue; // a shadow decision never affects the request
-        }
-        shadowDecided(route.rules, p, d);
-        item = CompletableFuture.completedFuture(ShadowFields.item(d.outcomes().get(0)));
-      }
-      if (send) {
-        sent.add(item);
-      }
-    }
-    if (sent.isEmpty()) {
-      return NO_FIELDS;
-    }
-    return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
-        .thenApply(x -> sent.stream().map(CompletableFuture::join).filter(java.util.Objects::nonNull).toList());
-  }
-
-  private void shadowDecided(RouteRules route, QuotaPolicy p, Decision d) {
-    try {
-      listener.shadowDecided(route, d);
-    } catch (RuntimeException ignored) {
-      // A listener cannot fail the request (GateListener contract).
-    }
-    if (!d.allowed()) {
-      System.getLogger(Gate.class.getName()).log(System.Logger.Level.INFO,
-          "shadow policy {0} would refuse a request of {1} (retry after {2} s); allowed",
-          p.name(), route.template(), d.retryAfterSeconds());
-    }
   }
 
   /** A partition blocked by an escalation: refused without asking the store (draft-09 section 5.3). */
@@ -523,9 +594,12 @@ public final class Gate<R> {
           refusals.refusal(decision).violatedPolicies());
     } else {
       String worstName = decision.mostConstraining().policy().name();
-      refusal = refusals.refusal(decision, capacity.isReduced(worstName,
-          plans == null ? worstName : plans.plans().baseName(worstName))
-          ? ProblemType.TEMPORARY_REDUCED_CAPACITY : ProblemType.QUOTA_EXCEEDED);
+      ProblemType type = capacity.isReduced(worstName, plans == null ? worstName : plans.plans().baseName(worstName))
+          ? ProblemType.TEMPORARY_REDUCED_CAPACITY : ProblemType.QUOTA_EXCEEDED;
+      if (!exceedsQuota(decision)) {
+        return refuseKept(ask, decision, type);
+      }
+      refusal = refusals.refusal(decision, type);
     }
     int status = refusal.status();
     List<Map.Entry<String, String>> fields = new ArrayList<>();
@@ -547,12 +621,55 @@ public final class Gate<R> {
         format.body(refusal, format == RefusalFormat.HTML ? ask.request.target() : null));
   }
 
+  /**
+   * A quota-exceeded or reduced-capacity refusal of a request that fits the quota: fresh fields,
+   * and the body kept for the route and policy while its inputs stay the same ({@link RefusalBodies}).
+   */
+  private Answer refuseKept(Ask ask, Decision decision, ProblemType type) {
+    List<Map.Entry<String, String>> fields = new ArrayList<>();
+    Optional<Duration> written = ask.route.headers.write(decision, type.status(), (name, value) ->
+        fields.add(Map.entry(name, value)));
+    long wait = decision.retryAfterSeconds();
+    if (written.isPresent()) {
+      wait = Math.max(written.get().getSeconds(), wait);
+      if (wait != written.get().getSeconds()) {
+        Answers.set(fields, HeaderNames.RETRY_AFTER, Long.toString(wait));
+      }
+    }
+    List<PolicyOutcome> violated = decision.violated();
+    List<String> names = new ArrayList<>(violated.size());
+    for (PolicyOutcome o : violated) {
+      names.add(o.policy().name());
+    }
+    RefusalFormat format = RefusalFormat.negotiate(ask.request.header("Accept"));
+    String target = format == RefusalFormat.HTML ? ask.request.target() : null;
+    long agreed = wait;
+    byte[] body = ask.route.bodies.body(decision.mostConstraining().policy(), names, type, wait,
+        ticker.read() / 1_000_000_000L, format, target,
+        () -> format.body(refusals.agreeing(refusals.refusal(decision, type), agreed), target));
+    return Answers.refusal(type.status(), fields, format, body);
+  }
+
+  /** Whether a violated policy refuses because the request can never fit its quota (413). */
+  private static boolean exceedsQuota(Decision d) {
+    for (PolicyOutcome o : d.violated()) {
+      if (o.exceedsQuota()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The escalating policy a refusal blocks, if any, and for how long (whole seconds). */
   private record EscalationView(QuotaPolicy policy, long blockSeconds) {}
 
   /**
    * Counts a refusal towards each violated policy's escalation (headroom-http {@link Escalations});
-   * the policy whose escalation this refusal starts, with its block, or none.
+   * the policy whose escalation this refusal starts, with its block, or none. When two escalating
+   * policies start a block with the same refusal, the refusal names the one that blocks longest:
+   * its block is the Retry-After sent, so the body's policy and the wait it announces agree (the
+   * gateway once named the last one in the route's order, whose shorter block the Retry-After
+   * did not say; {@code HttpAdapterSpec} holds every front end to this).
    */
   private EscalationView escalate(Decision decision, List<PartitionKey> keys) {
     EscalationView out = new EscalationView(null, 0);
@@ -582,6 +699,8 @@ public final class Gate<R> {
     final List<PartitionKeyDerivation> shadowDerivations;
     final RateLimitHeaders headers;
     final boolean countsBytes;
+    /** The route's last refusal body per policy. */
+    final RefusalBodies bodies = new RefusalBodies();
 
     CompiledRoute(RouteRules rules, Predicate<Object> condition, List<PartitionKeyDerivation> derivations,
         List<PartitionKeyDerivation> shadowDerivations, RateLimitHeaders headers) {

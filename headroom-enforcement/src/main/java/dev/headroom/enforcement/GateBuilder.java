@@ -7,6 +7,8 @@ import dev.headroom.Ticker;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import dev.headroom.enforcement.CapacityReductions;
+import dev.headroom.enforcement.Escalations;
 import dev.headroom.enforcement.Escalation;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
@@ -62,12 +64,25 @@ public final class GateBuilder<R> {
   PlanStep plans;
   private final Map<String, AllowList> allowLists = new HashMap<>();
   AllowLists allows;
+  Escalations escalationState = new Escalations();
+  CapacityReductions capacityState = new CapacityReductions();
 
   GateBuilder() {}
 
   /** Plans resolved per request within {@code deadline} ({@link PlanStep}); built with {@link Plans#of}. */
   public GateBuilder<R> plans(Plans plans, PlanResolver resolver, Duration deadline) {
     this.plans = new PlanStep(plans, resolver, deadline);
+    return this;
+  }
+
+  /**
+   * The escalation blocks and capacity reductions this gate reads and writes, instead of fresh
+   * ones: for a front end that builds a new gate when its configuration is reloaded (the gateway),
+   * so that a blocked partition stays blocked and a reduced policy stays reduced across the reload.
+   */
+  public GateBuilder<R> state(Escalations escalations, CapacityReductions capacity) {
+    this.escalationState = Objects.requireNonNull(escalations, "escalations");
+    this.capacityState = Objects.requireNonNull(capacity, "capacity");
     return this;
   }
 
@@ -295,7 +310,8 @@ public final class GateBuilder<R> {
       }
       RateLimitHeaders headers;
       try {
-        headers = headers(r.fields().merge(fields), r.dialects()).policies(r.policies()).build();
+        headers = headers(r.fields().merge(fields), r.dialects()).exposure(r.exposure().orElse(exposure))
+            .omitOnRedirect(r.omitOnRedirect().orElse(omitOnRedirect)).policies(r.policies()).build();
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("route " + r.template() + ": " + e.getMessage(), e);
       }

@@ -1,7 +1,9 @@
 package dev.headroom.enforcement;
 
+import dev.headroom.Ticker;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
+import dev.headroom.enforcement.ThrottledWarning;
 import dev.headroom.enforcement.partition.RequestView;
 import dev.headroom.enforcement.plan.PlanResolution;
 import dev.headroom.enforcement.plan.PlanResolver;
@@ -24,10 +26,20 @@ import java.util.concurrent.TimeoutException;
  * {@link PlanResolution.Unavailable}, so the fallback plan ({@link Plans#select}); an invalid
  * credential is 401 with a Graceful Boundaries body and {@code WWW-Authenticate: Bearer}
  * (RFC 6750 section 3). Fallbacks are logged through {@link System.Logger} (the platform's
- * logging, which SLF4J and the containers bridge). Thread-safe.
+ * logging, which SLF4J and the containers bridge), at most once per {@link #WARNING_INTERVAL} with
+ * a count of the others ({@link ThrottledWarning}): a resolver that is down makes every request
+ * fall back, and a line per request would flood the log exactly when the operator needs to read it
+ * (the gateway always throttled; the embedded front ends logged every fallback until both shared
+ * this step). Thread-safe.
  */
 final class PlanStep {
   private static final System.Logger LOG = System.getLogger(PlanStep.class.getName());
+
+  /** The least time between two log lines about plans falling back. */
+  static final Duration WARNING_INTERVAL = Duration.ofSeconds(10);
+
+  private final ThrottledWarning warning = new ThrottledWarning(WARNING_INTERVAL,
+      line -> LOG.log(System.Logger.Level.WARNING, line));
 
   private final Plans plans;
   private final PlanResolver resolver;
@@ -47,7 +59,7 @@ final class PlanStep {
   }
 
   /** The request's plan (or its rejection), waiting on this thread at most the deadline. */
-  Plans.Selection select(GateRequest request, RequestView view) {
+  Plans.Selection select(GateRequest request, RequestView view, Ticker ticker) {
     PlanResolution r;
     try {
       r = resolver.resolve(view).toCompletableFuture().get(deadline.toNanos(), TimeUnit.NANOSECONDS);
@@ -59,11 +71,11 @@ final class PlanStep {
     } catch (ExecutionException | RuntimeException e) {
       r = new PlanResolution.Unavailable("the resolver failed: " + e);
     }
-    return selected(request, r);
+    return selected(request, r, ticker);
   }
 
   /** As {@link #select}, without blocking: the deadline is a timeout on the resolver's stage. */
-  CompletionStage<Plans.Selection> selectAsync(GateRequest request, RequestView view) {
+  CompletionStage<Plans.Selection> selectAsync(GateRequest request, RequestView view, Ticker ticker) {
     CompletableFuture<PlanResolution> r;
     try {
       r = resolver.resolve(view).toCompletableFuture().copy();
@@ -72,17 +84,16 @@ final class PlanStep {
     }
     return r.completeOnTimeout(late(), deadline.toNanos(), TimeUnit.NANOSECONDS)
         .handle((resolution, e) -> selected(request,
-            e == null ? resolution : new PlanResolution.Unavailable("the resolver failed: " + e)));
+            e == null ? resolution : new PlanResolution.Unavailable("the resolver failed: " + e), ticker));
   }
 
   private PlanResolution.Unavailable late() {
     return new PlanResolution.Unavailable("no answer within " + deadline.toMillis() + " ms");
   }
 
-  private Plans.Selection selected(GateRequest request, PlanResolution r) {
+  private Plans.Selection selected(GateRequest request, PlanResolution r, Ticker ticker) {
     Plans.Selection s = plans.select(r == null ? new PlanResolution.Unavailable("the resolver answered null") : r);
-    s.warning().ifPresent(w -> LOG.log(System.Logger.Level.WARNING, w + " (" + request.method() + " "
-        + request.target() + ")"));
+    s.warning().ifPresent(w -> warning.warn(ticker, w + " (" + request.method() + " " + request.target() + ")"));
     return s;
   }
 

@@ -1,6 +1,7 @@
 package dev.headroom.enforcement;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.headers.FieldOptions;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.path.PathTemplate;
@@ -8,9 +9,11 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -48,6 +51,11 @@ public final class RouteRules {
   private final String costHeader;
   private final long maxCost;
   private final Counting counting;
+  private final Map<String, Counting> policyCounting;
+  private final Map<String, Set<String>> when;
+  private final String chargeHeader;
+  private final PartitionKeyExposure exposure;
+  private final Boolean omitOnRedirect;
 
   /** Which responses a route's requests count in its {@code requests} policies. */
   public enum Counting {
@@ -80,6 +88,13 @@ public final class RouteRules {
     this.costHeader = b.costHeader;
     this.maxCost = b.maxCost;
     this.counting = b.counting;
+    this.policyCounting = Map.copyOf(b.policyCounting);
+    Map<String, Set<String>> w = new LinkedHashMap<>();
+    b.when.forEach((k, v) -> w.put(k, Set.copyOf(v)));
+    this.when = Map.copyOf(w);
+    this.chargeHeader = b.chargeHeader;
+    this.exposure = b.exposure;
+    this.omitOnRedirect = b.omitOnRedirect;
   }
 
   /** Starts a route on a path template such as {@code /api/items/{id}}. */
@@ -127,7 +142,47 @@ public final class RouteRules {
     return counting;
   }
 
-  /** The largest cost {@link #costHeader()} may state. */
+  /**
+   * Which responses count for the policy of this name ({@link Builder#counting(String, Counting)}),
+   * or the route's {@link #counting()} when the policy has no rule of its own. A plan's version of
+   * a policy ({@code api:pro}) follows the rule of its base ({@code api}).
+   */
+  public Counting counting(String policy) {
+    return policyCounting.getOrDefault(policy, counting);
+  }
+
+  /**
+   * Whether the policy of this name decides a request of {@code method} ({@link Builder#when}): a
+   * policy without a rule decides every request of the route; HEAD counts as GET, as in
+   * {@link #matches}.
+   */
+  public boolean appliesTo(String policy, String method) {
+    if (when.isEmpty()) {
+      return true;
+    }
+    Set<String> methods = when.get(policy);
+    return methods == null || methods.contains(method) || (method.equals("HEAD") && methods.contains("GET"));
+  }
+
+  /**
+   * The response header stating units charged on top of the request's cost once the response is
+   * known ({@link Builder#chargeHeader}), if any.
+   */
+  public Optional<String> chargeHeader() {
+    return Optional.ofNullable(chargeHeader);
+  }
+
+  /** What the route sends as {@code pk}, when it overrides the gate's ({@link Builder#exposure}). */
+  public Optional<PartitionKeyExposure> exposure() {
+    return Optional.ofNullable(exposure);
+  }
+
+  /** Whether the route leaves RateLimit fields off 3xx responses, when it overrides the gate's. */
+  public Optional<Boolean> omitOnRedirect() {
+    return Optional.ofNullable(omitOnRedirect);
+  }
+
+  /** The largest cost {@link #costHeader()} (or {@link #chargeHeader()}) may state. */
   public long maxCost() {
     return maxCost;
   }
@@ -186,6 +241,11 @@ public final class RouteRules {
     private String costHeader;
     private long maxCost = 1;
     private Counting counting = Counting.ALL;
+    private final Map<String, Counting> policyCounting = new LinkedHashMap<>();
+    private final Map<String, Set<String>> when = new LinkedHashMap<>();
+    private String chargeHeader;
+    private PartitionKeyExposure exposure;
+    private Boolean omitOnRedirect;
     private Set<HeaderDialect> dialects;
     private String key;
     private String note;
@@ -268,6 +328,67 @@ public final class RouteRules {
       return this;
     }
 
+    /**
+     * Count only failed or only successful requests in the policy of this name (a policy of the
+     * route), whatever the route's {@link #counting(Counting)}: a login route's per-account policy
+     * may count failures while its per-address policy counts every attempt.
+     */
+    public Builder counting(String policy, Counting counting) {
+      policyCounting.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(counting, "counting"));
+      return this;
+    }
+
+    /**
+     * The policy of this name (a policy or shadow policy of the route) decides only requests of
+     * these methods, such as a write quota on {@code POST} and {@code PUT} beside a route-wide one;
+     * the gateway's {@code policies.NAME.when.methods}. Requests of other methods are neither
+     * counted nor refused by it.
+     */
+    public Builder when(String policy, Collection<String> methods) {
+      Set<String> upper = new LinkedHashSet<>();
+      for (String m : methods) {
+        if (m == null || !m.matches("[A-Za-z][A-Za-z0-9_-]{0,31}")) {
+          throw new IllegalArgumentException("route " + template + ": when: policy '" + policy
+              + "': expected method tokens such as GET, got " + (m == null ? "null" : "'" + m + "'"));
+        }
+        upper.add(m.toUpperCase(Locale.ROOT));
+      }
+      if (upper.isEmpty()) {
+        throw new IllegalArgumentException("route " + template + ": when: policy '" + policy
+            + "': expected at least one method, got none");
+      }
+      when.put(Objects.requireNonNull(policy, "policy"), upper);
+      return this;
+    }
+
+    /**
+     * A response header stating units the request costs on top of its cost, known only once the
+     * application has answered (a query's rows, a model's tokens): a whole number from 0 to
+     * {@code max}, charged to the route's {@code requests} policies when the response completes, as
+     * content bytes are (possibly into debt, which later requests wait out). A value that is not
+     * valid charges nothing and is logged. The gateway's {@code cost.chargeHeader}.
+     */
+    public Builder chargeHeader(String header, long max) {
+      this.chargeHeader = Objects.requireNonNull(header, "header");
+      this.maxCost = max;
+      return this;
+    }
+
+    /** What the route sends as {@code pk} in the ietf dialect, instead of the gate's exposure. */
+    public Builder exposure(PartitionKeyExposure exposure) {
+      this.exposure = Objects.requireNonNull(exposure, "exposure");
+      return this;
+    }
+
+    /**
+     * Whether the route leaves its RateLimit fields off 3xx responses (draft-09 section 6), instead
+     * of the gate's rule.
+     */
+    public Builder omitOnRedirect(boolean omit) {
+      this.omitOnRedirect = omit;
+      return this;
+    }
+
     /** Policies of the route. */
     public Builder policies(Collection<QuotaPolicy> policies) {
       policies.forEach(this::policy);
@@ -319,7 +440,7 @@ public final class RouteRules {
      */
     public RouteRules build() {
       PathTemplate path = PathTemplate.parse(template);
-      if (policies.isEmpty()) {
+      if (policies.isEmpty() && shadows.isEmpty()) {
         throw new IllegalArgumentException("route " + template + ": policies: expected at least one policy, got none");
       }
       if (cost < 0 || cost > 1_000_000 || maxCost < 1 || maxCost > 1_000_000 || (costHeader != null && cost > maxCost)) {
@@ -334,6 +455,18 @@ public final class RouteRules {
         if (!names.add(p.name())) {
           throw new IllegalArgumentException("route " + template + ": policies: '" + p.name()
               + "' is listed twice; expected each policy once");
+        }
+      }
+      for (String name : policyCounting.keySet()) {
+        if (policies.stream().noneMatch(p -> p.name().equals(name))) {
+          throw new IllegalArgumentException("route " + template + ": counting: '" + name
+              + "' is not a policy of the route; expected one of " + names);
+        }
+      }
+      for (String name : when.keySet()) {
+        if (!names.contains(name)) {
+          throw new IllegalArgumentException("route " + template + ": when: '" + name
+              + "' is not a policy of the route; expected one of " + names);
         }
       }
       return new RouteRules(this, path);

@@ -122,4 +122,57 @@ class GateTest {
     second.complete(200, 0);
     assertThat(gate.decide(request("GET", "/slow", "d"), "").kind()).isEqualTo(Verdict.Kind.ADMIT);
   }
+
+  /**
+   * The rules the standalone gateway had alone, now the gate's for every front end: a policy that
+   * decides some methods only ({@code policies.NAME.when}), one that counts failures only, and a
+   * response header that states units charged on top ({@code cost.chargeHeader}).
+   */
+  @Test
+  void aPolicyDecidesOnlyTheMethodsItsRuleNames() {
+    QuotaPolicy writes = QuotaPolicy.builder("writes").quota(1).window(Duration.ofMinutes(1)).partitioning("api-key")
+        .build();
+    Gate<String> g = gateOf(RouteRules.builder("/docs").methods("GET", "POST").policy(writes)
+        .when("writes", List.of("post")).build());
+    for (int i = 0; i < 3; i++) {
+      assertThat(g.decide(request("GET", "/docs", "w"), "").kind()).as("GET %d", i).isEqualTo(Verdict.Kind.PASS);
+      assertThat(g.decide(request("HEAD", "/docs", "w"), "").kind()).as("HEAD %d", i).isEqualTo(Verdict.Kind.PASS);
+    }
+    assertThat(g.decide(request("POST", "/docs", "w"), "").kind()).isEqualTo(Verdict.Kind.ADMIT);
+    assertThat(g.decide(request("POST", "/docs", "w"), "").answer().status()).isEqualTo(429);
+  }
+
+  @Test
+  void aPolicyCountingFailuresGivesBackTheUnitsOfASuccessOnly() {
+    QuotaPolicy logins = QuotaPolicy.builder("logins").quota(1).window(Duration.ofMinutes(1)).partitioning("api-key")
+        .build();
+    QuotaPolicy attempts = QuotaPolicy.builder("attempts").quota(3).window(Duration.ofMinutes(1))
+        .partitioning("api-key").build();
+    Gate<String> g = gateOf(RouteRules.builder("/login").policy(logins).policy(attempts)
+        .counting("logins", RouteRules.Counting.FAILURES).build());
+    g.decide(request("POST", "/login", "f"), "").admission().complete(200, 0);
+    g.decide(request("POST", "/login", "f"), "").admission().complete(401, 0);
+    Verdict third = g.decide(request("POST", "/login", "f"), "");
+    assertThat(third.answer().status()).isEqualTo(429);
+    assertThat(third.answer().fields()).extracting(Map.Entry::getValue).anyMatch(v -> v.contains("\"logins\";r=0"));
+  }
+
+  @Test
+  void aChargeHeaderAddsTheUnitsTheResponseStates() {
+    QuotaPolicy tokens = QuotaPolicy.builder("tokens").quota(10).window(Duration.ofMinutes(1)).partitioning("api-key")
+        .build();
+    Gate<String> g = gateOf(RouteRules.builder("/ask").policy(tokens).chargeHeader("X-Units", 100).build());
+    g.decide(request("POST", "/ask", "t"), "").admission().complete(200, 0, List.of("6"));
+    g.decide(request("POST", "/ask", "t"), "").admission().complete(200, 0, List.of("not a number"));
+    Admission third = g.decide(request("POST", "/ask", "t"), "").admission();
+    StringBuilder fields = new StringBuilder();
+    third.writeFields(200, (name, value) -> fields.append(name).append(": ").append(value).append('\n'));
+    assertThat(fields.toString()).contains("\"tokens\";r=1;"); // 10 - (1 + 6) - 1 - 1
+  }
+
+  private Gate<String> gateOf(RouteRules route) {
+    return Gate.<String>builder().limiter(limiter)
+        .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Fair use.").build()).build())
+        .route(route).build();
+  }
 }

@@ -101,7 +101,7 @@ class GatewaySpecTest extends HttpAdapterSpec {
           .append("    why: '").append(SpecFixture.WHY).append("'\n");
       for (SpecRoute r : fixture.routes()) {
         if (r.policies().contains(p)) {
-          r.escalation().ifPresent(e -> y.append("    escalation: {threshold: ").append(e.threshold())
+          r.escalation(p.name()).ifPresent(e -> y.append("    escalation: {threshold: ").append(e.threshold())
               .append(", block: ").append(e.block().getSeconds()).append("s}\n"));
         }
       }

@@ -18,4 +18,9 @@ public final class StoreOverloadedException extends StoreException {
   public StoreOverloadedException(String message) {
     super(message);
   }
+
+  @Override
+  public boolean overloaded() {
+    return true;
+  }
 }

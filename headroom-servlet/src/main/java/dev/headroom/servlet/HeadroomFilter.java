@@ -152,12 +152,30 @@ public final class HeadroomFilter implements Filter {
     this.vendRoutes = List.copyOf(vend);
   }
 
-  /** Starts a configuration. */
+  /**
+   * Starts a configuration of the gate and the filter at once: the servlet {@link Route}s,
+   * {@link DecisionListener} and {@link StoreFailureMode}, and the gate's settings, through this
+   * builder.
+   */
   public static Builder builder() {
-    return new Builder();
+    return new Builder(null);
   }
 
-  /** The routes, in matching order. */
+  /**
+   * Starts a filter that writes what {@code gate} decides, as the WebFlux filter does: the gate
+   * (routes with their conditions, policies, plans, listener, store-failure mode) is built with
+   * headroom-http's {@link Gate#builder()}, the one configuration every front end shares; this
+   * builder adds only what a servlet filter has (the user resolver, vend routes, error bodies), and
+   * refuses a gate setting at {@link Builder#build()}.
+   */
+  public static Builder builder(Gate<HttpServletRequest> gate) {
+    return new Builder(Objects.requireNonNull(gate, "gate"));
+  }
+
+  /**
+   * The servlet routes, in matching order; empty for a filter handed a built gate, whose routes
+   * are the gate's ({@link Gate#routes()}).
+   */
   public List<Route> routes() {
     return routes;
   }
@@ -299,20 +317,35 @@ public final class HeadroomFilter implements Filter {
    */
   public static final class Builder {
     private final GateBuilder<HttpServletRequest> gate = Gate.builder();
+    /** The gate the filter writes, when it was handed one built ({@link HeadroomFilter#builder(Gate)}). */
+    private final Gate<HttpServletRequest> built;
+    /** The first gate setting made here, which a filter handed a built gate refuses. */
+    private String gateSetting;
     private final List<Route> routes = new ArrayList<>();
     private final List<VendRoute> vendRoutes = new ArrayList<>();
     private UserResolver users = UserResolver.principal();
-    private DecisionListener listener = DecisionListener.none();
+    /** The servlet listener; null until set (none then). */
+    private DecisionListener listener;
     private boolean errorBodies;
 
-    private Builder() {}
+    private Builder(Gate<HttpServletRequest> built) {
+      this.built = built;
+    }
+
+    /** The gate's settings, noting the first one made here ({@code name}), which {@link #build()} checks. */
+    private GateBuilder<HttpServletRequest> settings(String name) {
+      if (gateSetting == null) {
+        gateSetting = name;
+      }
+      return gate;
+    }
 
     /**
      * Applies settings to the gate directly (headroom-http {@link GateBuilder}): how a host that
      * configures several front ends alike (the Spring Boot starter) sets them once.
      */
     public Builder gate(Consumer<GateBuilder<HttpServletRequest>> settings) {
-      settings.accept(gate);
+      settings.accept(settings("gate"));
       return this;
     }
 
@@ -322,32 +355,32 @@ public final class HeadroomFilter implements Filter {
      * follows its list.
      */
     public Builder allow(String policy, AllowList allow) {
-      gate.allow(policy, allow);
+      settings("allow").allow(policy, allow);
       return this;
     }
 
     /** Plans resolved per request within {@code deadline}; built with {@link Plans#of}. */
     public Builder plans(Plans plans, PlanResolver resolver, Duration deadline) {
-      gate.plans(plans, resolver, deadline);
+      settings("plans").plans(plans, resolver, deadline);
       return this;
     }
 
     /** Required: decides every request, through its store. */
     public Builder limiter(QuotaLimiter limiter) {
-      gate.limiter(limiter);
+      settings("limiter").limiter(limiter);
       return this;
     }
 
     /** Required: the refusal texts of every policy (and the clock of {@code windowResetAt}). */
     public Builder refusals(LimitRefusals refusals) {
-      gate.refusals(refusals);
+      settings("refusals").refusals(refusals);
       return this;
     }
 
     /** A route; routes match in the order added. */
     public Builder route(Route route) {
       routes.add(Objects.requireNonNull(route, "route"));
-      gate.route(route.rules(), route.condition());
+      settings("route").route(route.rules(), route.condition());
       return this;
     }
 
@@ -368,19 +401,19 @@ public final class HeadroomFilter implements Filter {
 
     /** {@link GateBuilder#dialects}: the header dialects of routes that choose none; {@code ietf} by default. */
     public Builder dialects(Collection<HeaderDialect> dialects) {
-      gate.dialects(dialects);
+      settings("dialects").dialects(dialects);
       return this;
     }
 
     /** {@link GateBuilder#exposure}: what is sent as {@code pk} in the ietf dialect; nothing by default. */
     public Builder exposure(PartitionKeyExposure exposure) {
-      gate.exposure(exposure);
+      settings("exposure").exposure(exposure);
       return this;
     }
 
     /** {@link GateBuilder#clientAddresses}: how {@code client-ip} partitions find the client. */
     public Builder clientAddresses(ClientAddressResolver resolver) {
-      gate.clientAddresses(resolver);
+      settings("clientAddresses").clientAddresses(resolver);
       return this;
     }
 
@@ -399,13 +432,14 @@ public final class HeadroomFilter implements Filter {
     /** What to do when the store fails; {@link StoreFailureMode#ALLOW} by default. */
     public Builder storeFailureMode(StoreFailureMode mode) {
       Objects.requireNonNull(mode, "storeFailureMode");
-      gate.storeFailureMode(mode == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW : Gate.StoreFailureMode.REFUSE);
+      settings("storeFailureMode").storeFailureMode(
+          mode == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW : Gate.StoreFailureMode.REFUSE);
       return this;
     }
 
     /** {@link GateBuilder#ticker}: the clock of epoch-seconds {@code X-RateLimit-Reset}. */
     public Builder ticker(Ticker ticker) {
-      gate.ticker(ticker);
+      settings("ticker").ticker(ticker);
       return this;
     }
 
@@ -415,31 +449,31 @@ public final class HeadroomFilter implements Filter {
      * committed, so the status is the one the application set.
      */
     public Builder omitOnRedirect(boolean omit) {
-      gate.omitOnRedirect(omit);
+      settings("omitOnRedirect").omitOnRedirect(omit);
       return this;
     }
 
     /** {@link GateBuilder#onlyNearExhaustion} (draft-09 section 6.2). */
     public Builder onlyNearExhaustion(double threshold) {
-      gate.onlyNearExhaustion(threshold);
+      settings("onlyNearExhaustion").onlyNearExhaustion(threshold);
       return this;
     }
 
     /** {@link GateBuilder#capRemainingToResetRatio} (draft-09 sections 6 and 8.5). */
     public Builder capRemainingToResetRatio(double factor, Duration minWindow) {
-      gate.capRemainingToResetRatio(factor, minWindow);
+      settings("capRemainingToResetRatio").capRemainingToResetRatio(factor, minWindow);
       return this;
     }
 
     /** {@link GateBuilder#fields}: the field rules of every route that does not set its own. */
     public Builder fields(FieldOptions fields) {
-      gate.fields(fields);
+      settings("fields").fields(fields);
       return this;
     }
 
     /** {@link GateBuilder#escalation} (draft-09 section 5.3; headroom-http {@link Escalations}). */
     public Builder escalation(String policy, Escalation escalation) {
-      gate.escalation(policy, escalation);
+      settings("escalation").escalation(policy, escalation);
       return this;
     }
 
@@ -457,31 +491,31 @@ public final class HeadroomFilter implements Filter {
 
     /** {@link GateBuilder#jitter(Duration)} (draft-09 section 8.5). */
     public Builder jitter(Duration max) {
-      gate.jitter(max);
+      settings("jitter").jitter(max);
       return this;
     }
 
     /** {@link GateBuilder#jitter(Duration, RandomGenerator)}. */
     public Builder jitter(Duration max, RandomGenerator random) {
-      gate.jitter(max, random);
+      settings("jitter").jitter(max, random);
       return this;
     }
 
     /** Serves the discovery document for this service; off until called. */
     public Builder discovery(String service, String description) {
-      gate.discovery(service, description);
+      settings("discovery").discovery(service, description);
       return this;
     }
 
     /** Adds changelog, feed or extensions to the discovery document. */
     public Builder discoveryCustomizer(Consumer<LimitsDiscoveryDocument.Builder> customizer) {
-      gate.discoveryCustomizer(customizer);
+      settings("discoveryCustomizer").discoveryCustomizer(customizer);
       return this;
     }
 
     /** Where the discovery document is served; {@link #DEFAULT_DISCOVERY_PATHS} by default. */
     public Builder discoveryPaths(Collection<String> paths) {
-      gate.discoveryPaths(paths);
+      settings("discoveryPaths").discoveryPaths(paths);
       return this;
     }
 
@@ -491,10 +525,17 @@ public final class HeadroomFilter implements Filter {
      * @throws IllegalArgumentException naming the field, the value and what is expected
      */
     public HeadroomFilter build() {
-      Map<RouteRules, Route> byRules = new IdentityHashMap<>();
-      routes.forEach(r -> byRules.put(r.rules(), r));
-      gate.listener(adapt(listener, byRules));
-      Gate<HttpServletRequest> built = gate.build();
+      if (built != null && (gateSetting != null || listener != null)) {
+        throw new IllegalArgumentException((gateSetting == null ? "listener" : gateSetting) + ": set on the gate, which"
+            + " was built already (HeadroomFilter.builder(Gate)); expected it on Gate.builder() instead");
+      }
+      Gate<HttpServletRequest> built = this.built;
+      if (built == null) {
+        Map<RouteRules, Route> byRules = new IdentityHashMap<>();
+        routes.forEach(r -> byRules.put(r.rules(), r));
+        gate.listener(adapt(listener == null ? DecisionListener.none() : listener, byRules));
+        built = gate.build();
+      }
       List<CompiledVend> vend = new ArrayList<>();
       for (VendRoute v : vendRoutes) {
         vend.add(new CompiledVend(v, built.headersFor(v.dialects())));

@@ -9,7 +9,10 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.headers.HeaderDialect;
+import jakarta.servlet.http.HttpServletRequest;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
@@ -34,6 +37,22 @@ class HeadroomFilterConfigurationTest {
     assertThat(f.routes()).hasSize(1);
     assertThat(f.routes().get(0).methods()).containsExactly("GET", "POST");
     assertThat(f.discovery().orElseThrow().toJson()).contains("\"a-get\"").contains("\"a-post\"");
+  }
+
+  @Test
+  void aFilterHandedABuiltGateWritesItsRoutesAndRefusesGateSettingsOfItsOwn() {
+    Gate<HttpServletRequest> gate = Gate.<HttpServletRequest>builder()
+        .limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
+        .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
+        .route(RouteRules.builder("/a/{id}").methods("GET").policy(burst).build()).build();
+    HeadroomFilter f = HeadroomFilter.builder(gate).errorBodies(true).build();
+    assertThat(f.gate()).isSameAs(gate);
+    assertThat(f.gate().routes()).extracting(RouteRules::template).containsExactly("/a/{id}");
+    assertThat(f.routes()).isEmpty();
+    assertThatThrownBy(() -> HeadroomFilter.builder(gate).jitter(Duration.ofSeconds(2)).build())
+        .hasMessageStartingWith("jitter: set on the gate, which was built already");
+    assertThatThrownBy(() -> HeadroomFilter.builder(gate).listener((route, decision) -> {}).build())
+        .hasMessageStartingWith("listener: set on the gate");
   }
 
   @Test

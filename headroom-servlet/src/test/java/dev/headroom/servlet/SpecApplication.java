@@ -5,6 +5,9 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.conformance.SpecEndpoint;
 import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecRoute;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.GateBuilder;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.path.PathTemplate;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;
@@ -26,29 +29,31 @@ final class SpecApplication {
   private SpecApplication() {}
 
   /**
-   * The filter for the fixture: its routes (with their field rules, listing and escalation),
-   * limiter and texts; the user from {@link SpecFixture#USER_HEADER}; refusing when the store fails;
-   * error bodies on.
+   * The filter for the fixture, handed a gate built with headroom-http's {@link Gate#builder()} as
+   * every front end's is ({@link HeadroomFilter#builder(Gate)}): its routes (with their field rules,
+   * listing and escalation), limiter and texts, refusing when the store fails; the user from
+   * {@link SpecFixture#USER_HEADER}; error bodies on.
    */
   static HeadroomFilter filter(SpecFixture fixture) {
-    HeadroomFilter.Builder b = HeadroomFilter.builder()
+    GateBuilder<HttpServletRequest> b = Gate.<HttpServletRequest>builder()
         .limiter(fixture.limiter())
         .refusals(fixture.refusals())
         .ticker(fixture.ticker())
         .omitOnRedirect(SpecFixture.OMIT_ON_REDIRECT)
-        .users(request -> Optional.ofNullable(request.getHeader(SpecFixture.USER_HEADER)))
-        .storeFailureMode(HeadroomFilter.StoreFailureMode.REFUSE)
-        .errorBodies(true)
-        .discovery(SpecFixture.SERVICE, SpecFixture.DESCRIPTION)
-        .vendRoute(vendRoute(fixture));
+        .storeFailureMode(Gate.StoreFailureMode.REFUSE)
+        .discovery(SpecFixture.SERVICE, SpecFixture.DESCRIPTION);
     for (SpecRoute r : fixture.routes()) {
       if (!r.policies().isEmpty()) {
-        b.route(Route.builder(r.template()).methods(r.method()).policies(r.policies()).dialects(r.dialects())
+        b.route(RouteRules.builder(r.template()).methods(r.method()).policies(r.policies()).dialects(r.dialects())
             .fields(r.fields()).listed(r.listed()).build());
-        r.escalation().ifPresent(e -> b.escalation(r.policies().get(0).name(), e));
+        r.policies().forEach(p -> r.escalation(p.name()).ifPresent(e -> b.escalation(p.name(), e)));
       }
     }
-    return b.build();
+    return HeadroomFilter.builder(b.build())
+        .users(request -> Optional.ofNullable(request.getHeader(SpecFixture.USER_HEADER)))
+        .errorBodies(true)
+        .vendRoute(vendRoute(fixture))
+        .build();
   }
 
   /** {@link SpecFixture#VEND_PATH}: one call a minute per function, on the fixture's limiter. */

@@ -81,7 +81,7 @@ final class SpecServer implements AutoCloseable {
       if (!r.policies().isEmpty()) {
         b.route(RouteRules.builder(r.template()).methods(r.method()).policies(r.policies()).dialects(r.dialects())
             .fields(r.fields()).listed(r.listed()).build());
-        r.escalation().ifPresent(e -> b.escalation(r.policies().get(0).name(), e));
+        r.policies().forEach(p -> r.escalation(p.name()).ifPresent(e -> b.escalation(p.name(), e)));
       }
     }
     return b.build();

@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.http.DiscoveryPaths;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.enforcement.discovery.EntityTag;
 import dev.headroom.vend.format.VendRequestException;
@@ -32,8 +33,8 @@ import java.util.function.Supplier;
  * envelope bound and {@code limits.maxBodyBytes} (413).
  */
 sealed interface Admission {
-  String DISCOVERY_WELL_KNOWN = "/.well-known/limits";
-  String DISCOVERY_API = "/api/limits";
+  String DISCOVERY_WELL_KNOWN = DiscoveryPaths.WELL_KNOWN;
+  String DISCOVERY_API = DiscoveryPaths.API;
 
   /** What becomes of the request body of a request answered locally. */
   enum Body {

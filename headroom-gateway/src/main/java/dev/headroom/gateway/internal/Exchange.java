@@ -1,11 +1,14 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.ResponseBody;
+import dev.headroom.gateway.internal.wire.ResponseHead;
+import dev.headroom.gateway.internal.wire.UpstreamHandler;
+import dev.headroom.gateway.internal.wire.UpstreamRequestWriter;
 import dev.headroom.Decision;
-import dev.headroom.PolicyOutcome;
 import dev.headroom.http.body.RefusalFormat;
-import dev.headroom.vend.format.VendRequestException;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.Verdict;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -14,7 +17,6 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
@@ -23,7 +25,8 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import java.time.Duration;
 import java.util.List;
-import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * One request and its response, on a {@link ProxyHandler client connection}. Its life, in calls:
  * the constructor asks {@link Admission} what becomes of the request (a pure step on the head);
  * {@link #begin()} acts on the answer: a local answer goes out through {@link #local}; a forwarded
- * request is decided against its policies by {@link QuotaCheck} (a vend call by {@link VendCall}),
+ * request is decided against its policies by headroom-http's {@link Gate} (a vend call by {@link VendCall}),
  * then written upstream on an {@link UpstreamLeg} ({@link #connected}); the response head picks the
  * {@link ResponseRelay} that carries the body back ({@link #upstreamHead}); {@link #end} settles the
  * accounting once, whichever way the exchange ends.
@@ -54,7 +57,7 @@ final class Exchange {
 
   /** Where the response stands. Moves forward only ({@link #enter}), so a late event finds a later phase. */
   enum Phase {
-    /** Admission, then the store (QuotaCheck, VendCall): nothing has gone upstream. */
+    /** Admission, then the store (GateStep, VendCall): nothing has gone upstream. */
     DECIDING,
     /** Allowed: an upstream connection is being acquired from the pool. */
     CONNECTING,
@@ -111,8 +114,8 @@ final class Exchange {
   private Body body;
   /** Whether the client connection outlives the exchange: cleared by a cut body, a response that ends with the connection, an abort. */
   private boolean keepAlive;
-  /** The store's decision, once made (null while deciding, or when no policy applies). */
-  private HeldDecision held;
+  /** What the request's decision owes at the end, and its fields (null while deciding, for an answer, without policies). */
+  private Accounting accounting;
   /** The upstream connection, from acquisition until {@link #end} releases it (null before, and once given up). */
   UpstreamLeg upstream;
   /** The response's path to the client, from its head on (a vend relay swaps in a re-framed one midway). */
@@ -120,7 +123,7 @@ final class Exchange {
   /** A vend call's decision once it is allowed, for the relay that decorates its response. */
   VendCall.Allowed vendCall;
   /** A vend call's envelope while it is read whole, until it goes upstream in one piece. */
-  private ByteBuf vendBody;
+  private VendEnvelope envelope;
   /** Request body bytes read so far: the content-bytes charge, the body bound, the stall check. */
   private long requestBytes;
   /** Response body bytes relayed so far: the content-bytes charge. */
@@ -179,9 +182,11 @@ final class Exchange {
     keepAlive = false;
   }
 
-  /** The store's decision for the request, or null (see {@link #held}). */
-  Decision decision() {
-    return held == null ? null : held.decision();
+  /** Writes the RateLimit fields of the request's decision for a response of {@code status}, if it has one. */
+  void writeFields(int status, BiConsumer<String, String> sink) {
+    if (accounting != null) {
+      accounting.writeFields(status, sink);
+    }
   }
 
   /**
@@ -222,15 +227,16 @@ final class Exchange {
       if (HttpUtil.is100ContinueExpected(request)) {
         continue100();
       }
-      long declared = HttpUtil.getContentLength(request, -1L);
-      vendBody = conn.ctx.alloc().heapBuffer((int) Math.min(Math.max(declared, 256), vendMaxBytes()));
+      envelope = new VendEnvelope(conn.ctx.alloc(), request, vend, maxBody);
       if (body.complete()) {
         vendRequestComplete();
       } else {
         body = Body.COLLECTING;
       }
+    } else if (route.rules() == null) {
+      connect(); // a route without policies: forwarded undecided
     } else {
-      QuotaCheck.decide(this);
+      decide();
     }
   }
 
@@ -251,17 +257,48 @@ final class Exchange {
     keepAlive = false;
   }
 
-  // ---- the decision (QuotaCheck, VendCall), and its two ends ----
+  // ---- the decision (the gate, or VendCall), and its two ends ----
 
-  /** Holds the store's decision for the rest of the exchange; {@code contentBytes} are charged at its end. */
-  void hold(Decision d, List<PolicyOutcome> contentBytes) {
-    held = d == null ? null : new HeldDecision(d, contentBytes);
+  /** The route's policies decide ({@link GateStep}): a verdict given at once is acted on now, a later one on this loop. */
+  private void decide() {
+    long t0 = System.nanoTime();
+    CompletableFuture<Verdict> f = GateStep.decide(snap, route, request, path(), conn.peerAddress());
+    if (f.isDone()) {
+      decided(f, t0);
+    } else {
+      f.whenComplete((v, e) -> conn.ctx.executor().execute(() -> decided(f, t0)));
+    }
   }
 
-  /** The request's policies allow it ({@code d}, null when it has none): it goes upstream; {@code settlement} (or null) settles at the end. */
-  void allowed(Decision d, List<PolicyOutcome> contentBytes, Settlement settlement) {
-    held = d == null ? null : new HeldDecision(d, contentBytes, settlement);
-    connect();
+  private void decided(CompletableFuture<Verdict> f, long t0) {
+    state.metrics.storeLatency(System.nanoTime() - t0);
+    Verdict v;
+    try {
+      v = f.join();
+    } catch (RuntimeException e) {
+      LOG.error("the gate failed to decide {} {}", request.method(), path(), e); // a bug: the gate answers failures
+      if (!ended()) {
+        refused(GateStep.failed(snap, request, path(), conn.peerAddress()));
+      }
+      return;
+    }
+    if (ended()) {
+      if (v.kind() == Verdict.Kind.ADMIT) {
+        v.admission().unansweredAsync(0); // the client left while the store was deciding
+      }
+      return;
+    }
+    if (v.kind() == Verdict.Kind.ANSWER) {
+      refused(LocalResponse.of(v.answer()));
+    } else {
+      accounting = v.kind() == Verdict.Kind.ADMIT ? Accounting.admitted(v) : null;
+      connect();
+    }
+  }
+
+  /** Holds a vend call's decision for the rest of the exchange: its leases are released at the end. */
+  void hold(Decision d) {
+    accounting = d == null ? null : Accounting.vend(d, route.headers());
   }
 
   /** The request is answered without going upstream (a refusal, the store failing); its body is dropped. */
@@ -297,20 +334,20 @@ final class Exchange {
       upstreamFailed(f.cause());
       return;
     }
-    boolean whole = vendBody != null; // a vend call: its body was read whole to be decided
+    boolean whole = envelope != null; // a vend call: its body was read whole to be decided
     upstream = new UpstreamLeg(pool, f.getNow(), this::onUpstream, request.method().equals(HttpMethod.HEAD),
         !whole && HttpUtil.isTransferEncodingChunked(request), conn.now());
     String forFor = conn.peerText();
     String host = request.headers().get(HttpHeaderNames.HOST);
     String forwarded = conn.forwardedElement(forFor, host);
     if (whole) {
-      ByteBuf envelope = vendBody;
-      vendBody = null;
-      upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, false, envelope.readableBytes(),
+      ByteBuf call = envelope.take();
+      envelope = null;
+      upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, false, call.readableBytes(),
           conn.ctx.alloc()));
       body = Body.SENT;
       awaitResponse();
-      upstream.writeAndFlush(envelope);
+      upstream.writeAndFlush(call);
       upstream.read();
       return;
     }
@@ -389,13 +426,11 @@ final class Exchange {
   }
 
   private void collect(HttpContent c, boolean last) {
-    if (requestBytes > vendMaxBytes()) {
-      c.release();
-      vendTooLarge(OptionalLong.empty());
+    if (!envelope.add(c, requestBytes)) {
+      cut(); // the rest of the body is not read: the connection closes after the answer
+      local(envelope.tooLarge());
       return;
     }
-    vendBody.writeBytes(c.content()); // within vendMaxBytes(): checked above
-    c.release();
     if (last) {
       vendRequestComplete();
     }
@@ -511,15 +546,15 @@ final class Exchange {
       upstream.read(); // interim responses: 100-continue was answered already
       return;
     }
-    if (held != null) {
-      held.response(h.status(), h, route.route().cost()); // count modes and a charge the response states
+    if (accounting != null) { // which responses count, and a charge the response states
+      accounting.response(h.status(), route.route().cost().chargeHeader().map(h::get).orElse(null));
     }
     state.metrics.upstreamLatency(upstream.pool.name(), conn.now() - upstream.sentNanos);
     enter(Phase.RELAYING);
     if (!h.keepAlive()) {
       upstream.doNotReuse();
     }
-    relay = relayFor(h);
+    relay = ResponseRelay.forHead(this, h);
     if (relay == null) {
       return; // answered instead (untransferable)
     }
@@ -530,31 +565,6 @@ final class Exchange {
     } else {
       upstream.read(); // read whole: a normalised error's body is dropped, a vend response decorated
     }
-  }
-
-  /** The relay for a response head, or null when the response cannot reach the client (answered here instead). */
-  private ResponseRelay relayFor(ResponseHead h) {
-    if (NormalisedErrorRelay.applies(route, h)) {
-      return new NormalisedErrorRelay(this, h.status(), h.get("allow"));
-    }
-    if (VendRelay.transforms(this, h)) {
-      upstream.dechunk();
-      return new VendRelay(this, h);
-    }
-    ResponseHead.Framing framing = h.framing();
-    if (framing == ResponseHead.Framing.NONE || framing == ResponseHead.Framing.FIXED
-        || framing == ResponseHead.Framing.CHUNKED && !http10()) {
-      return new RawRelay(this, h);
-    }
-    // until-close bodies, and chunked ones for an HTTP/1.0 client, are re-framed by the encoder
-    HttpResponse response = h.toHttpResponse();
-    String codings = ReframedRelay.codingsBeforeChunked(response.headers());
-    if (codings != null && http10()) {
-      untransferable(codings);
-      return null;
-    }
-    upstream.dechunk();
-    return new ReframedRelay(this, ReframedRelay.clientResponse(this, response));
   }
 
   /** The upstream's read batch is over: flush what it produced to the client, once. */
@@ -627,7 +637,7 @@ final class Exchange {
    * re-framed without it would reach the client still coded and unlabelled. The upstream
    * connection is dropped unread.
    */
-  private void untransferable(String codings) {
+  void untransferable(String codings) {
     closeUpstream();
     discardBody();
     local(snap.vocabulary().error(GatewayMessages.untransferable(codings), format, path()));
@@ -656,7 +666,7 @@ final class Exchange {
   /** The envelope is read whole: {@link VendCall} decides it. */
   private void vendRequestComplete() {
     body = Body.READ;
-    VendCall.decide(this, ByteBufUtil.getBytes(vendBody));
+    VendCall.decide(this, envelope.copy());
   }
 
   /** A vend call the store allowed: it goes upstream, and its response may be decorated. */
@@ -670,24 +680,10 @@ final class Exchange {
     local(r);
   }
 
-  private long vendMaxBytes() {
-    return Admission.vendMaxBytes(vend, maxBody);
-  }
-
-  /**
-   * A vend call's body over {@link #vendMaxBytes()}, found while collecting it: answered as
-   * headroom-vend's reader answers an oversized envelope (see {@link Admission}). The rest of the
-   * body is not read, so the connection closes after the answer.
-   */
-  private void vendTooLarge(OptionalLong length) {
-    cut();
-    local(Admission.vendError(VendRequestException.bodyTooLarge(vendMaxBytes(), length)));
-  }
-
   private void releaseBuffers() {
-    if (vendBody != null) {
-      vendBody.release();
-      vendBody = null;
+    if (envelope != null) {
+      envelope.release();
+      envelope = null;
     }
     if (relay != null) {
       relay.release();
@@ -770,8 +766,8 @@ final class Exchange {
     enter(Phase.ENDED);
     releaseBuffers();
     relay = null;
-    if (held != null) {
-      held.settle(state.limiter, requestBytes + responseBytes);
+    if (accounting != null) {
+      accounting.settle(state.limiter, requestBytes + responseBytes);
     }
     if (upstream != null) {
       upstream.finish(clean);

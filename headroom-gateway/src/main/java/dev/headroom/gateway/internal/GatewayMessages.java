@@ -23,13 +23,14 @@ import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.enforcement.partition.ClientAddressResolver;
 import dev.headroom.enforcement.partition.ForwardedHeader;
-import dev.headroom.enforcement.partition.PartitionKeyDerivation;
+import dev.headroom.enforcement.plan.Plans;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -60,23 +61,14 @@ final class GatewayMessages implements HttpVocabulary {
   private final ConfigSections config;
   private final Ticker ticker;
   private final Map<Route, RateLimitHeaders> headers = new IdentityHashMap<>();
-  private final Map<String, PartitionKeyDerivation> derivations = new HashMap<>();
   private final LimitRefusals refusals;
   private final ClientAddressResolver clients;
-  /** The policies as each plan enforces them; null without plans. */
-  private final PlanPolicies plans;
+  /** The configured plans; null without plans. */
+  private final Plans plans;
 
   /** The why of an error whose own texts headroom-http refused (see {@link #error}). */
   static final String FALLBACK_WHY = "The gateway answers every request it cannot complete, so that no caller waits in vain.";
 
-  /** Most policies whose last refusal body is kept (one entry each). */
-  private static final int MAX_CACHED_BODIES = 1024;
-
-  private final java.util.concurrent.ConcurrentHashMap<String, CachedBody> bodies =
-      new java.util.concurrent.ConcurrentHashMap<>();
-
-  /** Per route (identity), the last whole refusal per policy: see {@link #cachedRefusal}. */
-  private final Map<Route, Map<String, CachedResponse>> responses = new IdentityHashMap<>();
 
   private GatewayMessages(ConfigSections config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
     this.config = config;
@@ -86,23 +78,15 @@ final class GatewayMessages implements HttpVocabulary {
     this.clients = ClientAddressResolver.builder()
         .trustedProxies(config.trustedProxies())
         .headers(List.of(ForwardedHeader.FORWARDED, ForwardedHeader.X_FORWARDED_FOR)).build();
-    ClientAddressResolver resolver = clients;
     LimitRefusals.Builder rb = LimitRefusals.builder().ticker(ticker)
         .defaults(PolicyTexts.builder(ConfigReader.DEFAULT_WHY).build());
     config.service().origin().ifPresent(rb::origin);
-    this.plans = config.plans().map(ps -> PlanPolicies.of(ps.plans(), config.policies())).orElse(null);
-    List<Policy> all = new ArrayList<>(config.policies().values());
-    if (plans != null) {
-      all.addAll(plans.variants()); // a plan's policies (api:pro) derive and speak as their base
-    }
-    for (Policy p : all) {
-      derivations.put(p.name(), PartitionKeyDerivation.of(p.partition(), resolver));
-    }
+    this.plans = config.plans().map(ps -> ps.plans()).orElse(null);
     for (Policy p : config.policies().values()) {
       rb.texts(p.name(), p.texts());
     }
     if (plans != null) {
-      plans.plans().speakAsBases(rb); // a plan's policies speak as their base and point at the next plan
+      plans.speakAsBases(rb); // a plan's policies speak as their base and point at the next plan
     }
     this.refusals = rb.build();
     for (Route r : config.routes()) {
@@ -113,7 +97,6 @@ final class GatewayMessages implements HttpVocabulary {
           .omitOnRedirect(r.omitOnRedirect())
           .policies(r.policies().stream().map(n -> config.policies().get(n).quota()).toList())
           .build());
-      responses.put(r, new java.util.concurrent.ConcurrentHashMap<>());
     }
   }
 
@@ -128,11 +111,6 @@ final class GatewayMessages implements HttpVocabulary {
   }
 
   @Override
-  public void rateLimitHeaders(Route route, Decision decision, int status, HttpHeaders out) {
-    headers.get(route).write(decision, status, out::add);
-  }
-
-  @Override
   public RateLimitHeaders headers(Route route) {
     return headers.get(route);
   }
@@ -142,138 +120,14 @@ final class GatewayMessages implements HttpVocabulary {
     return RefusalFormat.negotiate(accept);
   }
 
-  @Override
-  public LocalResponse refusal(LimitRefusal r, RefusalFormat format) {
-    LocalResponse.Builder out = new LocalResponse.Builder();
-    Refusal body;
-    if (r.decision() == null) {
-      // a blocked partition: decided without the store, so without a Decision
-      body = refusals.abnormal(r.policy().quota(), r.retryAfterSeconds(), List.of(r.policy().name()));
-      out.header("Retry-After", Long.toString(r.retryAfterSeconds()));
-    } else {
-      ProblemType type = switch (r.kind()) {
-        case TEMPORARY_REDUCED_CAPACITY -> ProblemType.TEMPORARY_REDUCED_CAPACITY;
-        case ABNORMAL_USAGE_DETECTED -> ProblemType.ABNORMAL_USAGE_DETECTED;
-        default -> ProblemType.QUOTA_EXCEEDED;
-      };
-      if (r.kind() != RefusalKind.ABNORMAL_USAGE_DETECTED && !exceedsQuota(r.decision())) {
-        return cachedRefusal(r, type, format);
-      }
-      Refusal made = refusals.refusal(r.decision(), type);
-      // Retry-After and the fields come from the dialect writer so that t and Retry-After agree
-      // (draft-ietf-httpapi-ratelimit-headers-09 section 6); the body says the same number.
-      long written = headers.get(r.route()).write(r.decision(), made.status(), out::header)
-          .map(Duration::getSeconds).orElse(r.decision().retryAfterSeconds());
-      long wait = Math.max(written, r.retryAfterSeconds());
-      if (wait != written) {
-        out.set("Retry-After", Long.toString(wait));
-      }
-      if (r.kind() == RefusalKind.ABNORMAL_USAGE_DETECTED) {
-        PolicyOutcome o = outcome(r.decision(), r.policy().name());
-        body = refusals.abnormal(o == null ? r.policy().quota() : o.policy(), wait, made.violatedPolicies());
-      } else if (made.retryAfterSeconds().isPresent() && made.retryAfterSeconds().getAsLong() != wait) {
-        body = refusals.agreeing(made, wait);
-      } else {
-        body = made;
-      }
-    }
-    return out.build(HttpResponseStatus.valueOf(body.status()), format, body, r.path());
+  /** The refusal texts of every policy (a plan's policies speak as their base), for the gate. */
+  LimitRefusals refusals() {
+    return refusals;
   }
 
-  /**
-   * A quota-exceeded or reduced-capacity refusal. Its body depends only on the refusing policy as
-   * enforced, the names refused, the wait, the second it is sent in and the format, never on who
-   * is refused; so a refusal storm against one policy builds and checks one body per second (the
-   * headroom-http checks on every text run once) and sends the same bytes to everyone in it.
-   *
-   * <p>When the route's fields depend on the numbers alone ({@link RateLimitHeaders#numbersOnly()}:
-   * no {@code pk}, no jitter) and the route has one policy, the whole response is a function of
-   * that policy's remaining units, the wait, the status, the second and the format: it is kept
-   * whole, fields and serialised head included, and handed to every caller refused with the same
-   * numbers in that second.
-   */
-  private LocalResponse cachedRefusal(LimitRefusal r, ProblemType type, RefusalFormat format) {
-    Decision d = r.decision();
-    RateLimitHeaders fields = headers.get(r.route());
-    long second = ticker.read() / 1_000_000_000L;
-    String htmlPath = format == RefusalFormat.HTML ? r.path() : null;
-    QuotaPolicy worst = d.mostConstraining().policy();
-    ResponseKey whole = null;
-    Map<String, CachedResponse> kept = null;
-    if (d.outcomes().size() == 1 && fields.numbersOnly()) {
-      whole = new ResponseKey(worst, d.outcomes().get(0).remaining(), d.retryAfterSeconds(), r.retryAfterSeconds(),
-          type, second, format, htmlPath);
-      kept = responses.get(r.route());
-      CachedResponse c = kept.get(worst.name());
-      if (c != null && c.key().equals(whole)) {
-        return c.response();
-      }
-    }
-    LocalResponse.Builder out = new LocalResponse.Builder();
-    long written = fields.write(d, type.status(), out::header)
-        .map(Duration::getSeconds).orElse(d.retryAfterSeconds());
-    long wait = Math.max(written, r.retryAfterSeconds());
-    if (wait != written) {
-      out.set("Retry-After", Long.toString(wait));
-    }
-    List<PolicyOutcome> violated = d.violated();
-    String[] names = new String[violated.size()];
-    for (int i = 0; i < names.length; i++) {
-      names[i] = violated.get(i).policy().name();
-    }
-    BodyKey key = new BodyKey(worst, List.of(names), type, wait, second, format, htmlPath);
-    CachedBody cached = bodies.get(worst.name());
-    if (cached == null || !cached.key().equals(key)) {
-      Refusal made = refusals.refusal(d, type);
-      made = refusals.agreeing(made, wait);
-      cached = new CachedBody(key, out.build(HttpResponseStatus.valueOf(made.status()), format, made, r.path()));
-      if (bodies.size() < MAX_CACHED_BODIES || bodies.containsKey(worst.name())) {
-        bodies.put(worst.name(), cached);
-      }
-    }
-    LocalResponse body = cached.response();
-    RefusalFormat.refusalFields(out::set); // a kept body comes with fresh fields: these too (SC-7)
-    LocalResponse response = new LocalResponse(body.status(), body.contentType(), body.body(), out.headers());
-    if (whole != null && (kept.size() < MAX_CACHED_BODIES || kept.containsKey(worst.name()))) {
-      kept.put(worst.name(), new CachedResponse(whole, response));
-    }
-    return response;
-  }
-
-  private static boolean exceedsQuota(Decision d) {
-    for (PolicyOutcome o : d.violated()) {
-      if (o.exceedsQuota()) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** What a refusal body depends on. */
-  private record BodyKey(QuotaPolicy policy, List<String> violated, ProblemType type, long waitSeconds, long second,
-      RefusalFormat format, String htmlPath) {}
-
-  /** The last body built for a policy; its bytes are shared, never written to. */
-  private record CachedBody(BodyKey key, LocalResponse response) {}
-
-  /**
-   * What a whole refusal depends on when its route has one policy and its fields carry numbers
-   * only: the policy as enforced, its remaining units, the decision's and the refusal's waits,
-   * the problem type (and so the status), the second, the format and, for HTML, the path.
-   */
-  private record ResponseKey(QuotaPolicy policy, long remaining, long decisionWait, long refusalWait,
-      ProblemType type, long second, RefusalFormat format, String htmlPath) {}
-
-  /** The last whole refusal of a route for a policy; shared, never changed once built. */
-  private record CachedResponse(ResponseKey key, LocalResponse response) {}
-
-  private static PolicyOutcome outcome(Decision d, String name) {
-    for (PolicyOutcome o : d.outcomes()) {
-      if (o.policy().name().equals(name)) {
-        return o;
-      }
-    }
-    return null;
+  /** How the client's address is found behind the trusted proxies, for the gate's partitions and allow lists. */
+  ClientAddressResolver clients() {
+    return clients;
   }
 
   // ---- the gateway's own errors: every error, detail and why it writes, in one place ----
@@ -536,23 +390,6 @@ final class GatewayMessages implements HttpVocabulary {
   }
 
   @Override
-  public Optional<String> clientAddress(RequestFacts facts) {
-    return clients.resolve(new FactsView(facts));
-  }
-
-  @Override
-  public PartitionKey partition(Policy policy, RequestFacts facts) {
-    return derive(policy, facts).key();
-  }
-
-  @Override
-  public Derived derive(Policy policy, RequestFacts facts) {
-    FactsView view = new FactsView(facts);
-    PartitionKey key = derivations.get(policy.name()).derive(view);
-    return new Derived(key, !view.readOther);
-  }
-
-  @Override
   public Discovery discovery(Map<String, Long> effectiveQuotas, Set<String> reduced) {
     LimitsDiscoveryDocument doc = document(effectiveQuotas, reduced);
     return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDiscoveryDocument.cacheControl());
@@ -583,7 +420,7 @@ final class GatewayMessages implements HttpVocabulary {
     }
     b.texts(q -> texts.getOrDefault(q.name(), refusals.texts(q)));
     boolean anyPolicy = false;
-    Set<dev.headroom.QuotaPolicy> bases = new java.util.LinkedHashSet<>();
+    Set<QuotaPolicy> bases = new LinkedHashSet<>();
     boolean structuredErrors = true;
     for (Route r : config.routes()) {
       structuredErrors &= r.normaliseErrors() || r.vend().isPresent() || r.policies().isEmpty();
@@ -597,11 +434,11 @@ final class GatewayMessages implements HttpVocabulary {
         }
         for (String name : r.policies()) {
           // with plans, a route lists the limits of a caller the service cannot identify
-          Policy p = plans == null ? config.policies().get(name)
-              : plans.policy(plans.plans().fallback(), config.policies().get(name));
-          bases.add(config.policies().get(name).quota());
-          long quota = effectiveQuotas.getOrDefault(p.name(), p.quota().quota());
-          d.policy(quota == p.quota().quota() ? p.quota() : p.quota().toBuilder().quota(quota).build());
+          QuotaPolicy base = config.policies().get(name).quota();
+          QuotaPolicy p = plans == null ? base : plans.policy(plans.fallback(), base);
+          bases.add(base);
+          long quota = effectiveQuotas.getOrDefault(p.name(), p.quota());
+          d.policy(quota == p.quota() ? p : p.toBuilder().quota(quota).build());
           anyPolicy = true;
         }
         b.route(d.build());
@@ -610,7 +447,7 @@ final class GatewayMessages implements HttpVocabulary {
     // Every response of a limited route carries the RateLimit fields (Level 4's proactive headers).
     b.proactiveHeaders(anyPolicy);
     if (plans != null) {
-      b.plans(plans.plans(), List.copyOf(bases));
+      b.plans(plans, List.copyOf(bases));
     }
     b.structuredErrors(structuredErrors);
     config.service().conformance().ifPresent(b::declare);

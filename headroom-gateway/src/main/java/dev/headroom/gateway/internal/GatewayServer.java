@@ -179,10 +179,10 @@ public final class GatewayServer implements AutoCloseable {
     }
     GatewayMessages vocabulary = GatewayMessages.of(sections(config), state.ticker);
     warnOverclaim(vocabulary.document(Map.of(), Set.of()));
-    Optional<PlanGate> plans = planResolvers.resolver(config.plans().map(PlanSettings::resolver))
-        .map(r -> new PlanGate(PlanPolicies.of(config.plans().get().plans(), config.policies()), r,
-            PlanResolvers.wait(config.plans().get().resolver())));
-    return new Snapshot(config, new RouteTable(config, vocabulary), pools, vocabulary, vend, LimitsPage.of(config), plans);
+    ConfiguredGate gate = ConfiguredGate.of(config, state, vocabulary,
+        planResolvers.resolver(config.plans().map(PlanSettings::resolver)));
+    return new Snapshot(config, new RouteTable(config, vocabulary, gate), pools, vocabulary, vend,
+        LimitsPage.of(config), gate.gate());
   }
 
   /**

@@ -4,10 +4,16 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.config.Policy;
+import dev.headroom.enforcement.CapacityReductions;
+import dev.headroom.enforcement.Escalations;
+import dev.headroom.enforcement.ThrottledWarning;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Supplier;
+import org.slf4j.LoggerFactory;
 
 /**
  * What every connection shares: the store (kept across reloads so counters survive), the clock,
@@ -20,22 +26,22 @@ final class GatewayState {
   final Ticker ticker;
   /** The client connections' timers; their time is the ticker's in production (see {@link Timers}). */
   final Timers timers;
-  final dev.headroom.enforcement.Escalations escalations = new dev.headroom.enforcement.Escalations();
-  final dev.headroom.enforcement.CapacityReductions capacity = new dev.headroom.enforcement.CapacityReductions();
+  final Escalations escalations = new Escalations();
+  final CapacityReductions capacity = new CapacityReductions();
   final GatewayMetrics metrics;
   /**
    * The store's failures to decide, logged at most once per {@link #STORE_WARNING_INTERVAL} with
    * a count of the others (each refused request is still counted in the metrics).
    */
   final ThrottledWarning storeWarning = new ThrottledWarning(STORE_WARNING_INTERVAL,
-      org.slf4j.LoggerFactory.getLogger(ProxyHandler.class)::warn);
+      LoggerFactory.getLogger(ProxyHandler.class)::warn);
 
   /** The least time between two log lines about the store failing to decide. */
-  static final java.time.Duration STORE_WARNING_INTERVAL = java.time.Duration.ofSeconds(10);
+  static final Duration STORE_WARNING_INTERVAL = Duration.ofSeconds(10);
   private volatile Snapshot snapshot;
   private volatile CachedDiscovery discovery;
   /** {@link #discovery()} as a supplier, made once: admission reads it only for the discovery paths. */
-  final java.util.function.Supplier<HttpVocabulary.Discovery> discoveryDocument = this::discovery;
+  final Supplier<HttpVocabulary.Discovery> discoveryDocument = this::discovery;
 
   private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpVocabulary.Discovery doc) {}
 

@@ -8,7 +8,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A plan resolver and the requests that hold it, so that a reload that replaces it never closes it
- * under them: each request holds it while it waits for its plan ({@link PlanGate#select}), and the
+ * under them: each request holds it while it waits for its plan (the gate's plan step), and the
  * configuration in force holds it too. A reload {@link #retire retires} it, giving up the
  * configuration's hold and naming its successor; it is closed when the last hold is given back,
  * that is once the requests that were resolving with it have their answers (or stopped waiting).

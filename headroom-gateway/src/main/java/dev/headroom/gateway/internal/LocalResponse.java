@@ -1,6 +1,8 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.HeadBytes;
 import dev.headroom.http.body.Refusal;
+import dev.headroom.enforcement.Answer;
 import dev.headroom.http.body.RefusalFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -38,6 +40,19 @@ final class LocalResponse {
 
   LocalResponse(HttpResponseStatus status, String contentType, byte[] body) {
     this(status, contentType, body, ownHeaders());
+  }
+
+  /**
+   * The gate's own answer (a refusal, 400 for a bad cost, 401 for an invalid credential, 503 for a
+   * store that cannot decide) as the gateway writes it; every field in it comes from headroom-http.
+   */
+  static LocalResponse of(Answer answer) {
+    HttpHeaders h = ownHeaders();
+    for (Map.Entry<String, String> f : answer.fields()) {
+      h.add(f.getKey(), f.getValue());
+    }
+    return new LocalResponse(HttpResponseStatus.valueOf(answer.status()), answer.contentType().orElse(null),
+        answer.body(), h);
   }
 
   HttpResponseStatus status() {

@@ -1,5 +1,7 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.ResponseBody;
+import dev.headroom.gateway.internal.wire.ResponseHead;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.util.Locale;
 
@@ -59,9 +61,7 @@ final class NormalisedErrorRelay implements ResponseRelay {
     if (allow != null) {
       r.headers().set(HttpHeaderNames.ALLOW, allow);
     }
-    if (ex.decision() != null) {
-      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision(), status, r.headers());
-    }
+    ex.writeFields(status, r.headers()::add);
     ex.writeLocal(r);
   }
 

@@ -7,6 +7,7 @@ import dev.headroom.Ticker;
 import dev.headroom.plans.JwtResolver;
 import dev.headroom.plans.SqlResolver;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -87,12 +88,15 @@ final class PlanResolvers implements AutoCloseable {
     return null;
   }
 
+  /** The longest the gateway waits for any resolver, whatever its own deadline says. */
+  static final Duration DEADLINE = Duration.ofSeconds(2);
+
   /**
-   * The longest a request waits for its plan: {@link PlanGate#DEADLINE}, or a SQL resolver's own
+   * The longest a request waits for its plan: {@link #DEADLINE}, or a SQL resolver's own
    * {@code deadline} when it is longer (an operator who allows the database 5 s gets 5 s).
    */
-  static java.time.Duration wait(PlanSource s) {
-    return s instanceof PlanSource.Sql q && q.deadline().compareTo(PlanGate.DEADLINE) > 0 ? q.deadline() : PlanGate.DEADLINE;
+  static Duration wait(PlanSource s) {
+    return s instanceof PlanSource.Sql q && q.deadline().compareTo(DEADLINE) > 0 ? q.deadline() : DEADLINE;
   }
 
   /**

@@ -1,9 +1,7 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.PartitionKey;
-import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.internal.wire.UpstreamRequestWriter;
 import dev.headroom.gateway.config.Timeouts;
-import dev.headroom.gateway.internal.HttpVocabulary.RequestFacts;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -18,7 +16,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Arrays;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   ProxyHandler (this connection: reads, pipelining, timers)
  *     -> Exchange (Admission.of, pure: Local | Forward | Vend) .begin
- *     -> QuotaCheck | VendCall (the store) -> UpstreamLeg + UpstreamRequestWriter (head and body upstream)
+ *     -> GateStep (headroom-http's Gate) | VendCall (the store) -> UpstreamLeg + UpstreamRequestWriter (head and body upstream)
  *     -> ResponseRelay (RawRelay | ReframedRelay | VendRelay | NormalisedErrorRelay) -> client
  *     -> Exchange.end -> ProxyHandler.finished: the next request, or LingeringClose
  * </pre>
@@ -70,15 +67,6 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   /** Whether writes to the client wait for a flush at the end of the upstream's read batch. */
   private boolean flushDeferred;
 
-  /**
-   * Partition keys that depend on nothing but the peer's address (client-ip partitioning, with
-   * the peer not a trusted proxy), derived once per connection and policy: the address of a
-   * connection never changes. Keyed by the policy object, so a reload's new policies derive anew.
-   */
-  private Snapshot peerKeySnapshot;
-  private Policy[] peerKeyPolicies = new Policy[0];
-  private PartitionKey[] peerKeys = new PartitionKey[0];
-
   /** The peer's address as text (the node of Forwarded's "for", and X-Forwarded-For's entry); per connection. */
   private String peerText;
   /** The Forwarded element last sent for this connection, and the Host it was made with. */
@@ -117,27 +105,6 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
     forwardedHost = host;
     forwardedElement = fwd;
     return fwd;
-  }
-
-  PartitionKey peerKey(Snapshot snap, Policy p, RequestFacts facts) {
-    if (peerKeySnapshot != snap) {
-      peerKeySnapshot = snap;
-      peerKeyPolicies = new Policy[0];
-      peerKeys = new PartitionKey[0];
-    }
-    for (int i = 0; i < peerKeyPolicies.length; i++) {
-      if (peerKeyPolicies[i] == p) {
-        return peerKeys[i];
-      }
-    }
-    HttpVocabulary.Derived d = snap.vocabulary().derive(p, facts);
-    if (d.peerOnly() && peerKeyPolicies.length < 16) {
-      peerKeyPolicies = Arrays.copyOf(peerKeyPolicies, peerKeyPolicies.length + 1);
-      peerKeys = Arrays.copyOf(peerKeys, peerKeys.length + 1);
-      peerKeyPolicies[peerKeyPolicies.length - 1] = p;
-      peerKeys[peerKeys.length - 1] = d.key();
-    }
-    return d.key();
   }
 
   @Override

@@ -1,6 +1,9 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.Decision;
+import dev.headroom.gateway.internal.wire.HeadBytes;
+import dev.headroom.gateway.internal.wire.HopByHop;
+import dev.headroom.gateway.internal.wire.ResponseBody;
+import dev.headroom.gateway.internal.wire.ResponseHead;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
@@ -26,11 +29,11 @@ final class RawRelay implements ResponseRelay {
   RawRelay(Exchange ex, ResponseHead h) {
     this.ex = ex;
     this.out = ex.conn.rawOut;
-    this.pendingHead = head(h, ex.route, ex.decision(), ex.keepAlive(), ex.http10(), ex.conn.ctx.alloc());
+    this.pendingHead = head(h, ex, ex.keepAlive(), ex.http10(), ex.conn.ctx.alloc());
   }
 
   /** The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours. */
-  static ByteBuf head(ResponseHead h, CompiledRoute route, Decision decision, boolean keepAlive,
+  static ByteBuf head(ResponseHead h, Exchange ex, boolean keepAlive,
       boolean http10Client, ByteBufAllocator alloc) {
     byte[] raw = h.raw();
     HeadBytes b = HeadBytes.begin();
@@ -82,9 +85,7 @@ final class RawRelay implements ResponseRelay {
     if (runStart >= 0) {
       b.writeBytes(raw, runStart, runEnd - runStart);
     }
-    if (decision != null) {
-      route.headers().write(decision, h.status(), (name, value) -> b.field(name, value));
-    }
+    ex.writeFields(h.status(), (name, value) -> b.field(name, value));
     if (!keepAlive) {
       b.writeBytes(HeadBytes.CONNECTION_CLOSE);
     } else if (http10Client) {

@@ -1,5 +1,7 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.HopByHop;
+import dev.headroom.gateway.internal.wire.ResponseBody;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
@@ -59,9 +61,7 @@ final class ReframedRelay implements ResponseRelay {
         h.set(HttpHeaderNames.TRANSFER_ENCODING, codings == null ? HttpHeaderValues.CHUNKED : codings + ", chunked");
       }
     }
-    if (ex.decision() != null) {
-      ex.snap.vocabulary().rateLimitHeaders(ex.route.route(), ex.decision(), code, h);
-    }
+    ex.writeFields(code, h::add);
     if (!ex.keepAlive()) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
     } else if (ex.http10()) {

@@ -1,5 +1,10 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.HopByHop;
+import dev.headroom.gateway.internal.wire.ResponseBody;
+import dev.headroom.gateway.internal.wire.ResponseHead;
+import io.netty.handler.codec.http.HttpResponse;
+
 /**
  * One path an upstream response takes to the client, chosen by {@link Exchange} from the
  * response head: {@link RawRelay} (forwarded as received, byte ranges of the head and the body's
@@ -10,6 +15,34 @@ package dev.headroom.gateway.internal;
  * {@link HopByHop}. Confined to the client connection's event loop.
  */
 interface ResponseRelay {
+
+  /**
+   * The relay for a response head, or null when the response cannot reach the client (answered by
+   * the exchange instead: a transfer coding an HTTP/1.0 client cannot be sent).
+   */
+  static ResponseRelay forHead(Exchange ex, ResponseHead h) {
+    if (NormalisedErrorRelay.applies(ex.route, h)) {
+      return new NormalisedErrorRelay(ex, h.status(), h.get("allow"));
+    }
+    if (VendRelay.transforms(ex, h)) {
+      ex.upstream.dechunk();
+      return new VendRelay(ex, h);
+    }
+    ResponseHead.Framing framing = h.framing();
+    if (framing == ResponseHead.Framing.NONE || framing == ResponseHead.Framing.FIXED
+        || framing == ResponseHead.Framing.CHUNKED && !ex.http10()) {
+      return new RawRelay(ex, h);
+    }
+    // until-close bodies, and chunked ones for an HTTP/1.0 client, are re-framed by the encoder
+    HttpResponse response = h.toHttpResponse();
+    String codings = ReframedRelay.codingsBeforeChunked(response.headers());
+    if (codings != null && ex.http10()) {
+      ex.untransferable(codings);
+      return null;
+    }
+    ex.upstream.dechunk();
+    return new ReframedRelay(ex, ReframedRelay.clientResponse(ex, response));
+  }
 
   /** A piece of the response body; the relay owns its bytes. */
   void body(ResponseBody piece);

@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.http.DiscoveryPaths;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.PkMode;
 import dev.headroom.gateway.config.Policy;
@@ -31,7 +32,7 @@ final class RouteReader extends SectionReader {
       Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
 
   /** Paths the gateway serves itself (Graceful Boundaries section 1). */
-  static final Set<String> RESERVED_PATHS = Set.of("/.well-known/limits", "/api/limits");
+  static final Set<String> RESERVED_PATHS = Set.of(DiscoveryPaths.WELL_KNOWN, DiscoveryPaths.API);
 
   private final VendReader vends;
   private final PkReader pkReader;

@@ -18,13 +18,20 @@ import java.util.TreeSet;
 final class RouteTable {
   private final List<CompiledRoute> routes;
 
-  RouteTable(GatewayConfig config, HttpVocabulary vocabulary) {
+  /** The routes of {@code config}, decided by {@code gate}. */
+  RouteTable(GatewayConfig config, HttpVocabulary vocabulary, ConfiguredGate gate) {
     List<CompiledRoute> out = new ArrayList<>();
     for (Route r : config.routes()) {
       out.add(new CompiledRoute(r, PathTemplate.parse(r.path()),
-          r.policies().stream().map(config.policies()::get).toList(), vocabulary.headers(r)));
+          r.policies().stream().map(config.policies()::get).toList(), vocabulary.headers(r),
+          gate == null ? null : gate.rules(r).orElse(null)));
     }
     this.routes = List.copyOf(out);
+  }
+
+  /** The routes of {@code config} for matching alone: none has rules. */
+  RouteTable(GatewayConfig config, HttpVocabulary vocabulary) {
+    this(config, vocabulary, null);
   }
 
   List<CompiledRoute> routes() {

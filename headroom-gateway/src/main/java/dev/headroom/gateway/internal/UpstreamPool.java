@@ -1,5 +1,7 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.UpstreamHandler;
+import dev.headroom.gateway.internal.wire.UpstreamResponseDecoder;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;

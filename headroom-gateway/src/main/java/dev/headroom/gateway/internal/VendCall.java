@@ -2,14 +2,16 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
+import dev.headroom.StoreException;
+import dev.headroom.http.body.ServiceErrors;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.vend.CallIdentity;
 import dev.headroom.vend.VendDecision;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.format.VendRequest;
 import dev.headroom.vend.format.VendRequestException;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
@@ -63,14 +65,14 @@ final class VendCall {
         ex.answer(Admission.vendError(v)); // X-Vend-Caller is not a caller name
         return;
       }
-      QuotaCheck.storeFailed(ex, e.getCause() == null ? e : e.getCause());
+      storeFailed(ex, e.getCause() == null ? e : e.getCause());
       return;
     }
     if (ex.ended()) {
       return;
     }
     Decision decision = d.decision().orElse(null);
-    ex.hold(decision, List.of());
+    ex.hold(decision);
     if (decision != null) {
       for (PolicyOutcome o : decision.outcomes()) {
         ex.state.metrics.decision(o.policy().name(), o.allowed() ? "allowed" : "refused", o.key());
@@ -92,5 +94,20 @@ final class VendCall {
       return;
     }
     ex.vendAllowed(new Allowed(call, d));
+  }
+
+  /**
+   * The store could not decide (a Redis store failing closed, or the gateway's queue to it full):
+   * 503 temporary-reduced-capacity (draft-ietf-httpapi-ratelimit-headers-09 section 5.2) with the
+   * Retry-After every front end sends, shorter for the gateway's own overload
+   * ({@link StoreException#overloaded}); the warning is throttled ({@link GatewayState#storeWarning}).
+   */
+  private static void storeFailed(Exchange ex, Throwable why) {
+    ex.state.storeWarning.warn(ex.state.ticker, "store failed to decide a vend call on route "
+        + ex.route.route().name() + ": " + why);
+    boolean overloaded = why instanceof StoreException se && se.overloaded();
+    LocalResponse r = ex.snap.vocabulary().error(GatewayMessages.storeUnavailable(overloaded), ex.format, ex.path());
+    r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(ServiceErrors.storeRetryAfterSeconds(overloaded)));
+    ex.answer(r);
   }
 }

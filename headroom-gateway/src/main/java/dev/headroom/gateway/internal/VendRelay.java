@@ -1,5 +1,7 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.wire.ResponseBody;
+import dev.headroom.gateway.internal.wire.ResponseHead;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;

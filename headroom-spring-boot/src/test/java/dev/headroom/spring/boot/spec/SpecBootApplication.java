@@ -86,8 +86,8 @@ public class SpecBootApplication {
     }
 
     /** Routes limited through {@code headroom.routes} properties with their own field rules ({@code SpringBootSpecTest}). */
-    @GetMapping({"/spec/escalating", "/spec/reducible", "/spec/fragile", "/spec/jitter", "/spec/near", "/spec/capped",
-        "/spec/hidden"})
+    @GetMapping({"/spec/escalating", "/spec/escalating-twice", "/spec/reducible", "/spec/fragile", "/spec/jitter",
+        "/spec/near", "/spec/capped", "/spec/hidden"})
     String configured() {
       return "ok";
     }

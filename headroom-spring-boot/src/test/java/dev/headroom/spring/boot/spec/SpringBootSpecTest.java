@@ -30,8 +30,8 @@ import org.springframework.context.support.GenericApplicationContext;
 class SpringBootSpecTest extends HttpAdapterSpec {
 
   /** Fixture routes declared by {@code headroom.routes} properties (with their field rules), besides the dialect routes. */
-  private static final java.util.Set<String> CONFIGURED = java.util.Set.of("/spec/escalating", "/spec/reducible",
-      "/spec/fragile", "/spec/jitter", "/spec/near", "/spec/capped", "/spec/hidden");
+  private static final java.util.Set<String> CONFIGURED = java.util.Set.of("/spec/escalating", "/spec/escalating-twice",
+      "/spec/reducible", "/spec/fragile", "/spec/jitter", "/spec/near", "/spec/capped", "/spec/hidden");
 
   private ConfigurableApplicationContext context;
 
@@ -58,11 +58,11 @@ class SpringBootSpecTest extends HttpAdapterSpec {
       props.put(at + "lease-timeout", p.leaseTimeout().getSeconds() + "s");
     }
     for (SpecRoute r : fixture.routes()) {
-      r.escalation().ifPresent(e -> {
-        String at = "headroom.policies." + r.policies().get(0).name() + ".";
+      r.policies().forEach(q -> r.escalation(q.name()).ifPresent(e -> {
+        String at = "headroom.policies." + q.name() + ".";
         props.put(at + "escalation-threshold", Integer.toString(e.threshold()));
         props.put(at + "escalation-block", e.block().getSeconds() + "s");
-      });
+      }));
     }
     int i = 0;
     for (SpecRoute r : fixture.routes()) {
@@ -70,7 +70,9 @@ class SpringBootSpecTest extends HttpAdapterSpec {
         String at = "headroom.routes[" + i++ + "].";
         props.put(at + "path", r.template());
         props.put(at + "methods[0]", r.method());
-        props.put(at + "policies[0]", r.policies().get(0).name());
+        for (int k = 0; k < r.policies().size(); k++) {
+          props.put(at + "policies[" + k + "]", r.policies().get(k).name());
+        }
         props.put(at + "dialects[0]", r.dialects().iterator().next().token());
         props.put(at + "listed", Boolean.toString(r.listed()));
         r.fields().jitter().ifPresent(j -> props.put(at + "jitter", j.getSeconds() + "s"));

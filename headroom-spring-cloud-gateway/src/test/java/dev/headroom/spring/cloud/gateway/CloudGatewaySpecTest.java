@@ -81,7 +81,7 @@ class CloudGatewaySpecTest extends HttpAdapterSpec {
         p.put(at + "algorithm", q.algorithm().token());
         p.put(at + "partitioning", q.partitioning().map(Object::toString).orElse("global"));
         p.put(at + "lease-timeout", q.leaseTimeout().toSeconds() + "s");
-        r.escalation().ifPresent(e -> {
+        r.escalation(q.name()).ifPresent(e -> {
           p.put(at + "escalation-threshold", Integer.toString(e.threshold()));
           p.put(at + "escalation-block", e.block().toSeconds() + "s");
         });

@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -21,8 +21,8 @@ import java.util.Set;
  * call's collected body: its length). Values go out byte for byte as they came (ISO-8859-1 both
  * ways). The body follows piece by piece, in a chunk each when chunked. Stateless.
  */
-final class UpstreamRequestWriter {
-  static final byte[] LAST_CHUNK = ascii("0\r\n\r\n");
+public final class UpstreamRequestWriter {
+  public static final byte[] LAST_CHUNK = ascii("0\r\n\r\n");
   private static final byte[] CRLF_LAST_CHUNK = ascii("\r\n0\r\n\r\n");
   private static final byte[] SP_HTTP_1_1 = ascii(" HTTP/1.1");
   private static final byte[] FORWARDED_ = ascii("forwarded: ");
@@ -37,10 +37,10 @@ final class UpstreamRequestWriter {
     return s.getBytes(StandardCharsets.US_ASCII);
   }
 
-  enum RequestField { KEEP, SKIP, FORWARDED, XFF, CONTENT_LENGTH, X_PROTO, X_HOST }
+  public enum RequestField { KEEP, SKIP, FORWARDED, XFF, CONTENT_LENGTH, X_PROTO, X_HOST }
 
   /** How a client request field is treated on its way upstream, by name (any case). */
-  static RequestField requestField(CharSequence name) {
+  public static RequestField requestField(CharSequence name) {
     if (HopByHop.isName(name)) {
       return RequestField.SKIP;
     }
@@ -75,7 +75,7 @@ final class UpstreamRequestWriter {
    * @param chunked whether the body goes up chunked (it came chunked)
    * @param bodyLength the length of a body sent whole (a vend call's), or -1 to keep the client's framing
    */
-  static ByteBuf head(HttpRequest request, String host, String forFor, String forwarded, boolean chunked,
+  public static ByteBuf head(HttpRequest request, String host, String forFor, String forwarded, boolean chunked,
       int bodyLength, ByteBufAllocator alloc) {
     HttpHeaders h = request.headers();
     Set<String> listed = HopByHop.connectionListed(h);
@@ -139,7 +139,7 @@ final class UpstreamRequestWriter {
   }
 
   /** A piece of the request body as it goes upstream: in a chunk when chunked, else as it is. */
-  static ByteBuf body(HttpContent c, boolean last, boolean chunked, ByteBufAllocator alloc) {
+  public static ByteBuf body(HttpContent c, boolean last, boolean chunked, ByteBufAllocator alloc) {
     ByteBuf data = c.content();
     if (!chunked) {
       return data;

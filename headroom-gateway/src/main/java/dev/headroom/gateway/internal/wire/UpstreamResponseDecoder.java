@@ -1,6 +1,6 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.wire;
 
-import dev.headroom.gateway.internal.ResponseHead.Framing;
+import dev.headroom.gateway.internal.wire.ResponseHead.Framing;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -34,7 +34,7 @@ import java.util.List;
  *
  * <p>Thread-safety: confined to the upstream channel's event loop.
  */
-final class UpstreamResponseDecoder extends ByteToMessageDecoder {
+public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
   private static final int MAX_CHUNK_LINE = 4096;
 
   private enum State { HEAD, FIXED, CHUNK_SIZE, CHUNK_DATA, CHUNK_END, TRAILERS, UNTIL_CLOSE, FAILED }
@@ -47,22 +47,22 @@ final class UpstreamResponseDecoder extends ByteToMessageDecoder {
   private int trailerBytes;
 
   /** @param maxHead the largest response head accepted, status line and fields, in bytes */
-  UpstreamResponseDecoder(int maxHead) {
+  public UpstreamResponseDecoder(int maxHead) {
     this.maxHead = maxHead;
   }
 
   /** Whether the request in flight is a HEAD request, whose response has no body. */
-  void expectNoBody(boolean head) {
+  public void expectNoBody(boolean head) {
     this.noBody = head;
   }
 
   /** Whether chunked bodies are handed on as data alone (true) or with their framing (false). */
-  void dechunk(boolean data) {
+  public void dechunk(boolean data) {
     this.dechunk = data;
   }
 
   /** Whether the decoder is between responses (nothing of a response read yet). */
-  boolean idle() {
+  public boolean idle() {
     return state == State.HEAD;
   }
 

@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.wire;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -15,19 +15,19 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safety: confined to the upstream channel's event loop, which is the client's.
  */
-final class UpstreamHandler extends ChannelInboundHandlerAdapter {
+public final class UpstreamHandler extends ChannelInboundHandlerAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(UpstreamHandler.class);
 
-  enum Event { READ, READ_COMPLETE, WRITABLE, INACTIVE, ERROR }
+  public enum Event { READ, READ_COMPLETE, WRITABLE, INACTIVE, ERROR }
 
   private BiConsumer<Event, Object> sink;
 
   /** Passes this connection's events to an exchange until {@link #detach()}. */
-  void attach(BiConsumer<Event, Object> sink) {
+  public void attach(BiConsumer<Event, Object> sink) {
     this.sink = sink;
   }
 
-  void detach() {
+  public void detach() {
     sink = null;
   }
 

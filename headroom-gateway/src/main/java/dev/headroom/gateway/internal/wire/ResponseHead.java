@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.wire;
 
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
@@ -18,9 +18,9 @@ import java.util.List;
  *
  * <p>Immutable once built; confined to the upstream channel's event loop.
  */
-final class ResponseHead {
+public final class ResponseHead {
   /** How the body that follows is delimited (RFC 9112 section 6.3). */
-  enum Framing {
+  public enum Framing {
     /** No body: a HEAD request's response, 1xx, 204, 304, or Content-Length 0. */
     NONE,
     /** Content-Length bytes. */
@@ -31,8 +31,8 @@ final class ResponseHead {
     UNTIL_CLOSE
   }
 
-  static final byte[] CONTENT_LENGTH = bytes("content-length")[0];
-  static final byte[] TRANSFER_ENCODING = bytes("transfer-encoding")[0];
+  public static final byte[] CONTENT_LENGTH = bytes("content-length")[0];
+  public static final byte[] TRANSFER_ENCODING = bytes("transfer-encoding")[0];
 
   private final int status;
   private final boolean http10;
@@ -49,7 +49,7 @@ final class ResponseHead {
   private final boolean[] hop;
   private final String failure;
 
-  ResponseHead(int status, boolean http10, boolean keepAlive, Framing framing, long contentLength, byte[] raw,
+  public ResponseHead(int status, boolean http10, boolean keepAlive, Framing framing, long contentLength, byte[] raw,
       int reasonStart, int reasonEnd, int[] fields, int count, boolean[] hop) {
     this.status = status;
     this.http10 = http10;
@@ -81,87 +81,87 @@ final class ResponseHead {
   }
 
   /** A response that is not valid HTTP/1.1: the connection cannot be used any more. */
-  static ResponseHead failed(String why) {
+  public static ResponseHead failed(String why) {
     return new ResponseHead(why);
   }
 
   /** Why the response could not be read, or null. */
-  String failure() {
+  public String failure() {
     return failure;
   }
 
-  int status() {
+  public int status() {
     return status;
   }
 
-  boolean http10() {
+  public boolean http10() {
     return http10;
   }
 
   /** Whether the upstream keeps the connection open after this response. */
-  boolean keepAlive() {
+  public boolean keepAlive() {
     return keepAlive;
   }
 
-  Framing framing() {
+  public Framing framing() {
     return framing;
   }
 
   /** The Content-Length, or -1 when the body is not delimited by one. */
-  long contentLength() {
+  public long contentLength() {
     return contentLength;
   }
 
   /** The reason phrase as sent (ISO-8859-1), possibly empty. */
-  String reason() {
+  public String reason() {
     return new String(raw, reasonStart, reasonEnd - reasonStart, StandardCharsets.ISO_8859_1);
   }
 
-  int size() {
+  public int size() {
     return count;
   }
 
   /** Whether field {@code i} is removed when forwarding: hop-by-hop, or listed in Connection. */
-  boolean hopByHop(int i) {
+  public boolean hopByHop(int i) {
     return hop[i];
   }
 
   /** Whether field {@code i}'s name equals {@code lower} (lower-case ASCII), ignoring case. */
-  boolean nameIs(int i, byte[] lower) {
+  public boolean nameIs(int i, byte[] lower) {
     return equalsLower(raw, fields[4 * i], fields[4 * i + 1], lower);
   }
 
-  String name(int i) {
+  public String name(int i) {
     return new String(raw, fields[4 * i], fields[4 * i + 1] - fields[4 * i], StandardCharsets.ISO_8859_1);
   }
 
-  String value(int i) {
+  public String value(int i) {
     return new String(raw, fields[4 * i + 2], fields[4 * i + 3] - fields[4 * i + 2], StandardCharsets.ISO_8859_1);
   }
 
   /** The bytes of field {@code i} from the start of its name to the end of its value, as received. */
-  int lineStart(int i) {
+  public int lineStart(int i) {
     return fields[4 * i];
   }
 
-  int lineEnd(int i) {
+  public int lineEnd(int i) {
     return fields[4 * i + 3];
   }
 
-  byte[] raw() {
+  public byte[] raw() {
     return raw;
   }
 
-  int reasonStart() {
+  public int reasonStart() {
     return reasonStart;
   }
 
-  int reasonEnd() {
+  public int reasonEnd() {
     return reasonEnd;
   }
 
   /** The first value of the named field (any case), or null. */
-  String get(String name) {
+  public String get(String name) {
     byte[] lower = name.toLowerCase(java.util.Locale.ROOT).getBytes(StandardCharsets.ISO_8859_1);
     for (int i = 0; i < count; i++) {
       if (nameIs(i, lower)) {
@@ -176,7 +176,7 @@ final class ResponseHead {
    * extension data): every field as received, hop-by-hop ones included, so that those paths apply
    * the same rules as before.
    */
-  HttpResponse toHttpResponse() {
+  public HttpResponse toHttpResponse() {
     HttpHeaders h = DefaultHttpHeadersFactory.headersFactory().withValidation(false).newHeaders();
     for (int i = 0; i < count; i++) {
       h.add(name(i), value(i));
@@ -186,7 +186,7 @@ final class ResponseHead {
   }
 
   /** The fields, for diagnostics and tests: name, value pairs in order. */
-  List<String[]> fieldList() {
+  public List<String[]> fieldList() {
     List<String[]> l = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
       l.add(new String[] {name(i), value(i)});
@@ -195,7 +195,7 @@ final class ResponseHead {
   }
 
   /** Whether two ranges of {@code raw} hold the same ASCII text, ignoring case. */
-  static boolean equalsIgnoreCase(byte[] raw, int s1, int e1, int s2, int e2) {
+  public static boolean equalsIgnoreCase(byte[] raw, int s1, int e1, int s2, int e2) {
     if (e1 - s1 != e2 - s2) {
       return false;
     }
@@ -211,7 +211,7 @@ final class ResponseHead {
     return b >= 'A' && b <= 'Z' ? b + ('a' - 'A') : b;
   }
 
-  static boolean equalsLower(byte[] raw, int start, int end, byte[] lower) {
+  public static boolean equalsLower(byte[] raw, int start, int end, byte[] lower) {
     if (end - start != lower.length) {
       return false;
     }

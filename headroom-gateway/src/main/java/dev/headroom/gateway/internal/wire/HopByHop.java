@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.wire;
 
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -17,9 +17,9 @@ import java.util.Set;
  * response head's bytes, for the raw relay), and the relays that re-encode a response (over
  * Netty headers). Stateless; thread-safe.
  */
-final class HopByHop {
+public final class HopByHop {
   /** The hop-by-hop field names, lower case. */
-  static final List<String> NAMES = List.of("connection", "proxy-connection",
+  public static final List<String> NAMES = List.of("connection", "proxy-connection",
       "keep-alive", "te", "transfer-encoding", "upgrade", "proxy-authorization", "proxy-authenticate");
   private static final byte[][] NAME_BYTES = new byte[NAMES.size()][];
 
@@ -32,7 +32,7 @@ final class HopByHop {
   private HopByHop() {}
 
   /** Whether {@code name} (any case) is a hop-by-hop field's name. */
-  static boolean isName(CharSequence name) {
+  public static boolean isName(CharSequence name) {
     for (String hop : NAMES) {
       if (hop.length() == name.length() && AsciiString.contentEqualsIgnoreCase(name, hop)) {
         return true;
@@ -42,7 +42,7 @@ final class HopByHop {
   }
 
   /** Whether the bytes {@code raw[start, end)} (any case) are a hop-by-hop field's name. */
-  static boolean isName(byte[] raw, int start, int end) {
+  public static boolean isName(byte[] raw, int start, int end) {
     for (byte[] h : NAME_BYTES) {
       if (ResponseHead.equalsLower(raw, start, end, h)) {
         return true;
@@ -55,7 +55,7 @@ final class HopByHop {
    * The field names a message's Connection fields list (lower case), other than the connection
    * options close and keep-alive; null when there are none (most messages: one lookup, no set).
    */
-  static Set<String> connectionListed(HttpHeaders h) {
+  public static Set<String> connectionListed(HttpHeaders h) {
     if (!h.contains(HttpHeaderNames.CONNECTION)) {
       return null;
     }
@@ -72,7 +72,7 @@ final class HopByHop {
   }
 
   /** Removes the hop-by-hop fields from {@code h}, and every field its Connection fields list. */
-  static void strip(HttpHeaders h) {
+  public static void strip(HttpHeaders h) {
     Set<String> listed = connectionListed(h);
     if (listed != null) {
       for (String name : listed) {

@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.enforcement;
 
 import dev.headroom.Ticker;
 import java.time.Duration;
@@ -17,7 +17,7 @@ import java.util.function.Consumer;
  * the next line may be written, so concurrent callers write at most one line per interval between
  * them. Thread-safe.
  */
-final class ThrottledWarning {
+public final class ThrottledWarning {
   private final Consumer<String> sink;
   private final long intervalNanos;
   private final String intervalText;
@@ -27,7 +27,7 @@ final class ThrottledWarning {
   private static final long NEVER = Long.MIN_VALUE;
   private final LongAdder suppressed = new LongAdder();
 
-  ThrottledWarning(Duration interval, Consumer<String> sink) {
+  public ThrottledWarning(Duration interval, Consumer<String> sink) {
     if (interval.isNegative() || interval.isZero()) {
       throw new IllegalArgumentException("interval: expected a positive duration, got " + interval);
     }
@@ -37,7 +37,7 @@ final class ThrottledWarning {
   }
 
   /** Writes {@code message} now, or counts it as suppressed when a line was written less than an interval ago. */
-  void warn(Ticker ticker, String message) {
+  public void warn(Ticker ticker, String message) {
     long now = ticker.read();
     long next = nextAt.get();
     // one compare-and-set decides which caller writes: a loser saw the line's time, or lost the race

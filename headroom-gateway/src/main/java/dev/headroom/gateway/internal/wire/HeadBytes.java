@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -14,7 +14,7 @@ import java.nio.charset.StandardCharsets;
  * {@code Unsafe.copyMemory} into native memory; copy-memory checks alone were 7% of the event
  * loop's user time on forwarded requests (async-profiler). Here each piece is an array copy within
  * the heap, and the head crosses to native memory in one copy. The gateway's own responses
- * ({@link LocalResponse#head()}) are serialised with it too, into an array they keep.
+ * ({@code LocalResponse.head()} in the proxy) are serialised with it too, into an array they keep.
  *
  * <p>One per event-loop thread, used within one call and never across one: a head is begun,
  * written and turned into a buffer before anything else can run on the thread. Text is written
@@ -22,12 +22,12 @@ import java.nio.charset.StandardCharsets;
  * gateway's own fields) or came off the wire one character per byte (Netty's decoder builds
  * request fields so), which this writes back unchanged.
  */
-final class HeadBytes {
-  static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
-  static final byte[] CRLF_BYTES = "\r\n".getBytes(StandardCharsets.US_ASCII);
+public final class HeadBytes {
+  public static final byte[] HTTP_1_1_SP = "HTTP/1.1 ".getBytes(StandardCharsets.US_ASCII);
+  public static final byte[] CRLF_BYTES = "\r\n".getBytes(StandardCharsets.US_ASCII);
   /** The connection's fate, as the gateway writes it into its responses' heads. */
-  static final byte[] CONNECTION_CLOSE = "connection: close\r\n".getBytes(StandardCharsets.US_ASCII);
-  static final byte[] CONNECTION_KEEP_ALIVE = "connection: keep-alive\r\n".getBytes(StandardCharsets.US_ASCII);
+  public static final byte[] CONNECTION_CLOSE = "connection: close\r\n".getBytes(StandardCharsets.US_ASCII);
+  public static final byte[] CONNECTION_KEEP_ALIVE = "connection: keep-alive\r\n".getBytes(StandardCharsets.US_ASCII);
   private static final int CRLF = ('\r' << 8) | '\n';
   private static final int COLON_SP = (':' << 8) | ' ';
 
@@ -45,7 +45,7 @@ final class HeadBytes {
   private int len;
 
   /** This thread's writer, emptied. */
-  static HeadBytes begin() {
+  public static HeadBytes begin() {
     HeadBytes h = LOCAL.get();
     h.len = 0;
     return h;
@@ -57,23 +57,23 @@ final class HeadBytes {
     }
   }
 
-  void writeByte(int b) {
+  public void writeByte(int b) {
     ensure(1);
     buf[len++] = (byte) b;
   }
 
   /** Two bytes, high first (a CRLF as {@code ('\r' << 8) | '\n'}). */
-  void writeShort(int s) {
+  public void writeShort(int s) {
     ensure(2);
     buf[len++] = (byte) (s >>> 8);
     buf[len++] = (byte) s;
   }
 
-  void writeBytes(byte[] b) {
+  public void writeBytes(byte[] b) {
     writeBytes(b, 0, b.length);
   }
 
-  void writeBytes(byte[] b, int from, int n) {
+  public void writeBytes(byte[] b, int from, int n) {
     ensure(n);
     System.arraycopy(b, from, buf, len, n);
     len += n;
@@ -81,7 +81,7 @@ final class HeadBytes {
 
   /** Characters as bytes, each its low eight bits (see the class comment). */
   @SuppressWarnings("deprecation") // String.getBytes(int, int, byte[], int) is exactly this
-  void latin1(CharSequence s) {
+  public void latin1(CharSequence s) {
     int n = s.length();
     ensure(n);
     if (s instanceof String str) {
@@ -96,12 +96,12 @@ final class HeadBytes {
     len += n;
   }
 
-  int length() {
+  public int length() {
     return len;
   }
 
   /** The head as a new array; the writer may be reused after. */
-  byte[] toArray() {
+  public byte[] toArray() {
     byte[] a = java.util.Arrays.copyOf(buf, len);
     if (buf.length > KEEP_BYTES) {
       buf = new byte[1024];
@@ -110,7 +110,7 @@ final class HeadBytes {
   }
 
   /** The head in a new buffer with room for {@code extra} more bytes; the writer may be reused after. */
-  ByteBuf toBuffer(ByteBufAllocator alloc, int extra) {
+  public ByteBuf toBuffer(ByteBufAllocator alloc, int extra) {
     ByteBuf b = alloc.buffer(len + extra);
     b.writeBytes(buf, 0, len);
     if (buf.length > KEEP_BYTES) {
@@ -120,14 +120,14 @@ final class HeadBytes {
   }
 
   /** One field line of a head the gateway writes; characters go out as ISO-8859-1 bytes. */
-  void field(byte[] nameColonSp, CharSequence value) {
+  public void field(byte[] nameColonSp, CharSequence value) {
     writeBytes(nameColonSp);
     latin1(value);
     writeShort(CRLF);
   }
 
   /** As {@link #field(byte[], CharSequence)}, the name given as text. */
-  void field(CharSequence name, CharSequence value) {
+  public void field(CharSequence name, CharSequence value) {
     latin1(name);
     writeShort(COLON_SP);
     latin1(value);

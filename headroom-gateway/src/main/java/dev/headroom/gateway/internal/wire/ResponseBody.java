@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -10,32 +10,32 @@ import io.netty.util.ReferenceCounted;
  * them are body data, and whether the body ends with this piece. Owns {@link #bytes()}: whoever
  * receives a piece forwards or releases it.
  */
-final class ResponseBody implements ReferenceCounted {
+public final class ResponseBody implements ReferenceCounted {
   private final ByteBuf bytes;
   private final long data;
   private final boolean last;
 
-  ResponseBody(ByteBuf bytes, long data, boolean last) {
+  public ResponseBody(ByteBuf bytes, long data, boolean last) {
     this.bytes = bytes;
     this.data = data;
     this.last = last;
   }
 
   /** The end of a body, with nothing more to send. */
-  static ResponseBody end() {
+  public static ResponseBody end() {
     return new ResponseBody(Unpooled.EMPTY_BUFFER, 0, true);
   }
 
-  ByteBuf bytes() {
+  public ByteBuf bytes() {
     return bytes;
   }
 
   /** Body data bytes in this piece (without chunk framing). */
-  long data() {
+  public long data() {
     return data;
   }
 
-  boolean last() {
+  public boolean last() {
     return last;
   }
 

@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.enforcement;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
