@@ -135,21 +135,34 @@ public final class ClientBudget {
     return b.build();
   }
 
-  /** Whether a response is a refusal the engine handles: 429, or 503 with Retry-After (RFC 9110 section 15.6.4). */
+  /**
+   * Whether a response is a refusal the engine handles: a 429 (RFC 6585 section 4); a 503 with
+   * Retry-After (RFC 9110 section 15.6.4); or a 403 that says it is a rate limit, with Retry-After
+   * or with {@code x-ratelimit-remaining: 0}, as GitHub refuses both its primary and its secondary
+   * limits ("Rate limits for the REST API": "you will receive a 403 or 429 response, and the
+   * x-ratelimit-remaining header will be 0"; a secondary limit's response carries retry-after). A
+   * 403 without either is a permission error and left to the caller.
+   */
   public static boolean isRefusal(int status, Map<String, ? extends Collection<String>> headers) {
     if (status == 429) {
       return true;
     }
-    if (status != 503) {
+    if (status != 503 && status != 403) {
       return false;
     }
+    boolean retryAfter = false;
+    boolean spent = false;
     for (Map.Entry<String, ? extends Collection<String>> e : headers.entrySet()) {
-      if (e.getKey() != null && e.getKey().equalsIgnoreCase(HeaderNames.RETRY_AFTER) && e.getValue() != null
-          && !e.getValue().isEmpty()) {
-        return true;
+      if (e.getKey() == null || e.getValue() == null || e.getValue().isEmpty()) {
+        continue;
+      }
+      if (e.getKey().equalsIgnoreCase(HeaderNames.RETRY_AFTER)) {
+        retryAfter = true;
+      } else if (e.getKey().equalsIgnoreCase(HeaderNames.X_RATELIMIT_REMAINING)) {
+        spent = e.getValue().stream().anyMatch(v -> v != null && v.trim().equals("0"));
       }
     }
-    return false;
+    return retryAfter || (status == 403 && spent);
   }
 
   // ---- admission and outcome

@@ -1,12 +1,18 @@
 package dev.headroom.client;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import dev.headroom.http.HeaderNames;
 import dev.headroom.http.RetryAfter;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalParseException;
 import dev.headroom.http.body.RefusalReader;
 import dev.headroom.http.headers.RateLimitFields;
+import dev.headroom.http.headers.VendorDialect;
 import dev.headroom.vend.format.VendBackoff;
+import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +35,8 @@ import java.util.regex.Pattern;
  *
  * <p>A response served from a cache ({@code Age} greater than zero) has its RateLimit fields and
  * Retry-After ignored, as draft-ietf-httpapi-ratelimit-headers-09 section 7.3 advises: they
- * describe someone else's past. A refusal is a 429, or a 503 with Retry-After; its body was read
+ * describe someone else's past. A refusal is what {@link ClientBudget#isRefusal} says (a 429, a 503
+ * with Retry-After, a 403 that says it is a rate limit); its body was read
  * (at most {@link RefusalReader#DEFAULT_MAX_BYTES} bytes) instead of being handed to the caller's
  * body handler.
  *
@@ -88,8 +95,7 @@ public final class Exchange {
     RateLimitFields fields = cached ? NONE : RateLimitFields.parse(response.headers(), serverNow(response, receivedAt));
     Duration retryAfter = fields.retryAfter().map(RetryAfter::delay).orElse(null);
     int status = response.statusCode();
-    boolean refused = status == 429
-        || (status == 503 && response.headers().firstValue(HeaderNames.RETRY_AFTER).isPresent());
+    boolean refused = ClientBudget.isRefusal(status, response.headers().map());
     Refusal refusal = null;
     if (refused && response.body() instanceof RefusalBody) {
       byte[] bytes = ((RefusalBody) response.body()).bytes();
@@ -104,6 +110,9 @@ public final class Exchange {
     }
     if (refused && retryAfter == null && !cached && response.body() instanceof RefusalBody) {
       retryAfter = htmlRetryAfter(response, (RefusalBody) response.body());
+    }
+    if (refused && !cached && response.body() instanceof RefusalBody && fields.vendors().contains(VendorDialect.DISCORD)) {
+      retryAfter = discordRetryAfter((RefusalBody) response.body()).orElse(retryAfter);
     }
     return new Exchange(request, response, fields, cached, refused, refusal, retryAfter, receivedAt);
   }
@@ -123,6 +132,54 @@ public final class Exchange {
     Matcher m = META_RETRY_AFTER.matcher(new String(body.bytes(), StandardCharsets.UTF_8));
     return m.find() ? Duration.ofSeconds(Long.parseLong(m.group(1))) : null;
   }
+
+  /** The longest wait a Discord body may ask for: what Retry-After's own ceiling allows the client to read. */
+  private static final double MAX_BODY_SECONDS = 1e9;
+
+  /**
+   * Discord's 429 body, {@code {"retry_after": 1.234, "global": false}}: the wait in seconds with
+   * millisecond precision, where its {@code Retry-After} rounds to whole seconds (Discord developer
+   * documentation, "Rate Limits", "Exceeding A Rate Limit"). Not JSON, no such number, a negative,
+   * infinite or absurd one: nothing, and the header stands.
+   */
+  static Optional<Duration> discordRetryAfter(RefusalBody body) {
+    byte[] bytes = body.bytes();
+    if (bytes.length == 0 || bytes.length > 4096) {
+      return Optional.empty();
+    }
+    try (JsonParser p = BODY_JSON.createParser(bytes)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        return Optional.empty();
+      }
+      int depth = 1;
+      Double seconds = null;
+      JsonToken t;
+      while (depth > 0 && (t = p.nextToken()) != null) {
+        if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+          depth++;
+        } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
+          depth--;
+        } else if (t == JsonToken.FIELD_NAME && depth == 1 && "retry_after".equals(p.currentName())) {
+          JsonToken v = p.nextToken();
+          if (v == JsonToken.VALUE_NUMBER_INT || v == JsonToken.VALUE_NUMBER_FLOAT) {
+            seconds = p.getDoubleValue();
+          } else if (v == JsonToken.START_OBJECT || v == JsonToken.START_ARRAY) {
+            depth++;
+          }
+        }
+      }
+      if (seconds == null || !(seconds >= 0) || seconds > MAX_BODY_SECONDS) {
+        return Optional.empty();
+      }
+      return Optional.of(Duration.ofMillis((long) Math.ceil(seconds * 1000)));
+    } catch (IOException | RuntimeException e) {
+      // A body that is not JSON, or cut: the header stands.
+      return Optional.empty();
+    }
+  }
+
+  private static final JsonFactory BODY_JSON = JsonFactory.builder()
+      .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(16).maxNumberLength(64).build()).build();
 
   /** A copy that the retry step treats as a refusal, to wait at least {@code retryAfter} (for extensions that signal refusals in a 200 body). */
   public Exchange asRefused(Duration retryAfter) {

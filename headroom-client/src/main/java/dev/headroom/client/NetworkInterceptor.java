@@ -50,7 +50,7 @@ final class NetworkInterceptor implements Interceptor {
     Copy[] copies = new Copy[1];
     BodyHandler<Object> handler = info -> {
       int s = info.statusCode();
-      if (s == 429 || (s == 503 && info.headers().firstValue("Retry-After").isPresent())) {
+      if (ClientBudget.isRefusal(s, info.headers().map())) {
         return BodySubscribers.mapping(RefusalBody.subscriber(maxRefusalBytes), b -> (Object) b);
       }
       BodySubscriber<?> caller = callerHandler.apply(info);
