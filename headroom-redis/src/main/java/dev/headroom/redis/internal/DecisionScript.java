@@ -5,6 +5,7 @@ import dev.headroom.Algorithm;
 import dev.headroom.Lease;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
+import dev.headroom.internal.Gcra;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -501,7 +502,22 @@ public final class DecisionScript {
     long retry = nanos(reply[i + 4], reply[i + 5]);
     long leaseId = reply[i + 6];
     Lease lease = allowed && leaseId != 0 && a.cost() > 0 ? new Lease(a.policy(), a.key(), leaseId, a.cost()) : null;
-    return new PolicyOutcome(a.policy(), a.key(), a.cost(), allowed, remaining, reset, retry, lease);
+    return new PolicyOutcome(a.policy(), a.key(), a.cost(), allowed, remaining, reset, nextQuota(a.policy(), reset), retry,
+        lease);
+  }
+
+  /**
+   * The draft-10 {@code t} (time until more quota is available) of a reply. A token bucket's follows
+   * from its reset alone ({@code TAT - now}), exactly as {@link Gcra#nextQuotaNanos} works it out in
+   * memory; the script reports no more for the windows, whose value is then the reset, never too
+   * early (see {@link PolicyOutcome#PolicyOutcome(QuotaPolicy, dev.headroom.PartitionKey, long,
+   * boolean, long, long, long, Lease)}).
+   */
+  private static long nextQuota(QuotaPolicy p, long reset) {
+    if (p.algorithm() != Algorithm.TOKEN_BUCKET) {
+      return reset;
+    }
+    return Gcra.nextQuotaNanos(reset, 0, p.quota(), Gcra.emissionInterval(p), Gcra.tolerance(p));
   }
 
   /** The lease id in a reply for the acquisition at {@code index}, 0 when none. */
