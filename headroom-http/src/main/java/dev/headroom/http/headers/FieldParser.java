@@ -60,6 +60,11 @@ final class FieldParser {
   private final Set<HeaderDialect> dialects = EnumSet.noneOf(HeaderDialect.class);
   private final List<Diagnostic> diagnostics = new ArrayList<>();
   private RetryAfter retryAfter;
+  /**
+   * The dialect of the -08+ {@code RateLimit-Policy}, whose wire form the editor's draft after -11
+   * keeps: {@link HeaderDialect#IETF_NEXT} when every {@code RateLimit} member was in its spelling.
+   */
+  private HeaderDialect policyDialect;
 
   FieldParser(Function<String, List<String>> lookup, Instant now) {
     this.lookup = lookup;
@@ -77,12 +82,7 @@ final class FieldParser {
     guarded(X_RATELIMIT_LIMIT, this::xRateLimit);
     guarded(RATELIMIT_PARTITION, this::rateLimitPartition);
     guarded(RATELIMIT, this::checkConsistency);
-    Set<HeaderDialect> generations = EnumSet.noneOf(HeaderDialect.class);
-    generations.addAll(dialects);
-    if (generations.contains(HeaderDialect.IETF_NEXT)) {
-      generations.remove(HeaderDialect.IETF); // the editor's draft keeps -11's RateLimit-Policy, read as ietf
-    }
-    if (generations.size() > 1) {
+    if (dialects.size() > 1) {
       note(Kind.MIXED_DIALECTS, RATELIMIT, "dialects " + dialects);
     }
     return new RateLimitFields(policies, limits, partitions, dialects, retryAfter, diagnostics);
@@ -227,6 +227,7 @@ final class FieldParser {
       note(Kind.MISSING_REMAINING, RATELIMIT, "'" + name + "' has no " + remainingKey);
     }
     HeaderDialect dialect = next ? HeaderDialect.IETF_NEXT : HeaderDialect.IETF;
+    policyDialect = next && policyDialect != HeaderDialect.IETF ? HeaderDialect.IETF_NEXT : HeaderDialect.IETF;
     ServiceLimitItem.Builder b = ServiceLimitItem.builder().name(name).dialect(dialect);
     if (r >= 0) {
       b.remaining(r);
@@ -317,7 +318,8 @@ final class FieldParser {
     if (name == null) {
       return;
     }
-    QuotaPolicyItem.Builder b = QuotaPolicyItem.builder().name(name).dialect(HeaderDialect.IETF);
+    HeaderDialect dialect = policyDialect == null ? HeaderDialect.IETF : policyDialect;
+    QuotaPolicyItem.Builder b = QuotaPolicyItem.builder().name(name).dialect(dialect);
     boolean hasQuota = false;
     for (Map.Entry<String, Item<?>> p : member.getParams().entrySet()) {
       Item<?> v = p.getValue();
@@ -369,13 +371,13 @@ final class FieldParser {
     }
     QuotaPolicyItem item = b.build();
     for (QuotaPolicyItem other : policies) {
-      if (other.dialect() == HeaderDialect.IETF && other.sameIdentity(name, item.pkUnsafe())) {
+      if (other.dialect().namesPolicies() && other.sameIdentity(name, item.pkUnsafe())) {
         note(Kind.DUPLICATE_POLICY, RATELIMIT_POLICY, "'" + name + "' advertised twice");
         break;
       }
     }
     policies.add(item);
-    dialects.add(HeaderDialect.IETF);
+    dialects.add(dialect);
   }
 
   /** An {@code expiring-limit}-style quota policy {@code q;w=w} (draft-polli-02 section 2.3). */

@@ -105,8 +105,8 @@ public final class RateLimitFields {
    * The dialects that contributed at least one well-formed field. A -08+ {@code RateLimit} with
    * {@code r} and {@code t} is reported as {@link HeaderDialect#IETF} whichever draft the server
    * follows (draft-09 and draft-10 differ only in what {@code t} means); one with {@code a} and
-   * {@code w}, and {@code RateLimit-Partition}, as {@link HeaderDialect#IETF_NEXT}, whose
-   * {@code RateLimit-Policy} is reported as {@link HeaderDialect#IETF}.
+   * {@code w}, and {@code RateLimit-Partition}, as {@link HeaderDialect#IETF_NEXT}, and so is the
+   * {@code RateLimit-Policy} that comes with such a {@code RateLimit}.
    */
   public Set<HeaderDialect> dialects() {
     return dialects;
