@@ -30,7 +30,8 @@ import dev.headroom.QuotaPolicy;
  *   <li>{@code t}, as draft-10 and -11 section 4.1.2 mean it ("until additional quota is made
  *       available", {@link dev.headroom.PolicyOutcome#nextQuota()}) = {@code (k + j) * w - now} with
  *       {@code j = max(1, floor(count / q))}: the first window that starts with less than {@code q}
- *       of debt; 0 when nothing is counted. Without debt the two meanings agree: in the worked
+ *       of debt. Without debt the two meanings agree (an untouched window says its end in both,
+ *       as draft-09 did): in the worked
  *       numbers both say 10 s. They part only in debt: charged {@code 2.5q}, draft-09 waits for the
  *       third window to end, draft-10 for the second, which starts with {@code q/2} available.
  *   <li>Retry-After when refused = {@code (k + j) * w - now}, {@code j = ceil((count + n - q) / q)}:
@@ -114,9 +115,6 @@ public final class FixedWindow {
   }
 
   private static long nextQuotaNanos(WindowState s, long now, long w, long q) {
-    if (s.count <= 0) {
-      return 0;
-    }
     return windowStart(Saturating.add(s.index, Math.max(1, s.count / q)), w) - now;
   }
 

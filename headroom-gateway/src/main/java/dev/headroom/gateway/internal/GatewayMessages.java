@@ -188,7 +188,8 @@ final class GatewayMessages implements HttpVocabulary {
    *
    * <p>When the route's fields depend on the numbers alone ({@link RateLimitHeaders#numbersOnly()}:
    * no {@code pk}, no jitter) and the route has one policy, the whole response is a function of
-   * that policy's remaining units, the wait, the status, the second and the format: it is kept
+   * that policy's remaining units, its time until more quota (draft-10's {@code t}) and cost (the
+   * editor's draft's {@code c}), the wait, the status, the second and the format: it is kept
    * whole, fields and serialised head included, and handed to every caller refused with the same
    * numbers in that second.
    */
@@ -201,8 +202,9 @@ final class GatewayMessages implements HttpVocabulary {
     ResponseKey whole = null;
     Map<String, CachedResponse> kept = null;
     if (d.outcomes().size() == 1 && fields.numbersOnly()) {
-      whole = new ResponseKey(worst, d.outcomes().get(0).remaining(), d.retryAfterSeconds(), r.retryAfterSeconds(),
-          type, second, format, htmlPath);
+      PolicyOutcome o = d.outcomes().get(0);
+      whole = new ResponseKey(worst, o.remaining(), o.nextQuotaSeconds(), o.cost(), d.retryAfterSeconds(),
+          r.retryAfterSeconds(), type, second, format, htmlPath);
       kept = responses.get(r.route());
       CachedResponse c = kept.get(worst.name());
       if (c != null && c.key().equals(whole)) {
@@ -258,11 +260,12 @@ final class GatewayMessages implements HttpVocabulary {
 
   /**
    * What a whole refusal depends on when its route has one policy and its fields carry numbers
-   * only: the policy as enforced, its remaining units, the decision's and the refusal's waits,
-   * the problem type (and so the status), the second, the format and, for HTML, the path.
+   * only: the policy as enforced, its remaining units, time until more quota and cost, the
+   * decision's and the refusal's waits, the problem type (and so the status), the second, the
+   * format and, for HTML, the path.
    */
-  private record ResponseKey(QuotaPolicy policy, long remaining, long decisionWait, long refusalWait,
-      ProblemType type, long second, RefusalFormat format, String htmlPath) {}
+  private record ResponseKey(QuotaPolicy policy, long remaining, long nextQuota, long cost, long decisionWait,
+      long refusalWait, ProblemType type, long second, RefusalFormat format, String htmlPath) {}
 
   /** The last whole refusal of a route for a policy; shared, never changed once built. */
   private record CachedResponse(ResponseKey key, LocalResponse response) {}
