@@ -108,7 +108,7 @@ final class HeadroomSettings {
 
   static Set<HeaderDialect> dialects(String property, List<String> tokens) {
     if (tokens == null || tokens.isEmpty()) {
-      throw new HeadroomConfigurationException(property, tokens, "at least one of ietf, draft-07, draft-06, draft-03, x-ratelimit");
+      throw new HeadroomConfigurationException(property, tokens, "at least one of " + HeaderDialect.NAMES);
     }
     Set<HeaderDialect> set = EnumSet.noneOf(HeaderDialect.class);
     for (int i = 0; i < tokens.size(); i++) {
@@ -116,7 +116,7 @@ final class HeadroomSettings {
         set.add(HeaderDialect.fromToken(tokens.get(i)));
       } catch (IllegalArgumentException ex) {
         throw new HeadroomConfigurationException(property + "[" + i + "]", tokens.get(i),
-            "one of ietf (draft-08 to draft-10), draft-07, draft-06, draft-03, x-ratelimit", ex);
+            "one of " + HeaderDialect.NAMES, ex);
       }
     }
     try {

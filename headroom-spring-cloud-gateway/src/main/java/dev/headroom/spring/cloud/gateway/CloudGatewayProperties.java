@@ -274,7 +274,7 @@ public class CloudGatewayProperties {
 
   /** {@code headroom.cloud-gateway.headers.*}. */
   public static class Headers {
-    /** The dialects of a route that names none: ietf, draft-07, draft-06, draft-03, x-ratelimit. */
+    /** The dialects of a route that names none: ietf, ietf-next, draft-09, draft-07, draft-06, draft-03, x-ratelimit. */
     private List<String> dialects = new ArrayList<>(List.of("ietf"));
     /** Up to this much added to Retry-After and t, drawn once per response (draft-09 section 8.5). */
     private Duration jitter = Duration.ZERO;
