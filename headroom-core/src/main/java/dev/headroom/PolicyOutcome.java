@@ -1,5 +1,6 @@
 package dev.headroom;
 
+import dev.headroom.internal.Gcra;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -31,7 +32,8 @@ public final class PolicyOutcome {
   /**
    * For {@link Store} implementations that know only when the quota is whole again: the time until
    * more quota is available is taken to be the same, which is exact for a concurrency policy and
-   * for a fixed window out of debt, and never too early for the others.
+   * for a fixed window out of debt, and never too early for the others. A store that keeps a token
+   * bucket's TAT derives the exact value with {@link #tokenBucketNextQuotaNanos}.
    *
    * @param allowed whether this policy admits the request
    * @param remaining units left after this request (or before it, when it was not consumed), 0..q
@@ -43,6 +45,18 @@ public final class PolicyOutcome {
   public PolicyOutcome(QuotaPolicy policy, PartitionKey key, long cost, boolean allowed,
       long remaining, long resetNanos, long retryAfterNanos, Lease lease) {
     this(policy, key, cost, allowed, remaining, resetNanos, resetNanos, retryAfterNanos, lease);
+  }
+
+  /**
+   * For {@link Store} implementations of a token bucket: the time until more quota is available
+   * (the next token) given the time until the bucket is full, {@code TAT - now}, as the in-memory
+   * store works it out ({@code dev.headroom.internal.Gcra}); 0 for a full bucket.
+   */
+  public static long tokenBucketNextQuotaNanos(QuotaPolicy policy, long resetNanos) {
+    if (resetNanos <= 0) {
+      return 0;
+    }
+    return Gcra.nextQuotaNanos(resetNanos, 0, policy.quota(), Gcra.emissionInterval(policy), Gcra.tolerance(policy));
   }
 
   /**

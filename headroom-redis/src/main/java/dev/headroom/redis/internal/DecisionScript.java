@@ -5,7 +5,6 @@ import dev.headroom.Algorithm;
 import dev.headroom.Lease;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.internal.Gcra;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -508,16 +507,11 @@ public final class DecisionScript {
 
   /**
    * The draft-10 {@code t} (time until more quota is available) of a reply. A token bucket's follows
-   * from its reset alone ({@code TAT - now}), exactly as {@link Gcra#nextQuotaNanos} works it out in
-   * memory; the script reports no more for the windows, whose value is then the reset, never too
-   * early (see {@link PolicyOutcome#PolicyOutcome(QuotaPolicy, dev.headroom.PartitionKey, long,
-   * boolean, long, long, long, Lease)}).
+   * from its reset alone ({@code TAT - now}, {@link PolicyOutcome#tokenBucketNextQuotaNanos}); the
+   * script reports no more for the windows, whose value is then the reset, never too early.
    */
   private static long nextQuota(QuotaPolicy p, long reset) {
-    if (p.algorithm() != Algorithm.TOKEN_BUCKET) {
-      return reset;
-    }
-    return Gcra.nextQuotaNanos(reset, 0, p.quota(), Gcra.emissionInterval(p), Gcra.tolerance(p));
+    return p.algorithm() == Algorithm.TOKEN_BUCKET ? PolicyOutcome.tokenBucketNextQuotaNanos(p, reset) : reset;
   }
 
   /** The lease id in a reply for the acquisition at {@code index}, 0 when none. */
