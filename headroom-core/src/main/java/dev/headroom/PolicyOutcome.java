@@ -1,13 +1,18 @@
 package dev.headroom;
 
+import dev.headroom.internal.Gcra;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
  * What one policy says about one request: whether it allows it, and the service limit to report
- * for it (draft-ietf-httpapi-ratelimit-headers-09 section 4.1): remaining units {@code r} and the
- * time {@code t} until the quota is whole again.
+ * for it (draft-ietf-httpapi-ratelimit-headers-09 section 4.1): remaining units {@code r} and
+ * {@code t} in both of the meanings the drafts have given it (section 4.1.2 of each):
+ * {@link #reset()}, the time until the quota is whole again (draft-08 and -09), and
+ * {@link #nextQuota()}, the time until more quota is available (draft-10, -11 and the editor's
+ * draft after them). The algorithm classes in {@code dev.headroom.internal} work both out with
+ * numbers.
  *
  * <p>When the request as a whole was refused by another policy, this policy's outcome still says
  * "allowed" but nothing was consumed: its {@code remaining} is the value before the request.
@@ -20,11 +25,15 @@ public final class PolicyOutcome {
   private final boolean allowed;
   private final long remaining;
   private final long resetNanos;
+  private final long nextQuotaNanos;
   private final long retryAfterNanos;
   private final Lease lease;
 
   /**
-   * For {@link Store} implementations.
+   * For {@link Store} implementations that know only when the quota is whole again: the time until
+   * more quota is available is taken to be the same, which is exact for a concurrency policy and
+   * for a fixed window out of debt, and never too early for the others. A store that keeps a token
+   * bucket's TAT derives the exact value with {@link #tokenBucketNextQuotaNanos}.
    *
    * @param allowed whether this policy admits the request
    * @param remaining units left after this request (or before it, when it was not consumed), 0..q
@@ -35,12 +44,42 @@ public final class PolicyOutcome {
    */
   public PolicyOutcome(QuotaPolicy policy, PartitionKey key, long cost, boolean allowed,
       long remaining, long resetNanos, long retryAfterNanos, Lease lease) {
+    this(policy, key, cost, allowed, remaining, resetNanos, resetNanos, retryAfterNanos, lease);
+  }
+
+  /**
+   * For {@link Store} implementations of a token bucket: the time until more quota is available
+   * (the next token) given the time until the bucket is full, {@code TAT - now}, as the in-memory
+   * store works it out ({@code dev.headroom.internal.Gcra}); 0 for a full bucket.
+   */
+  public static long tokenBucketNextQuotaNanos(QuotaPolicy policy, long resetNanos) {
+    if (resetNanos <= 0) {
+      return 0;
+    }
+    return Gcra.nextQuotaNanos(resetNanos, 0, policy.quota(), policy.emissionIntervalNanos(), policy.burstToleranceNanos());
+  }
+
+  /**
+   * For {@link Store} implementations.
+   *
+   * @param allowed whether this policy admits the request
+   * @param remaining units left after this request (or before it, when it was not consumed), 0..q
+   * @param resetNanos nanoseconds until the quota is whole again, at least 0
+   * @param nextQuotaNanos nanoseconds until more quota is available, from 0 to {@code resetNanos}
+   *     (larger values are lowered to it)
+   * @param retryAfterNanos when refused, nanoseconds until the same request could be allowed; 0
+   *     when allowed
+   * @param lease the lease taken, for an allowed concurrency policy; otherwise null
+   */
+  public PolicyOutcome(QuotaPolicy policy, PartitionKey key, long cost, boolean allowed,
+      long remaining, long resetNanos, long nextQuotaNanos, long retryAfterNanos, Lease lease) {
     this.policy = Objects.requireNonNull(policy, "policy");
     this.key = Objects.requireNonNull(key, "key");
     this.cost = cost;
     this.allowed = allowed;
     this.remaining = Math.max(0, Math.min(remaining, policy.quota()));
     this.resetNanos = Math.max(0, resetNanos);
+    this.nextQuotaNanos = Math.max(0, Math.min(nextQuotaNanos, this.resetNanos));
     this.retryAfterNanos = allowed ? 0 : Math.max(1, retryAfterNanos);
     this.lease = lease;
   }
@@ -76,14 +115,27 @@ public final class PolicyOutcome {
     return remaining;
   }
 
-  /** {@code t}: time until the quota is whole again. */
+  /** {@code t} as draft-08 and -09 mean it: time until the quota is whole again. */
   public Duration reset() {
     return Duration.ofNanos(resetNanos);
   }
 
-  /** {@code t} in whole seconds, rounded up (a client waiting that long finds the quota whole). */
+  /** {@link #reset()} in whole seconds, rounded up (a client waiting that long finds the quota whole). */
   public long resetSeconds() {
     return ceilSeconds(resetNanos);
+  }
+
+  /**
+   * {@code t} as draft-10 and later mean it: time until more quota is available (at least one more
+   * unit than {@link #remaining()}); zero when the quota is whole. Never later than {@link #reset()}.
+   */
+  public Duration nextQuota() {
+    return Duration.ofNanos(nextQuotaNanos);
+  }
+
+  /** {@link #nextQuota()} in whole seconds, rounded up (a client waiting that long finds more quota). */
+  public long nextQuotaSeconds() {
+    return ceilSeconds(nextQuotaNanos);
   }
 
   /** When refused: how long until the same request could be allowed; zero when allowed. */
@@ -113,6 +165,6 @@ public final class PolicyOutcome {
   @Override
   public String toString() {
     return policy.name() + "[" + key + "]" + (allowed ? " allowed" : " refused") + " r=" + remaining
-        + " t=" + resetSeconds() + "s" + (allowed ? "" : " retry-after=" + retryAfterSeconds() + "s");
+        + " t=" + resetSeconds() + "s next=" + nextQuotaSeconds() + "s" + (allowed ? "" : " retry-after=" + retryAfterSeconds() + "s");
   }
 }

@@ -1,6 +1,7 @@
 package dev.headroom.checker;
 
 import dev.headroom.http.headers.Diagnostic;
+import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.QuotaPolicyItem;
 import dev.headroom.http.headers.RateLimitFields;
 import dev.headroom.http.headers.ServiceLimitItem;
@@ -10,6 +11,13 @@ import dev.headroom.http.headers.VendorDialect;
  * Checks the RateLimit fields of every response (draft-ietf-httpapi-ratelimit-headers-09 sections
  * 3, 4, 6 and RFC 9651): each {@link RateLimitFields} diagnostic becomes a finding, and fields on a
  * redirection are a warning (section 6). Records the dialects seen, for the {@link Report}.
+ *
+ * <p>Each response is judged by its own draft. Draft-09 and draft-10/-11 write the same fields and
+ * differ in what {@code t} means (until the quota resets; until more quota is available) and so in
+ * how it stands to Retry-After (section 6 of each: the same moment; Retry-After not earlier than
+ * {@code t}). A {@code t} earlier than Retry-After is draft-10's, not a draft-09 violation; a
+ * {@code t} later than Retry-After breaks both; {@code a} and {@code w} are the editor's draft after
+ * -11. Where Retry-After and {@code t} meet, a note says which draft the response was judged by.
  */
 final class FieldCheck {
   private final CheckRun run;
@@ -37,9 +45,14 @@ final class FieldCheck {
         sev = Finding.Severity.NOTE;
         message += " (this policy has quota left; its reset need not match)";
       }
+      if (d.kind() == Diagnostic.Kind.RESET_BEFORE_RETRY_AFTER) {
+        message += " (t is the time until more quota is available, which Retry-After may follow: "
+            + "judged by draft-10 and -11, not draft-09)";
+      }
       run.findings.add(new Finding(sev, "IETF-" + d.kind().name(), d.reference(), s.where(), message));
     }
     checkValues(s);
+    judgedBy(s);
     if (s.status() >= 300 && s.status() < 400 && !s.fields().limits().isEmpty()) {
       run.findings.add(new Finding(Finding.Severity.WARNING, "IETF-REDIRECT", "draft-09 section 6", s.where(),
           "RateLimit fields on a redirection: a low remaining value may keep clients from following it"));
@@ -66,6 +79,31 @@ final class FieldCheck {
       p.window().ifPresent(w -> sb.append(", window ").append(w.getSeconds()).append(" s"));
     }
     return sb.toString();
+  }
+
+  /** Says which draft a response carrying both Retry-After and a -08+ {@code t} was judged by. */
+  private void judgedBy(Seen s) {
+    RateLimitFields f = s.fields();
+    if (f.retryAfter().isEmpty()) {
+      return;
+    }
+    boolean next = false;
+    boolean ietf = false;
+    for (ServiceLimitItem l : f.limits()) {
+      if (l.reset().isPresent() && l.dialect().namesPolicies()) {
+        next |= l.dialect() == HeaderDialect.IETF_NEXT;
+        ietf |= l.dialect() == HeaderDialect.IETF;
+      }
+    }
+    if (!next && !ietf) {
+      return;
+    }
+    boolean earlier = f.diagnostics().stream().anyMatch(d -> d.kind() == Diagnostic.Kind.RESET_BEFORE_RETRY_AFTER);
+    String draft = next ? "the editor's draft after draft-11 (a, w: Retry-After not earlier than w)"
+        : earlier ? "draft-10 and -11 (t until more quota is available; Retry-After not earlier than t)"
+        : "draft-09 to -11 alike (t and Retry-After reference the same moment, as draft-09 asks and draft-10 allows)";
+    run.findings.add(new Finding(Finding.Severity.NOTE, "IETF-DRAFT", "draft-09 section 6; draft-10 and -11 section 6",
+        s.where(), "judged by " + draft));
   }
 
   /** A reset no client should believe: over {@value #YEAR_SECONDS} seconds. */

@@ -43,12 +43,14 @@ class CheckerTest {
     Report r = check(new Service().dialect(dialect), 10);
     assertThat(r.findings(Finding.Severity.VIOLATION)).as(r.toText()).isEmpty();
     assertThat(r.level()).as(r.toText()).isEqualTo(Level.LEVEL_4);
-    assertThat(r.dialects()).contains(dialect);
+    // draft-09 and draft-10/-11 write the same fields: a reader reports both as ietf.
+    HeaderDialect read = dialect == HeaderDialect.DRAFT_09 ? HeaderDialect.IETF : dialect;
+    assertThat(r.dialects()).contains(read);
     assertThat(r.declared()).contains("level-4");
     assertThat(r.requirements()).allSatisfy(q -> assertThat(q.status()).isEqualTo(Requirement.Status.PASS));
     // Three allowed, the fourth refused: the probe stopped there.
     assertThat(r.requirements().get(1).evidence().get(0)).contains("refused after 3 of at most 10");
-    assertThat(r.toText()).contains("Graceful Boundaries level: 4 (declared: level-4)", "RateLimit dialects: " + dialect.token());
+    assertThat(r.toText()).contains("Graceful Boundaries level: 4 (declared: level-4)", "RateLimit dialects: " + read.token());
   }
 
   /** Section 1 "endpoint: path pattern": a pattern outside the one grammar is reported, not fatal. */
@@ -129,6 +131,49 @@ class CheckerTest {
       assertThat(r.findings()).noneMatch(f -> f.rule().equals("IETF-RESET_DISAGREES_WITH_RETRY_AFTER")
           && f.severity() != Finding.Severity.NOTE);
     }
+  }
+
+  /** A refusal whose RateLimit field is {@code rateLimit}, with Retry-After {@code retryAfter} seconds. */
+  private Report checkRefusal(String rateLimit, int retryAfter) throws Exception {
+    try (TestServer server = new TestServer(ticker, req -> req.path().equals("/api/items")
+        ? TestServer.Reply.of(429).body("application/problem+json", String.format(Service.REFUSAL, retryAfter, retryAfter))
+            .header("Retry-After", Integer.toString(retryAfter)).header("RateLimit-Policy", "\"tokens\";q=10;w=60")
+            .header("RateLimit", rateLimit)
+        : TestServer.Reply.of(404).body("application/problem+json", Service.NOT_FOUND))) {
+      return Checker.builder(HTTP).ticker(ticker).probe(1).probeEndpoint("/api/items").build().check(server.uri("/"));
+    }
+  }
+
+  @Test
+  void aDraft10ResetEarlierThanRetryAfterIsJudgedByDraft10_notADraft09Violation() throws Exception {
+    // A cost-weighted refusal: two units left, the next in 1 s, the five asked for in 3 s.
+    Report r = checkRefusal("\"tokens\";r=2;t=1", 3);
+    assertThat(matching(r, Finding.Severity.NOTE, "IETF-RESET_BEFORE_RETRY_AFTER", m -> m.contains("judged by draft-10 and -11")))
+        .hasSize(1);
+    assertThat(matching(r, Finding.Severity.NOTE, "IETF-DRAFT", m -> m.startsWith("judged by draft-10 and -11"))).hasSize(1);
+    assertThat(r.findings()).noneMatch(f -> f.rule().startsWith("IETF-") && f.severity() != Finding.Severity.NOTE);
+  }
+
+  @Test
+  void aDraft09ResetAtRetryAfterIsNoDraft11ViolationEither() throws Exception {
+    Report r = checkRefusal("\"tokens\";r=0;t=30", 30);
+    assertThat(matching(r, Finding.Severity.NOTE, "IETF-DRAFT", m -> m.startsWith("judged by draft-09 to -11 alike"))).hasSize(1);
+    assertThat(r.findings()).noneMatch(f -> f.rule().startsWith("IETF-RESET"));
+    assertThat(r.findings()).noneMatch(f -> f.rule().startsWith("IETF-") && f.severity() != Finding.Severity.NOTE);
+  }
+
+  @Test
+  void aResetLaterThanRetryAfterBreaksEveryDraft() throws Exception {
+    Report r = checkRefusal("\"tokens\";r=0;t=9", 3);
+    assertThat(matching(r, Finding.Severity.WARNING, "IETF-RESET_DISAGREES_WITH_RETRY_AFTER", m -> m.contains("reset 9s"))).hasSize(1);
+  }
+
+  @Test
+  void theEditorsDraftSpellingIsReadAndJudgedByItself() throws Exception {
+    Report r = checkRefusal("\"tokens\";a=2;w=1;c=0", 3);
+    assertThat(matching(r, Finding.Severity.NOTE, "IETF-DRAFT", m -> m.startsWith("judged by the editor's draft after draft-11")))
+        .hasSize(1);
+    assertThat(r.findings()).noneMatch(f -> f.rule().startsWith("IETF-") && f.severity() != Finding.Severity.NOTE);
   }
 
   @Test
@@ -215,7 +260,7 @@ class CheckerTest {
     assertThat(json.get("dialects").get(0).asText()).isEqualTo("draft-07");
     assertThat(json.get("requirements")).hasSize(5);
     assertThat(Stream.of(Level.values()).map(Level::label)).containsExactly("N/A", "0", "1", "2", "3", "4");
-    assertThat(EnumSet.allOf(HeaderDialect.class)).hasSize(5);
+    assertThat(EnumSet.allOf(HeaderDialect.class)).hasSize(7);
   }
 
   // express-rate-limit's draft-8 mode puts pk on the policy only (draft-09 sections 4.1.4, 5.1.3 make it optional on both).

@@ -171,6 +171,9 @@ class ClientRulesTest {
     List<List<String[]>> dialects = List.of(
         List.of(new String[] {"RateLimit-Policy", "\"burst\";q=100;qu=\"requests\";w=60"},
             new String[] {"RateLimit", "\"burst\";r=7;t=30"}),
+        // The editor's draft after -11 (ietf-wg-httpapi/ratelimit-headers pull request 166): a, w, c.
+        List.of(new String[] {"RateLimit-Policy", "\"burst\";q=100;w=60"},
+            new String[] {"RateLimit", "\"burst\";a=7;w=30;c=1"}, new String[] {"RateLimit-Partition", "\"burst\";user_id"}),
         List.of(new String[] {"RateLimit", "limit=10, remaining=7, reset=30"}, new String[] {"RateLimit-Policy", "10;w=3600"}),
         List.of(new String[] {"RateLimit-Limit", "10"}, new String[] {"RateLimit-Remaining", "7"},
             new String[] {"RateLimit-Reset", "30"}, new String[] {"RateLimit-Policy", "10;w=60"}),

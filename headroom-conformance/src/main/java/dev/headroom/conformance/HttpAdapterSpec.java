@@ -165,6 +165,31 @@ public abstract class HttpAdapterSpec extends HttpAdapterSpecCore {
   }
 
   /**
+   * The two meanings of {@code t} on one token bucket of 2 a minute (section 4.1.2 of each draft):
+   * after two requests, {@code draft-09} says {@code r=0;t=60} (the bucket full again) and
+   * {@code ietf}, the default, {@code r=0;t=30} (draft-10 and -11: the next token); the third is
+   * refused with Retry-After 30, and {@code t} is that same moment in both (draft-09 section 6;
+   * draft-10 and -11 section 6 let Retry-After be later, never earlier).
+   */
+  @Test
+  void tMeansUntilTheResetUnderDraft09AndUntilMoreQuotaUnderDraft10And11() throws Exception {
+    for (String dialect : new String[] {"draft-09", "ietf"}) {
+      String path = "/spec/bucket/" + dialect;
+      String policy = "bucket-" + dialect;
+      assertThat(get(path).statusCode()).isEqualTo(200);
+      HttpResponse<String> last = get(path);
+      assertThat(last.statusCode()).isEqualTo(200);
+      assertThat(header(last, "RateLimit")).as(dialect)
+          .isEqualTo("\"" + policy + "\";r=0;t=" + (dialect.equals("ietf") ? 30 : 60));
+      HttpResponse<String> refused = get(path);
+      assertThat(refused.statusCode()).isEqualTo(429);
+      assertThat(header(refused, "Retry-After")).isEqualTo("30");
+      assertThat(header(refused, "RateLimit")).as(dialect).isEqualTo("\"" + policy + "\";r=0;t=30");
+      assertThat(json(refused).path("retryAfterSeconds").asLong()).isEqualTo(30);
+    }
+  }
+
+  /**
    * Fields only near exhaustion (draft-09 section 6.2; Graceful Boundaries SC-7, which leaves the
    * exact budget unexposed while it is far from spent): none while utilisation is under
    * {@link SpecFixture#NEAR_EXHAUSTION}, all once it is reached.

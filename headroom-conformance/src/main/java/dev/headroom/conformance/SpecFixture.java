@@ -163,6 +163,12 @@ public final class SpecFixture {
     routes.add(new SpecRoute("GET", "/spec/capped", List.of(QuotaPolicy.builder("capped").quota(10).window(WINDOW)
         .unit(QuotaUnit.REQUESTS).algorithm(Algorithm.TOKEN_BUCKET).partitioning("api-key").build()), ietf, SpecEndpoint.OK,
         FieldOptions.none().capRemainingToResetRatio(1, Duration.ZERO), true, Map.of()));
+    // The meaning of t, draft-09 against draft-10 and -11, on a token bucket of 2 a minute.
+    for (HeaderDialect d : List.of(HeaderDialect.IETF, HeaderDialect.DRAFT_09)) {
+      routes.add(new SpecRoute("GET", "/spec/bucket/" + d.token(), List.of(QuotaPolicy.builder("bucket-" + d.token())
+          .quota(2).window(WINDOW).unit(QuotaUnit.REQUESTS).algorithm(Algorithm.TOKEN_BUCKET).partitioning("api-key")
+          .build()), EnumSet.of(d), SpecEndpoint.OK));
+    }
     routes.add(new SpecRoute("GET", "/spec/hidden", List.of(requests("hidden", 2, "api-key")), ietf, SpecEndpoint.OK,
         FieldOptions.none(), false, Map.of()));
     routes.add(new SpecRoute("GET", "/spec/free", List.of(), ietf, SpecEndpoint.OK));

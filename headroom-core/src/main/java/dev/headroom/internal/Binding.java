@@ -37,7 +37,8 @@ final class Binding {
   }
 
   Evaluation allowedTat(long next, long now) {
-    return new Evaluation(true, null, Gcra.remaining(next, now, quota, interval, tolerance), Gcra.resetNanos(next, now), 0);
+    return new Evaluation(true, null, Gcra.remaining(next, now, quota, interval, tolerance), Gcra.resetNanos(next, now),
+        Gcra.nextQuotaNanos(next, now, quota, interval, tolerance), 0);
   }
 
   Evaluation evaluateTat(long tat, long now, long cost) {
@@ -47,7 +48,7 @@ final class Binding {
     }
     long retry = cost > quota ? windowNanos : Gcra.retryAfterNanos(tat, now, cost, interval, tolerance);
     return new Evaluation(false, null, Gcra.remaining(tat, now, quota, interval, tolerance),
-        Gcra.resetNanos(tat, now), retry);
+        Gcra.resetNanos(tat, now), Gcra.nextQuotaNanos(tat, now, quota, interval, tolerance), retry);
   }
 
   Evaluation evaluateRef(Object state, long now, long cost, long leaseId) {

@@ -26,7 +26,10 @@ import java.util.Arrays;
  *   <li>{@code r} = {@code q - held}.
  *   <li>{@code t} = 0 when nothing is held; otherwise the shorter of {@link #HINT_NANOS} and the
  *       time until the earliest lease times out. Leases come back when requests complete, which no
- *       store can foresee, so {@code t} is a hint to look again soon, not a promise.
+ *       store can foresee, so {@code t} is a hint to look again soon, not a promise. The hint is the
+ *       same in both meanings of {@code t}: draft-ietf-httpapi-ratelimit-headers-09's "until the
+ *       quota resets" and draft-10's and -11's "until more quota is available" (section 4.1.2 of
+ *       each), since the first lease to come back is both.
  *   <li>Retry-After when refused: the same hint.
  * </ul>
  */
@@ -145,10 +148,11 @@ public final class Concurrency {
     Leases live = state.prune(now);
     if (cost <= q && live.held + cost <= q) {
       Leases next = cost == 0 ? live : live.with(leaseId, cost, Saturating.add(now, policy.leaseTimeout().toNanos()));
-      return new Evaluation(true, next, q - next.held, hint(next, now), 0);
+      long h = hint(next, now);
+      return new Evaluation(true, next, q - next.held, h, h, 0);
     }
     long hint = hint(live, now);
-    return new Evaluation(false, live, q - live.held, hint, cost > q ? policy.leaseTimeout().toNanos() : hint);
+    return new Evaluation(false, live, q - live.held, hint, hint, cost > q ? policy.leaseTimeout().toNanos() : hint);
   }
 
   /** {@code t} and Retry-After: at most {@link #HINT_NANOS}, 0 when nothing is held. */

@@ -23,8 +23,17 @@ import dev.headroom.QuotaPolicy;
  * <h2>What the service limit says</h2>
  * <ul>
  *   <li>{@code r} = {@code max(0, q - count)}.
- *   <li>{@code t} = time until the window in which the debt is paid ends: {@code (k + j) * w - now}
- *       with {@code j = max(1, ceil(count / q))}; without debt, the end of the current window.
+ *   <li>{@code t}, as draft-ietf-httpapi-ratelimit-headers-09 section 4.1.2 means it ("until the
+ *       quota resets", {@link dev.headroom.PolicyOutcome#reset()}) = time until the window in which
+ *       the debt is paid ends: {@code (k + j) * w - now} with {@code j = max(1, ceil(count / q))};
+ *       without debt, the end of the current window.
+ *   <li>{@code t}, as draft-10 and -11 section 4.1.2 mean it ("until additional quota is made
+ *       available", {@link dev.headroom.PolicyOutcome#nextQuota()}) = {@code (k + j) * w - now} with
+ *       {@code j = max(1, floor(count / q))}: the first window that starts with less than {@code q}
+ *       of debt. Without debt the two meanings agree (an untouched window says its end in both,
+ *       as draft-09 did): in the worked
+ *       numbers both say 10 s. They part only in debt: charged {@code 2.5q}, draft-09 waits for the
+ *       third window to end, draft-10 for the second, which starts with {@code q/2} available.
  *   <li>Retry-After when refused = {@code (k + j) * w - now}, {@code j = ceil((count + n - q) / q)}:
  *       the start of the first window in which {@code n} units fit.
  * </ul>
@@ -55,10 +64,11 @@ public final class FixedWindow {
     long after = Saturating.add(s.count, cost);
     if (admits(s.count, cost, q)) {
       WindowState next = new WindowState(index, after, 0);
-      return new Evaluation(true, next, q - after, resetNanos(next, now, w, q), 0);
+      return new Evaluation(true, next, q - after, resetNanos(next, now, w, q), nextQuotaNanos(next, now, w, q), 0);
     }
     long retry = cost > q ? w : windowStart(Saturating.add(index, ceilDiv(after - q, q)), w) - now;
-    return new Evaluation(false, s, Math.max(0, q - s.count), resetNanos(s, now, w, q), retry);
+    return new Evaluation(false, s, Math.max(0, q - s.count), resetNanos(s, now, w, q), nextQuotaNanos(s, now, w, q),
+        retry);
   }
 
   /**
@@ -102,6 +112,10 @@ public final class FixedWindow {
 
   private static long resetNanos(WindowState s, long now, long w, long q) {
     return windowStart(Saturating.add(s.index, Math.max(1, ceilDiv(s.count, q))), w) - now;
+  }
+
+  private static long nextQuotaNanos(WindowState s, long now, long w, long q) {
+    return windowStart(Saturating.add(s.index, Math.max(1, s.count / q)), w) - now;
   }
 
   static long windowStart(long index, long w) {

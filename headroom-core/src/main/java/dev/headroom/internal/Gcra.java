@@ -32,9 +32,25 @@ package dev.headroom.internal;
  * <ul>
  *   <li>{@code r} (remaining) = {@code floor((now + tau - TAT) / T)} clamped to {@code 0..q}: tokens
  *       in the bucket now.
- *   <li>{@code t} (reset) = {@code max(0, TAT - now)}: time until the bucket is full again.
+ *   <li>{@code t} has two meanings, one per generation of the draft, and Headroom computes both
+ *       ({@link dev.headroom.PolicyOutcome#reset()} and {@link dev.headroom.PolicyOutcome#nextQuota()}):
+ *       <ul>
+ *       <li>draft-ietf-httpapi-ratelimit-headers-09 section 4.1.2, "until the quota resets":
+ *           {@code max(0, TAT - now)}, the time until the bucket is full again
+ *           ({@link #resetNanos});
+ *       <li>draft-10 and -11 section 4.1.2, "until additional quota is made available":
+ *           {@code TAT + (r + 1) * T - tau - now}, the time until the next token drops in, the
+ *           Retry-After of a request for {@code r + 1} tokens; 0 when the bucket is full, since no
+ *           more quota can come ({@link #nextQuotaNanos}).
+ *       </ul>
+ *       Worked numbers: {@code q = 5, w = 10 s} ({@code T = 2 s}, {@code tau = 10 s}); two requests
+ *       at {@code now = 0} leave TAT = 4 s and {@code r = 3}: draft-09 says {@code t = 4}, draft-10
+ *       says {@code t = 2}. With {@code q = 2, w = 60 s} ({@code T = 30 s}) two requests leave
+ *       {@code r = 0}: {@code t = 60} and {@code t = 30}; the third is refused with Retry-After
+ *       30 s, which is one token's wait in both.
  *   <li>Retry-After when refused = {@code base + n*T - tau - now}: time until {@code n} tokens are
- *       there.
+ *       there. Since a refused request asks for more than {@code r} tokens, it is never earlier
+ *       than the draft-10 {@code t}, as draft-10 section 6 asks.
  * </ul>
  * Charging after the fact ({@link dev.headroom.Store#charge}) moves TAT with no check, so the bucket
  * can go into debt ({@code TAT} beyond {@code now + tau}); later requests are refused until time
@@ -78,6 +94,19 @@ public final class Gcra {
   /** {@code t} for a given TAT. */
   public static long resetNanos(long tat, long now) {
     return tat <= now ? 0 : tat - now; // an untouched key's TAT is near Long.MIN_VALUE: no wrap
+  }
+
+  /**
+   * {@code t} as draft-10 and later mean it: the time until {@code r} grows by one token for a
+   * given TAT, 0 when the bucket is full. {@code TAT - now} may be passed as {@code tat} with
+   * {@code now = 0}: only the difference counts.
+   */
+  public static long nextQuotaNanos(long tat, long now, long quota, long interval, long tolerance) {
+    if (tat <= now) {
+      return 0;
+    }
+    long r = remaining(tat, now, quota, interval, tolerance);
+    return r >= quota ? 0 : retryAfterNanos(tat, now, r + 1, interval, tolerance);
   }
 
   /** Retry-After for a refused request of {@code cost} units. */

@@ -284,7 +284,7 @@ public final class LocalStore {
       Evaluation e = i == failedAt ? failure : peeks[i];
       if (e.allowed) {
         Evaluation before = peek(a, now, 0);
-        e = new Evaluation(true, null, before.remaining, before.resetNanos, 0);
+        e = new Evaluation(true, null, before.remaining, before.resetNanos, before.nextQuotaNanos, 0);
       }
       outcomes.add(outcome(a, e, 0));
     }
@@ -419,7 +419,7 @@ public final class LocalStore {
   private static PolicyOutcome outcome(Acquisition a, Evaluation e, long leaseId) {
     Lease lease = e.allowed && leaseId != 0 && a.cost() > 0 ? new Lease(a.policy(), a.key(), leaseId, a.cost()) : null;
     return new PolicyOutcome(a.policy(), a.key(), a.cost(), e.allowed, e.remaining, e.resetNanos,
-        e.retryAfterNanos, lease);
+        e.nextQuotaNanos, e.retryAfterNanos, lease);
   }
 
   // ---------------------------------------------------------------- after the fact

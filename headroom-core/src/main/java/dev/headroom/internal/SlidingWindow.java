@@ -36,13 +36,28 @@ import dev.headroom.QuotaPolicy;
  * <h2>What the service limit says</h2>
  * <ul>
  *   <li>{@code r} = {@code max(0, q - estimate)}.
- *   <li>{@code t} = time until the estimate is zero again with no further traffic: when the current
- *       window has counted anything, the rest of this window plus the point of the next one at which
- *       {@code floor(count * (w - e) / w)} reaches 0 (just past {@code w - w / count}); else the point
- *       of this window at which the previous window's weight reaches 0; else 0. In the worked numbers
- *       above, 15 s into the window with 30 counted, {@code t = 45 s + 58 s + 1 ns}.
+ *   <li>{@code t} has two meanings, one per generation of the draft, and Headroom computes both
+ *       ({@link dev.headroom.PolicyOutcome#reset()} and {@link dev.headroom.PolicyOutcome#nextQuota()}):
+ *       <ul>
+ *       <li>draft-ietf-httpapi-ratelimit-headers-09 section 4.1.2, "until the quota resets": the
+ *           time until the estimate is zero again with no further traffic: when the current window
+ *           has counted anything, the rest of this window plus the point of the next one at which
+ *           {@code floor(count * (w - e) / w)} reaches 0 (just past {@code w - w / count}); else the
+ *           point of this window at which the previous window's weight reaches 0; else 0. In the
+ *           worked numbers above, 15 s into the window with 30 counted, {@code t = 45 s + 58 s + 1 ns}.
+ *       <li>draft-10 and -11 section 4.1.2, "until additional quota is made available": the time
+ *           until the estimate drops by one unit (to {@code q - 1} when it is above {@code q}) with
+ *           no further traffic, which is the Retry-After of a request for {@code r + 1} units; 0
+ *           when the estimate is 0. In the worked numbers, the previous window's weight
+ *           {@code floor(80 * (60 s - e) / 60 s)} drops from 60 to 59 just past {@code e = 15 s},
+ *           so {@code t = 1 ns}, sent as 1 s. With 10 per 10 s, 10 counted in this window and
+ *           nothing before, the estimate 10 becomes 9 a nanosecond into the next window:
+ *           {@code t = 10 s - e + 1 ns}, where draft-09 says {@code 10 s - e + 9 s + 1 ns}.
+ *       </ul>
  *   <li>Retry-After when refused = the earliest time at which {@code estimate + n <= q} with no
  *       further traffic: later in this window as the previous window's weight decays, or in the next.
+ *       It is never earlier than the draft-10 {@code t}, since a refused request asks for more than
+ *       {@code r} units.
  * </ul>
  */
 public final class SlidingWindow {
@@ -79,7 +94,7 @@ public final class SlidingWindow {
     long after = Saturating.add(estimate, cost);
     if (cost <= q && after <= q) {
       WindowState next = new WindowState(index, s.count + cost, s.previous);
-      return new Evaluation(true, next, q - after, resetNanos(next, w, elapsed), 0);
+      return new Evaluation(true, next, q - after, resetNanos(next, w, elapsed), nextQuotaNanos(next, q, w, elapsed), 0);
     }
     long retry;
     if (cost > q) {
@@ -91,7 +106,8 @@ public final class SlidingWindow {
       // In the next window, where this window's count becomes the previous one.
       retry = (w - elapsed) + decayPoint(s.count, q - cost, w);
     }
-    return new Evaluation(false, s, Math.max(0, q - estimate), resetNanos(s, w, elapsed), Math.max(1, retry));
+    return new Evaluation(false, s, Math.max(0, q - estimate), resetNanos(s, w, elapsed), nextQuotaNanos(s, q, w, elapsed),
+        Math.max(1, retry));
   }
 
   /**
@@ -131,6 +147,24 @@ public final class SlidingWindow {
       return Long.MIN_VALUE;
     }
     return FixedWindow.windowStart(Saturating.add(s.index, s.count > 0 ? 2 : 1), policy.window().toNanos());
+  }
+
+  /**
+   * The draft-10 {@code t}: the earliest time at which the estimate is at most
+   * {@code min(estimate, q) - 1} with no further traffic, found as Retry-After is: in this window as
+   * the previous window's weight decays, when this window's count alone is within it; otherwise in
+   * the next, where this window's count decays as the previous one.
+   */
+  static long nextQuotaNanos(WindowState s, long q, long w, long elapsed) {
+    long estimate = Saturating.add(weightedPrevious(s.previous, w, elapsed), s.count);
+    if (estimate == 0) {
+      return 0;
+    }
+    long allowance = Math.min(estimate, q) - 1;
+    if (s.count <= allowance) {
+      return Math.max(1, decayPoint(s.previous, allowance - s.count, w) - elapsed);
+    }
+    return (w - elapsed) + decayPoint(s.count, allowance, w);
   }
 
   private static long resetNanos(WindowState s, long w, long elapsed) {

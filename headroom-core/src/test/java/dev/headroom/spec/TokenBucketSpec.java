@@ -21,19 +21,21 @@ public abstract class TokenBucketSpec extends StoreSpecification {
   private final QuotaPolicy bucket = policy("bucket", 10, seconds(60), Algorithm.TOKEN_BUCKET);
 
   @Test
-  @DisplayName("Gcra worked numbers: burst of exactly q=10, r counts down, t grows by T=6s, the 11th waits 6 s")
+  @DisplayName("Gcra worked numbers: burst of exactly q=10, r counts down, draft-09 t grows by T=6s, draft-10 t stays 6 s, the 11th waits 6 s")
   void burstOfExactlyQ() {
     PartitionKey k = key("client");
     for (int i = 1; i <= 10; i++) {
       PolicyOutcome o = acquire(bucket, k);
       assertThat(o.allowed()).as("request %d", i).isTrue();
       assertThat(o.remaining()).as("r after request %d", i).isEqualTo(10 - i);
-      assertThat(o.reset()).as("t after request %d", i).isEqualTo(seconds(6L * i));
+      assertThat(o.reset()).as("draft-09 t after request %d", i).isEqualTo(seconds(6L * i));
+      assertThat(o.nextQuota()).as("draft-10 t after request %d: the next token", i).isEqualTo(seconds(6));
     }
     PolicyOutcome refused = acquire(bucket, k);
     assertThat(refused.allowed()).isFalse();
     assertThat(refused.remaining()).isZero();
     assertThat(refused.reset()).isEqualTo(seconds(60));
+    assertThat(refused.nextQuota()).isEqualTo(seconds(6));
     assertThat(refused.retryAfter()).as("one token's refill").isEqualTo(seconds(6));
     assertThat(refused.retryAfterSeconds()).isEqualTo(6);
   }

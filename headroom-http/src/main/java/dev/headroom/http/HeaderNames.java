@@ -13,6 +13,12 @@ public final class HeaderNames {
   /** Quota policies: -08+ List of named Items (draft-09 section 3), -04 to -07 List of Integers. */
   public static final String RATELIMIT_POLICY = "RateLimit-Policy";
 
+  /**
+   * The editor's draft after draft-ietf-httpapi-ratelimit-headers-11 (ietf-wg-httpapi/ratelimit-headers
+   * pull request 166): the dimensions each policy's partitions are keyed by.
+   */
+  public static final String RATELIMIT_PARTITION = "RateLimit-Partition";
+
   /** The expiring limit, with quota policies up to draft-03 (draft-polli-ratelimit-headers-02 section 3.1). */
   public static final String RATELIMIT_LIMIT = "RateLimit-Limit";
 

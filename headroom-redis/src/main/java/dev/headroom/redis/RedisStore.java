@@ -438,7 +438,7 @@ public final class RedisStore implements Store {
     for (PolicyOutcome o : d.outcomes()) {
       Lease lease = o.lease().map(l -> new Lease(l.policy(), l.key(), -l.id(), l.units())).orElse(null);
       outcomes.add(new PolicyOutcome(o.policy(), o.key(), o.cost(), o.allowed(), o.remaining(),
-          o.reset().toNanos(), o.retryAfter().toNanos(), lease));
+          o.reset().toNanos(), o.nextQuota().toNanos(), o.retryAfter().toNanos(), lease));
     }
     return Decision.of(outcomes);
   }

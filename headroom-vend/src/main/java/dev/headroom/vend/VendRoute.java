@@ -113,8 +113,8 @@ public final class VendRoute {
     /** The header dialects of the route's responses, overriding the filter's. */
     public Builder dialects(Collection<HeaderDialect> dialects) {
       if (dialects == null || dialects.isEmpty() || dialects.stream().anyMatch(Objects::isNull)) {
-        throw new IllegalArgumentException("vend route " + template + ": dialects: expected at least one of ietf, "
-            + "draft-07, draft-06, draft-03, x-ratelimit, got " + dialects);
+        throw new IllegalArgumentException("vend route " + template + ": dialects: expected at least one of "
+            + HeaderDialect.NAMES + ", got " + dialects);
       }
       this.dialects = EnumSet.copyOf(dialects);
       return this;

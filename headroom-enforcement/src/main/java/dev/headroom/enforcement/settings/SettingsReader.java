@@ -62,7 +62,7 @@ public final class SettingsReader {
   /** The {@code why} of texts made only to check one other field alone; never sent. */
   private static final String NEUTRAL_WHY = "Limits keep the service available for everyone.";
 
-  private static final String DIALECTS = "ietf (draft-08 to draft-10), draft-07, draft-06, draft-03, x-ratelimit";
+  private static final String DIALECTS = HeaderDialect.NAMES;
 
   /** The text fields of a policy besides why, each with what it must be and how it is set. */
   private static final List<TextField> TEXT_FIELDS = List.of(

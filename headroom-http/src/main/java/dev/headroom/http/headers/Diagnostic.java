@@ -71,7 +71,10 @@ public record Diagnostic(Kind kind, String field, String detail) {
     MISSING_REMAINING(Severity.WARNING, "draft-09 section 4.1.1"),
     /** {@code qu} names a unit outside the registry; kept. */
     UNKNOWN_QUOTA_UNIT(Severity.WARNING, "draft-09 sections 3.1.2 and 10.3"),
-    /** A parameter the draft does not define: a comment, not an error. */
+    /**
+     * A parameter the draft does not define: a comment (draft-09), or ignored as the editor's draft
+     * after -11 requires; not an error.
+     */
     UNKNOWN_PARAMETER(Severity.NOTE, "draft-09 sections 3.1 and 4.1"),
     /** Two quota policies share a name and partition key. */
     DUPLICATE_POLICY(Severity.WARNING, "draft-09 section 3.1"),
@@ -79,8 +82,17 @@ public record Diagnostic(Kind kind, String field, String detail) {
     UNKNOWN_POLICY(Severity.NOTE, "draft-09 section 4.1"),
     /** The remaining units exceed the policy's quota. */
     REMAINING_ABOVE_QUOTA(Severity.WARNING, "draft-09 sections 3.1.1 and 4.1.1; draft-09 section 8.5.1"),
-    /** The reset disagrees with Retry-After, which it SHOULD match; Retry-After wins. */
-    RESET_DISAGREES_WITH_RETRY_AFTER(Severity.WARNING, "draft-09 sections 6 and 7"),
+    /**
+     * The reset disagrees with Retry-After in a way no draft allows: later than Retry-After (every
+     * draft), or any difference before draft-08; Retry-After wins.
+     */
+    RESET_DISAGREES_WITH_RETRY_AFTER(Severity.WARNING, "draft-09 sections 6 and 7; draft-10 and -11 section 6"),
+    /**
+     * {@code t} is earlier than Retry-After: as draft-10 and -11 allow ({@code t} is the time until
+     * more quota is available, and Retry-After "SHOULD NOT reference a point in time earlier than"
+     * it), not as draft-09 asks (the same moment). Judged by draft-10 and -11.
+     */
+    RESET_BEFORE_RETRY_AFTER(Severity.NOTE, "draft-10 and -11 section 6; draft-09 section 6"),
     /** Retry-After is neither delay-seconds nor an HTTP-date; ignored. */
     BAD_RETRY_AFTER(Severity.ERROR, "RFC 9110 section 10.2.3"),
     /** A singleton field occurs more than once with different values; ignored. */

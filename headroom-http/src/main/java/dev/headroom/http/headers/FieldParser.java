@@ -2,6 +2,7 @@ package dev.headroom.http.headers;
 
 import static dev.headroom.http.HeaderNames.RATELIMIT;
 import static dev.headroom.http.HeaderNames.RATELIMIT_LIMIT;
+import static dev.headroom.http.HeaderNames.RATELIMIT_PARTITION;
 import static dev.headroom.http.HeaderNames.RATELIMIT_POLICY;
 import static dev.headroom.http.HeaderNames.RATELIMIT_REMAINING;
 import static dev.headroom.http.HeaderNames.RATELIMIT_RESET;
@@ -20,11 +21,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import org.greenbytes.http.sfv.BooleanItem;
 import org.greenbytes.http.sfv.ByteSequenceItem;
 import org.greenbytes.http.sfv.Dictionary;
 import org.greenbytes.http.sfv.IntegerItem;
@@ -52,9 +56,15 @@ final class FieldParser {
   private final Instant now;
   private final List<QuotaPolicyItem> policies = new ArrayList<>();
   private final List<ServiceLimitItem> limits = new ArrayList<>();
+  private final List<PartitionItem> partitions = new ArrayList<>();
   private final Set<HeaderDialect> dialects = EnumSet.noneOf(HeaderDialect.class);
   private final List<Diagnostic> diagnostics = new ArrayList<>();
   private RetryAfter retryAfter;
+  /**
+   * The dialect of the -08+ {@code RateLimit-Policy}, whose wire form the editor's draft after -11
+   * keeps: {@link HeaderDialect#IETF_NEXT} when every {@code RateLimit} member was in its spelling.
+   */
+  private HeaderDialect policyDialect;
 
   FieldParser(Function<String, List<String>> lookup, Instant now) {
     this.lookup = lookup;
@@ -77,11 +87,12 @@ final class FieldParser {
     if (!vendor.claimed(X_RATELIMIT_LIMIT)) {
       guarded(X_RATELIMIT_LIMIT, this::xRateLimit);
     }
+    guarded(RATELIMIT_PARTITION, this::rateLimitPartition);
     guarded(RATELIMIT, this::checkConsistency);
     if (dialects.size() > 1) {
       note(Kind.MIXED_DIALECTS, RATELIMIT, "dialects " + dialects);
     }
-    return new RateLimitFields(policies, limits, dialects, vendor.vendors(), retryAfter, diagnostics);
+    return new RateLimitFields(policies, limits, partitions, dialects, vendor.vendors(), retryAfter, diagnostics);
   }
 
   /** Runs one step; a defect in it becomes an INTERNAL diagnostic instead of reaching the caller. */
@@ -171,54 +182,74 @@ final class FieldParser {
     return false;
   }
 
+  /**
+   * A -08+ service limit, in either spelling: {@code r}, {@code t} (draft-08 to -11), or {@code a},
+   * {@code w}, {@code c} (the editor's draft after -11, ietf-wg-httpapi/ratelimit-headers pull
+   * request 166, which renames the first two and adds the cost). A member with {@code a}, {@code w}
+   * or {@code c} is read in the new spelling, where {@code r} and {@code t} are unknown parameters
+   * that "MUST be ignored"; any other member in the old one, where unknown parameters "can be
+   * regarded as comments" (draft-09 section 4.1). Either way they are noted, never used.
+   */
   private void ietfLimit(ListElement<?> member) {
     String name = name(RATELIMIT, member);
     if (name == null) {
       return;
     }
     Parameters params = member.getParams();
+    boolean next = params.containsKey("a") || params.containsKey("w") || params.containsKey("c");
+    String remainingKey = next ? "a" : "r";
+    String resetKey = next ? "w" : "t";
     long r = -1;
     long t = -1;
+    long c = -1;
     byte[] pk = null;
     for (Map.Entry<String, Item<?>> p : params.entrySet()) {
-      switch (p.getKey()) {
-        case "r":
-          r = nonNegative(RATELIMIT, name, "r", p.getValue());
-          if (r < 0) {
-            return;
-          }
-          break;
-        case "t":
-          t = nonNegative(RATELIMIT, name, "t", p.getValue());
-          if (t < 0) {
-            return;
-          }
-          break;
-        case "pk":
-          pk = bytes(RATELIMIT, name, p.getValue());
-          if (pk == null) {
-            return;
-          }
-          break;
-        default:
-          note(Kind.UNKNOWN_PARAMETER, RATELIMIT, "'" + name + "' parameter " + p.getKey() + " (a comment)");
+      String key = p.getKey();
+      if (key.equals(remainingKey)) {
+        r = nonNegative(RATELIMIT, name, key, p.getValue());
+        if (r < 0) {
+          return;
+        }
+      } else if (key.equals(resetKey)) {
+        t = nonNegative(RATELIMIT, name, key, p.getValue());
+        if (t < 0) {
+          return;
+        }
+      } else if (next && key.equals("c")) {
+        c = nonNegative(RATELIMIT, name, key, p.getValue());
+        if (c < 0) {
+          return;
+        }
+      } else if (key.equals("pk")) {
+        pk = bytes(RATELIMIT, name, p.getValue());
+        if (pk == null) {
+          return;
+        }
+      } else {
+        note(Kind.UNKNOWN_PARAMETER, RATELIMIT, "'" + name + "' parameter " + key
+            + (next ? " (ignored, as the editor's draft after -11 requires)" : " (a comment)"));
       }
     }
     if (r < 0) {
-      note(Kind.MISSING_REMAINING, RATELIMIT, "'" + name + "' has no r");
+      note(Kind.MISSING_REMAINING, RATELIMIT, "'" + name + "' has no " + remainingKey);
     }
-    ServiceLimitItem.Builder b = ServiceLimitItem.builder().name(name).dialect(HeaderDialect.IETF);
+    HeaderDialect dialect = next ? HeaderDialect.IETF_NEXT : HeaderDialect.IETF;
+    policyDialect = next && policyDialect != HeaderDialect.IETF ? HeaderDialect.IETF_NEXT : HeaderDialect.IETF;
+    ServiceLimitItem.Builder b = ServiceLimitItem.builder().name(name).dialect(dialect);
     if (r >= 0) {
       b.remaining(r);
     }
     if (t >= 0) {
       b.reset(Duration.ofSeconds(t));
     }
+    if (c >= 0) {
+      b.cost(c);
+    }
     if (pk != null) {
       b.partitionKey(pk);
     }
     limits.add(b.build());
-    dialects.add(HeaderDialect.IETF);
+    dialects.add(dialect);
   }
 
   private boolean draft07RateLimit(List<String> lines, IllegalArgumentException listError) {
@@ -294,7 +325,8 @@ final class FieldParser {
     if (name == null) {
       return;
     }
-    QuotaPolicyItem.Builder b = QuotaPolicyItem.builder().name(name).dialect(HeaderDialect.IETF);
+    HeaderDialect dialect = policyDialect == null ? HeaderDialect.IETF : policyDialect;
+    QuotaPolicyItem.Builder b = QuotaPolicyItem.builder().name(name).dialect(dialect);
     boolean hasQuota = false;
     for (Map.Entry<String, Item<?>> p : member.getParams().entrySet()) {
       Item<?> v = p.getValue();
@@ -346,13 +378,13 @@ final class FieldParser {
     }
     QuotaPolicyItem item = b.build();
     for (QuotaPolicyItem other : policies) {
-      if (other.dialect() == HeaderDialect.IETF && other.sameIdentity(name, item.pkUnsafe())) {
+      if (other.dialect().namesPolicies() && other.sameIdentity(name, item.pkUnsafe())) {
         note(Kind.DUPLICATE_POLICY, RATELIMIT_POLICY, "'" + name + "' advertised twice");
         break;
       }
     }
     policies.add(item);
-    dialects.add(HeaderDialect.IETF);
+    dialects.add(dialect);
   }
 
   /** An {@code expiring-limit}-style quota policy {@code q;w=w} (draft-polli-02 section 2.3). */
@@ -515,17 +547,54 @@ final class FieldParser {
     return Math.min(QuotaPolicyItem.MAX_INTEGER, d.getSeconds() + (d.getNano() > 0 ? 1 : 0));
   }
 
+  // ---- RateLimit-Partition (the editor's draft after -11)
+
+  /** See {@link PartitionItem} for what is known of the grammar and how it is read. */
+  private void rateLimitPartition() {
+    List<String> lines = lines(RATELIMIT_PARTITION);
+    if (lines == null) {
+      return;
+    }
+    OuterList list = list(RATELIMIT_PARTITION, lines);
+    if (list == null) {
+      return;
+    }
+    for (ListElement<?> member : list.get()) {
+      String name = name(RATELIMIT_PARTITION, member);
+      if (name == null) {
+        continue;
+      }
+      Set<String> dimensions = new LinkedHashSet<>();
+      Map<String, String> fixed = new LinkedHashMap<>();
+      for (Map.Entry<String, Item<?>> p : member.getParams().entrySet()) {
+        Item<?> v = p.getValue();
+        if (v instanceof BooleanItem && ((BooleanItem) v).get()) {
+          dimensions.add(p.getKey());
+        } else if (v instanceof StringItem) {
+          fixed.put(p.getKey(), ((StringItem) v).get());
+        } else if (v instanceof TokenItem) {
+          fixed.put(p.getKey(), ((TokenItem) v).get());
+        } else {
+          note(Kind.UNKNOWN_PARAMETER, RATELIMIT_PARTITION, "'" + name + "' parameter " + p.getKey() + "="
+              + v.serialize() + ", neither a dimension nor a value; ignored");
+        }
+      }
+      partitions.add(new PartitionItem(name, dimensions, fixed));
+      dialects.add(HeaderDialect.IETF_NEXT);
+    }
+  }
+
   // ---- consistency between fields
 
   private void checkConsistency() {
-    boolean ietfPolicies = policies.stream().anyMatch(p -> p.dialect() == HeaderDialect.IETF);
+    boolean ietfPolicies = policies.stream().anyMatch(p -> p.dialect().namesPolicies());
     for (ServiceLimitItem l : limits) {
       if (l.vendor().isPresent()) {
         // A vendor's fields follow its documentation, not draft-09's consistency rules.
         continue;
       }
       long r = l.remainingOrMinus1();
-      if (l.dialect() == HeaderDialect.IETF) {
+      if (l.dialect().namesPolicies()) {
         QuotaPolicyItem match = RateLimitFields.match(policies, l);
         String name = l.name().orElse(null);
         if (match == null && ietfPolicies) {
@@ -539,7 +608,12 @@ final class FieldParser {
       }
       if (retryAfter != null && l.resetOrMinus1() >= 0
           && Math.abs(l.resetOrMinus1() - retryAfter.delaySeconds()) > 1) {
-        note(Kind.RESET_DISAGREES_WITH_RETRY_AFTER, fieldOf(l.dialect()),
+        // Draft-09 section 6: t and Retry-After reference the same moment. Draft-10 and -11 section
+        // 6: Retry-After is not earlier than t, so an earlier t is theirs, not a disagreement.
+        boolean earlier = l.resetOrMinus1() < retryAfter.delaySeconds();
+        Kind kind = earlier && l.dialect().namesPolicies() ? Kind.RESET_BEFORE_RETRY_AFTER
+            : Kind.RESET_DISAGREES_WITH_RETRY_AFTER;
+        note(kind, fieldOf(l.dialect()),
             l.name().map(n -> "'" + n + "' ").orElse("") + "reset " + l.resetOrMinus1() + "s, Retry-After "
                 + retryAfter.delaySeconds() + "s");
       }

@@ -35,15 +35,17 @@ public final class RateLimitFields {
 
   private final List<QuotaPolicyItem> policies;
   private final List<ServiceLimitItem> limits;
+  private final List<PartitionItem> partitions;
   private final Set<HeaderDialect> dialects;
   private final Set<VendorDialect> vendors;
   private final RetryAfter retryAfter;
   private final List<Diagnostic> diagnostics;
 
-  RateLimitFields(List<QuotaPolicyItem> policies, List<ServiceLimitItem> limits, Set<HeaderDialect> dialects,
-      Set<VendorDialect> vendors, RetryAfter retryAfter, List<Diagnostic> diagnostics) {
+  RateLimitFields(List<QuotaPolicyItem> policies, List<ServiceLimitItem> limits, List<PartitionItem> partitions,
+      Set<HeaderDialect> dialects, Set<VendorDialect> vendors, RetryAfter retryAfter, List<Diagnostic> diagnostics) {
     this.policies = List.copyOf(policies);
     this.limits = List.copyOf(limits);
+    this.partitions = List.copyOf(partitions);
     this.dialects = dialects.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(dialects));
     this.vendors = vendors.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(vendors));
     this.retryAfter = retryAfter;
@@ -93,7 +95,21 @@ public final class RateLimitFields {
     return limits;
   }
 
-  /** The dialects that contributed at least one well-formed field. */
+  /**
+   * The {@code RateLimit-Partition} members, in the order sent (the editor's draft after
+   * draft-ietf-httpapi-ratelimit-headers-11); empty when the field is absent.
+   */
+  public List<PartitionItem> partitions() {
+    return partitions;
+  }
+
+  /**
+   * The dialects that contributed at least one well-formed field. A -08+ {@code RateLimit} with
+   * {@code r} and {@code t} is reported as {@link HeaderDialect#IETF} whichever draft the server
+   * follows (draft-09 and draft-10 differ only in what {@code t} means); one with {@code a} and
+   * {@code w}, and {@code RateLimit-Partition}, as {@link HeaderDialect#IETF_NEXT}, and so is the
+   * {@code RateLimit-Policy} that comes with such a {@code RateLimit}.
+   */
   public Set<HeaderDialect> dialects() {
     return dialects;
   }
@@ -152,7 +168,9 @@ public final class RateLimitFields {
     QuotaPolicyItem byName = null;
     for (QuotaPolicyItem p : policies) {
       if (name != null) {
-        if (p.dialect() != limit.dialect() || !p.name().filter(name::equals).isPresent()) {
+        boolean sameNaming = p.dialect() == limit.dialect()
+            || (p.dialect().namesPolicies() && limit.dialect().namesPolicies());
+        if (!sameNaming || !p.name().filter(name::equals).isPresent()) {
           continue;
         }
         if (p.sameIdentity(name, pk)) {
@@ -161,7 +179,7 @@ public final class RateLimitFields {
         if (byName == null && (pk == null || p.pkUnsafe() == null)) {
           byName = p;
         }
-      } else if (p.name().isEmpty() && p.dialect() != HeaderDialect.IETF
+      } else if (p.name().isEmpty() && !p.dialect().namesPolicies()
           && (limit.limitOrMinus1() < 0 || limit.limitOrMinus1() == p.quota())) {
         return p;
       }
@@ -177,6 +195,7 @@ public final class RateLimitFields {
   @Override
   public String toString() {
     return "RateLimitFields" + dialects + (vendors.isEmpty() ? "" : " vendors=" + vendors) + " policies=" + policies + " limits=" + limits
+        + (partitions.isEmpty() ? "" : " partitions=" + partitions)
         + (retryAfter == null ? "" : " " + retryAfter) + " diagnostics=" + diagnostics;
   }
 }

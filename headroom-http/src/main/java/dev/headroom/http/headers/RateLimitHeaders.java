@@ -36,18 +36,32 @@ import java.util.random.RandomGenerator;
  * Optional<Duration> retryAfter = headers.write(decision, 429, response::addHeader);
  * }</pre>
  *
- * <h2>Server rules (draft-ietf-httpapi-ratelimit-headers-09 sections 6 and 8)</h2>
+ * <h2>What {@code t} says</h2>
+ * {@link HeaderDialect#IETF} and {@link HeaderDialect#IETF_NEXT} send the time until more quota is
+ * available ({@link PolicyOutcome#nextQuota()}, draft-ietf-httpapi-ratelimit-headers-10 and -11
+ * section 4.1.2); {@link HeaderDialect#DRAFT_09} and the dialects before it send the time until the
+ * quota resets ({@link PolicyOutcome#reset()}, draft-09 section 4.1.2).
+ *
+ * <h2>Server rules (draft-ietf-httpapi-ratelimit-headers-09 to -11, sections 6 and 8)</h2>
  * <ul>
  * <li>On a refusal, {@code Retry-After} is written (unless {@link Builder#retryAfter(boolean)} is
- *   off) and the {@code t} of every violated policy is that same number of seconds: the two
- *   reference the same moment (section 6).
+ *   off). Under draft-09 the {@code t} of every violated policy is that same number of seconds:
+ *   the two reference the same moment (draft-09 section 6). Under draft-10 and later, Retry-After
+ *   "SHOULD NOT reference a point in time earlier than" {@code t} (section 6): a violated policy
+ *   sends its own time until more quota, which is Retry-After itself when the request asked for one
+ *   unit, and earlier when it asked for more than will come back first.
+ * <li>{@link HeaderDialect#IETF_NEXT} adds {@code c}, what the request cost (0 when it was refused:
+ *   nothing was consumed), for requests whose cost is not 1, and a {@code RateLimit-Partition}
+ *   member for each policy whose partitioning it can name (see {@link PolicyFormat#partition}).
  * <li>Optional jitter (section 8.5): one draw per response, from zero to the configured maximum
  *   whole seconds, added to every {@code t} and to {@code Retry-After} alike, so clients told to
  *   come back at the same moment spread out, never earlier than the quota allows.
  * <li>Optional cap on the remaining/reset ratio (sections 6 and 8.5): for policies whose window is
- *   at least the configured minimum, {@code r} is lowered so that {@code r / t} does not exceed
- *   {@code factor * q / w}, the policy's nominal throughput; it stays at least 1 while any unit
- *   remains.
+ *   at least the configured minimum, {@code r} is lowered so that {@code r} over the time until the
+ *   quota resets does not exceed {@code factor * q / w}, the policy's nominal throughput; it stays at
+ *   least 1 while any unit remains. The same {@code r} goes out in every dialect: the draft-10
+ *   {@code t} is the wait for the next unit, not a horizon to spread {@code r} over, and capping
+ *   against it would hold back quota the policy grants.
  * <li>Optional "near exhaustion only" threshold (section 6.2): the RateLimit fields are written
  *   only when some policy's utilisation reaches the threshold, or the request was refused.
  * <li>Optional omission on 3xx (section 6): a low {@code r} on a redirect can stall the client.
@@ -89,6 +103,8 @@ public final class RateLimitHeaders {
   private final double nearExhaustion;
   private final boolean omitOnRedirect;
   private final boolean writeRetryAfter;
+  /** Whether a dialect sends {@code t} as the time until more quota is available. */
+  private final boolean moreQuota;
   private final Map<QuotaPolicy, PolicyFormat> formats = new ConcurrentHashMap<>();
 
   /** Most of the configured policies found by identity before the map is asked. */
@@ -113,6 +129,7 @@ public final class RateLimitHeaders {
     this.nearExhaustion = b.nearExhaustion;
     this.omitOnRedirect = b.omitOnRedirect;
     this.writeRetryAfter = b.writeRetryAfter;
+    this.moreQuota = dialects.stream().anyMatch(HeaderDialect::tUntilMoreQuota);
     for (QuotaPolicy p : b.policies) {
       format(p);
     }
@@ -132,7 +149,8 @@ public final class RateLimitHeaders {
 
   /**
    * Whether the fields written for a decision depend on nothing but each policy's remaining
-   * units and reset, the decision's Retry-After, the status and the second they are written in:
+   * units, reset, time until more quota and cost, the decision's Retry-After, the status and the
+   * second they are written in:
    * no {@code pk} can be sent ({@link PartitionKeyExposure#mayExpose()}) and no jitter is drawn.
    * A server may then reuse what it wrote for one decision for another with the same numbers in
    * the same second (the gateway does, for refusals).
@@ -174,7 +192,8 @@ public final class RateLimitHeaders {
     }
     int n = outcomes.size();
     long[] r = new long[n];
-    long[] t = new long[n];
+    long[] t = new long[n]; // until the quota resets: draft-09 and every dialect before it
+    long[] next = moreQuota ? new long[n] : null; // until more quota is available: draft-10 and later
     int most = 0;
     PolicyOutcome mostConstraining = decision.mostConstraining();
     for (int i = 0; i < n; i++) {
@@ -182,12 +201,23 @@ public final class RateLimitHeaders {
       if (o == mostConstraining) {
         most = i;
       }
-      t[i] = !o.allowed() && retryAfter >= 0 ? retryAfter : o.resetSeconds() + jitter;
+      boolean violated = !o.allowed() && retryAfter >= 0;
+      t[i] = violated ? retryAfter : o.resetSeconds() + jitter;
       r[i] = capRemaining(o.policy(), o.remaining(), t[i]);
+      if (next != null) {
+        long more = o.nextQuotaSeconds() + jitter;
+        next[i] = violated ? Math.min(retryAfter, more) : more;
+      }
     }
     for (HeaderDialect d : dialects) {
       switch (d) {
         case IETF:
+          writeIetf(outcomes, r, next, sink);
+          break;
+        case IETF_NEXT:
+          writeNext(outcomes, decision.allowed(), r, next, sink);
+          break;
+        case DRAFT_09:
           writeIetf(outcomes, r, t, sink);
           break;
         case DRAFT_07: {
@@ -256,7 +286,9 @@ public final class RateLimitHeaders {
     }
     for (HeaderDialect d : dialects) {
       switch (d) {
-        case IETF: {
+        case IETF: case DRAFT_09: case IETF_NEXT: {
+          String r = d == HeaderDialect.IETF_NEXT ? ";a=" : ";r=";
+          String t = d == HeaderDialect.IETF_NEXT ? ";w=" : ";t=";
           StringBuilder pol = new StringBuilder();
           for (QuotaPolicyItem p : policies) {
             sep(pol);
@@ -269,10 +301,13 @@ public final class RateLimitHeaders {
             sep(lim);
             StructuredFields.appendString(lim, l.name().orElse("default"));
             if (l.remainingOrMinus1() >= 0) {
-              lim.append(";r=").append(l.remainingOrMinus1());
+              lim.append(r).append(l.remainingOrMinus1());
             }
             if (l.resetOrMinus1() >= 0) {
-              lim.append(";t=").append(l.resetOrMinus1());
+              lim.append(t).append(l.resetOrMinus1());
+            }
+            if (d == HeaderDialect.IETF_NEXT && l.cost().isPresent()) {
+              lim.append(";c=").append(l.cost().getAsLong());
             }
             appendPk(lim, l.pkUnsafe());
           }
@@ -352,6 +387,42 @@ public final class RateLimitHeaders {
     }
     sink.accept(HeaderNames.RATELIMIT_POLICY, pol.toString());
     sink.accept(HeaderNames.RATELIMIT, lim.toString());
+  }
+
+  /**
+   * The editor's draft after -11: {@code a} and {@code w} for {@code r} and {@code t}, {@code c}
+   * when the request's cost is not 1, and {@code RateLimit-Partition} for the policies whose
+   * partitioning it can name.
+   */
+  private void writeNext(List<PolicyOutcome> outcomes, boolean allowed, long[] a, long[] w,
+      BiConsumer<String, String> sink) {
+    int n = outcomes.size();
+    StringBuilder pol = new StringBuilder(48 * n);
+    StringBuilder lim = new StringBuilder(48 * n);
+    StringBuilder part = null;
+    for (int i = 0; i < n; i++) {
+      PolicyOutcome o = outcomes.get(i);
+      PolicyFormat f = format(o.policy());
+      byte[] pk = exposure.pk(o.policy(), o.key()).orElse(null);
+      sep(pol);
+      pol.append(f.ietfPolicy);
+      appendPk(pol, pk);
+      sep(lim);
+      lim.append(f.nextLimitPrefix).append(a[i]).append(";w=").append(w[i]);
+      if (o.cost() != 1) {
+        lim.append(";c=").append(allowed ? sfInteger(o.cost()) : 0);
+      }
+      appendPk(lim, pk);
+      if (f.partition != null) {
+        part = part == null ? new StringBuilder() : part.append(", ");
+        part.append(f.partition);
+      }
+    }
+    sink.accept(HeaderNames.RATELIMIT_POLICY, pol.toString());
+    sink.accept(HeaderNames.RATELIMIT, lim.toString());
+    if (part != null) {
+      sink.accept(HeaderNames.RATELIMIT_PARTITION, part.toString());
+    }
   }
 
   private PolicyFormat format(QuotaPolicy p) {
@@ -511,14 +582,14 @@ public final class RateLimitHeaders {
     /** The dialects to write; {@link HeaderDialect#IETF} by default. */
     public Builder dialects(Collection<HeaderDialect> dialects) {
       if (dialects == null || dialects.isEmpty() || dialects.stream().anyMatch(Objects::isNull)) {
-        throw new IllegalArgumentException("dialects: expected at least one of ietf, draft-07, draft-06, draft-03, x-ratelimit, got "
+        throw new IllegalArgumentException("dialects: expected at least one of " + HeaderDialect.NAMES + ", got "
             + dialects);
       }
       this.dialects = EnumSet.copyOf(dialects);
       return this;
     }
 
-    /** What is sent as {@code pk} (ietf dialect only); nothing by default. */
+    /** What is sent as {@code pk} (the dialects from draft-08 on); nothing by default. */
     public Builder exposure(PartitionKeyExposure exposure) {
       this.exposure = Objects.requireNonNull(exposure, "exposure");
       return this;

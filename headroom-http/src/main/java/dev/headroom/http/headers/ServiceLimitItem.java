@@ -8,10 +8,16 @@ import java.util.OptionalLong;
 
 /**
  * A service limit as a RateLimit field reports it (draft-ietf-httpapi-ratelimit-headers-09
- * section 4.1): the policy identifier, the remaining units {@code r}, the seconds {@code t} until
- * the quota resets and the partition key {@code pk}. Dialects before draft-08 report one limit
- * without a name, with the expiring limit ({@code RateLimit-Limit}, {@code limit=},
+ * section 4.1): the policy identifier, the remaining units {@code r}, the seconds {@code t} and
+ * the partition key {@code pk}; in the editor's draft after -11, {@code a} and {@code w} for
+ * {@code r} and {@code t}, and the cost {@code c} of the request. Dialects before draft-08 report
+ * one limit without a name, with the expiring limit ({@code RateLimit-Limit}, {@code limit=},
  * {@code X-RateLimit-Limit}) in {@link #limit()}.
+ *
+ * <p>What {@code t} means depends on the draft the server follows, which the wire does not say:
+ * until the quota resets (draft-09 and every dialect before it), or until more quota is available
+ * (draft-10, -11 and the editor's draft). Either way, waiting that long is never too early to look
+ * again; only under draft-09 does it promise the whole quota.
  *
  * <p>Immutable.
  */
@@ -21,6 +27,7 @@ public final class ServiceLimitItem {
   private final long remaining;
   private final long resetSeconds;
   private final long limit;
+  private final long cost;
   private final byte[] pk;
   private final HeaderDialect dialect;
   private final VendorDialect vendor;
@@ -30,6 +37,7 @@ public final class ServiceLimitItem {
     this.remaining = b.remaining;
     this.resetSeconds = b.resetSeconds;
     this.limit = b.limit;
+    this.cost = b.cost;
     this.pk = b.pk;
     this.dialect = b.dialect;
     this.vendor = b.vendor;
@@ -45,12 +53,15 @@ public final class ServiceLimitItem {
     return Optional.ofNullable(name);
   }
 
-  /** {@code r}: remaining quota units, when sent. */
+  /** {@code r} (or {@code a}): remaining quota units, when sent. */
   public OptionalLong remaining() {
     return remaining < 0 ? OptionalLong.empty() : OptionalLong.of(remaining);
   }
 
-  /** {@code t}: time until the quota resets, when sent. */
+  /**
+   * {@code t} (or {@code w}), when sent: time until the quota resets (draft-09) or until more quota
+   * is available (draft-10 and later); see the class comment.
+   */
   public Optional<Duration> reset() {
     return resetSeconds < 0 ? Optional.empty() : Optional.of(Duration.ofSeconds(resetSeconds));
   }
@@ -58,6 +69,11 @@ public final class ServiceLimitItem {
   /** The expiring limit, in the dialects that send one with the service limit. */
   public OptionalLong limit() {
     return limit < 0 ? OptionalLong.empty() : OptionalLong.of(limit);
+  }
+
+  /** {@code c}: the quota units the request cost, when sent (the editor's draft after -11). */
+  public OptionalLong cost() {
+    return cost < 0 ? OptionalLong.empty() : OptionalLong.of(cost);
   }
 
   /** {@code pk}: the partition key bytes, when sent (a copy). */
@@ -109,18 +125,19 @@ public final class ServiceLimitItem {
     }
     ServiceLimitItem s = (ServiceLimitItem) o;
     return Objects.equals(name, s.name) && remaining == s.remaining && resetSeconds == s.resetSeconds
-        && limit == s.limit && Arrays.equals(pk, s.pk) && dialect == s.dialect && vendor == s.vendor;
+        && limit == s.limit && cost == s.cost && Arrays.equals(pk, s.pk) && dialect == s.dialect && vendor == s.vendor;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, remaining, resetSeconds, limit, Arrays.hashCode(pk), dialect, vendor);
+    return Objects.hash(name, remaining, resetSeconds, limit, cost, Arrays.hashCode(pk), dialect, vendor);
   }
 
   @Override
   public String toString() {
     return (name == null ? "" : "\"" + name + "\"") + (limit < 0 ? "" : ";limit=" + limit)
         + (remaining < 0 ? "" : ";r=" + remaining) + (resetSeconds < 0 ? "" : ";t=" + resetSeconds)
+        + (cost < 0 ? "" : ";c=" + cost)
         + (pk == null ? "" : ";pk=:" + java.util.Base64.getEncoder().encodeToString(pk) + ":") + " (" + (vendor == null ? "" : vendor + ", ") + dialect + ")";
   }
 
@@ -130,6 +147,7 @@ public final class ServiceLimitItem {
     private long remaining = -1;
     private long resetSeconds = -1;
     private long limit = -1;
+    private long cost = -1;
     private byte[] pk;
     private HeaderDialect dialect = HeaderDialect.IETF;
     private VendorDialect vendor;
@@ -157,6 +175,12 @@ public final class ServiceLimitItem {
     /** The expiring limit: 0 to {@value QuotaPolicyItem#MAX_INTEGER}. */
     public Builder limit(long limit) {
       this.limit = ItemChecks.integer("limit", limit);
+      return this;
+    }
+
+    /** {@code c}: 0 to {@value QuotaPolicyItem#MAX_INTEGER}. */
+    public Builder cost(long cost) {
+      this.cost = ItemChecks.integer("c", cost);
       return this;
     }
 

@@ -32,6 +32,13 @@ class RateLimitFieldsFuzzTest {
         HeaderNames.RETRY_AFTER, List.of(data.consumeRemainingAsAsciiString())));
   }
 
+  /** The editor's draft after -11: {@code a}, {@code w}, {@code c} and {@code RateLimit-Partition}. */
+  @FuzzTest(maxDuration = "30s")
+  void ietfNextFields(FuzzedDataProvider data) {
+    check(Map.of(HeaderNames.RATELIMIT_POLICY, lines(data), HeaderNames.RATELIMIT_PARTITION, lines(data),
+        HeaderNames.RATELIMIT, lines(data), HeaderNames.RETRY_AFTER, List.of(data.consumeRemainingAsAsciiString())));
+  }
+
   @FuzzTest(maxDuration = "30s")
   void draft07Fields(FuzzedDataProvider data) {
     check(Map.of(HeaderNames.RATELIMIT, lines(data), HeaderNames.RATELIMIT_POLICY, lines(data)));
@@ -79,6 +86,10 @@ class RateLimitFieldsFuzzTest {
     for (ServiceLimitItem l : f.limits()) {
       l.remaining().ifPresent(r -> assertThat(r).isNotNegative());
       l.reset().ifPresent(t -> assertThat(t.isNegative()).isFalse());
+      l.cost().ifPresent(c -> assertThat(c).isBetween(0L, QuotaPolicyItem.MAX_INTEGER));
+    }
+    for (PartitionItem p : f.partitions()) {
+      assertThat(p.name()).isNotEmpty();
     }
     assertThat(f.diagnostics().size()).isLessThanOrEqualTo(1024);
   }

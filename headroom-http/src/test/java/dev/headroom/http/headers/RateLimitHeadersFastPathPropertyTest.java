@@ -56,39 +56,50 @@ class RateLimitHeadersFastPathPropertyTest {
         long remaining = random.nextLong(p.quota() + 1);
         long resetNanos = random.nextLong(p.window().toNanos() + 1);
         boolean allowed = random.nextInt(4) != 0;
+        long nextNanos = random.nextLong(resetNanos + 1);
         outcomes.add(new PolicyOutcome(p, PartitionKey.of("k" + i), 1, allowed, allowed ? remaining : 0, resetNanos,
-            allowed ? 0 : 1 + random.nextLong(resetNanos + 1), null));
+            nextNanos, allowed ? 0 : 1 + random.nextLong(resetNanos + 1), null));
       }
       Decision decision = Decision.of(outcomes);
       String where = "seed " + SEED + " case " + c + " " + decision;
 
-      RateLimitHeaders ietf = RateLimitHeaders.builder()
-          .exposure((policy, key) -> Optional.ofNullable(pks.get(policy))).build();
-      Map<String, String> out = new LinkedHashMap<>();
-      ietf.write(decision, 200, out::put);
       long retry = decision.allowed() ? -1 : decision.retryAfterSeconds();
-      List<ListElement<?>> policies = new ArrayList<>();
-      List<ListElement<?>> limits = new ArrayList<>();
-      for (PolicyOutcome o : outcomes) {
-        QuotaPolicy p = o.policy();
-        Map<String, Object> pp = new LinkedHashMap<>();
-        pp.put("q", sf(p.quota()));
-        if (p.unit() != QuotaUnit.REQUESTS) {
-          pp.put("qu", p.unit().token());
+      for (HeaderDialect dialect : List.of(HeaderDialect.IETF, HeaderDialect.DRAFT_09, HeaderDialect.IETF_NEXT)) {
+        RateLimitHeaders ietf = RateLimitHeaders.builder().dialects(dialect)
+            .exposure((policy, key) -> Optional.ofNullable(pks.get(policy))).build();
+        Map<String, String> out = new LinkedHashMap<>();
+        ietf.write(decision, 200, out::put);
+        boolean next = dialect == HeaderDialect.IETF_NEXT;
+        List<ListElement<?>> policies = new ArrayList<>();
+        List<ListElement<?>> limits = new ArrayList<>();
+        for (PolicyOutcome o : outcomes) {
+          QuotaPolicy p = o.policy();
+          Map<String, Object> pp = new LinkedHashMap<>();
+          pp.put("q", sf(p.quota()));
+          if (p.unit() != QuotaUnit.REQUESTS) {
+            pp.put("qu", p.unit().token());
+          }
+          pp.put("w", p.windowSeconds());
+          Map<String, Object> lp = new LinkedHashMap<>();
+          lp.put(next ? "a" : "r", sf(o.remaining()));
+          // draft-09 section 6: a violated policy's t is Retry-After; draft-10 and -11: its own
+          // time until more quota, never later than Retry-After.
+          long t = dialect == HeaderDialect.DRAFT_09
+              ? (!o.allowed() ? retry : o.resetSeconds())
+              : (!o.allowed() ? Math.min(retry, o.nextQuotaSeconds()) : o.nextQuotaSeconds());
+          lp.put(next ? "w" : "t", t);
+          if (pks.containsKey(p)) {
+            pp.put("pk", pks.get(p));
+            lp.put("pk", pks.get(p));
+          }
+          policies.add(StringItem.valueOf(p.name()).withParams(Parameters.valueOf(pp)));
+          limits.add(StringItem.valueOf(p.name()).withParams(Parameters.valueOf(lp)));
         }
-        pp.put("w", p.windowSeconds());
-        Map<String, Object> lp = new LinkedHashMap<>();
-        lp.put("r", sf(o.remaining()));
-        lp.put("t", !o.allowed() ? retry : o.resetSeconds());
-        if (pks.containsKey(p)) {
-          pp.put("pk", pks.get(p));
-          lp.put("pk", pks.get(p));
-        }
-        policies.add(StringItem.valueOf(p.name()).withParams(Parameters.valueOf(pp)));
-        limits.add(StringItem.valueOf(p.name()).withParams(Parameters.valueOf(lp)));
+        assertThat(out.get("RateLimit-Policy")).as(dialect + " " + where)
+            .isEqualTo(StructuredFields.serialise(OuterList.valueOf(policies)));
+        assertThat(out.get("RateLimit")).as(dialect + " " + where)
+            .isEqualTo(StructuredFields.serialise(OuterList.valueOf(limits)));
       }
-      assertThat(out.get("RateLimit-Policy")).as(where).isEqualTo(StructuredFields.serialise(OuterList.valueOf(policies)));
-      assertThat(out.get("RateLimit")).as(where).isEqualTo(StructuredFields.serialise(OuterList.valueOf(limits)));
 
       PolicyOutcome most = decision.mostConstraining();
       long mostT = !most.allowed() ? retry : most.resetSeconds();

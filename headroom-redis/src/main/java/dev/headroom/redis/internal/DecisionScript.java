@@ -506,7 +506,17 @@ public final class DecisionScript {
     long retry = nanos(reply[i + 4], reply[i + 5]);
     long leaseId = reply[i + 6];
     Lease lease = allowed && leaseId != 0 && a.cost() > 0 ? new Lease(a.policy(), a.key(), leaseId, a.cost()) : null;
-    return new PolicyOutcome(a.policy(), a.key(), a.cost(), allowed, remaining, reset, retry, lease);
+    return new PolicyOutcome(a.policy(), a.key(), a.cost(), allowed, remaining, reset, nextQuota(a.policy(), reset), retry,
+        lease);
+  }
+
+  /**
+   * The draft-10 {@code t} (time until more quota is available) of a reply. A token bucket's follows
+   * from its reset alone ({@code TAT - now}, {@link PolicyOutcome#tokenBucketNextQuotaNanos}); the
+   * script reports no more for the windows, whose value is then the reset, never too early.
+   */
+  private static long nextQuota(QuotaPolicy p, long reset) {
+    return p.algorithm() == Algorithm.TOKEN_BUCKET ? PolicyOutcome.tokenBucketNextQuotaNanos(p, reset) : reset;
   }
 
   /** The lease id in a reply for the acquisition at {@code index}, 0 when none. */

@@ -37,7 +37,7 @@ public @interface RateLimited {
   /** Names of policies from {@code headroom.policies}, decided together. */
   String[] value();
 
-  /** Header dialects for this endpoint (ietf, draft-07, draft-06, draft-03, x-ratelimit); headroom.dialects when empty. */
+  /** Header dialects for this endpoint (ietf, ietf-next, draft-09, draft-07, draft-06, draft-03, x-ratelimit); headroom.dialects when empty. */
   String[] dialects() default {};
 
   /** The endpoint key in the discovery document; {@code METHOD path} when empty. */

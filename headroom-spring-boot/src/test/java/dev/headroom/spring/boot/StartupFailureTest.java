@@ -84,8 +84,9 @@ class StartupFailureTest {
   @Test
   void unknownDialect() {
     assertThat(failure("headroom.dialects=ietf,draft-99"))
-        .isEqualTo("headroom.dialects[1]: expected one of ietf (draft-08 to draft-10), draft-07, draft-06, draft-03, "
-            + "x-ratelimit, got 'draft-99'");
+        .isEqualTo("headroom.dialects[1]: expected one of ietf (draft-10, draft-11), ietf-next (the editor's draft "
+            + "after draft-11), draft-09 (draft-08, draft-09), draft-07, draft-06 (draft-04 to draft-06), "
+            + "draft-03 (draft-00 to draft-03, draft-polli-02), x-ratelimit, got 'draft-99'");
   }
 
   @Test

@@ -57,7 +57,7 @@ public class SpecBootApplication {
       return "ok";
     }
 
-    @GetMapping("/spec/dialect/{token}")
+    @GetMapping({"/spec/dialect/{token}", "/spec/bucket/{token}"})
     String dialect(@PathVariable String token) {
       return "ok";
     }

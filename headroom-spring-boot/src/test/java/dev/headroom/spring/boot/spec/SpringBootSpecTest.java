@@ -29,7 +29,10 @@ import org.springframework.context.support.GenericApplicationContext;
  */
 class SpringBootSpecTest extends HttpAdapterSpec {
 
-  /** Fixture routes declared by {@code headroom.routes} properties (with their field rules), besides the dialect routes. */
+  /**
+   * Fixture routes declared by {@code headroom.routes} properties (with their field rules), besides
+   * the dialect and token-bucket routes.
+   */
   private static final java.util.Set<String> CONFIGURED = java.util.Set.of("/spec/escalating", "/spec/escalating-twice",
       "/spec/reducible", "/spec/fragile", "/spec/jitter", "/spec/near", "/spec/capped", "/spec/hidden");
 
@@ -66,7 +69,8 @@ class SpringBootSpecTest extends HttpAdapterSpec {
     }
     int i = 0;
     for (SpecRoute r : fixture.routes()) {
-      if (r.template().startsWith("/spec/dialect/") || CONFIGURED.contains(r.template())) {
+      if (r.template().startsWith("/spec/dialect/") || r.template().startsWith("/spec/bucket/")
+          || CONFIGURED.contains(r.template())) {
         String at = "headroom.routes[" + i++ + "].";
         props.put(at + "path", r.template());
         props.put(at + "methods[0]", r.method());

@@ -98,7 +98,7 @@ public class CloudGatewayProperties extends LimitSettings<CloudGatewayProperties
 
   /** {@code headroom.cloud-gateway.headers.*}. */
   public static class Headers extends HeaderSettings {
-    /** The dialects of a route that names none: ietf, draft-07, draft-06, draft-03, x-ratelimit. */
+    /** The dialects of a route that names none: ietf, ietf-next, draft-09, draft-07, draft-06, draft-03, x-ratelimit. */
     private List<String> dialects = new ArrayList<>(List.of("ietf"));
 
     public List<String> getDialects() {

@@ -51,7 +51,7 @@ import reactor.core.scheduler.Schedulers;
  *       headroom-rate-limiter.quota: 100
  *       headroom-rate-limiter.window: 1m
  *       headroom-rate-limiter.algorithm: token-bucket   # fixed-window (default), sliding-window
- *       headroom-rate-limiter.dialect: ietf              # or draft-07, draft-06, draft-03, x-ratelimit; a list
+ *       headroom-rate-limiter.dialect: ietf              # or ietf-next, draft-09, draft-07, draft-06, draft-03, x-ratelimit; a list
  *       headroom-rate-limiter.cost: 1                    # units each request takes
  * }</pre>
  *
@@ -310,7 +310,7 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
       return this;
     }
 
-    /** The dialects of the fields: ietf, draft-07, draft-06, draft-03, x-ratelimit. */
+    /** The dialects of the fields: ietf, ietf-next, draft-09, draft-07, draft-06, draft-03, x-ratelimit. */
     public List<String> getDialect() {
       return dialect;
     }
