@@ -17,7 +17,7 @@ import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
- * An allowed request, from its decision to the end of its response (DESIGN.md, request step 4):
+ * An allowed request, from its decision to the end of its response (ARCHITECTURE.md, request step 7):
  * the RateLimit fields written for the status the application sets ({@link #writeFields}), and,
  * once the response is complete, exactly once ({@link #complete} or {@link #completeAsync}):
  * <ul>
