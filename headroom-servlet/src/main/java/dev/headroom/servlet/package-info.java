@@ -66,22 +66,22 @@
  * {@code ResponseBodyAdvice}). The demo's {@code DemoConformanceTest} runs
  * {@code headroom check --probe} against it and asserts level 4, as declared.
  * <li>{@code HeadroomFilter.Builder.plans(Plans, PlanResolver, deadline)}: the resolver is waited
- * for on the request's thread (a servlet request holds one anyway) within the deadline
- * ({@code PlanSelection}); the same declared outcomes as the gateway. Spring Boot binds
+ * for on the request's thread (a servlet request holds one anyway) within the deadline; the same
+ * declared outcomes as the gateway. Spring Boot binds
  * {@code headroom.plans.*} ({@code HeadroomPlanProperties}, its own
  * <code>&#64;ConfigurationProperties</code> so the metadata is generated) and needs one
  * {@code PlanResolver} bean.
  * <li>{@code RuntimeLimits} replaces a policy by name (same name: counters carry on) and rebuilds
- * the discovery document ({@code FilterDiscovery}); a change is checked against every plan before
+ * the discovery document; a change is checked against every plan before
  * it is taken, and reaches the plans as {@code Plans.policy} says. The {@code headroom} actuator
  * endpoint is a thin shell on it (a change that is not valid is
  * {@code InvalidEndpointRequestException}, 400).
  * <li>Allow lists and shadow fields: {@code HeadroomFilter.Builder.allow(policy, AllowList)}
  * (starter: {@code headroom.policies.NAME.allow.*}) and
  * {@code Route.Builder.shadowPolicy(policy, true)} (starter:
- * {@code headroom.routes[].shadow-fields}), matched and written by the same headroom-http classes
- * as the gateway's ({@code AllowList}, {@code ShadowFields}); the filter keeps them in
- * {@code AllowLists} and {@code ShadowAndCost}, apart from its request path.
+ * {@code headroom.routes[].shadow-fields}), matched and written by the same headroom-enforcement
+ * classes as the gateway's ({@code AllowList}, {@code ShadowFields}); the gate keeps them in
+ * {@code AllowLists}, apart from its request path.
  * </ul>
  *
  * <p>May use: headroom-enforcement, headroom-vend, headroom-plans,

@@ -6,7 +6,7 @@ import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletResponse;
 
 /**
- * When an allowed request's response is complete, its {@link Admission} completes (headroom-http:
+ * When an allowed request's response is complete, its {@link Admission} completes (headroom-enforcement:
  * units given back when the status does not count, content bytes charged, concurrency leases
  * released; ARCHITECTURE.md, request step 7). Runs exactly once: when the filter chain returns for a
  * synchronous request, or on {@link #onComplete} (or {@link #onError}) for an asynchronous one,
