@@ -15,7 +15,7 @@ import java.util.concurrent.CompletionStage;
  * {@code TIME} for Redis) and applies the algorithms exactly as documented in
  * the class comments of {@code Gcra}, {@code FixedWindow}, {@code SlidingWindow} and
  * {@code Concurrency} in {@code dev.headroom.internal}. Acquiring {@code n} units at once is how a node leases
- * a slice of quota to spend locally (DESIGN.md, scale path step 4), so leasing is a store, not a
+ * a slice of quota to spend locally (ARCHITECTURE.md, scale path step 4), so leasing is a store, not a
  * rewrite.
  *
  * <p>Implementations are thread-safe.

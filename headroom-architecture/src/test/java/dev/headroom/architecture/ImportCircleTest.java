@@ -25,8 +25,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * No import circle between source files of different packages (STYLE.md; issue "The house", item
- * 4: {@code GatewayConfig} imported its readers and the readers imported the section records nested
+ * No import circle between source files of different packages (CONTRIBUTING.md; issue "The house",
+ * item 4: {@code GatewayConfig} imported its readers and the readers imported the section records nested
  * in it). A file refers to another through an {@code import} (another package) or by its simple
  * name (its own package), or names it in code by its fully qualified name (which an import check
  * alone would miss); a circle of such references that stays inside one package is a package's

@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
  * import:
  * <ul>
  *   <li>each module's {@code internal} packages are its own: no other module's main code uses them
- *       (STYLE.md: "a public {@code internal} package that another module imports: export an API or
- *       keep it private"). What one module needs of another goes through its declared API, such as
+ *       (CONTRIBUTING.md: implementations live under {@code internal}, "which no other module may
+ *       use"). What one module needs of another goes through its declared API, such as
  *       {@code QuotaPolicy.emissionIntervalNanos()} for the Redis store's token bucket;
  *   <li>each module's main classes use only the modules the table lets it depend on ({@link #MAY_USE},
  *       closed over: a module may use what the modules it may use may use). The benchmarks may use

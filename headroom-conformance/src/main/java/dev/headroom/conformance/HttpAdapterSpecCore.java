@@ -459,7 +459,7 @@ public abstract class HttpAdapterSpecCore {
     assertThat(get("/spec/me", SpecFixture.USER_HEADER, bob).statusCode()).isEqualTo(200);
   }
 
-  // ---- concurrent-requests: the lease ends with the response (DESIGN.md, request step 4)
+  // ---- concurrent-requests: the lease ends with the response (ARCHITECTURE.md, request step 7)
 
   @Test
   void concurrencyLeaseIsReleasedWhenASynchronousResponseCompletes() throws Exception {
@@ -492,7 +492,7 @@ public abstract class HttpAdapterSpecCore {
     fixture.store().await("release", policy, partition(), TIMEOUT);
   }
 
-  // ---- content-bytes: charged after the fact, as actually written (DESIGN.md, request step 4)
+  // ---- content-bytes: charged after the fact, as actually written (ARCHITECTURE.md, request step 7)
 
   @Test
   void contentBytesWrittenThroughTheOutputStreamAreChargedAfterTheFact() throws Exception {

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * All or nothing (DESIGN.md, "One request through the gateway", step 3; {@link dev.headroom.Store}):
+ * All or nothing (ARCHITECTURE.md, "One request through any front end", step 5; {@link dev.headroom.Store}):
  * every policy of a request is decided at once, and a request refused by one policy consumes
  * nothing from the others, concurrency leases included. The outcomes of the policies that would
  * have allowed report their state before the request.

@@ -21,7 +21,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * An allowed request, from its decision to the end of its response (DESIGN.md, request step 4):
+ * An allowed request, from its decision to the end of its response (ARCHITECTURE.md, request step 7):
  * the RateLimit fields written for the status the application sets ({@link #writeFields}), and,
  * once the response is complete, exactly once ({@link #complete}, {@link #completeAsync}, or
  * {@link #unansweredAsync} when no response came):

@@ -9,7 +9,7 @@ import java.util.TreeSet;
 
 /**
  * The gate's allow lists by policy name ({@link GateBuilder#allow}): callers that
- * bypass a policy, matched by headroom-http's {@link AllowList} (the gateway's implementation) with
+ * bypass a policy, matched by {@link AllowList} (the gateway's implementation) with
  * the gate's {@link ClientAddressResolver}, so that a CIDR block is matched against the client
  * address as the trusted proxies resolve it. A policy is named as configured (a plan's variant
  * {@code api:pro} follows the list of {@code api}). Immutable.

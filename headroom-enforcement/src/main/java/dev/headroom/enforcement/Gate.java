@@ -50,7 +50,7 @@ import java.util.function.Predicate;
  * asks {@link #decide} (blocking, for a thread per request) or {@link #decideAsync} (never blocking,
  * for an event loop), and does what the {@link Verdict} says; it only writes.
  *
- * <h2>One request (DESIGN.md, "One request through the gateway", applied in-process)</h2>
+ * <h2>One request (ARCHITECTURE.md, "One request through any front end")</h2>
  * <ol>
  * <li>{@code GET}/{@code HEAD} of a discovery path is answered from the
  *   {@link LimitsDiscoveryDocument}, with a strong ETag, {@code Cache-Control} and 304 for a

@@ -19,8 +19,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The policies that apply to requests of some methods on one path template (DESIGN.md, request
- * step 1), for every embedded front end (servlet, WebFlux, Spring Cloud Gateway):
+ * The policies that apply to requests of some methods on one path template
+ * (ARCHITECTURE.md, request step 3), for every embedded front end (servlet, WebFlux, Spring Cloud
+ * Gateway):
  * {@code RouteRules.builder("/api/items/{id}").methods("GET").policy(perClient).build()}. A front
  * end may add a condition of its own request type when it hands the route to the {@link Gate}.
  *

@@ -27,7 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Quota leasing (DESIGN.md, scale path step 4): a {@link Store} that takes a slice of a partition's
+ * Quota leasing (ARCHITECTURE.md, scale path step 4): a {@link Store} that takes a slice of a partition's
  * quota from the store it wraps (normally a {@link RedisStore}) in one round trip and spends it
  * locally, so a hot key costs one Redis command per slice instead of one per request.
  *

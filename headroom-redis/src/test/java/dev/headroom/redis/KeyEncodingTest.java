@@ -16,7 +16,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The store encodes each call's keys itself (DESIGN.md "Redis store": keys are
+ * The store encodes each call's keys itself ({@link RedisStore}: keys are
  * {@code prefix + policy + ":" + algorithm + ":{partition}"}, the partition escaped): the keys a
  * decision writes in Redis are exactly {@link KeyLayout#key}, for plain, escaped and non-ASCII
  * partitions, and a concurrency policy's lease hash is that key plus {@code :h}.

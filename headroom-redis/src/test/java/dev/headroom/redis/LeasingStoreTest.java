@@ -23,7 +23,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Quota leasing against real Redis (DESIGN.md scale path step 4; headroom-redis README "Quota
+ * Quota leasing against real Redis (ARCHITECTURE.md scale path step 4; headroom-redis README "Quota
  * leasing"). Time is a manual ticker shared by the Redis script and the leasing store, so every
  * slice size and expiry is exact; a counting wrapper counts round trips to Redis.
  */

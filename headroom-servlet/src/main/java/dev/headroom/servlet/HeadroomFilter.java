@@ -74,7 +74,7 @@ import java.util.random.RandomGenerator;
  * Gateway filters share; this filter turns servlet requests into {@link GateRequest}s and writes
  * what the gate decides.
  *
- * <h2>One request (DESIGN.md, "One request through the gateway", applied in-process)</h2>
+ * <h2>One request (ARCHITECTURE.md, "One request through any front end")</h2>
  * <ol>
  * <li>{@code GET}/{@code HEAD} of a discovery path ({@code /.well-known/limits}, {@code /api/limits})
  *   is answered from the {@link LimitsDiscoveryDocument}, with a strong ETag, {@code Cache-Control} and 304

@@ -14,9 +14,10 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * The policies that apply to requests of some methods on one path template (DESIGN.md, request
- * step 1): {@code Route.builder("/api/items/{id}").methods("GET").policy(perClient).build()}. The
- * rules every front end shares are headroom-http's {@link RouteRules} ({@link #rules()}); a servlet
+ * The policies that apply to requests of some methods on one path template
+ * (ARCHITECTURE.md, request step 3):
+ * {@code Route.builder("/api/items/{id}").methods("GET").policy(perClient).build()}. The rules
+ * every front end shares are headroom-enforcement's {@link RouteRules} ({@link #rules()}); a servlet
  * route adds a {@link Builder#condition(Predicate) condition} on the servlet request.
  *
  * <p>Path templates are those of the one grammar every front end and the client share,

@@ -7,7 +7,7 @@ import java.util.Optional;
 /**
  * Who the authenticated user of a request is, as the host application knows it: the input of
  * {@code user} partitions. Headroom never authenticates; it counts whatever the host says here
- * (headroom-http {@code RequestView#user()}).
+ * (headroom-enforcement {@code RequestView#user()}).
  *
  * <p>Implementations are called on the request thread, after any authentication filter placed
  * before Headroom's, and must be thread-safe.

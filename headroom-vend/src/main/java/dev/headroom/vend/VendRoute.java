@@ -10,7 +10,7 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * A vend route of an embedded filter, servlet or WebFlux (seed 003, the vend rate-limit extension; reference/vend-notes.md),
+ * A vend route of an embedded filter, servlet or WebFlux (seed 003, the vend rate-limit extension),
  * as the gateway's {@code type: vend} routes: {@code POST}s to its path are vend calls, read whole
  * (bounded by the reader's {@code maxBytes}, 1 MiB by default), decided per vend scope by the
  * {@link VendRateLimiter} (headroom-vend) for the caller ({@code X-Vend-Caller}) and the user the

@@ -10,8 +10,8 @@ import org.springframework.http.server.RequestPath;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 
 /**
- * A WebFlux request as headroom-http's gate and partition derivations see it: the path within the
- * application with each segment percent-decoded (as a servlet container maps it, matrix parameters
+ * A WebFlux request as headroom-enforcement's gate and partition derivations see it: the path within
+ * the application with each segment percent-decoded (as a servlet container maps it, matrix parameters
  * left out), the peer address, the header lines, and the user resolved before the gate is asked.
  * Used by one thread at a time.
  */

@@ -26,8 +26,8 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Headroom in a Spring WebFlux application: a {@link WebFilter} that writes what headroom-http's
- * {@link Gate} decides (the same enforcement as the servlet filter and the Spring Cloud Gateway
+ * Headroom in a Spring WebFlux application: a {@link WebFilter} that writes what
+ * headroom-enforcement's {@link Gate} decides (the same enforcement as the servlet filter and the Spring Cloud Gateway
  * filter: routes, policies, plans, cost, escalation, reduced capacity, dialects, JSON and HTML
  * refusals, the discovery document), never blocking a thread.
  *
@@ -240,7 +240,7 @@ public final class HeadroomWebFilter implements WebFilter, Ordered {
     /**
      * Answers the framework's errors that reach this filter ({@code ResponseStatusException}: 404
      * for a path nothing serves, 405, ...) with the Graceful Boundaries body every front end sends
-     * for that status (headroom-http {@link Gate#serviceError}; Graceful Boundaries section 6). Off
+     * for that status ({@link Gate#serviceError}; Graceful Boundaries section 6). Off
      * by default: a Spring Boot application answers through its own error handling.
      */
     public Builder errorBodies(boolean on) {

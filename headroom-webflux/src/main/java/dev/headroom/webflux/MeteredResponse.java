@@ -10,7 +10,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * The response of an admitted request whose content bytes are charged: counts the bytes of every
- * buffer as the application hands it to the server (DESIGN.md, request step 4), so that they can be
+ * buffer as the application hands it to the server (ARCHITECTURE.md, request step 7), so that they can be
  * charged once the response is complete. A buffer counts when the server takes it for writing. Safe
  * to read from any thread.
  */

@@ -22,7 +22,7 @@ import java.util.Set;
 
 /**
  * One non-success response body that is at once RFC 9457 problem details and a Graceful
- * Boundaries structured refusal (reference/graceful-boundaries/docs/rfc9457-profile.md): an RFC
+ * Boundaries structured refusal (Graceful Boundaries, "RFC 9457 profile"): an RFC
  * 9457 client reads {@code type}, {@code title}, {@code status}, {@code detail}, {@code instance};
  * a Graceful Boundaries agent reads {@code error}, {@code detail}, {@code why} and, on a 429,
  * {@code limit} and {@code retryAfterSeconds}; neither breaks on the other's members.

@@ -59,7 +59,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * </pre>
  *
  * Policy constants that need division ({@code T = ceil(w / q)}, {@code tau = q * T}) are computed
- * here by {@link Gcra} in Java longs, so that the script only adds, multiplies and compares.
+ * in Java longs by {@link dev.headroom.QuotaPolicy#emissionIntervalNanos()} and
+ * {@link dev.headroom.QuotaPolicy#burstToleranceNanos()}, so that the script only adds, multiplies
+ * and compares.
  *
  * <p><b>Exact integers in Lua.</b> Lua numbers are IEEE doubles, exact only below 2^53, while epoch
  * nanoseconds are near 1.8e18 and a 366-day window is 3.2e16 ns. The script therefore keeps every

@@ -12,8 +12,9 @@ import java.util.concurrent.Executor;
  * task queue, behind the writes of every earlier caller and the replies it has yet to read, on a
  * machine whose cores the gateway's own event loops keep busy. That wait is the client's backlog,
  * not Redis's latency; a deadline counted from the request would let a healthy Redis be blamed for
- * it (see DESIGN.md, "Redis store": where the time went). {@link StampedCommand#encode} marks the
- * stamp on the I/O thread as it encodes the command into the channel, right before the flush.
+ * it (headroom-redis README, "Measurements behind the design": where the time went).
+ * {@link StampedCommand#encode} marks the stamp on the I/O thread as it encodes the command into
+ * the channel, right before the flush.
  *
  * <p>Written once by the I/O thread (the first write: a command Lettuce writes again after a
  * reconnect keeps its first time), read by any thread.

@@ -6,9 +6,9 @@ import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletResponse;
 
 /**
- * When an allowed request's response is complete, its {@link Admission} completes (headroom-http:
+ * When an allowed request's response is complete, its {@link Admission} completes (headroom-enforcement:
  * units given back when the status does not count, content bytes charged, concurrency leases
- * released; DESIGN.md, request step 4). Runs exactly once: when the filter chain returns for a
+ * released; ARCHITECTURE.md, request step 7). Runs exactly once: when the filter chain returns for a
  * synchronous request, or on {@link #onComplete} (or {@link #onError}) for an asynchronous one,
  * re-registering itself when the application starts a new asynchronous cycle.
  *

@@ -35,7 +35,7 @@ import java.util.function.IntConsumer;
  *
  * <h2>Content bytes, counted when they are kept</h2>
  * When counting, the bytes the application writes through the output stream or writer are counted
- * for {@code content-bytes} policies charged after the fact (DESIGN.md, request step 4). A byte
+ * for {@code content-bytes} policies charged after the fact (ARCHITECTURE.md, request step 7). A byte
  * counts once the container's stream accepted it; a write that throws counts nothing. Bytes
  * discarded by {@code resetBuffer()} or {@code reset()} are not counted: those calls only succeed
  * while the response is uncommitted, when nothing has left the buffer, so every byte counted so far

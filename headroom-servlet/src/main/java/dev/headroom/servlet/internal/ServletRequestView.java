@@ -9,8 +9,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A servlet request as headroom-http's gate and partition derivations see it. The user is resolved once,
- * lazily, by the host's callback. Used on the request thread only.
+ * A servlet request as headroom-enforcement's gate and partition derivations see it. The user is
+ * resolved once, lazily, by the host's callback. Used on the request thread only.
  */
 public final class ServletRequestView implements GateRequest {
 

@@ -39,7 +39,7 @@ public final class ExtensionSplice {
   /**
    * The document with the entry inserted, or {@code doc} itself when it cannot take it.
    *
-   * @param reader a mapper from {@link Json#reader(int)}
+   * @param reader a mapper from {@link VendJson#reader(int)}
    * @param maxBytes documents longer than this are returned unchanged
    * @param entry the extension entry, an object with a textual {@code urn}
    */
