@@ -119,7 +119,7 @@ final class UpstreamPool {
       return;
     }
     // An idle connection must notice the upstream closing it, so a read stays pending. Auto-read
-    // stays off: toggling it cost two epoll_ctl calls per exchange (see DESIGN.md, Gateway).
+    // stays off: toggling it cost two epoll_ctl calls per exchange (see headroom-gateway/README.md, "Performance notes").
     c.read();
     q.addLast(c);
   }
