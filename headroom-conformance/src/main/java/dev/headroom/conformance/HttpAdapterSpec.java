@@ -91,7 +91,7 @@ public abstract class HttpAdapterSpec extends HttpAdapterSpecCore {
    * Two escalating policies that start blocking one partition with the same refusal: the refusal
    * names the one that blocks longest (its {@code limitId}, its limit), whose block is the
    * Retry-After and the body's {@code retryAfterSeconds}, so the policy named and the wait announced
-   * agree (draft-09 section 5.3; decided once for every front end in headroom-http's {@code Gate},
+   * agree (draft-09 section 5.3; decided once for every front end in headroom-enforcement's {@code Gate},
    * where the gateway once named the last policy of the route and the embedded filters the longest
    * block). The longest-blocking policy comes first in the route, so naming the last would fail here.
    */

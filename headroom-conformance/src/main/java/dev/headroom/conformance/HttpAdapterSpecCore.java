@@ -113,7 +113,7 @@ public abstract class HttpAdapterSpecCore {
 
   @AfterAll
   void stopServer() throws Exception {
-    fixture.gate().open();
+    fixture.hold().open();
     stop();
   }
 
@@ -473,12 +473,12 @@ public abstract class HttpAdapterSpecCore {
 
   void leaseIsReleasedWhenTheResponseCompletes(String path, String policy) throws Exception {
     CompletableFuture<HttpResponse<String>> held = sendAsync(path);
-    fixture.gate().awaitEntered(1);
+    fixture.hold().awaitEntered(1);
     HttpResponse<String> refused = get(path);
     assertThat(refused.statusCode()).isEqualTo(429);
     assertThat(header(refused, "RateLimit-Policy")).isEqualTo("\"" + policy + "\";q=1;qu=\"concurrent-requests\";w=60");
     assertThat(json(refused).path("violated-policies").get(0).asText()).isEqualTo(policy);
-    fixture.gate().open();
+    fixture.hold().open();
     HttpResponse<String> done = held.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     assertThat(done.statusCode()).isEqualTo(200);
     assertThat(done.body()).isEqualTo("done");
@@ -486,8 +486,8 @@ public abstract class HttpAdapterSpecCore {
     assertThat(header(done, "RateLimit")).startsWith("\"" + policy + "\";r=0;t=");
     fixture.store().await("release", policy, partition(), TIMEOUT);
     CompletableFuture<HttpResponse<String>> again = sendAsync(path);
-    fixture.gate().awaitEntered(1);
-    fixture.gate().open();
+    fixture.hold().awaitEntered(1);
+    fixture.hold().open();
     assertThat(again.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).statusCode()).isEqualTo(200);
     fixture.store().await("release", policy, partition(), TIMEOUT);
   }

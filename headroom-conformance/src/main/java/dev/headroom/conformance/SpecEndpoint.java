@@ -20,13 +20,13 @@ public enum SpecEndpoint {
    */
   BYTES,
   /**
-   * Calls {@link Gate#enter()} on the request thread (which blocks until the test opens the gate),
+   * Calls {@link RequestHold#enter()} on the request thread (which blocks until the test lets it go),
    * then 200 with the body {@code done}.
    */
   BLOCKING,
   /**
    * Starts asynchronous processing, returns the request thread to the container, and from another
-   * thread calls {@link Gate#enter()}, then writes 200 {@code done} and completes the request.
+   * thread calls {@link RequestHold#enter()}, then writes 200 {@code done} and completes the request.
    * Hosts without asynchronous processing treat it as {@link #BLOCKING}.
    */
   BLOCKING_ASYNC,

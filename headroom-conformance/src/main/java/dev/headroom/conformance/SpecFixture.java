@@ -124,7 +124,7 @@ public final class SpecFixture {
   private final ManualTicker ticker = ManualTicker.atFixedInstant();
   private final RecordingStore store = new RecordingStore(InMemoryStore.builder().ticker(ticker).build());
   private final QuotaLimiter limiter = QuotaLimiter.of(store);
-  private final Gate gate = new Gate();
+  private final RequestHold hold = new RequestHold();
   private final LimitRefusals refusals;
   private final List<SpecRoute> routes = new ArrayList<>();
 
@@ -211,7 +211,7 @@ public final class SpecFixture {
   }
 
   /** Holds the {@link SpecEndpoint#BLOCKING} endpoints. */
-  public Gate gate() {
-    return gate;
+  public RequestHold hold() {
+    return hold;
   }
 }

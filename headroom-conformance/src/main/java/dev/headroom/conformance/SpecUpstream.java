@@ -82,7 +82,7 @@ public final class SpecUpstream implements AutoCloseable {
       switch (route.endpoint()) {
         case OK -> text(ex, 200, "text/plain", "ok", head);
         case BLOCKING, BLOCKING_ASYNC -> {
-          fixture.gate().enter();
+          fixture.hold().enter();
           text(ex, 200, "text/plain", "done", head);
         }
         case REDIRECT -> {

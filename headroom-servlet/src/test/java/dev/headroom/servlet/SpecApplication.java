@@ -102,7 +102,7 @@ final class SpecApplication {
           text(res, "ok");
           break;
         case BLOCKING:
-          fixture.gate().enter();
+          fixture.hold().enter();
           text(res, "done");
           break;
         case BLOCKING_ASYNC: {
@@ -110,7 +110,7 @@ final class SpecApplication {
           ctx.setTimeout(30_000);
           ctx.start(() -> {
             try {
-              fixture.gate().enter();
+              fixture.hold().enter();
               text((HttpServletResponse) ctx.getResponse(), "done");
             } catch (IOException e) {
               throw new java.io.UncheckedIOException(e);

@@ -135,7 +135,7 @@ final class SpecServer implements AutoCloseable {
           return text(res, "ok");
         case BLOCKING:
         case BLOCKING_ASYNC:
-          return Mono.fromRunnable(() -> fixture.gate().enter()).subscribeOn(Schedulers.boundedElastic())
+          return Mono.fromRunnable(() -> fixture.hold().enter()).subscribeOn(Schedulers.boundedElastic())
               .then(Mono.defer(() -> text(res, "done")));
         case REDIRECT:
           if ("send".equals(to) || "status".equals(to)) {

@@ -95,7 +95,7 @@ public class SpecBootApplication {
     @GetMapping("/spec/slow")
     @RateLimited("slots")
     String slow() {
-      fixture.gate().enter();
+      fixture.hold().enter();
       return "done";
     }
 
@@ -104,7 +104,7 @@ public class SpecBootApplication {
     @RateLimited("async-slots")
     CompletableFuture<String> slowAsync() {
       return CompletableFuture.supplyAsync(() -> {
-        fixture.gate().enter();
+        fixture.hold().enter();
         return "done";
       });
     }

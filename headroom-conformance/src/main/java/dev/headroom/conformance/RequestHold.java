@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread-safe.
  */
-public final class Gate {
+public final class RequestHold {
 
   /** Longest a request is held, and longest a test waits for a request to arrive. */
   public static final Duration MAX_HOLD = Duration.ofSeconds(10);
