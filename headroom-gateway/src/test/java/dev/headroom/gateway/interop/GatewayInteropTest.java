@@ -97,7 +97,8 @@ class GatewayInteropTest {
   @EnumSource(HeaderDialect.class)
   void theCheckerReadsTheGatewayInEveryDialect(HeaderDialect dialect) throws Exception {
     Report r = Checker.builder(HTTP).ticker(ticker).probe(10).probeEndpoint("/" + dialect.token()).build().check(uri("/"));
-    assertThat(r.dialects()).as(r.toText()).contains(dialect);
+    // draft-09 and draft-10/-11 write the same fields: a reader reports both as ietf.
+    assertThat(r.dialects()).as(r.toText()).contains(dialect == HeaderDialect.DRAFT_09 ? HeaderDialect.IETF : dialect);
     assertThat(r.findings(Finding.Severity.VIOLATION)).as(r.toText()).isEmpty();
     assertThat(r.level()).as(r.toText()).isEqualTo(Level.LEVEL_4);
     assertThat(r.declared()).as(r.toText()).contains("level-4");
