@@ -9,7 +9,7 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.enforcement.Escalation;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -149,20 +149,20 @@ public final class SpecFixture {
     routes.add(new SpecRoute("GET", "/spec/moved", List.of(requests("moved", 5, "api-key")), ietf, SpecEndpoint.REDIRECT));
     // the gateway's behaviour every front end shares (issue 18 item 4), one route each
     routes.add(new SpecRoute("GET", "/spec/escalating", List.of(requests("escalating", 1, "api-key")), ietf,
-        SpecEndpoint.OK, FieldOptions.none(), true, Map.of("escalating", ESCALATION)));
+        SpecEndpoint.OK, FieldRules.none(), true, Map.of("escalating", ESCALATION)));
     routes.add(new SpecRoute("GET", "/spec/escalating-twice",
         List.of(requests(ESCALATING_LONG, 1, "api-key"), requests(ESCALATING_SHORT, 1, "api-key")), ietf,
-        SpecEndpoint.OK, FieldOptions.none(), true, Map.of(ESCALATING_LONG, ESCALATION,
+        SpecEndpoint.OK, FieldRules.none(), true, Map.of(ESCALATING_LONG, ESCALATION,
             ESCALATING_SHORT, SHORT_ESCALATION)));
     routes.add(new SpecRoute("GET", "/spec/reducible", List.of(requests("reducible", 4, "api-key")), ietf, SpecEndpoint.OK));
     routes.add(new SpecRoute("GET", "/spec/fragile", List.of(requests(FRAGILE, 5, "api-key")), ietf, SpecEndpoint.OK));
     routes.add(new SpecRoute("GET", "/spec/jitter", List.of(requests("jittered", 1, "api-key")), ietf, SpecEndpoint.OK,
-        FieldOptions.none().jitter(JITTER), true, Map.of()));
+        FieldRules.none().jitter(JITTER), true, Map.of()));
     routes.add(new SpecRoute("GET", "/spec/near", List.of(requests("near", 4, "api-key")), ietf, SpecEndpoint.OK,
-        FieldOptions.none().onlyNearExhaustion(NEAR_EXHAUSTION), true, Map.of()));
+        FieldRules.none().onlyNearExhaustion(NEAR_EXHAUSTION), true, Map.of()));
     routes.add(new SpecRoute("GET", "/spec/capped", List.of(QuotaPolicy.builder("capped").quota(10).window(WINDOW)
         .unit(QuotaUnit.REQUESTS).algorithm(Algorithm.TOKEN_BUCKET).partitioning("api-key").build()), ietf, SpecEndpoint.OK,
-        FieldOptions.none().capRemainingToResetRatio(1, Duration.ZERO), true, Map.of()));
+        FieldRules.none().capRemainingToResetRatio(1, Duration.ZERO), true, Map.of()));
     // The meaning of t, draft-09 against draft-10 and -11, on a token bucket of 2 a minute.
     for (HeaderDialect d : List.of(HeaderDialect.IETF, HeaderDialect.DRAFT_09)) {
       routes.add(new SpecRoute("GET", "/spec/bucket/" + d.token(), List.of(QuotaPolicy.builder("bucket-" + d.token())
@@ -170,7 +170,7 @@ public final class SpecFixture {
           .build()), EnumSet.of(d), SpecEndpoint.OK));
     }
     routes.add(new SpecRoute("GET", "/spec/hidden", List.of(requests("hidden", 2, "api-key")), ietf, SpecEndpoint.OK,
-        FieldOptions.none(), false, Map.of()));
+        FieldRules.none(), false, Map.of()));
     routes.add(new SpecRoute("GET", "/spec/free", List.of(), ietf, SpecEndpoint.OK));
     store.failFor(FRAGILE);
   }

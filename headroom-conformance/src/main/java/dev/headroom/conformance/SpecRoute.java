@@ -2,7 +2,7 @@ package dev.headroom.conformance;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.enforcement.Escalation;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import java.util.List;
 import java.util.Map;
@@ -19,16 +19,16 @@ public final class SpecRoute {
   private final List<QuotaPolicy> policies;
   private final Set<HeaderDialect> dialects;
   private final SpecEndpoint endpoint;
-  private final FieldOptions fields;
+  private final FieldRules fields;
   private final boolean listed;
   private final Map<String, Escalation> escalations;
 
   SpecRoute(String method, String template, List<QuotaPolicy> policies, Set<HeaderDialect> dialects, SpecEndpoint endpoint) {
-    this(method, template, policies, dialects, endpoint, FieldOptions.none(), true, Map.of());
+    this(method, template, policies, dialects, endpoint, FieldRules.none(), true, Map.of());
   }
 
   SpecRoute(String method, String template, List<QuotaPolicy> policies, Set<HeaderDialect> dialects, SpecEndpoint endpoint,
-      FieldOptions fields, boolean listed, Map<String, Escalation> escalations) {
+      FieldRules fields, boolean listed, Map<String, Escalation> escalations) {
     this.method = method;
     this.template = template;
     this.policies = List.copyOf(policies);
@@ -39,8 +39,8 @@ public final class SpecRoute {
     this.escalations = Map.copyOf(escalations);
   }
 
-  /** The route's own field rules (jitter, near exhaustion, ratio cap); {@link FieldOptions#none()} for most. */
-  public FieldOptions fields() {
+  /** The route's own field rules (jitter, near exhaustion, ratio cap); {@link FieldRules#none()} for most. */
+  public FieldRules fields() {
     return fields;
   }
 

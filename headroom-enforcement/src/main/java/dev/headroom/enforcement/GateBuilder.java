@@ -10,7 +10,7 @@ import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.enforcement.CapacityReductions;
 import dev.headroom.enforcement.Escalations;
 import dev.headroom.enforcement.Escalation;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.enforcement.partition.AllowList;
@@ -55,7 +55,7 @@ public final class GateBuilder<R> {
   Gate.StoreFailureMode storeFailureMode = Gate.StoreFailureMode.ALLOW;
   Ticker ticker = Ticker.system();
   private boolean omitOnRedirect;
-  private FieldOptions fields = FieldOptions.none();
+  private FieldRules fields = FieldRules.none();
   final Map<String, Escalation> escalations = new HashMap<>();
   private String service;
   private String description;
@@ -213,7 +213,7 @@ public final class GateBuilder<R> {
    * ({@link RouteRules.Builder#fields}); what {@link #jitter}, {@link #onlyNearExhaustion} and
    * {@link #capRemainingToResetRatio} set one by one.
    */
-  public GateBuilder<R> fields(FieldOptions fields) {
+  public GateBuilder<R> fields(FieldRules fields) {
     this.fields = Objects.requireNonNull(fields, "fields");
     return this;
   }
@@ -338,14 +338,14 @@ public final class GateBuilder<R> {
    * these field rules and dialects, under the gate's exposure, ticker and omit-on-redirect rule;
    * without policies.
    */
-  public RateLimitHeaders.Builder headers(FieldOptions routeFields, Optional<Set<HeaderDialect>> routeDialects) {
+  public RateLimitHeaders.Builder headers(FieldRules routeFields, Optional<Set<HeaderDialect>> routeDialects) {
     return routeFields.applyTo(RateLimitHeaders.builder()).dialects(routeDialects.orElse(dialects))
         .exposure(exposure).ticker(ticker).omitOnRedirect(omitOnRedirect);
   }
 
   /** Header writers for {@link Gate#headersFor}, from the settings as they are now (a snapshot). */
   java.util.function.Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headerFactory() {
-    FieldOptions f = fields;
+    FieldRules f = fields;
     Set<HeaderDialect> d = EnumSet.copyOf(dialects);
     PartitionKeyExposure e = exposure;
     Ticker t = ticker;
@@ -354,7 +354,7 @@ public final class GateBuilder<R> {
   }
 
   /** The field rules set on the gate, which a route's own rules are merged over. */
-  public FieldOptions fields() {
+  public FieldRules fields() {
     return fields;
   }
 }

@@ -2,7 +2,7 @@ package dev.headroom.enforcement;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.PartitionKeyExposure;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.path.PathTemplate;
 import java.util.ArrayList;
@@ -45,7 +45,7 @@ public final class RouteRules {
   private final String key;
   private final String note;
   private final boolean listed;
-  private final FieldOptions fields;
+  private final FieldRules fields;
   private final List<QuotaPolicy> shadows;
   private final Set<String> shadowFields;
   private final long cost;
@@ -212,7 +212,7 @@ public final class RouteRules {
    * The route's own field rules (jitter, fields only near exhaustion, the remaining/reset ratio
    * cap); each one not set here is the gate's ({@link GateBuilder#fields}).
    */
-  public FieldOptions fields() {
+  public FieldRules fields() {
     return fields;
   }
 
@@ -251,7 +251,7 @@ public final class RouteRules {
     private String key;
     private String note;
     private boolean listed = true;
-    private FieldOptions fields = FieldOptions.none();
+    private FieldRules fields = FieldRules.none();
 
     private Builder(String template) {
       this.template = template;
@@ -425,11 +425,11 @@ public final class RouteRules {
     }
 
     /**
-     * The route's own field rules (headroom-http {@link FieldOptions}: jitter, draft-09 section 8.5;
+     * The route's own field rules (headroom-http {@link FieldRules}: jitter, draft-09 section 8.5;
      * fields only near exhaustion, section 6.2; the remaining/reset ratio cap, sections 6 and 8.5);
      * each one not set here is the gate's. None by default.
      */
-    public Builder fields(FieldOptions fields) {
+    public Builder fields(FieldRules fields) {
       this.fields = Objects.requireNonNull(fields, "fields");
       return this;
     }

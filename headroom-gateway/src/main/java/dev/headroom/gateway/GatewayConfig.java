@@ -3,7 +3,7 @@ package dev.headroom.gateway;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.config.Listen;
-import dev.headroom.gateway.config.PkSettings;
+import dev.headroom.gateway.config.PartitionKeySettings;
 import dev.headroom.gateway.config.PlanSettings;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
@@ -56,7 +56,7 @@ public record GatewayConfig(
     Map<String, Upstream> upstreams,
     Map<String, Policy> policies,
     List<Route> routes,
-    PkSettings pk,
+    PartitionKeySettings pk,
     Optional<PlanSettings> plans,
     String source,
     String text) {

@@ -22,7 +22,7 @@ import dev.headroom.enforcement.Verdict;
 import dev.headroom.enforcement.CapacityReductions;
 import dev.headroom.enforcement.Escalation;
 import dev.headroom.enforcement.Escalations;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.enforcement.partition.AllowList;
@@ -466,7 +466,7 @@ public final class HeadroomFilter implements Filter {
     }
 
     /** {@link GateBuilder#fields}: the field rules of every route that does not set its own. */
-    public Builder fields(FieldOptions fields) {
+    public Builder fields(FieldRules fields) {
       settings("fields").fields(fields);
       return this;
     }

@@ -2,7 +2,7 @@ package dev.headroom.servlet;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.enforcement.RouteRules;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.path.PathTemplate;
 import jakarta.servlet.http.HttpServletRequest;
@@ -112,7 +112,7 @@ public final class Route {
   }
 
   /** The route's own field rules; each one not set here is the filter's. */
-  public FieldOptions fields() {
+  public FieldRules fields() {
     return rules.fields();
   }
 
@@ -224,7 +224,7 @@ public final class Route {
     }
 
     /** {@link RouteRules.Builder#fields}; each one not set here is the filter's. */
-    public Builder fields(FieldOptions fields) {
+    public Builder fields(FieldRules fields) {
       rules.fields(fields);
       return this;
     }

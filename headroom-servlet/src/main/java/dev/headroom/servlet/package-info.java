@@ -48,7 +48,7 @@
  * escalation ({@code Escalations}: a blocked partition is refused 429
  * {@code abnormal-usage-detected} before the store is asked), run-time capacity
  * ({@code CapacityReductions}; the filter's {@code reduceCapacity}, the gateway's admin
- * {@code /capacity}), route field rules ({@code FieldOptions}: jitter, near exhaustion, ratio cap;
+ * {@code /capacity}), route field rules ({@code FieldRules}: jitter, near exhaustion, ratio cap;
  * a route's own rule wins over the filter's), {@code listed}, and the refusal fields
  * ({@code RefusalFormat.refusalFields}). Vend routes ({@code VendRoute}, {@code VendCalls}): the
  * envelope read whole and replayed to the application ({@code ReplayedRequest}), decided by

@@ -1,11 +1,11 @@
 package dev.headroom.enforcement.settings;
 
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import java.time.Duration;
 
 /**
  * The optional field rules of draft-ietf-httpapi-ratelimit-headers-09 (headroom-http
- * {@link FieldOptions}) for every route or one route; an unset rule is not applied.
+ * {@link FieldRules}) for every route or one route; an unset rule is not applied.
  */
 public class FieldRuleSettings {
 

@@ -10,7 +10,7 @@ import dev.headroom.http.body.LimitType;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.Escalation;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.enforcement.partition.AllowList;
@@ -40,7 +40,7 @@ import java.util.function.UnaryOperator;
  * The one converter of the settings model: {@link PolicySettings}, {@link PlansSettings},
  * {@link FieldRuleSettings} and the rest into headroom-core's {@link QuotaPolicy} and
  * headroom-http's {@link PolicyTexts}, {@link Escalation}, {@link AllowList}, {@link Plans} and
- * {@link FieldOptions}, for every binding (the gateway's YAML, Spring Boot's {@code headroom.*},
+ * {@link FieldRules}, for every binding (the gateway's YAML, Spring Boot's {@code headroom.*},
  * Spring Cloud Gateway's {@code headroom.cloud-gateway.*}).
  *
  * <p>How is an error tied to its setting? Each value is checked alone: a library (the
@@ -466,8 +466,8 @@ public final class SettingsReader {
    * The field rules at {@code at} (a path of the binding's); an unset rule is not applied. Each
    * value is checked against what {@link RateLimitHeaders} accepts.
    */
-  public FieldOptions fields(String at, FieldRuleSettings rules) {
-    FieldOptions f = FieldOptions.none();
+  public FieldRules fields(String at, FieldRuleSettings rules) {
+    FieldRules f = FieldRules.none();
     Duration jitter = rules.getJitter();
     if (jitter != null) {
       if (jitter.isNegative() || !wholeSeconds(jitter) || jitter.compareTo(RateLimitHeaders.MAX_JITTER) > 0) {
@@ -488,7 +488,7 @@ public final class SettingsReader {
     Double cap = rules.getCapRemainingToResetRatio();
     if (cap != null) {
       Duration min = rules.getCapMinWindow() == null ? Duration.ZERO : rules.getCapMinWindow();
-      FieldOptions base = f;
+      FieldRules base = f;
       f = check(path(at, "capRemainingToResetRatio"), cap, "a number of at least 1 (1 = each policy's nominal "
           + "throughput q/w), with cap-min-window zero or more", () -> base.capRemainingToResetRatio(cap, min))
           .orElse(base);

@@ -1,6 +1,6 @@
 package dev.headroom.gateway.config;
 
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -12,7 +12,7 @@ import java.util.Set;
  * redirects (3xx) go out without RateLimit fields (draft-09 section 6), whether the route is listed
  * in the discovery document ({@code listed: false} keeps it out, Graceful Boundaries SC-4), and the
  * optional field rules it turns on (jitter, fields only near exhaustion, the remaining/reset ratio
- * cap: headroom-http {@link FieldOptions}), and what a request costs.
+ * cap: headroom-http {@link FieldRules}), and what a request costs.
  */
 public record Route(
     String name,
@@ -23,10 +23,10 @@ public record Route(
     List<String> dialects,
     boolean normaliseErrors,
     boolean omitOnRedirect,
-    Optional<PkMode> pk,
+    Optional<PartitionKeyMode> pk,
     Optional<Vend> vend,
     boolean listed,
-    FieldOptions fields,
+    FieldRules fields,
     RouteCost cost) {
   public Route {
     methods = Set.copyOf(methods);

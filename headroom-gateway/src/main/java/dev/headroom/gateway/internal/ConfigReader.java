@@ -6,7 +6,7 @@ import dev.headroom.gateway.ConfigException;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.config.Listen;
-import dev.headroom.gateway.config.PkSettings;
+import dev.headroom.gateway.config.PartitionKeySettings;
 import dev.headroom.gateway.config.PlanSettings;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
@@ -128,7 +128,7 @@ public final class ConfigReader {
     if (service != null) {
       service.humanUrl().ifPresent(page -> pageClash(page, routes));
     }
-    PkSettings pk = pkReader.pk(root.path("pk"), routes);
+    PartitionKeySettings pk = pkReader.pk(root.path("pk"), routes);
     whenRoutes(policies, routes);
     Optional<PlanSettings> plans = new PlansReader(problems, env, folder).plans(root.path("plans"), policies);
     if (!problems.isEmpty()) {

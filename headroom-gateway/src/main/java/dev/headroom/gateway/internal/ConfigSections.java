@@ -3,7 +3,7 @@ package dev.headroom.gateway.internal;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.config.Listen;
-import dev.headroom.gateway.config.PkSettings;
+import dev.headroom.gateway.config.PartitionKeySettings;
 import dev.headroom.gateway.config.PlanSettings;
 import java.util.Optional;
 import dev.headroom.gateway.config.Policy;
@@ -42,7 +42,7 @@ public record ConfigSections(
     Map<String, Upstream> upstreams,
     Map<String, Policy> policies,
     List<Route> routes,
-    PkSettings pk,
+    PartitionKeySettings pk,
     Optional<PlanSettings> plans) {
 
   /** Copied as {@link dev.headroom.gateway.GatewayConfig} copies them, so the load-time check iterates what requests will. */

@@ -1,7 +1,7 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.gateway.config.PkMode;
-import dev.headroom.gateway.config.PkSettings;
+import dev.headroom.gateway.config.PartitionKeyMode;
+import dev.headroom.gateway.config.PartitionKeySettings;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
@@ -13,8 +13,8 @@ import dev.headroom.enforcement.partition.PartitionKeyExposures;
 final class PkExposures {
   private PkExposures() {}
 
-  static PartitionKeyExposure forRoute(PkSettings pk, Route route) {
-    PkMode mode = route.pk().orElse(pk.mode());
+  static PartitionKeyExposure forRoute(PartitionKeySettings pk, Route route) {
+    PartitionKeyMode mode = route.pk().orElse(pk.mode());
     return switch (mode) {
       case OFF -> PartitionKeyExposures.off();
       case HASH -> PartitionKeyExposures.predictableHash();

@@ -1,8 +1,8 @@
 package dev.headroom.gateway.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.gateway.config.PkMode;
-import dev.headroom.gateway.config.PkSettings;
+import dev.headroom.gateway.config.PartitionKeyMode;
+import dev.headroom.gateway.config.PartitionKeySettings;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
@@ -29,14 +29,14 @@ final class PkReader extends SectionReader {
    * once, from the environment variable or file named (base64, at least 32 bytes); it is never
    * written in the file, and no message repeats it.
    */
-  PkSettings pk(JsonNode n, List<Route> routes) {
-    PkMode mode = PkMode.OFF;
+  PartitionKeySettings pk(JsonNode n, List<Route> routes) {
+    PartitionKeyMode mode = PartitionKeyMode.OFF;
     Optional<String> keyEnv = Optional.empty();
     Optional<String> keyFile = Optional.empty();
     if (!n.isMissingNode() && object("pk", n)) {
       keys("pk", n, "exposure", "keyEnv", "keyFile");
       if (!n.path("exposure").isMissingNode()) {
-        mode = pkMode("pk.exposure", n.path("exposure")).orElse(PkMode.OFF);
+        mode = pkMode("pk.exposure", n.path("exposure")).orElse(PartitionKeyMode.OFF);
       }
       keyEnv = optionalText("pk.keyEnv", n.path("keyEnv"));
       keyFile = optionalText("pk.keyFile", n.path("keyFile"));
@@ -44,9 +44,9 @@ final class PkReader extends SectionReader {
         problem("pk.keyFile", n.path("keyFile"), "either keyEnv or keyFile, not both");
       }
     }
-    boolean hmacUsed = mode == PkMode.HMAC;
+    boolean hmacUsed = mode == PartitionKeyMode.HMAC;
     for (Route r : routes) {
-      hmacUsed |= r.pk().orElse(PkMode.OFF) == PkMode.HMAC;
+      hmacUsed |= r.pk().orElse(PartitionKeyMode.OFF) == PartitionKeyMode.HMAC;
     }
     Optional<PartitionKeyExposure> hmac = Optional.empty();
     if (hmacUsed) {
@@ -64,18 +64,18 @@ final class PkReader extends SectionReader {
         }
       }
     }
-    return new PkSettings(mode, keyEnv, keyFile, hmac);
+    return new PartitionKeySettings(mode, keyEnv, keyFile, hmac);
   }
 
-  Optional<PkMode> pkMode(String path, JsonNode n) {
+  Optional<PartitionKeyMode> pkMode(String path, JsonNode n) {
     if (n.isTextual()) {
-      for (PkMode m : PkMode.values()) {
+      for (PartitionKeyMode m : PartitionKeyMode.values()) {
         if (m.token().equals(n.asText())) {
           return Optional.of(m);
         }
       }
     } else if (n.isBoolean() && !n.asBoolean()) {
-      return Optional.of(PkMode.OFF); // YAML 1.1 reads a bare off as false
+      return Optional.of(PartitionKeyMode.OFF); // YAML 1.1 reads a bare off as false
     }
     problem(path, n, "off, hash (a predictable SHA-256 a client can compute) or hmac (keyed)");
     return Optional.empty();

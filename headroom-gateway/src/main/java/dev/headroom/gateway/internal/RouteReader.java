@@ -2,13 +2,13 @@ package dev.headroom.gateway.internal;
 
 import dev.headroom.http.DiscoveryPaths;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.gateway.config.PkMode;
+import dev.headroom.gateway.config.PartitionKeyMode;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.RouteCost;
 import dev.headroom.gateway.config.Upstream;
 import dev.headroom.gateway.config.Vend;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.path.PathTemplate;
@@ -155,7 +155,7 @@ final class RouteReader extends SectionReader {
       if (!routeNames.add(name)) {
         problem(path + ".name", r.path("name"), "a route name no earlier route has");
       }
-      Optional<PkMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkReader.pkMode(path + ".pk", r.path("pk"));
+      Optional<PartitionKeyMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkReader.pkMode(path + ".pk", r.path("pk"));
       boolean listed = bool(path + ".listed", r.path("listed"), true);
       RouteCost cost = new RulesReader(problems).cost(path + ".cost", r.path("cost"));
       out.add(new Route(name, methods, template, upstream, names, dialects, normalise, omitOnRedirect, pk, vend, listed,
@@ -165,13 +165,13 @@ final class RouteReader extends SectionReader {
   }
 
   /**
-   * The route's optional field rules (headroom-http {@link FieldOptions}): {@code jitter} (a
+   * The route's optional field rules (headroom-http {@link FieldRules}): {@code jitter} (a
    * duration of whole seconds, draft-09 section 8.5), {@code onlyNearExhaustion} (a share in (0, 1],
    * section 6.2) and {@code capRemainingToResetRatio: {factor, minWindow}} (sections 6 and 8.5; without
    * {@code minWindow} the cap applies to every window).
    */
-  private FieldOptions fieldOptions(String path, JsonNode r) {
-    FieldOptions f = FieldOptions.none();
+  private FieldRules fieldOptions(String path, JsonNode r) {
+    FieldRules f = FieldRules.none();
     if (!r.path("jitter").isMissingNode()) {
       Duration jitter = duration(path + ".jitter", r.path("jitter"), null);
       if (jitter != null) {

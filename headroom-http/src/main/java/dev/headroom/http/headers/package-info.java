@@ -1,7 +1,7 @@
 /**
  * The RateLimit header fields in every dialect ({@link dev.headroom.http.headers.HeaderDialect}):
  * written for a decision by {@link dev.headroom.http.headers.RateLimitHeaders}, with the optional
- * server rules of a route ({@link dev.headroom.http.headers.FieldOptions}), and parsed, never
+ * server rules of a route ({@link dev.headroom.http.headers.FieldRules}), and parsed, never
  * throwing, by {@link dev.headroom.http.headers.RateLimitFields} into
  * {@link dev.headroom.http.headers.QuotaPolicyItem}s and
  * {@link dev.headroom.http.headers.ServiceLimitItem}s with {@link dev.headroom.http.headers.Diagnostic}s

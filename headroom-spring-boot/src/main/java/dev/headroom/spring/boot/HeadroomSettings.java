@@ -8,7 +8,7 @@ import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
 import dev.headroom.enforcement.RouteRules;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.enforcement.partition.ClientAddressResolver;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
@@ -43,7 +43,7 @@ import org.springframework.core.env.Environment;
  * @param onFailure {@code headroom.store.on-failure}
  * @param routes {@code headroom.routes}
  */
-record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDialect> dialects, FieldOptions fields,
+record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDialect> dialects, FieldRules fields,
     PartitionKeyExposure exposure, ClientAddressResolver clientAddresses, Gate.StoreFailureMode onFailure,
     List<Route> routes) {
 
@@ -61,7 +61,7 @@ record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDia
     if (props.getHeaders().getJitter() == null) {
       r.problem("headroom.headers.jitter", null, "a whole number of seconds from 0s to 1h, such as 5s");
     }
-    FieldOptions fields = r.fields("headroom.headers", props.getHeaders());
+    FieldRules fields = r.fields("headroom.headers", props.getHeaders());
     PartitionKeyExposure exposure = exposure(r, props);
     ClientAddressResolver clients = clientAddresses(r, props);
     Gate.StoreFailureMode onFailure = r.onFailure("headroom.store.on-failure", props.getStore().getOnFailure());

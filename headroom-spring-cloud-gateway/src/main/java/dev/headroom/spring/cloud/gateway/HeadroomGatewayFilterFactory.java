@@ -3,7 +3,7 @@ package dev.headroom.spring.cloud.gateway;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.enforcement.RouteRules;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;
 import dev.headroom.vend.VendRoute;
@@ -131,7 +131,7 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
     if (c.getListed() != null) {
       b.listed(c.getListed());
     }
-    FieldOptions fields = FieldOptions.none();
+    FieldRules fields = FieldRules.none();
     if (c.getJitter() != null) {
       Duration jitter = PolicyCatalog.window(at + ".jitter", c.getJitter());
       fields = stepped(at + ".jitter", c.getJitter(), fields, f -> f.jitter(jitter));
@@ -190,8 +190,8 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
     }
   }
 
-  private static FieldOptions stepped(String argument, Object value, FieldOptions f,
-      java.util.function.UnaryOperator<FieldOptions> step) {
+  private static FieldRules stepped(String argument, Object value, FieldRules f,
+      java.util.function.UnaryOperator<FieldRules> step) {
     try {
       return step.apply(f);
     } catch (IllegalArgumentException e) {

@@ -4,7 +4,7 @@ import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.enforcement.Gate;
-import dev.headroom.http.headers.FieldOptions;
+import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.enforcement.settings.PolicySet;
 import dev.headroom.enforcement.settings.SettingsReader;
@@ -29,9 +29,9 @@ final class PolicyCatalog {
 
   private final PolicySet set;
   private final Set<HeaderDialect> dialects;
-  private final FieldOptions fields;
+  private final FieldRules fields;
 
-  private PolicyCatalog(PolicySet set, Set<HeaderDialect> dialects, FieldOptions fields) {
+  private PolicyCatalog(PolicySet set, Set<HeaderDialect> dialects, FieldRules fields) {
     this.set = set;
     this.dialects = Set.copyOf(dialects);
     this.fields = fields;
@@ -41,7 +41,7 @@ final class PolicyCatalog {
   static PolicyCatalog of(Map<String, QuotaPolicy> policies) {
     PolicySet set = new PolicySet(policies, PolicyTexts.builder(new CloudGatewayProperties().getWhy()).build(),
         Map.of(), Map.of(), Map.of(), Optional.empty());
-    return new PolicyCatalog(set, EnumSet.of(HeaderDialect.IETF), FieldOptions.none());
+    return new PolicyCatalog(set, EnumSet.of(HeaderDialect.IETF), FieldRules.none());
   }
 
   /**
@@ -55,7 +55,7 @@ final class PolicyCatalog {
     Optional<URI> origin = r.origin(properties.getService());
     PolicySet set = r.policies(properties.getWhy(), origin, properties.getPolicies());
     Set<HeaderDialect> dialects = r.dialects(r.path("headers.dialects"), properties.getHeaders().getDialects());
-    FieldOptions fields = r.fields(r.path("headers"), properties.getHeaders());
+    FieldRules fields = r.fields(r.path("headers"), properties.getHeaders());
     r.throwIfProblems(CloudGatewayConfigurationException::new);
     return new PolicyCatalog(set, dialects, fields);
   }
@@ -74,7 +74,7 @@ final class PolicyCatalog {
   }
 
   /** The field rules of {@code headers}: jitter, only-near-exhaustion, the ratio cap. */
-  FieldOptions fields() {
+  FieldRules fields() {
     return fields;
   }
 

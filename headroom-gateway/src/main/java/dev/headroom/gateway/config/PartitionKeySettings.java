@@ -8,5 +8,5 @@ import java.util.Optional;
  * named by {@code keyEnv} or {@code keyFile} (the key itself is never part of the configuration,
  * its text, or its string form).
  */
-public record PkSettings(PkMode mode, Optional<String> keyEnv, Optional<String> keyFile,
+public record PartitionKeySettings(PartitionKeyMode mode, Optional<String> keyEnv, Optional<String> keyFile,
     Optional<PartitionKeyExposure> hmac) {}

@@ -25,7 +25,7 @@ import java.util.random.RandomGenerator;
  * <p>{@link #merge} lets a route's own options win over a front end's defaults, option by option.
  * Immutable; validated on construction with the messages of {@link RateLimitHeaders.Builder}.
  */
-public final class FieldOptions {
+public final class FieldRules {
 
   /** A cap on the remaining/reset ratio (draft-09 sections 6 and 8.5). */
   public record RatioCap(double factor, Duration minWindow) {
@@ -35,14 +35,14 @@ public final class FieldOptions {
     }
   }
 
-  private static final FieldOptions NONE = new FieldOptions(null, OptionalDouble.empty(), null, null);
+  private static final FieldRules NONE = new FieldRules(null, OptionalDouble.empty(), null, null);
 
   private final Duration jitter;
   private final OptionalDouble onlyNearExhaustion;
   private final RatioCap ratioCap;
   private final RandomGenerator random;
 
-  private FieldOptions(Duration jitter, OptionalDouble onlyNearExhaustion, RatioCap ratioCap, RandomGenerator random) {
+  private FieldRules(Duration jitter, OptionalDouble onlyNearExhaustion, RatioCap ratioCap, RandomGenerator random) {
     this.jitter = jitter;
     this.onlyNearExhaustion = onlyNearExhaustion;
     this.ratioCap = ratioCap;
@@ -50,7 +50,7 @@ public final class FieldOptions {
   }
 
   /** No option set: every front end's default. */
-  public static FieldOptions none() {
+  public static FieldRules none() {
     return NONE;
   }
 
@@ -59,14 +59,14 @@ public final class FieldOptions {
    *
    * @throws IllegalArgumentException unless {@code max} is whole seconds from 0 to {@link RateLimitHeaders#MAX_JITTER}
    */
-  public FieldOptions jitter(Duration max) {
+  public FieldRules jitter(Duration max) {
     return jitter(max, random);
   }
 
   /** As {@link #jitter(Duration)}, drawing from {@code random} (seed it for reproducible tests). */
-  public FieldOptions jitter(Duration max, RandomGenerator random) {
+  public FieldRules jitter(Duration max, RandomGenerator random) {
     RateLimitHeaders.builder().jitter(max, random); // validates, naming the field
-    return new FieldOptions(max, onlyNearExhaustion, ratioCap, random);
+    return new FieldRules(max, onlyNearExhaustion, ratioCap, random);
   }
 
   /**
@@ -74,9 +74,9 @@ public final class FieldOptions {
    *
    * @throws IllegalArgumentException unless {@code 0 < threshold <= 1}
    */
-  public FieldOptions onlyNearExhaustion(double threshold) {
+  public FieldRules onlyNearExhaustion(double threshold) {
     RateLimitHeaders.builder().onlyNearExhaustion(threshold); // validates, naming the field
-    return new FieldOptions(jitter, OptionalDouble.of(threshold), ratioCap, random);
+    return new FieldRules(jitter, OptionalDouble.of(threshold), ratioCap, random);
   }
 
   /**
@@ -84,8 +84,8 @@ public final class FieldOptions {
    *
    * @throws IllegalArgumentException unless {@code factor >= 1} and {@code minWindow} is not negative
    */
-  public FieldOptions capRemainingToResetRatio(double factor, Duration minWindow) {
-    return new FieldOptions(jitter, onlyNearExhaustion, new RatioCap(factor, minWindow), random);
+  public FieldRules capRemainingToResetRatio(double factor, Duration minWindow) {
+    return new FieldRules(jitter, onlyNearExhaustion, new RatioCap(factor, minWindow), random);
   }
 
   /** The jitter's maximum, if set. */
@@ -104,9 +104,9 @@ public final class FieldOptions {
   }
 
   /** These options, each one not set here taken from {@code defaults}. */
-  public FieldOptions merge(FieldOptions defaults) {
+  public FieldRules merge(FieldRules defaults) {
     Objects.requireNonNull(defaults, "defaults");
-    return new FieldOptions(jitter != null ? jitter : defaults.jitter,
+    return new FieldRules(jitter != null ? jitter : defaults.jitter,
         onlyNearExhaustion.isPresent() ? onlyNearExhaustion : defaults.onlyNearExhaustion,
         ratioCap != null ? ratioCap : defaults.ratioCap,
         jitter != null ? random : defaults.random);
@@ -126,6 +126,6 @@ public final class FieldOptions {
 
   @Override
   public String toString() {
-    return "FieldOptions[jitter=" + jitter + ", onlyNearExhaustion=" + onlyNearExhaustion + ", ratioCap=" + ratioCap + "]";
+    return "FieldRules[jitter=" + jitter + ", onlyNearExhaustion=" + onlyNearExhaustion + ", ratioCap=" + ratioCap + "]";
   }
 }

@@ -4,7 +4,7 @@ package dev.headroom.gateway.config;
  * What the {@code pk} parameter of the RateLimit fields carries
  * (draft-ietf-httpapi-ratelimit-headers-09 sections 3.1.4, 4.1.3, 6.1, 7.1); never a raw credential.
  */
-public enum PkMode {
+public enum PartitionKeyMode {
   /** No {@code pk}. */
   OFF("off"),
   /**
@@ -17,7 +17,7 @@ public enum PkMode {
 
   private final String token;
 
-  PkMode(String token) {
+  PartitionKeyMode(String token) {
     this.token = token;
   }
 
