@@ -433,8 +433,12 @@ final class BudgetTracker implements Budgets {
     long uncounted = s.inFlight.size() + (s.answeredCount - permit.answeredAtAdmit);
     boolean ordered = permit.alone && permit.seq == s.lastSeq;
     long date = ServerClock.date(exchange.response());
+    long epochReset = date == Long.MIN_VALUE ? Long.MIN_VALUE : ServerClock.epochReset(exchange.response());
     if (date != Long.MIN_VALUE) {
       s.clock.observe(date, permit.admittedAt, now);
+      if (s.clock.observeReset(epochReset, date, permit.admittedAt)) {
+        s.resetsTruncated();
+      }
     }
     Optional<VendReading> vendData = exchange.vend().filter(v -> !v.limits().isEmpty());
     if (vendData.isPresent()) {
@@ -442,8 +446,7 @@ final class BudgetTracker implements Budgets {
       // Retry-After: they restate one of its scopes, and the data says which calls it paces.
       applyVend(s, vendData.get(), now, uncounted, ordered, permit);
     } else {
-      apply(s, exchange.fields(), now, uncounted, ordered, permit,
-          s.clock.known() && date != Long.MIN_VALUE ? ServerClock.epochReset(exchange.response()) : Long.MIN_VALUE);
+      apply(s, exchange.fields(), now, uncounted, ordered, permit, epochReset);
     }
     if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
         && exchange.retryAfter().isPresent()) {
@@ -545,7 +548,8 @@ final class BudgetTracker implements Budgets {
         tNanos = Ceilings.clampedNanos(t, ceilings.maxReset());
         if (epochReset != Long.MIN_VALUE && limit.dialect() == HeaderDialect.X_RATELIMIT && !probeAtReset) {
           // An epoch reset read on the client's clock through the server's Date (ServerClock).
-          tNanos = Math.max(0, Math.min(tNanos, s.clock.latest(epochReset) - now));
+          // Truncated (ServerClock#truncates), the field's own reading E - Date is a second early too.
+          tNanos = Math.max(0, Math.min(s.clock.truncates() ? tNanos + ServerClock.SECOND : tNanos, s.clock.latest(epochReset) - now));
           resetLow = Math.min(s.clock.earliest(epochReset), now + tNanos);
         }
       } else if (window > 0 && window <= Ceilings.nanos(ceilings.maxReset())) {

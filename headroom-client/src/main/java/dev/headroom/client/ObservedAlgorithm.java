@@ -214,6 +214,17 @@ final class ObservedAlgorithm {
     }
   }
 
+  /** The current window's bounds moved {@code nanos} later: they were read from resets that early. */
+  void later(long nanos) {
+    if (bounded) {
+      low = saturatingAdd(low, nanos);
+      high = saturatingAdd(high, nanos);
+    }
+    if (floor != Long.MIN_VALUE) {
+      floor = saturatingAdd(floor, nanos);
+    }
+  }
+
   private void startWindow(long a, long b, long r) {
     bounded = true;
     low = a;

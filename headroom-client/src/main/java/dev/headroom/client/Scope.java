@@ -85,6 +85,18 @@ final class Scope {
   }
 
   /**
+   * The origin was found to truncate its epoch resets ({@link ServerClock#truncates}): every reset
+   * read from one so far names an instant a second early, and is read a second later.
+   */
+  void resetsTruncated() {
+    for (TrackedBudget e : entries.values()) {
+      if (e.epochReset) {
+        e.readLater(ServerClock.SECOND);
+      }
+    }
+  }
+
+  /**
    * Every request of the scope is answered: each budget holds at least the least {@code r} reported
    * since the scope was last idle. The request the server decided last is one of them, and it said
    * what was left after every other; no algorithm takes units back later, and nobody else spends

@@ -34,6 +34,22 @@ import java.util.Locale;
  * (13.40, 14.72] on the client's clock, where {@code t = E - D = 4} from the receipt at 10.72 s
  * said (12.70, 14.72] (admitted at 10.70 s, two seconds of slack).
  *
+ * <p>Most servers round the reset up to the second; some truncate it, and then {@code R} is in
+ * {@code [E, E + 1 s)}: waiting for {@code E} is early and the request is refused. Rounded up,
+ * {@code E} is after the instant its request was decided, which {@code Date} puts at or after
+ * {@code D}, so {@code E > D}, and a request sent when the server's clock was already at {@code E}
+ * or later counts in the next window and is told a later reset. An answer saying {@code E <= D} to
+ * a request admitted when the server's clock was at {@code E} or later by the least offset known (a
+ * refusal sent at the reset the client read, or a request decided in the last fraction of a second
+ * before it) therefore proves the server truncates, and from then on every reset of the origin is
+ * read one second later ({@code E <= D} alone does not: a server may stamp {@code Date} after the
+ * reset it decided just before). Until such an
+ * answer the client reads the reset as rounded up: reading every reset as possibly truncated would
+ * make it wait up to two seconds against the servers that round up, as most do. Worked numbers: a
+ * window resetting at 12.70 s (server) says {@code E = 12}; the client waits for 12 s and its request
+ * is refused with {@code Date} 12 s and {@code E = 12}: from then on {@code E = 17} is read as
+ * {@code [17, 18)}, and the next window goes at 18 s, late but not refused.
+ *
  * <p>A server whose clock jumps, or several behind one origin that disagree, make the answers
  * contradict each other: the client then starts again from the latest answer. Not thread-safe: the
  * tracker's lock guards it.
@@ -47,6 +63,9 @@ final class ServerClock {
   /** ... and below this (nanoseconds). */
   private long high = Long.MAX_VALUE;
 
+  /** Whether an answer proved that the server truncates its epoch resets to the second (see the class comment). */
+  private boolean truncates;
+
   /** An answer dated {@code dateNanos} (whole seconds) to a request admitted at {@code admittedAt}, received at {@code receivedAt}. */
   void observe(long dateNanos, long admittedAt, long receivedAt) {
     long lo = Ceilings.saturatingAdd(dateNanos, -receivedAt);
@@ -58,6 +77,26 @@ final class ServerClock {
       low = Math.max(low, lo);
       high = Math.min(high, hi);
     }
+  }
+
+  /**
+   * Notes an answer dated {@code dateNanos} that states the reset {@code epochNanos} (both whole
+   * seconds) to a request admitted at {@code admittedAt}: a reset at or before the second it was
+   * stated in, for a request sent when the server's clock had passed it, was truncated. True when this answer
+   * is the first to show it: what was read from the earlier ones is a second early.
+   */
+  boolean observeReset(long epochNanos, long dateNanos, long admittedAt) {
+    if (!truncates && known() && epochNanos != Long.MIN_VALUE && dateNanos != Long.MIN_VALUE && epochNanos <= dateNanos
+        && Ceilings.saturatingAdd(admittedAt, low) >= epochNanos) {
+      truncates = true;
+      return true;
+    }
+    return false;
+  }
+
+  /** Whether the server is known to truncate its epoch resets (then they name the second before the reset). */
+  boolean truncates() {
+    return truncates;
   }
 
   /** How wide what is known of the offset is (nanoseconds); {@code Long.MAX_VALUE} before any dated answer. */
@@ -89,14 +128,17 @@ final class ServerClock {
     return low != Long.MIN_VALUE;
   }
 
-  /** The latest the instant that {@code epochNanos} (a whole second, rounded up) names can be, on the client's clock. */
+  /**
+   * The latest the instant that {@code epochNanos} (a whole second, rounded up, or truncated when the
+   * server is known to truncate) names can be, on the client's clock.
+   */
   long latest(long epochNanos) {
-    return Ceilings.saturatingAdd(epochNanos, -low);
+    return Ceilings.saturatingAdd(Ceilings.saturatingAdd(epochNanos, truncates ? SECOND : 0), -low);
   }
 
   /** An instant before the one that {@code epochNanos} names, on the client's clock. */
   long earliest(long epochNanos) {
-    return Ceilings.saturatingAdd(Ceilings.saturatingAdd(epochNanos, -SECOND), -high);
+    return Ceilings.saturatingAdd(Ceilings.saturatingAdd(epochNanos, truncates ? 0 : -SECOND), -high);
   }
 
   /**
@@ -133,6 +175,7 @@ final class ServerClock {
 
   @Override
   public String toString() {
-    return String.format(Locale.ROOT, "server clock - client clock in [%.3f, %.3f) s", low / 1e9, high / 1e9);
+    return String.format(Locale.ROOT, "server clock - client clock in [%.3f, %.3f) s%s", low / 1e9, high / 1e9,
+        truncates ? ", resets truncated" : "");
   }
 }

@@ -150,6 +150,20 @@ final class TrackedBudget {
     recentR[i] = said;
   }
 
+  /** Every reset read so far, and what was learnt from them, moved {@code nanos} later (saturating). */
+  void readLater(long nanos) {
+    resetAt = Ceilings.saturatingAdd(resetAt, nanos);
+    if (firstWindowLow != Long.MIN_VALUE) {
+      firstWindowLow = Ceilings.saturatingAdd(firstWindowLow, nanos);
+      firstWindowHigh = Ceilings.saturatingAdd(firstWindowHigh, nanos);
+    }
+    if (batchResetLow != Long.MAX_VALUE) {
+      batchResetLow = Ceilings.saturatingAdd(batchResetLow, nanos);
+      batchResetHigh = Ceilings.saturatingAdd(batchResetHigh, nanos);
+    }
+    seen.later(nanos);
+  }
+
   /**
    * Of the requests answered while a report's request was on the wire (answer numbers from
    * {@code from} up to {@code to}), how many the server certainly decided before it: those whose

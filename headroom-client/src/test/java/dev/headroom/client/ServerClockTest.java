@@ -37,6 +37,25 @@ class ServerClockTest {
   }
 
   @Test
+  void aResetNoLaterThanItsDateProvesTruncationOnlyForARequestSentAfterIt() {
+    ServerClock clock = new ServerClock();
+    clock.observe(20_000 * MS, 10_000 * MS, 10_000 * MS);
+    // Offset in [10.00, 11.00) s. Sent at 10.999 s (server 20.999 s at least), dated 21 s, reset 21 s:
+    // decided before a reset rounded up to 21 s and dated after it. Nothing proven.
+    clock.observe(21_000 * MS, 10_999 * MS, 11_001 * MS);
+    assertThat(clock.observeReset(21_000 * MS, 21_000 * MS, 10_999 * MS)).isFalse();
+    assertThat(clock.latest(26_000 * MS)).isEqualTo(16_000 * MS);
+    // Sent at 11.000 s (server 21.000 s at least) and still told 21 s: the server truncates.
+    clock.observe(21_000 * MS, 11_000 * MS, 11_002 * MS);
+    assertThat(clock.observeReset(21_000 * MS, 21_000 * MS, 11_000 * MS)).isTrue();
+    assertThat(clock.truncates()).isTrue();
+    // 26 s now names an instant in [26, 27) s on the server's clock: (15.00, 17.00] on the client's.
+    assertThat(clock.latest(26_000 * MS)).isEqualTo(17_000 * MS);
+    assertThat(clock.earliest(26_000 * MS)).isEqualTo(15_000 * MS);
+    assertThat(clock.observeReset(22_000 * MS, 22_000 * MS, 12_000 * MS)).as("learnt once").isFalse();
+  }
+
+  @Test
   void answersThatContradictTheOthersStartAgainFromTheLatest() {
     ServerClock clock = new ServerClock();
     clock.observe(20_000 * MS, 10_400 * MS, 10_450 * MS);

@@ -44,7 +44,10 @@ import java.util.function.BiConsumer;
  * <ul>
  *   <li>{@link Algorithm#FIXED_WINDOW}: windows aligned to the Unix epoch ({@code floor(now / w)}, as
  *       Redis {@code INCR} counters keyed by the window index are), so the reset falls on a wall
- *       boundary the client can only see through {@code t} rounded up to whole seconds.
+ *       boundary the client can only see through {@code t} rounded up to whole seconds; with
+ *       {@code -DwindowPhase=0.3} every window starts that many seconds later (as a server's do when
+ *       it counts them from its start), so an epoch reset ({@code x-ratelimit}) names it only to the
+ *       second; {@code -DresetRounding=down} truncates that epoch reset instead of rounding it up.
  *   <li>{@link Algorithm#TOKEN_BUCKET}: GCRA, burst {@code q}, one unit per {@code w / q}; {@code t}
  *       is the time until full (as Envoy's and Kong's token buckets report their reset).
  *   <li>{@link Algorithm#SLIDING_WINDOW}: the two-counter sliding window (Cloudflare's published
@@ -102,6 +105,12 @@ public final class ClientPacingBenchmark {
   /** {@code -Dheadroom.trace=true}: every decision of the servers, for reading a run. */
   private static final boolean TRACE = Boolean.getBoolean("headroom.trace");
 
+  /** {@code -DwindowPhase=seconds}: how much later than the epoch's boundaries the server's windows start. */
+  private static final long WINDOW_PHASE = Math.round(Double.parseDouble(System.getProperty("windowPhase", "0")) * 1e9);
+
+  /** {@code -DresetRounding=down}: the {@code x-ratelimit} epoch reset truncated to the second, not rounded up. */
+  private static final boolean RESET_TRUNCATED = "down".equals(System.getProperty("resetRounding", "up"));
+
   /** The dialects, as the deployed peers write them. */
   enum Dialect {
     DRAFT_8("draft-8"), DRAFT_7("draft-7"), DRAFT_6("draft-6"), X_RATELIMIT("x-ratelimit"), CLOUDFLARE("cloudflare"),
@@ -136,7 +145,8 @@ public final class ClientPacingBenchmark {
           long resetAt = nowNanos + o.reset().toNanos();
           out.accept("X-RateLimit-Limit", Integer.toString(q));
           out.accept("X-RateLimit-Remaining", Long.toString(o.remaining()));
-          out.accept("X-RateLimit-Reset", Long.toString(Math.floorDiv(resetAt - 1, 1_000_000_000L) + 1));
+          out.accept("X-RateLimit-Reset", Long.toString(RESET_TRUNCATED ? Math.floorDiv(resetAt, 1_000_000_000L)
+              : Math.floorDiv(resetAt - 1, 1_000_000_000L) + 1));
           break;
         case CLOUDFLARE:
           out.accept("Ratelimit", "\"default\";r=" + o.remaining() + ";t=" + t);
@@ -215,7 +225,7 @@ public final class ClientPacingBenchmark {
         for (Dialect dialect : dialects) {
           List<CompletableFuture<String>> rows = new ArrayList<>();
           long windowNanos = w * 1_000_000_000L;
-          long base = Math.floorDiv(Ticker.system().read(), windowNanos) * windowNanos + windowNanos;
+          long base = Math.floorDiv(Ticker.system().read() - WINDOW_PHASE, windowNanos) * windowNanos + windowNanos + WINDOW_PHASE;
           for (int i = 0; from + i * step <= to + 1e-9; i++) {
             double phase = from + i * step;
             long startAt = base + Math.round(phase * 1e9);
@@ -245,7 +255,8 @@ public final class ClientPacingBenchmark {
   static Result run(Algorithm algorithm, Dialect dialect, Pacing pacing, int q, int w, int n, int callers) throws Exception {
     QuotaPolicy policy = QuotaPolicy.builder("default").quota(q).window(Duration.ofSeconds(w)).algorithm(algorithm).build();
     Ticker ticker = Ticker.system();
-    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
+    Ticker windows = () -> ticker.read() - WINDOW_PHASE;
+    QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(windows).build());
     AtomicInteger refusals = new AtomicInteger();
     AtomicInteger sent = new AtomicInteger();
     AtomicLong first = new AtomicLong(Long.MIN_VALUE);
@@ -269,7 +280,7 @@ public final class ClientPacingBenchmark {
           PolicyOutcome o = d.outcomes().get(0);
           System.out.printf(Locale.ROOT, "%s %s %8.3f %s r=%d t=%d (window phase %.3f)%n", algorithm, dialect.label,
               (now - first.get()) / 1e9, d.allowed() ? "allowed" : "REFUSED", o.remaining(), o.resetSeconds(),
-              (now % (w * 1_000_000_000L)) / 1e9);
+              Math.floorMod(now - WINDOW_PHASE, w * 1_000_000_000L) / 1e9);
         }
         if (!d.allowed()) {
           refusals.incrementAndGet();
@@ -296,7 +307,7 @@ public final class ClientPacingBenchmark {
       double seconds = (System.nanoTime() - start) / 1e9;
       double ideal = idealSpan(policy, first.get(), n) / 1e9;
       return new Result(seconds, (lastAdmitted.get() - first.get()) / 1e9, ideal, refusals.get(), sent.get(),
-          Math.floorMod(first.get(), w * 1_000_000_000L) / 1e9);
+          Math.floorMod(first.get() - WINDOW_PHASE, w * 1_000_000_000L) / 1e9);
     } finally {
       server.stop(0);
       serverThreads.shutdownNow();
@@ -319,7 +330,7 @@ public final class ClientPacingBenchmark {
    * last admission.
    */
   static long idealSpan(QuotaPolicy policy, long firstDecision, int n) {
-    ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, firstDecision));
+    ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(0, firstDecision - WINDOW_PHASE));
     QuotaLimiter oracle = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     long start = ticker.read();
     for (int admitted = 0; admitted < n;) {
