@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +48,7 @@ final class CheckRun {
   final URI target;
   final List<Finding> findings = new ArrayList<>();
   final List<Seen> seen = new ArrayList<>();
-  final Map<Seen, Optional<Refusal>> read = new java.util.IdentityHashMap<>();
+  final Map<Seen, Optional<Refusal>> read = new IdentityHashMap<>();
   final Set<HeaderDialect> dialects = EnumSet.noneOf(HeaderDialect.class);
   final Set<VendorDialect> vendors = EnumSet.noneOf(VendorDialect.class);
   /** What was read of each budget (by dialect and name), from the last response that reported it. */

@@ -6,6 +6,7 @@ import dev.headroom.http.RetryAfter;
 import dev.headroom.http.body.Refusal;
 import java.io.IOException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -74,7 +75,7 @@ final class RefusalCheck {
     if (ra.isEmpty()) {
       return;
     }
-    java.time.Duration wait = ra.get().delay();
+    Duration wait = ra.get().delay();
     if (wait.isNegative() || wait.compareTo(run.timeout) > 0) {
       run.findings.add(new Finding(Finding.Severity.NOTE, "GB-2", "draft-09 section 7", "GET " + uri.getRawPath(),
           "every answer was a refusal and Retry-After (" + wait.toSeconds() + " s) is longer than the timeout; "

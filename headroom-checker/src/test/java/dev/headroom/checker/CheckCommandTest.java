@@ -1,11 +1,11 @@
 package dev.headroom.checker;
 
-import dev.headroom.client.TestServer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.Ticker;
+import dev.headroom.client.TestServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;

@@ -1,9 +1,11 @@
 package dev.headroom.checker;
 
-import dev.headroom.client.TestServer;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
+import dev.headroom.client.TestServer;
 import dev.headroom.http.headers.HeaderDialect;
 import java.net.http.HttpClient;
 import java.util.EnumSet;
@@ -255,7 +257,7 @@ class CheckerTest {
   @Test
   void theJsonReportCarriesLevelRequirementsAndFindings() throws Exception {
     Report r = check(new Service().dialect(HeaderDialect.DRAFT_07), 10);
-    com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.toJson());
+    JsonNode json = new ObjectMapper().readTree(r.toJson());
     assertThat(json.get("level").asText()).isEqualTo("4");
     assertThat(json.get("dialects").get(0).asText()).isEqualTo("draft-07");
     assertThat(json.get("requirements")).hasSize(5);

@@ -1,15 +1,16 @@
 package dev.headroom.checker;
 
-import dev.headroom.client.TestServer;
 import dev.headroom.Algorithm;
 import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.PartitionKey;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
+import dev.headroom.client.TestServer;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
@@ -76,7 +77,7 @@ final class Service {
     return this;
   }
 
-  TestServer start(Ticker ticker) throws java.io.IOException {
+  TestServer start(Ticker ticker) throws IOException {
     QuotaPolicy policy = QuotaPolicy.builder("default").quota(3).window(Duration.ofSeconds(60))
         .algorithm(Algorithm.FIXED_WINDOW).build();
     QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());

@@ -1,8 +1,8 @@
 package dev.headroom.cli;
 
 import dev.headroom.checker.CheckCommand;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 /**
  * {@code headroom}: the command line. Each action is a subcommand class registered in

@@ -15,7 +15,6 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -532,7 +531,7 @@ final class BudgetTracker implements Budgets {
       byte[] pk = limit.partitionKey().orElse(null);
       QuotaPolicyItem p = fields.policyOf(limit).orElse(null);
       long quota = p != null ? p.quota() : limit.limit().orElse(-1);
-      String unit = unitOf(p);
+      String unit = RequestCost.unitOf(p);
       // Saturated, not clamped: a window longer than maxReset is never waited for whole (tryAdmit
       // probes instead), but q / w still credits EVEN with the refill it implies.
       long window = p != null && p.window().isPresent() ? Ceilings.nanos(p.window().get()) : -1;
@@ -566,11 +565,6 @@ final class BudgetTracker implements Budgets {
     }
   }
 
-  /** The unit a policy's quota counts, lower case: its {@code qu}, or requests without a policy. */
-  private static String unitOf(QuotaPolicyItem p) {
-    return p == null ? RequestCost.REQUESTS : p.unit().toLowerCase(Locale.ROOT);
-  }
-
   /** Records one report of a budget, as {@link #apply} explains (shared by headers and the vend extension). */
   private void merge(Scope s, String policy, byte[] pk, String unit, long reported, long quota, long window, long tNanos,
       long resetLow, boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit) {
@@ -580,7 +574,7 @@ final class BudgetTracker implements Budgets {
       r = Math.min(r, quota);
     }
     long said = r;
-    TrackedBudget e = s.entries.get(key(policy, pk));
+    TrackedBudget e = s.entries.get(TrackedBudget.key(policy, pk));
     boolean requests = unit.equals(RequestCost.REQUESTS);
     if (e != null && !ordered && requests && e.countsRequests()) {
       uncounted -= e.servedBefore(said, permit.answeredAtAdmit, s.answeredCount, now - permit.admittedAt);
@@ -598,7 +592,7 @@ final class BudgetTracker implements Budgets {
       e.window = window;
       e.probeAtReset |= probeAtReset;
       e.selector = selector;
-      s.current.put(policy, key(policy, pk));
+      s.current.put(policy, TrackedBudget.key(policy, pk));
     } else {
       e.noteBatch(said, resetAt);
       if (quota == e.quota && window == e.window && requests) {
@@ -642,14 +636,10 @@ final class BudgetTracker implements Budgets {
     }
   }
 
-  private static String key(String policy, byte[] pk) {
-    return policy + "|" + (pk == null ? "" : Base64.getEncoder().encodeToString(pk));
-  }
-
   private TrackedBudget put(Scope s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
       boolean probeAtReset, long now, String source) {
     String pkText = pk == null ? null : Base64.getEncoder().encodeToString(pk);
-    String key = key(policy, pk);
+    String key = TrackedBudget.key(policy, pk);
     TrackedBudget e = s.entries.get(key);
     boolean fresh = e == null;
     if (e == null) {

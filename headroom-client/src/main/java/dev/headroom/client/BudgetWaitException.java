@@ -1,7 +1,7 @@
 package dev.headroom.client;
 
-import dev.headroom.http.headers.RateLimitFields;
 import dev.headroom.http.body.Refusal;
+import dev.headroom.http.headers.RateLimitFields;
 import java.net.URI;
 import java.net.http.HttpHeaders;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package dev.headroom.client;
 
+import dev.headroom.http.headers.QuotaPolicyItem;
 import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
@@ -124,5 +125,10 @@ public final class RequestCost {
   @Override
   public String toString() {
     return "RequestCost" + amounts;
+  }
+
+  /** The unit a policy's quota counts, lower case: its {@code qu}, or requests without a policy. */
+  static String unitOf(QuotaPolicyItem p) {
+    return p == null ? REQUESTS : p.unit().toLowerCase(Locale.ROOT);
   }
 }

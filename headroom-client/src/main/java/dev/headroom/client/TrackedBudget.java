@@ -1,5 +1,7 @@
 package dev.headroom.client;
 
+import java.util.Base64;
+
 /**
  * One budget of a scope, as {@link BudgetTracker} keeps it: what the last report said about one
  * policy (and partition key), counted down locally, with what the reports so far say about the
@@ -333,5 +335,10 @@ final class TrackedBudget {
     }
     inferred.reported(seq, at, now, said, tNanos, resetLow);
     inferred.report(said, at, now, tNanos, resetLow, grantedLow, grantedHigh, sliding);
+  }
+
+  /** The key of a budget in its scope: the policy's name and its partition key. */
+  static String key(String policy, byte[] pk) {
+    return policy + "|" + (pk == null ? "" : Base64.getEncoder().encodeToString(pk));
   }
 }

@@ -12,6 +12,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -247,7 +248,7 @@ public abstract class HttpAdapterSpec extends HttpAdapterSpecCore {
    */
   @Test
   void vendRouteRefusesWithRateLimitedAndRetryAfterEqualToItsDetails_seed003() throws Exception {
-    vendRoutesUnsupported().ifPresent(org.junit.jupiter.api.Assumptions::abort);
+    vendRoutesUnsupported().ifPresent(Assumptions::abort);
     String call = "{\"protocol\":{\"name\":\"vend\",\"version\":\"0.1.0\"},\"id\":\"" + key + "\","
         + "\"call\":{\"function\":\"spec.call\",\"version\":\"1\",\"arguments\":{}},"
         + "\"extensions\":[{\"urn\":\"urn:vnd:ext:rate-limit\",\"options\":{}}]}";

@@ -4,21 +4,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.headroom.enforcement.partition.PartitionKeyDerivation;
+import dev.headroom.enforcement.partition.RequestView;
 import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitFields;
 import dev.headroom.http.headers.ServiceLimitItem;
-import dev.headroom.enforcement.partition.PartitionKeyDerivation;
-import dev.headroom.enforcement.partition.RequestView;
+import java.io.BufferedInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -256,8 +262,8 @@ public abstract class HttpAdapterSpecCore {
 
   /** The field names a response's {@code Vary} fields list, lower case. */
   static List<String> varies(HttpResponse<?> r) {
-    return r.headers().allValues("Vary").stream().flatMap(v -> java.util.Arrays.stream(v.split(",")))
-        .map(v -> v.strip().toLowerCase(java.util.Locale.ROOT)).toList();
+    return r.headers().allValues("Vary").stream().flatMap(v -> Arrays.stream(v.split(",")))
+        .map(v -> v.strip().toLowerCase(Locale.ROOT)).toList();
   }
 
   @Test
@@ -297,10 +303,10 @@ public abstract class HttpAdapterSpecCore {
   void aRefusedRequestWithABodyLeavesItsConnectionUsable_rfc9112_section9_6() throws Exception {
     assertThat(send("POST", "/spec/multi").statusCode()).isEqualTo(200);
     assertThat(send("POST", "/spec/multi").statusCode()).isEqualTo(200);
-    try (java.net.Socket s = new java.net.Socket(base.getHost(), base.getPort())) {
+    try (Socket s = new Socket(base.getHost(), base.getPort())) {
       s.setSoTimeout((int) TIMEOUT.toMillis());
-      java.io.OutputStream out = s.getOutputStream();
-      java.io.InputStream in = new java.io.BufferedInputStream(s.getInputStream());
+      OutputStream out = s.getOutputStream();
+      InputStream in = new BufferedInputStream(s.getInputStream());
       String body = "{\"pad\":\"" + "x".repeat(2000) + "\"}";
       String head = "POST " + base.getPath() + "/spec/multi HTTP/1.1\r\nHost: " + base.getHost() + "\r\nX-Api-Key: " + key
           + "\r\nContent-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n";
@@ -326,7 +332,7 @@ public abstract class HttpAdapterSpecCore {
 
   /** A response read off a raw connection: the status, whether it closes, its body skipped. */
   private record RawResponse(int status, boolean closes) {
-    static RawResponse read(java.io.InputStream in) throws IOException {
+    static RawResponse read(InputStream in) throws IOException {
       String statusLine = line(in);
       if (statusLine == null) {
         throw new IOException("the connection closed before a response");
@@ -337,12 +343,12 @@ public abstract class HttpAdapterSpecCore {
       boolean closes = false;
       String field;
       while ((field = line(in)) != null && !field.isEmpty()) {
-        String name = field.substring(0, field.indexOf(':')).trim().toLowerCase(java.util.Locale.ROOT);
+        String name = field.substring(0, field.indexOf(':')).trim().toLowerCase(Locale.ROOT);
         String value = field.substring(field.indexOf(':') + 1).trim();
         switch (name) {
           case "content-length" -> length = Long.parseLong(value);
-          case "transfer-encoding" -> chunked = value.toLowerCase(java.util.Locale.ROOT).endsWith("chunked");
-          case "connection" -> closes = value.toLowerCase(java.util.Locale.ROOT).contains("close");
+          case "transfer-encoding" -> chunked = value.toLowerCase(Locale.ROOT).endsWith("chunked");
+          case "connection" -> closes = value.toLowerCase(Locale.ROOT).contains("close");
           default -> { }
         }
       }
@@ -360,7 +366,7 @@ public abstract class HttpAdapterSpecCore {
       return new RawResponse(status, closes);
     }
 
-    private static String line(java.io.InputStream in) throws IOException {
+    private static String line(InputStream in) throws IOException {
       StringBuilder sb = new StringBuilder();
       int c;
       while ((c = in.read()) >= 0 && c != '\n') {

@@ -10,7 +10,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A {@link Store} that decides through another and records every release and charge, so that the
@@ -62,7 +65,7 @@ public final class RecordingStore implements Store {
 
   private final Store delegate;
   private final List<Event> events = new ArrayList<>();
-  private final java.util.Set<String> failing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final Set<String> failing = ConcurrentHashMap.newKeySet();
 
   public RecordingStore(Store delegate) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
@@ -97,7 +100,7 @@ public final class RecordingStore implements Store {
     try {
       failIfAsked(acquisitions);
     } catch (StoreException e) {
-      return java.util.concurrent.CompletableFuture.failedFuture(e);
+      return CompletableFuture.failedFuture(e);
     }
     return delegate.acquireAsync(acquisitions);
   }
@@ -120,18 +123,18 @@ public final class RecordingStore implements Store {
   }
 
   @Override
-  public java.util.concurrent.CompletionStage<Void> chargeAsync(Acquisition acquisition) {
+  public CompletionStage<Void> chargeAsync(Acquisition acquisition) {
     return delegate.chargeAsync(acquisition).thenRun(() -> record(new Event("charge", acquisition.policy().name(),
         acquisition.key(), acquisition.cost())));
   }
 
   @Override
-  public java.util.concurrent.CompletionStage<Void> refundAsync(Acquisition acquisition) {
+  public CompletionStage<Void> refundAsync(Acquisition acquisition) {
     return delegate.refundAsync(acquisition);
   }
 
   @Override
-  public java.util.concurrent.CompletionStage<Void> releaseAsync(Lease lease) {
+  public CompletionStage<Void> releaseAsync(Lease lease) {
     return delegate.releaseAsync(lease).thenRun(() -> record(new Event("release", lease.policy().name(), lease.key(),
         lease.units())));
   }

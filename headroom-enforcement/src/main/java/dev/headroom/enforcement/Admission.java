@@ -6,7 +6,6 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
-import dev.headroom.enforcement.RequestCost;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

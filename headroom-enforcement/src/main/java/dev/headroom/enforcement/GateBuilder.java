@@ -4,21 +4,18 @@ import dev.headroom.Partitioning;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
-import dev.headroom.http.PartitionKeyExposure;
-import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
-import dev.headroom.enforcement.CapacityReductions;
-import dev.headroom.enforcement.Escalations;
-import dev.headroom.enforcement.Escalation;
-import dev.headroom.http.headers.FieldRules;
-import dev.headroom.http.headers.HeaderDialect;
-import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.enforcement.partition.ClientAddressResolver;
 import dev.headroom.enforcement.partition.PartitionKeyDerivation;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.enforcement.plan.Plans;
+import dev.headroom.http.PartitionKeyExposure;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.headers.FieldRules;
+import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.headers.RateLimitHeaders;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -34,6 +31,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.random.RandomGenerator;
 
@@ -344,7 +342,7 @@ public final class GateBuilder<R> {
   }
 
   /** Header writers for {@link Gate#headersFor}, from the settings as they are now (a snapshot). */
-  java.util.function.Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headerFactory() {
+  Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headerFactory() {
     FieldRules f = fields;
     Set<HeaderDialect> d = EnumSet.copyOf(dialects);
     PartitionKeyExposure e = exposure;

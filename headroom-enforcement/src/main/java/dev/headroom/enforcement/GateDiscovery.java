@@ -1,12 +1,13 @@
 package dev.headroom.enforcement;
 
 import dev.headroom.QuotaPolicy;
-import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.enforcement.discovery.DiscoveryRoute;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.enforcement.plan.Plans;
+import dev.headroom.http.body.LimitRefusals;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 
@@ -58,7 +59,7 @@ final class GateDiscovery {
         }
         r.note().ifPresent(dr::note);
         if (r.cost() != 1 || r.costHeader().isPresent()) {
-          dr.cost(new DiscoveryRoute.Cost(r.cost(), r.costHeader(), r.maxCost(), java.util.Optional.empty()));
+          dr.cost(new DiscoveryRoute.Cost(r.cost(), r.costHeader(), r.maxCost(), Optional.empty()));
         }
         d.route(dr.build());
       }

@@ -1,6 +1,7 @@
 package dev.headroom.enforcement;
 
 import dev.headroom.enforcement.partition.RequestView;
+import java.util.List;
 
 /**
  * A request as the {@link Gate} sees it, whatever the server: the {@link RequestView} its partition
@@ -16,7 +17,7 @@ public interface GateRequest extends RequestView {
 
   /** The first value of a header, or null. */
   default String header(String name) {
-    java.util.List<String> values = headers(name);
+    List<String> values = headers(name);
     return values.isEmpty() ? null : values.get(0);
   }
 }

@@ -1,13 +1,12 @@
 package dev.headroom.enforcement;
 
 import dev.headroom.Ticker;
-import dev.headroom.http.body.Refusal;
-import dev.headroom.http.body.RefusalFormat;
-import dev.headroom.enforcement.ThrottledWarning;
 import dev.headroom.enforcement.partition.RequestView;
 import dev.headroom.enforcement.plan.PlanResolution;
 import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.enforcement.plan.Plans;
+import dev.headroom.http.body.Refusal;
+import dev.headroom.http.body.RefusalFormat;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;

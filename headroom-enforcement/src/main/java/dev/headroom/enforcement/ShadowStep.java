@@ -7,8 +7,6 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
-import dev.headroom.enforcement.ShadowFields;
-import dev.headroom.enforcement.ThrottledWarning;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;

@@ -11,6 +11,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -72,7 +74,7 @@ class ThrottledWarningTest {
   }
 
   static long suppressedIn(String line) {
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\(and (\\d+) more like it").matcher(line);
+    Matcher m = Pattern.compile("\\(and (\\d+) more like it").matcher(line);
     return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 

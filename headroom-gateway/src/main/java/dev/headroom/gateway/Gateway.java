@@ -2,11 +2,15 @@ package dev.headroom.gateway;
 
 import dev.headroom.InMemoryStore;
 import dev.headroom.Store;
-import dev.headroom.redis.RedisStore;
 import dev.headroom.Ticker;
-import dev.headroom.gateway.internal.Timers;
+import dev.headroom.gateway.config.LeasingSettings;
 import dev.headroom.gateway.internal.EventLoops;
 import dev.headroom.gateway.internal.GatewayServer;
+import dev.headroom.gateway.internal.Timers;
+import dev.headroom.redis.FailurePolicy;
+import dev.headroom.redis.Leasing;
+import dev.headroom.redis.LeasingStore;
+import dev.headroom.redis.RedisStore;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -206,8 +210,8 @@ public final class Gateway implements AutoCloseable {
      * which owns it. Policies are leased by name, so that a reload or a capacity change (a new
      * policy of the same name) keeps them leased.
      */
-    private Store leasing(RedisStore redis, dev.headroom.gateway.config.LeasingSettings l) {
-      dev.headroom.redis.Leasing.Builder b = dev.headroom.redis.Leasing.builder()
+    private Store leasing(RedisStore redis, LeasingSettings l) {
+      Leasing.Builder b = Leasing.builder()
           .targetInterval(l.targetInterval()).maxFraction(l.maxFraction()).maxHold(l.maxHold())
           .idleReturn(l.idleReturn()).maxKeys(l.maxKeys()).ticker(ticker);
       if (l.policies().isEmpty()) {
@@ -215,7 +219,7 @@ public final class Gateway implements AutoCloseable {
       } else {
         l.policies().forEach(b::policyNamed);
       }
-      return dev.headroom.redis.LeasingStore.wrap(redis, b.build());
+      return LeasingStore.wrap(redis, b.build());
     }
 
     /**
@@ -230,7 +234,7 @@ public final class Gateway implements AutoCloseable {
           RedisStore.Builder b = RedisStore.builder().uri(c.store().uri().orElseThrow())
               .failurePolicy(c.store().failurePolicy()).decisionDeadline(c.store().decisionDeadline())
               .refusalMemory(c.store().refusalMemory()).clientResources(loops.lettuce());
-          if (c.store().failurePolicy() == dev.headroom.redis.FailurePolicy.FALLBACK) {
+          if (c.store().failurePolicy() == FailurePolicy.FALLBACK) {
             b.fallbackMaxKeys(c.store().maxKeys()); // the local store bounded as a memory store would be
           }
           c.store().keyPrefix().ifPresent(b::keyPrefix);

@@ -10,7 +10,9 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import dev.headroom.enforcement.partition.ApiKeys;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -93,8 +95,8 @@ class ConfigFolderTest {
             }
             seen.append(line).append('\n');
           }
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
         }
         throw new IllegalStateException("the gateway process ended without a port:\n" + seen);
       }).get(60, TimeUnit.SECONDS);

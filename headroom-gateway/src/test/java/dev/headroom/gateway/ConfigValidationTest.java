@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.time.Duration;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The configuration is validated as a whole at start: every problem, with its path, value and expectation. */
@@ -116,7 +117,7 @@ class ConfigValidationTest {
     ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
     assertThat(e.problems()).containsExactly(
         "service.humanUrl: \"/docs/{page}\" is not valid; expected a path such as /docs/limits (no variable, wildcard or "
-            + "query), other than " + java.util.Set.of("/.well-known/limits", "/api/limits"),
+            + "query), other than " + Set.of("/.well-known/limits", "/api/limits"),
         "service.conformance: \"level-5\" is not valid; expected one of [not-applicable, none, level-1, level-2, "
             + "level-3, level-4], or no key to publish the level the configuration delivers");
     String clash = bad.replace("\"/docs/{page}\", conformance: level-5", "/docs/limits").replace("path: /x", "path: /docs/**");

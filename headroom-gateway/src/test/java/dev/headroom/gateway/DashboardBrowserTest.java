@@ -14,6 +14,7 @@ import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -151,7 +153,7 @@ class DashboardBrowserTest {
     assertThat(browser.findElement(By.id("status")).getText()).startsWith("Live");
     assertThat(browser.getPageSource()).doesNotContain("flooder-key").doesNotContain("calm-key");
 
-    File shot = ((org.openqa.selenium.TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
+    File shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
     Path saved = Path.of("target", "dashboard.png");
     Files.createDirectories(saved.getParent());
     Files.copy(shot.toPath(), saved, StandardCopyOption.REPLACE_EXISTING);
@@ -186,7 +188,7 @@ class DashboardBrowserTest {
     sha.update(policy.getBytes(StandardCharsets.UTF_8));
     sha.update((byte) 0);
     sha.update(key.getBytes(StandardCharsets.UTF_8));
-    return java.util.Arrays.copyOf(sha.digest(), 16);
+    return Arrays.copyOf(sha.digest(), 16);
   }
 
   private static String sha256Hex(String s) throws Exception {

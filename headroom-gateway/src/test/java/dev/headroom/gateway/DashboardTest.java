@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.PartitionKey;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import java.io.BufferedReader;
 import java.io.InputStream;
@@ -17,10 +18,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -91,7 +95,7 @@ class DashboardTest {
 
   private static String pk(String policy, String key) {
     return ":" + Base64.getEncoder().encodeToString(PartitionKeyExposures.predictableHash()
-        .pk(dev.headroom.QuotaPolicy.builder(policy).quota(5).window(Duration.ofHours(1)).build(), PartitionKey.of(key))
+        .pk(QuotaPolicy.builder(policy).quota(5).window(Duration.ofHours(1)).build(), PartitionKey.of(key))
         .orElseThrow()) + ":";
   }
 
@@ -236,7 +240,7 @@ class DashboardTest {
     assertThat(admin("/usage", "Authorization", "Basic !!not-base64").statusCode()).isEqualTo(401);
   }
 
-  private JsonNode awaitUsage(java.util.function.Predicate<JsonNode> done) throws Exception {
+  private JsonNode awaitUsage(Predicate<JsonNode> done) throws Exception {
     long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
     JsonNode u;
     do {
@@ -250,7 +254,7 @@ class DashboardTest {
   }
 
   private static String sha256Hex(String s) throws Exception {
-    return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+    return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
         .digest(s.getBytes(StandardCharsets.UTF_8)), 0, 16);
   }
 

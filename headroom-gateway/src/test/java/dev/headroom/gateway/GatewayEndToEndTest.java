@@ -6,9 +6,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -103,7 +106,7 @@ class GatewayEndToEndTest {
     ticker = ManualTicker.atFixedInstant();
     configFile = dir.resolve("headroom.yaml");
     int dead;
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       dead = s.getLocalPort(); // closed again: connecting to it is refused
     }
     Files.writeString(configFile, yaml("") .replace("upstreams:\n", "upstreams:\n  nowhere: {url: \"http://127.0.0.1:" + dead + "\"}\n"));
@@ -294,7 +297,7 @@ class GatewayEndToEndTest {
   @Test
   void chunkedUploadOverTheLimitIs413() throws Exception {
     HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri("/sink"))
-        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(new byte[300_000])))
+        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(new byte[300_000])))
         .build(), HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).isEqualTo(413);
   }

@@ -7,6 +7,8 @@ import dev.headroom.conformance.SpecRoute;
 import dev.headroom.conformance.SpecUpstream;
 import dev.headroom.http.headers.HeaderDialect;
 import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -60,10 +62,10 @@ class GatewaySpecTest extends HttpAdapterSpec {
   /** Through the admin port, as an operator would: {@code POST /capacity?policy=NAME&factor=F}. */
   @Override
   protected void reduceCapacity(String policy, double factor) throws Exception {
-    java.net.http.HttpResponse<String> r = client.send(java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+    HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
             + gateway.adminAddress().orElseThrow().getPort() + "/capacity?policy=" + policy + "&factor=" + factor))
-        .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).timeout(TIMEOUT).build(),
-        java.net.http.HttpResponse.BodyHandlers.ofString());
+        .POST(HttpRequest.BodyPublishers.noBody()).timeout(TIMEOUT).build(),
+        HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() != 200) {
       throw new AssertionError("POST /capacity answered " + r.statusCode() + ": " + r.body());
     }

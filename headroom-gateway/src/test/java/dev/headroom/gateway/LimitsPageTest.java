@@ -11,6 +11,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,7 +40,7 @@ class LimitsPageTest {
   private static String sampleWith(String from, String to) {
     String text = GatewayConfig.sampleText();
     assertThat(text).contains(from);
-    return text.replaceFirst(java.util.regex.Pattern.quote(from), java.util.regex.Matcher.quoteReplacement(to));
+    return text.replaceFirst(Pattern.quote(from), Matcher.quoteReplacement(to));
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.headroom.gateway;
 import dev.headroom.ManualTicker;
 import dev.headroom.gateway.internal.Timers;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
 import java.time.Duration;
 import java.util.PriorityQueue;
 import java.util.Set;
@@ -112,7 +113,7 @@ final class ManualTimers implements Timers {
     }
   }
 
-  private static void await(io.netty.util.concurrent.Future<?> f)
+  private static void await(Future<?> f)
       throws InterruptedException, ExecutionException, TimeoutException {
     f.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
   }

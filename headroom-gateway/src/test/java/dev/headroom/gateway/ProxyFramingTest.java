@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
 import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -24,6 +25,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -250,7 +252,7 @@ class ProxyFramingTest {
         for (int i = 0; i < 24; i++) { // 1.5 MiB, past limits.maxBodyBytes (1 MiB)
           c.send(chunk);
         }
-      } catch (java.io.IOException e) {
+      } catch (IOException e) {
         // the gateway may already have closed: what is asserted is that it does
       }
       c.assertClosed();
@@ -569,7 +571,7 @@ class ProxyFramingTest {
 
     /** A head parsed from a string, for expectations. */
     static Head head(String s) throws IOException {
-      return head(new java.io.ByteArrayInputStream(s.getBytes(ISO_8859_1)));
+      return head(new ByteArrayInputStream(s.getBytes(ISO_8859_1)));
     }
 
     /** The next head, or null when the stream ends before its first byte. */
@@ -743,7 +745,7 @@ class ProxyFramingTest {
     private final BlockingQueue<Head> heads = new LinkedBlockingQueue<>();
     private final Map<String, Answer> answers = new ConcurrentHashMap<>();
     private final Map<String, String> interims = new ConcurrentHashMap<>();
-    private final List<Socket> sockets = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final AtomicInteger connections = new AtomicInteger();
 
     RawUpstream() throws IOException {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.headroom.ManualTicker;
+import dev.headroom.redis.Leasing;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -115,7 +116,7 @@ class RedisLeasingGatewayTest {
     GatewayConfig on = GatewayConfig.parse(yaml("true", 1).formatted("p:"), "on.yaml");
     assertThat(on.store().leasing()).hasValueSatisfying(l -> {
       assertThat(l.policies()).isEmpty(); // every fixed-window and token-bucket policy
-      assertThat(l.maxFraction()).isEqualTo(dev.headroom.redis.Leasing.DEFAULT_MAX_FRACTION);
+      assertThat(l.maxFraction()).isEqualTo(Leasing.DEFAULT_MAX_FRACTION);
     });
   }
 

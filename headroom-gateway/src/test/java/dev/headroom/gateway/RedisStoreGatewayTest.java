@@ -5,13 +5,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
+import dev.headroom.Store;
+import dev.headroom.Ticker;
+import dev.headroom.http.body.ServiceErrors;
+import dev.headroom.redis.FailurePolicy;
+import dev.headroom.redis.RedisStore;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.protocol.CommandType;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -44,11 +61,11 @@ class RedisStoreGatewayTest {
     return start(store, null);
   }
 
-  Gateway start(String store, dev.headroom.Store given) throws Exception {
+  Gateway start(String store, Store given) throws Exception {
     return start(store, given, ManualTicker.atFixedInstant());
   }
 
-  Gateway start(String store, dev.headroom.Store given, dev.headroom.Ticker ticker) throws Exception {
+  Gateway start(String store, Store given, Ticker ticker) throws Exception {
     String yaml = """
         service: {name: Redis test}
         listen: {host: 127.0.0.1, port: 0}
@@ -94,7 +111,7 @@ class RedisStoreGatewayTest {
    */
   @Test
   void theRedisConnectionRunsOnTheServingLoopsAndSettlingDoesNotBlockThem() throws Exception {
-    java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+    Set<Thread> before = Thread.getAllStackTraces().keySet();
     String yaml = """
         service: {name: Redis test}
         listen: {host: 127.0.0.1, port: 0}
@@ -117,7 +134,7 @@ class RedisStoreGatewayTest {
     HttpResponse<String> inDebt = getPath("/bytes/1");
     assertThat(inDebt.statusCode()).isEqualTo(429); // 1100 of 1000 charged
     assertThat(inDebt.body()).contains("bytes");
-    java.util.List<String> lettuceLoops = Thread.getAllStackTraces().keySet().stream()
+    List<String> lettuceLoops = Thread.getAllStackTraces().keySet().stream()
         .filter(t -> !before.contains(t)).map(Thread::getName)
         .filter(n -> n.matches("lettuce-.*(epoll|nio|kqueue|iouring)EventLoop.*")).toList();
     assertThat(lettuceLoops).isEmpty();
@@ -163,32 +180,32 @@ class RedisStoreGatewayTest {
    */
   @Test
   void overloadIs503RetryAfter1WhateverTheFailurePolicy_draft09_5_2() throws Exception {
-    io.lettuce.core.RedisClient redis = io.lettuce.core.RedisClient.create("redis://127.0.0.1:6379");
-    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
-    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    RedisClient redis = RedisClient.create("redis://127.0.0.1:6379");
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
     String prefix = "hr-gw-overload-" + UUID.randomUUID() + ":";
-    try (var connection = redis.connect(io.lettuce.core.codec.ByteArrayCodec.INSTANCE);
-        dev.headroom.redis.RedisStore store = dev.headroom.redis.RedisStore.builder().connection(connection)
-            .keyPrefix(prefix).failurePolicy(dev.headroom.redis.FailurePolicy.FAIL_OPEN).maxOutstanding(1).build()) {
+    try (var connection = redis.connect(ByteArrayCodec.INSTANCE);
+        RedisStore store = RedisStore.builder().connection(connection)
+            .keyPrefix(prefix).failurePolicy(FailurePolicy.FAIL_OPEN).maxOutstanding(1).build()) {
       start("{type: memory}", store);
       assertThat(get().statusCode()).isEqualTo(200); // the code is loaded; Redis is healthy
-      connection.async().dispatch(io.lettuce.core.protocol.CommandType.PING,
-          new io.lettuce.core.output.CommandOutput<byte[], byte[], String>(io.lettuce.core.codec.ByteArrayCodec.INSTANCE, null) {
+      connection.async().dispatch(CommandType.PING,
+          new CommandOutput<byte[], byte[], String>(ByteArrayCodec.INSTANCE, null) {
             @Override
-            public void set(java.nio.ByteBuffer bytes) {
+            public void set(ByteBuffer bytes) {
               held.countDown();
               try {
-                release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                release.await(30, TimeUnit.SECONDS);
               } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
               }
             }
           });
-      assertThat(held.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-      java.util.concurrent.CompletableFuture<HttpResponse<String>> first = client.sendAsync(
+      assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+      CompletableFuture<HttpResponse<String>> first = client.sendAsync(
           HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.address().getPort() + "/echo/x")).build(),
           HttpResponse.BodyHandlers.ofString());
-      long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       while (store.outstanding() < 1 && System.nanoTime() < until) {
         Thread.onSpinWait();
       }
@@ -200,12 +217,12 @@ class RedisStoreGatewayTest {
       JsonNode b = JSON.readTree(r.body());
       assertThat(b.get("type").asText()).endsWith("#temporary-reduced-capacity");
       assertThat(b.get("retryAfterSeconds").asLong()).isEqualTo(1);
-      assertThat(b.get("detail").asText()).isEqualTo(dev.headroom.http.body.ServiceErrors.storeUnavailableDetail(true)); // the text every front end sends
+      assertThat(b.get("detail").asText()).isEqualTo(ServiceErrors.storeUnavailableDetail(true)); // the text every front end sends
       assertThat(Schemas.validate(Schemas.REFUSAL, b)).isEmpty();
       assertThat(upstream.requests).hasSize(forwarded);
       assertThat(store.shed()).isEqualTo(1);
       release.countDown();
-      assertThat(first.get(10, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+      assertThat(first.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
       gateway.close();
       gateway = null;
     } finally {
@@ -267,11 +284,11 @@ class RedisStoreGatewayTest {
         "{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: 2h}",
         "{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: soon}",
         "{type: memory, refusalMemory: 1s}"}) {
-      assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> withStore(store)))
+      assertThat(Assertions.catchThrowable(() -> withStore(store)))
           .as(store).isInstanceOf(ConfigException.class).hasMessageContaining("store.refusalMemory");
     }
     assertThat(withStore("{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: 250ms}").store().refusalMemory())
-        .isEqualTo(java.time.Duration.ofMillis(250));
+        .isEqualTo(Duration.ofMillis(250));
     assertThat(withStore("{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: off}").store().refusalMemory())
         .isZero();
   }

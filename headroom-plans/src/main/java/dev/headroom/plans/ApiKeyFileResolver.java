@@ -1,9 +1,9 @@
 package dev.headroom.plans;
 
 import dev.headroom.enforcement.partition.ApiKeys;
+import dev.headroom.enforcement.partition.RequestView;
 import dev.headroom.enforcement.plan.PlanResolution;
 import dev.headroom.enforcement.plan.PlanResolver;
-import dev.headroom.enforcement.partition.RequestView;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

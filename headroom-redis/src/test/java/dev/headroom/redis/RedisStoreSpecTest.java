@@ -1,14 +1,14 @@
 package dev.headroom.redis;
 
+import dev.headroom.spec.AllOrNothingSpec;
+import dev.headroom.spec.ConcurrencySpec;
+import dev.headroom.spec.ConcurrentAccessSpec;
+import dev.headroom.spec.CostAndDebtSpec;
+import dev.headroom.spec.DecisionSpec;
 import dev.headroom.spec.FixedWindowSpec;
 import dev.headroom.spec.SlidingWindowSpec;
-import dev.headroom.spec.TokenBucketSpec;
-import dev.headroom.spec.ConcurrencySpec;
-import dev.headroom.spec.CostAndDebtSpec;
-import dev.headroom.spec.AllOrNothingSpec;
-import dev.headroom.spec.DecisionSpec;
-import dev.headroom.spec.ConcurrentAccessSpec;
 import dev.headroom.spec.StoreFixture;
+import dev.headroom.spec.TokenBucketSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,14 +1,16 @@
 package dev.headroom.servlet;
 
-import dev.headroom.http.HeaderNames;
 import dev.headroom.enforcement.Answer;
+import dev.headroom.http.HeaderNames;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.body.ServiceErrors;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
+import java.util.Map;
 
 /**
  * How the filter writes the responses it answers itself (refusals, a store that cannot decide, vend
@@ -28,7 +30,7 @@ final class RefusalResponses {
       settleUnreadBody(request, response);
     }
     response.setStatus(answer.status());
-    for (java.util.Map.Entry<String, String> f : answer.fields()) {
+    for (Map.Entry<String, String> f : answer.fields()) {
       response.addHeader(f.getKey(), f.getValue());
     }
     if (answer.contentType().isEmpty()) {
@@ -73,7 +75,7 @@ final class RefusalResponses {
       return;
     }
     try {
-      java.io.InputStream in = request.getInputStream();
+      InputStream in = request.getInputStream();
       byte[] buf = new byte[8192];
       long n = 0;
       int r;

@@ -1,6 +1,5 @@
 package dev.headroom.servlet;
 
-import dev.headroom.vend.VendRoute;
 import dev.headroom.StoreException;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.headers.RateLimitHeaders;
@@ -9,6 +8,7 @@ import dev.headroom.servlet.internal.ReplayedRequest;
 import dev.headroom.vend.CallIdentity;
 import dev.headroom.vend.VendDecision;
 import dev.headroom.vend.VendRateLimiter;
+import dev.headroom.vend.VendRoute;
 import dev.headroom.vend.format.VendRequest;
 import dev.headroom.vend.format.VendRequestException;
 import jakarta.servlet.FilterChain;
@@ -16,6 +16,7 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.net.URI;
 import java.util.OptionalLong;
 
 /**
@@ -48,7 +49,7 @@ final class VendCalls {
    * @param origin the service's origin for the 503 body, or null
    */
   static void serve(HttpServletRequest request, HttpServletResponse response, FilterChain chain, VendRoute route,
-      RateLimitHeaders headers, UserResolver users, boolean allowOnStoreFailure, java.net.URI origin)
+      RateLimitHeaders headers, UserResolver users, boolean allowOnStoreFailure, URI origin)
       throws IOException, ServletException {
     VendRateLimiter limiter = route.limiter();
     int max = route.reader().maxBytes();

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
-import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.RouteRules;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.HeaderDialect;
 import jakarta.servlet.http.HttpServletRequest;
 import java.time.Duration;

@@ -3,6 +3,7 @@ package dev.headroom.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.headroom.Algorithm;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
@@ -19,7 +20,7 @@ class RuntimeLimitsTest {
   void aChangedQuotaAppliesToTheNextRequest() throws Exception {
     ManualTicker ticker = ManualTicker.atFixedInstant();
     QuotaPolicy p = QuotaPolicy.builder("p").quota(1).window(Duration.ofMinutes(1))
-        .algorithm(dev.headroom.Algorithm.FIXED_WINDOW).build();
+        .algorithm(Algorithm.FIXED_WINDOW).build();
     HeadroomFilter filter = HeadroomFilter.builder().limiter(QuotaLimiter.inMemory())
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
         .route(Route.builder("/a").policy(p).build()).discovery("Limits", "Runtime limits").ticker(ticker).build();

@@ -1,6 +1,5 @@
 package dev.headroom.servlet;
 
-import dev.headroom.enforcement.RouteRules;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -10,6 +9,7 @@ import dev.headroom.Decision;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import java.net.http.HttpResponse;

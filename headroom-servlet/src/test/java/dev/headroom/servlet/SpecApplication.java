@@ -1,6 +1,6 @@
 package dev.headroom.servlet;
 
-import dev.headroom.vend.VendRoute;
+import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.conformance.SpecEndpoint;
 import dev.headroom.conformance.SpecFixture;
@@ -11,6 +11,7 @@ import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.path.PathTemplate;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;
+import dev.headroom.vend.VendRoute;
 import dev.headroom.vend.format.Scope;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.ServletOutputStream;
@@ -19,6 +20,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -59,7 +62,7 @@ final class SpecApplication {
   /** {@link SpecFixture#VEND_PATH}: one call a minute per function, on the fixture's limiter. */
   static VendRoute vendRoute(SpecFixture fixture) {
     QuotaPolicy calls = QuotaPolicy.builder(SpecFixture.VEND_POLICY).quota(1).window(SpecFixture.WINDOW)
-        .algorithm(dev.headroom.Algorithm.FIXED_WINDOW).build();
+        .algorithm(Algorithm.FIXED_WINDOW).build();
     return VendRoute.builder(SpecFixture.VEND_PATH, VendRateLimiter.builder(VendRateLimits.builder()
         .limit(Scope.FUNCTION, calls).build()).limiter(fixture.limiter()).build()).build();
   }
@@ -113,7 +116,7 @@ final class SpecApplication {
               fixture.hold().enter();
               text((HttpServletResponse) ctx.getResponse(), "done");
             } catch (IOException e) {
-              throw new java.io.UncheckedIOException(e);
+              throw new UncheckedIOException(e);
             } finally {
               ctx.complete();
             }
@@ -156,7 +159,7 @@ final class SpecApplication {
           } else {
             res.setContentType("application/octet-stream");
             ServletOutputStream out = res.getOutputStream();
-            byte[] b = new String(xs).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            byte[] b = new String(xs).getBytes(StandardCharsets.US_ASCII);
             out.write(b, 0, n / 2);
             for (int i = n / 2; i < n; i++) {
               out.write(b[i]);

@@ -1,9 +1,9 @@
 package dev.headroom.webflux;
 
 import dev.headroom.StoreException;
-import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.enforcement.Answer;
 import dev.headroom.enforcement.Gate;
+import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.vend.CallIdentity;
 import dev.headroom.vend.VendDecision;

@@ -1,5 +1,7 @@
 package dev.headroom.webflux;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import reactor.blockhound.BlockHound;
@@ -28,8 +30,8 @@ public final class BlockingCalls implements BlockHoundIntegration {
         || t.getName().startsWith("reactor-http-")));
     builder.blockingMethodCallback(m -> {
       BlockingOperationError e = new BlockingOperationError(m);
-      java.io.StringWriter w = new java.io.StringWriter();
-      e.printStackTrace(new java.io.PrintWriter(w));
+      StringWriter w = new StringWriter();
+      e.printStackTrace(new PrintWriter(w));
       FOUND.add(Thread.currentThread().getName() + ": " + w);
       throw e;
     });

@@ -7,10 +7,11 @@ import dev.headroom.PartitionKey;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.Ticker;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.RouteRules;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.RedisStore;
 import java.net.URI;
@@ -71,7 +72,7 @@ class NonBlockingTest {
         .failurePolicy(FailurePolicy.FAIL_CLOSED).decisionDeadline(Duration.ofSeconds(5)).build();
     Gate<ServerWebExchange> gate = Gate.<ServerWebExchange>builder()
         .limiter(QuotaLimiter.of(store))
-        .refusals(LimitRefusals.builder().ticker(dev.headroom.Ticker.system()).defaults(PolicyTexts.builder("Fair use for every caller.").build()).build())
+        .refusals(LimitRefusals.builder().ticker(Ticker.system()).defaults(PolicyTexts.builder("Fair use for every caller.").build()).build())
         .route(RouteRules.builder("/api/items/{id}").methods("GET").policy(perKey).policy(inFlight).policy(bytes).build())
         .route(RouteRules.builder("/api/tight").policy(tight).build())
         .discovery("Non-blocking", "The WebFlux filter on Redis.")

@@ -22,6 +22,7 @@ import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.http.server.reactive.HttpHandler;
 import org.springframework.http.server.reactive.ReactorHttpHandlerAdapter;
 import org.springframework.http.server.reactive.ServerHttpResponse;
@@ -53,7 +54,7 @@ final class SpecServer implements AutoCloseable {
   static SpecServer start(WebHandler handler, WebFilter filter) {
     // made here, not lazily on an event loop: creating it reads its defaults from a file
     HttpHandler http = WebHttpHandlerBuilder.webHandler(handler).filter(filter)
-        .codecConfigurer(org.springframework.http.codec.ServerCodecConfigurer.create()).build();
+        .codecConfigurer(ServerCodecConfigurer.create()).build();
     DisposableServer s = HttpServer.create().host("127.0.0.1").port(0)
         .handle(new ReactorHttpHandlerAdapter(http)).bindNow(Duration.ofSeconds(30));
     return new SpecServer(s);

@@ -1,5 +1,6 @@
 package dev.headroom.benchmarks.profile;
 
+import com.sun.management.OperatingSystemMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.Collection;
 import java.util.List;
@@ -22,8 +23,8 @@ import org.openjdk.jmh.results.ScalarResult;
  */
 public final class CpuTimeProfiler implements InternalProfiler {
 
-  private final com.sun.management.OperatingSystemMXBean os =
-      (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+  private final OperatingSystemMXBean os =
+      (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
   private long startCpu;
 
   @Override

@@ -1,5 +1,7 @@
 package dev.headroom.enforcement.discovery;
 
+import java.util.Arrays;
+
 /** The Graceful Boundaries conformance values of the discovery {@code conformance} member (section 1). */
 public enum ConformanceLevel {
   /** No agentic interaction surface: nothing to describe. */
@@ -39,6 +41,6 @@ public enum ConformanceLevel {
       }
     }
     throw new IllegalArgumentException("conformance: '" + token + "' is not valid; expected one of "
-        + java.util.Arrays.stream(values()).map(ConformanceLevel::token).toList());
+        + Arrays.stream(values()).map(ConformanceLevel::token).toList());
   }
 }

@@ -2,6 +2,7 @@ package dev.headroom.enforcement.discovery;
 
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.Base64;
 
 /**
@@ -23,7 +24,7 @@ public final class EntityTag {
   public static String strong(byte[] content) {
     try {
       byte[] digest = MessageDigest.getInstance("SHA-256").digest(content);
-      return "\"" + Base64.getUrlEncoder().withoutPadding().encodeToString(java.util.Arrays.copyOf(digest, 16)) + "\"";
+      return "\"" + Base64.getUrlEncoder().withoutPadding().encodeToString(Arrays.copyOf(digest, 16)) + "\"";
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is required of every Java platform", e);
     }

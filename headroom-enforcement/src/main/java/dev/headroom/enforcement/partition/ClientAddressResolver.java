@@ -1,6 +1,7 @@
 package dev.headroom.enforcement.partition;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -223,7 +224,7 @@ public final class ClientAddressResolver {
      */
     public Builder headers(List<ForwardedHeader> inOrderOfPreference) {
       List<ForwardedHeader> h = List.copyOf(inOrderOfPreference);
-      if (h.isEmpty() || new java.util.HashSet<>(h).size() != h.size()) {
+      if (h.isEmpty() || new HashSet<>(h).size() != h.size()) {
         throw new IllegalArgumentException("headers: expected one or more distinct forwarding headers, got " + h);
       }
       this.headers = h;

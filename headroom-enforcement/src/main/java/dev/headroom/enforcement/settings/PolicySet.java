@@ -2,10 +2,10 @@ package dev.headroom.enforcement.settings;
 
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
-import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.enforcement.Escalation;
 import dev.headroom.enforcement.partition.AllowList;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
 import java.net.URI;
 import java.util.Collections;
 import java.util.LinkedHashMap;

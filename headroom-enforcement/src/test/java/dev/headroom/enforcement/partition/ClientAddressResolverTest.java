@@ -3,6 +3,7 @@ package dev.headroom.enforcement.partition;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The client behind trusted proxies: RFC 7239 and X-Forwarded-For, walked right to left. */
@@ -16,7 +17,7 @@ class ClientAddressResolverTest {
   /** Believes either header, Forwarded first: what the gateway's trustedProxies does. */
   private static final ClientAddressResolver BOTH = ClientAddressResolver.builder()
       .trustedProxy("10.0.0.0/8").trustedProxy("fd00::/8")
-      .headers(java.util.List.of(ForwardedHeader.FORWARDED, ForwardedHeader.X_FORWARDED_FOR)).build();
+      .headers(List.of(ForwardedHeader.FORWARDED, ForwardedHeader.X_FORWARDED_FOR)).build();
 
   private static RequestView.Builder from(String peer) {
     return RequestView.builder().remoteAddress(peer);
@@ -185,10 +186,10 @@ class ClientAddressResolverTest {
 
   @Test
   void theHeaderListIsChecked() {
-    assertThatThrownBy(() -> ClientAddressResolver.builder().headers(java.util.List.of()))
+    assertThatThrownBy(() -> ClientAddressResolver.builder().headers(List.of()))
         .hasMessage("headers: expected one or more distinct forwarding headers, got []");
     assertThatThrownBy(() -> ClientAddressResolver.builder()
-        .headers(java.util.List.of(ForwardedHeader.FORWARDED, ForwardedHeader.FORWARDED)))
+        .headers(List.of(ForwardedHeader.FORWARDED, ForwardedHeader.FORWARDED)))
         .hasMessageContaining("distinct").hasMessageContaining("FORWARDED");
   }
 }

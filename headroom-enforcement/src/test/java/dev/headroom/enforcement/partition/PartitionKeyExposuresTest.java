@@ -11,6 +11,7 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.HexFormat;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
@@ -38,7 +39,7 @@ class PartitionKeyExposuresTest {
     RequestView r = RequestView.builder().header("X-Api-Key", "my-key").build();
     PartitionKey partition = PartitionKeyDerivation.apiKey().derive(r);
     MessageDigest sha = MessageDigest.getInstance("SHA-256");
-    String keyHex = java.util.HexFormat.of().formatHex(sha.digest("my-key".getBytes(StandardCharsets.UTF_8)), 0, 16);
+    String keyHex = HexFormat.of().formatHex(sha.digest("my-key".getBytes(StandardCharsets.UTF_8)), 0, 16);
     byte[] expected = Arrays.copyOf(sha.digest(("hourly\u0000key:" + keyHex).getBytes(StandardCharsets.UTF_8)), 16);
     byte[] pk = PartitionKeyExposures.predictableHash().pk(HOURLY, partition).orElseThrow();
     assertThat(pk).isEqualTo(expected);

@@ -1,6 +1,7 @@
 package dev.headroom.gateway.config;
 
 import dev.headroom.enforcement.partition.AllowList;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -40,7 +41,7 @@ public record PolicyRules(AllowList allow, CountMode count, Set<String> methods,
       Set.of(), Set.of(), false, false);
 
   public PolicyRules {
-    java.util.Objects.requireNonNull(allow, "allow");
+    Objects.requireNonNull(allow, "allow");
     methods = Set.copyOf(methods);
     routes = Set.copyOf(routes);
   }

@@ -19,6 +19,7 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
+import java.time.Duration;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -152,7 +153,7 @@ class AdmissionTest {
     JsonNode m = json(local(admit(failed(new IllegalArgumentException("bad version"))), 400, Admission.Body.UNREAD));
     assertThat(m.get("detail").asText()).isEqualTo("The request could not be parsed as HTTP/1.1: bad version");
     JsonNode t = json(local(admit(failed(new RequestDecoder.Refusal(GatewayMessages.requestHeadTimedOut(
-        java.time.Duration.ofMillis(1500))))), 408, Admission.Body.UNREAD));
+        Duration.ofMillis(1500))))), 408, Admission.Body.UNREAD));
     assertThat(t.get("detail").asText()).contains("1500 milliseconds");
     assertThat(t.get("timeoutSeconds").asDouble()).isEqualTo(1.5);
   }

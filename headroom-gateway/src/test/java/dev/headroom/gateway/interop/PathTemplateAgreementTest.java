@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.client.DiscoveredLimits;
 import dev.headroom.gateway.Gateway;
 import dev.headroom.gateway.GatewayConfig;

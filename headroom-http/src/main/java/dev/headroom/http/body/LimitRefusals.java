@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Turns a refused core {@link Decision} into the one body that is RFC 9457 problem details with a
@@ -71,8 +72,8 @@ public final class LimitRefusals {
   }
 
   /** The origin same-origin guidance URLs share, if configured. */
-  public java.util.Optional<URI> origin() {
-    return java.util.Optional.ofNullable(origin);
+  public Optional<URI> origin() {
+    return Optional.ofNullable(origin);
   }
 
   /** The refusal for a refused decision, as quota-exceeded (429). */

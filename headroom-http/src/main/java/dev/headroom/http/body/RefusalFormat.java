@@ -2,6 +2,7 @@ package dev.headroom.http.body;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.function.BiConsumer;
 
 /**
  * How a refusal is sent, chosen from the request's {@code Accept} header (RFC 9110 section
@@ -42,7 +43,7 @@ public enum RefusalFormat {
    * Writes the fields every refusal carries whatever its format, {@code Cache-Control: no-store}
    * and {@code Vary: Accept}, through a sink that adds one header line; every front end calls it.
    */
-  public static void refusalFields(java.util.function.BiConsumer<String, String> sink) {
+  public static void refusalFields(BiConsumer<String, String> sink) {
     sink.accept("Cache-Control", CACHE_CONTROL);
     sink.accept("Vary", VARY);
   }

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -333,7 +334,7 @@ public final class RefusalReader {
       case VALUE_TRUE:
       case VALUE_FALSE: return "a boolean";
       case VALUE_NULL: return "null";
-      default: return t.toString().toLowerCase(java.util.Locale.ROOT);
+      default: return t.toString().toLowerCase(Locale.ROOT);
     }
   }
 

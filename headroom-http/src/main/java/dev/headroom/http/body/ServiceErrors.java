@@ -1,6 +1,7 @@
 package dev.headroom.http.body;
 
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -71,7 +72,7 @@ public final class ServiceErrors {
    * none or a null field.
    */
   public static List<String> allowedMethods(String allow) {
-    List<String> methods = new java.util.ArrayList<>();
+    List<String> methods = new ArrayList<>();
     if (allow != null) {
       for (String m : allow.split(",")) {
         if (!m.isBlank()) {

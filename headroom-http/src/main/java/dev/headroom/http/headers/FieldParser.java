@@ -16,6 +16,7 @@ import dev.headroom.http.RetryAfter;
 import dev.headroom.http.headers.Diagnostic.Kind;
 import dev.headroom.http.sf.StructuredFields;
 import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
@@ -536,7 +537,7 @@ final class FieldParser {
       note(Kind.EPOCH_RESET, X_RATELIMIT_RESET, v + " read as epoch seconds");
       return secondsUntil(Instant.ofEpochSecond(n.longValue()));
     }
-    return n.setScale(0, java.math.RoundingMode.CEILING).longValueExact();
+    return n.setScale(0, RoundingMode.CEILING).longValueExact();
   }
 
   private long secondsUntil(Instant instant) {

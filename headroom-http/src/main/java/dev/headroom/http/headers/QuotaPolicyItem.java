@@ -3,6 +3,7 @@ package dev.headroom.http.headers;
 import dev.headroom.QuotaUnit;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -122,7 +123,7 @@ public final class QuotaPolicyItem {
     return (name == null ? "" : "\"" + name + "\"") + ";q=" + quota
         + (unit.equals("requests") ? "" : ";qu=\"" + unit + "\"")
         + (windowSeconds == 0 ? "" : ";w=" + windowSeconds)
-        + (pk == null ? "" : ";pk=:" + java.util.Base64.getEncoder().encodeToString(pk) + ":") + " (" + dialect + ")";
+        + (pk == null ? "" : ";pk=:" + Base64.getEncoder().encodeToString(pk) + ":") + " (" + dialect + ")";
   }
 
   /** Builds a {@link QuotaPolicyItem}; every setter validates its argument. */

@@ -3,6 +3,7 @@ package dev.headroom.http.headers;
 import dev.headroom.http.RetryAfter;
 import java.net.http.HttpHeaders;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
@@ -71,7 +72,7 @@ public final class RateLimitFields {
     headers.forEach((k, v) -> {
       if (k != null && v != null) {
         ci.merge(k, v, (a, b) -> {
-          List<String> all = new java.util.ArrayList<>(a);
+          List<String> all = new ArrayList<>(a);
           all.addAll(b);
           return all;
         });

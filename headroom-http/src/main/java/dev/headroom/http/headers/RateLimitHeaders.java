@@ -6,9 +6,11 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
 import dev.headroom.http.HeaderNames;
 import dev.headroom.http.PartitionKeyExposure;
+import dev.headroom.http.RetryAfter;
 import dev.headroom.http.sf.StructuredFields;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.EnumSet;
 import java.util.List;
@@ -16,6 +18,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiConsumer;
@@ -269,7 +273,7 @@ public final class RateLimitHeaders {
     Objects.requireNonNull(limits, "limits");
     Objects.requireNonNull(sink, "sink");
     if (retryAfter.isPresent() && writeRetryAfter) {
-      sink.accept(HeaderNames.RETRY_AFTER, dev.headroom.http.RetryAfter.formatDelaySeconds(retryAfter.get()));
+      sink.accept(HeaderNames.RETRY_AFTER, RetryAfter.formatDelaySeconds(retryAfter.get()));
     }
     if (omitOnRedirect && status >= 300 && status < 400) {
       return;
@@ -576,7 +580,7 @@ public final class RateLimitHeaders {
 
     /** The dialects to write; {@link HeaderDialect#IETF} by default. */
     public Builder dialects(HeaderDialect... dialects) {
-      return dialects(dialects == null ? null : java.util.Arrays.asList(dialects));
+      return dialects(dialects == null ? null : Arrays.asList(dialects));
     }
 
     /** The dialects to write; {@link HeaderDialect#IETF} by default. */
@@ -683,7 +687,7 @@ public final class RateLimitHeaders {
       for (HeaderDialect a : dialects) {
         for (HeaderDialect b : dialects) {
           if (a.ordinal() < b.ordinal()) {
-            java.util.SortedSet<String> shared = new java.util.TreeSet<>(a.fieldNames());
+            SortedSet<String> shared = new TreeSet<>(a.fieldNames());
             shared.retainAll(b.fieldNames());
             if (!shared.isEmpty()) {
               throw new IllegalArgumentException("dialects: " + a.token() + " and " + b.token()

@@ -2,6 +2,7 @@ package dev.headroom.http.headers;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -138,7 +139,7 @@ public final class ServiceLimitItem {
     return (name == null ? "" : "\"" + name + "\"") + (limit < 0 ? "" : ";limit=" + limit)
         + (remaining < 0 ? "" : ";r=" + remaining) + (resetSeconds < 0 ? "" : ";t=" + resetSeconds)
         + (cost < 0 ? "" : ";c=" + cost)
-        + (pk == null ? "" : ";pk=:" + java.util.Base64.getEncoder().encodeToString(pk) + ":") + " (" + (vendor == null ? "" : vendor + ", ") + dialect + ")";
+        + (pk == null ? "" : ";pk=:" + Base64.getEncoder().encodeToString(pk) + ":") + " (" + (vendor == null ? "" : vendor + ", ") + dialect + ")";
   }
 
   /** Builds a {@link ServiceLimitItem}; every setter validates its argument. */

@@ -3,6 +3,7 @@ package dev.headroom.http.path;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -349,7 +350,7 @@ public final class PathTemplate {
 
   /** Whether the template has no variable and no wildcard, so that it names exactly one path. */
   public boolean isLiteral() {
-    return !rest && java.util.Arrays.stream(segments).allMatch(s -> s.kind == Kind.LITERAL);
+    return !rest && Arrays.stream(segments).allMatch(s -> s.kind == Kind.LITERAL);
   }
 
   /** The canonical form, written into discovery documents: what {@link #parse(String)} reads back as an equal template. */

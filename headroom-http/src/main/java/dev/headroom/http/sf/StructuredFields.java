@@ -2,6 +2,7 @@ package dev.headroom.http.sf;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.nio.ByteBuffer;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -194,7 +195,7 @@ public final class StructuredFields {
     } else if (item instanceof TokenItem) {
       sb.append(((TokenItem) item).get());
     } else if (item instanceof ByteSequenceItem) {
-      java.nio.ByteBuffer b = ((ByteSequenceItem) item).get();
+      ByteBuffer b = ((ByteSequenceItem) item).get();
       byte[] bytes = new byte[b.remaining()];
       b.duplicate().get(bytes);
       appendByteSequence(sb, bytes);

@@ -2,6 +2,7 @@ package dev.headroom.http.body;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Graceful Boundaries section 2, HTML 429 responses: meta retry-after and a JSON alternate. */
@@ -29,7 +30,7 @@ class RefusalHtmlTest {
   void everyInsertedValueIsEscaped() {
     // A read refusal is not validated, so the renderer is the last line of defence.
     Refusal r = Refusal.builder(429).title(HOSTILE).detail(HOSTILE).why(HOSTILE).limit(HOSTILE).error(HOSTILE)
-        .humanUrl("javascript:alert(1)").upgradeUrl("\"><script>x</script>").buildRead(java.util.List.of());
+        .humanUrl("javascript:alert(1)").upgradeUrl("\"><script>x</script>").buildRead(List.of());
     String html = RefusalHtml.render(r, "\" onload=\"alert(1)");
     assertThat(html).doesNotContain("<script>").doesNotContain("href=\"javascript:").doesNotContain("\" onload=\"")
         .contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quoted&quot;")

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -76,7 +77,7 @@ class RefusalReaderTest {
     Refusal r = read(400, "{\"traceId\":\"t\",\"n\":1,\"f\":1.5,\"big\":123456789012345678901234567890,"
         + "\"o\":{\"a\":[true,null]}}");
     assertThat(r.extensions()).containsEntry("traceId", "t").containsEntry("n", 1L).containsEntry("f", 1.5)
-        .containsEntry("o", Map.of("a", java.util.Arrays.asList(true, null)));
+        .containsEntry("o", Map.of("a", Arrays.asList(true, null)));
     assertThat(read(400, r.toJson())).isEqualTo(r);
   }
 

@@ -2,6 +2,7 @@ package dev.headroom.http.body;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.URI;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -63,7 +64,7 @@ class RefusalValidationTest {
     assertThatThrownBy(() -> base(404).alternativeEndpoint("/a b").build())
         .hasMessageContaining("alternativeEndpoint: expected a URL of printable ASCII");
     base(404).humanUrl("https://elsewhere.example/help").upgradeUrl("https://shop.example/pricing")
-        .scanUrl("https://api.example.com/scan").origin(java.net.URI.create("https://api.example.com:443")).build();
+        .scanUrl("https://api.example.com/scan").origin(URI.create("https://api.example.com:443")).build();
   }
 
   @Test

@@ -19,6 +19,7 @@ import java.util.TreeMap;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -180,7 +181,7 @@ class DraftExamplesTest {
     }
   }
 
-  @org.junit.jupiter.api.Test
+  @Test
   void retryAfterAsHttpDateAgreesWithResetInAppendixB14() {
     Map<String, List<String>> h = new LinkedHashMap<>();
     h.put(HeaderNames.RETRY_AFTER, List.of("Mon, 05 Aug 2019 09:27:05 GMT"));

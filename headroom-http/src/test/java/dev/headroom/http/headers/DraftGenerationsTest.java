@@ -18,6 +18,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -135,7 +138,7 @@ class DraftGenerationsTest {
     assertThat(read.policyOf(user)).map(QuotaPolicyItem::quota).contains(100L);
     assertThat(read.limits().get(1).cost()).isEmpty();
     assertThat(read.partitions()).containsExactly(
-        new PartitionItem("per-user", java.util.Set.of("user_id", "method"), Map.of()));
+        new PartitionItem("per-user", Set.of("user_id", "method"), Map.of()));
   }
 
   @Test
@@ -157,7 +160,7 @@ class DraftGenerationsTest {
     });
     assertThat(next.diagnostics()).extracting(Diagnostic::kind).containsOnly(Kind.UNKNOWN_PARAMETER).hasSize(4);
     assertThat(next.partitions()).containsExactly(
-        new PartitionItem("day", java.util.Set.of("user_id"), Map.of("method", "POST")));
+        new PartitionItem("day", Set.of("user_id"), Map.of("method", "POST")));
   }
 
   @Test
@@ -166,7 +169,7 @@ class DraftGenerationsTest {
     QuotaPolicyItem policy = QuotaPolicyItem.builder().name("day").quota(10).window(Duration.ofSeconds(60)).build();
     for (HeaderDialect d : List.of(HeaderDialect.IETF, HeaderDialect.DRAFT_09, HeaderDialect.IETF_NEXT)) {
       Map<String, String> out = new LinkedHashMap<>();
-      RateLimitHeaders.builder().dialects(d).build().write(List.of(policy), List.of(limit), java.util.Optional.empty(), 200,
+      RateLimitHeaders.builder().dialects(d).build().write(List.of(policy), List.of(limit), Optional.empty(), 200,
           out::put);
       assertThat(out.get("RateLimit")).as(d.token())
           .isEqualTo(d == HeaderDialect.IETF_NEXT ? "\"day\";a=4;w=9;c=2" : "\"day\";r=4;t=9");
@@ -180,7 +183,7 @@ class DraftGenerationsTest {
    */
   @Test
   void everyAllowedValueIsReadAndEveryOtherDropped() {
-    java.util.SplittableRandom random = new java.util.SplittableRandom(32);
+    SplittableRandom random = new SplittableRandom(32);
     String[] bad = {"-1", "1.5", "\"7\"", "1234567890123456", "?1", ":AA==:"};
     for (int i = 0; i < 2000; i++) {
       long a = random.nextLong(QuotaPolicyItem.MAX_INTEGER + 1);

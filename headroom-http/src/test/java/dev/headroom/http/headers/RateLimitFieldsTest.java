@@ -9,6 +9,7 @@ import java.net.http.HttpHeaders;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +23,7 @@ class RateLimitFieldsTest {
   static RateLimitFields parse(String... fields) {
     Map<String, List<String>> h = new LinkedHashMap<>();
     for (int i = 0; i < fields.length; i += 2) {
-      h.computeIfAbsent(fields[i], k -> new java.util.ArrayList<>()).add(fields[i + 1]);
+      h.computeIfAbsent(fields[i], k -> new ArrayList<>()).add(fields[i + 1]);
     }
     return RateLimitFields.parse(h, NOW);
   }

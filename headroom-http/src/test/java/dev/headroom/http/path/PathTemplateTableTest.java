@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.URI;
+import java.util.Locale;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvFileSource;
@@ -24,7 +25,7 @@ class PathTemplateTableTest {
   @ParameterizedTest(name = "{0} covers {1}: {2}")
   @CsvFileSource(resources = "path-templates.csv", delimiter = '|')
   void decodedPathsAgreeWhereTheContainerWouldAcceptThem(String template, String path, boolean covered) {
-    if (path.toLowerCase(java.util.Locale.ROOT).contains("%2f")) {
+    if (path.toLowerCase(Locale.ROOT).contains("%2f")) {
       return; // containers refuse an encoded / (Servlet 6.0 section 3.5.2): no decoded form to compare
     }
     String decoded = URI.create("http://h" + path).getPath();

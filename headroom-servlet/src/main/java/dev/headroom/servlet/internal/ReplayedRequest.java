@@ -6,6 +6,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.UnsupportedEncodingException;
 import java.nio.charset.Charset;
@@ -68,7 +69,7 @@ public final class ReplayedRequest extends HttpServletRequestWrapper {
         try {
           listener.onDataAvailable();
           listener.onAllDataRead();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
           listener.onError(e);
         }
       }

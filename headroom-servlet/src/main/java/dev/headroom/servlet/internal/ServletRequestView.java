@@ -7,6 +7,7 @@ import java.util.Enumeration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * A servlet request as headroom-enforcement's gate and partition derivations see it. The user is
@@ -20,11 +21,11 @@ public final class ServletRequestView implements GateRequest {
   private final HttpServletRequest request;
   private final String path;
   private final String route;
-  private final java.util.function.Function<HttpServletRequest, Optional<String>> users;
+  private final Function<HttpServletRequest, Optional<String>> users;
   private Optional<String> user;
 
   public ServletRequestView(HttpServletRequest request, String path, String route,
-      java.util.function.Function<HttpServletRequest, Optional<String>> users) {
+      Function<HttpServletRequest, Optional<String>> users) {
     this.request = Objects.requireNonNull(request, "request");
     this.path = path;
     this.route = route;

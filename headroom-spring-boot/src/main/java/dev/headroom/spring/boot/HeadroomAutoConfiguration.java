@@ -1,26 +1,30 @@
 package dev.headroom.spring.boot;
 
+import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
+import dev.headroom.enforcement.plan.PlanResolver;
+import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.servlet.DecisionListener;
 import dev.headroom.servlet.HeadroomFilter;
 import dev.headroom.servlet.Route;
-import dev.headroom.vend.VendRoute;
 import dev.headroom.servlet.UserResolver;
+import dev.headroom.vend.VendRoute;
 import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import dev.headroom.enforcement.plan.PlanResolver;
-import dev.headroom.enforcement.plan.Plans;
 import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -57,7 +61,7 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
     "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
     "org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-@ConditionalOnClass({HeadroomFilter.class, jakarta.servlet.Filter.class})
+@ConditionalOnClass({HeadroomFilter.class, Filter.class})
 @ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties({HeadroomProperties.class, HeadroomPlanProperties.class})
 @Import(HeadroomCommonConfiguration.class)
@@ -120,7 +124,7 @@ public class HeadroomAutoConfiguration {
     registration.setName("headroomFilter");
     registration.setAsyncSupported(true);
     // ASYNC too: an asynchronous dispatch that writes no content still gets its RateLimit fields.
-    registration.setDispatcherTypes(jakarta.servlet.DispatcherType.REQUEST, jakarta.servlet.DispatcherType.ASYNC);
+    registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
     registration.setOrder(props.getFilterOrder());
     registration.addUrlPatterns("/*");
     return registration;
@@ -135,7 +139,7 @@ public class HeadroomAutoConfiguration {
     }
     return new DecisionListener() {
       @Override
-      public void decided(Route route, dev.headroom.Decision decision) {
+      public void decided(Route route, Decision decision) {
         HeadroomSettings.tellEach(listeners, l -> l.decided(route, decision));
       }
 
@@ -153,7 +157,7 @@ public class HeadroomAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint
+    @ConditionalOnAvailableEndpoint
     HeadroomEndpoint headroomEndpoint(FilterRegistrationBean<HeadroomFilter> headroomFilter) {
       return new HeadroomEndpoint(headroomFilter.getFilter().limits());
     }

@@ -5,6 +5,7 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.redis.RedisStore;
 import dev.headroom.spring.boot.HeadroomAutoConfiguration.HeadroomPolicies;
 import java.util.Locale;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -80,7 +81,7 @@ class HeadroomCommonConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     Store headroomStore(HeadroomProperties props) {
-      dev.headroom.redis.RedisStore.Builder b = dev.headroom.redis.RedisStore.builder();
+      RedisStore.Builder b = RedisStore.builder();
       try {
         b.refusalMemory(props.getStore().getRefusalMemory());
       } catch (IllegalArgumentException | NullPointerException ex) {

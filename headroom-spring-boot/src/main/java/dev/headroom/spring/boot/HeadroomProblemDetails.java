@@ -1,9 +1,11 @@
 package dev.headroom.spring.boot;
 
 import dev.headroom.http.body.Refusal;
+import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.body.ServiceErrors;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.List;
+import java.util.Map;
 import org.springframework.core.MethodParameter;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
@@ -47,7 +49,7 @@ public class HeadroomProblemDetails implements ResponseBodyAdvice<Object> {
     if (!(body instanceof ProblemDetail problem) || problem.getStatus() < 400 || problem.getStatus() > 599) {
       return body;
     }
-    java.util.Map<String, Object> props = problem.getProperties();
+    Map<String, Object> props = problem.getProperties();
     if (props != null && props.containsKey("error") && props.containsKey("why") && problem.getDetail() != null) {
       return body;
     }
@@ -69,7 +71,7 @@ public class HeadroomProblemDetails implements ResponseBodyAdvice<Object> {
       problem.setProperty("allowedMethods", allowed);
     }
     if (!response.getHeaders().containsKey(HttpHeaders.CACHE_CONTROL)) {
-      dev.headroom.http.body.RefusalFormat.refusalFields((name, value) -> response.getHeaders().set(name, value));
+      RefusalFormat.refusalFields((name, value) -> response.getHeaders().set(name, value));
     }
     return problem;
   }

@@ -1,12 +1,12 @@
 package dev.headroom.spring.boot;
 
-import dev.headroom.http.DiscoveryPaths;
 import dev.headroom.enforcement.settings.FieldRuleSettings;
 import dev.headroom.enforcement.settings.HeaderSettings;
 import dev.headroom.enforcement.settings.LimitSettings;
 import dev.headroom.enforcement.settings.PolicySettings;
 import dev.headroom.enforcement.settings.ServiceSettings;
 import dev.headroom.enforcement.settings.StoreSettings;
+import dev.headroom.http.DiscoveryPaths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

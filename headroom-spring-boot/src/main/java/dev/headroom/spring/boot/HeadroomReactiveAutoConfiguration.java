@@ -4,18 +4,19 @@ import dev.headroom.Decision;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.StoreException;
 import dev.headroom.Ticker;
-import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
 import dev.headroom.enforcement.GateListener;
 import dev.headroom.enforcement.RouteRules;
 import dev.headroom.enforcement.plan.PlanResolver;
+import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.servlet.Route;
 import dev.headroom.vend.VendRoute;
 import dev.headroom.webflux.HeadroomWebFilter;
 import dev.headroom.webflux.ReactiveUserResolver;
 import java.util.List;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -27,6 +28,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
 
 /**
  * Installs the Headroom WebFlux filter ({@link HeadroomWebFilter}, headroom-webflux) in a Spring
@@ -42,7 +44,7 @@ import org.springframework.web.server.ServerWebExchange;
  */
 @AutoConfiguration(afterName = "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration")
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-@ConditionalOnClass({HeadroomWebFilter.class, org.springframework.web.server.WebFilter.class})
+@ConditionalOnClass({HeadroomWebFilter.class, WebFilter.class})
 @ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties({HeadroomProperties.class, HeadroomPlanProperties.class})
 @Import(HeadroomCommonConfiguration.class)
@@ -102,7 +104,7 @@ public class HeadroomReactiveAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint
+    @ConditionalOnAvailableEndpoint
     HeadroomEndpoint headroomEndpoint(HeadroomWebFilter headroomWebFilter) {
       return new HeadroomEndpoint(headroomWebFilter.gate().limits());
     }

@@ -1,8 +1,8 @@
 package dev.headroom.spring.boot;
 
 import dev.headroom.QuotaPolicy;
-import dev.headroom.http.path.PathTemplate;
 import dev.headroom.enforcement.settings.SettingsReader;
+import dev.headroom.http.path.PathTemplate;
 import dev.headroom.servlet.Route;
 import java.lang.reflect.Method;
 import java.util.ArrayList;

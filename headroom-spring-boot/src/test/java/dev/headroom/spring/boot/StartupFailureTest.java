@@ -2,10 +2,18 @@ package dev.headroom.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.headroom.PartitionKey;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.Store;
+import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.redis.RedisStore;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -48,7 +56,7 @@ class StartupFailureTest {
   @Test
   void quotaOutOfRange() {
     assertThat(failure("headroom.policies.burst.quota=0"))
-        .isEqualTo("headroom.policies.burst.quota: expected an integer from 1 to " + dev.headroom.QuotaPolicy.MAX_QUOTA + ", got '0'");
+        .isEqualTo("headroom.policies.burst.quota: expected an integer from 1 to " + QuotaPolicy.MAX_QUOTA + ", got '0'");
   }
 
   @Test
@@ -110,7 +118,7 @@ class StartupFailureTest {
   @Test
   void storeTypeRedisWithoutTheModule() {
     WebApplicationContextRunner withoutRedis = runner.withClassLoader(
-        new org.springframework.boot.test.context.FilteredClassLoader("dev.headroom.redis"));
+        new FilteredClassLoader("dev.headroom.redis"));
     withoutRedis.withPropertyValues("headroom.store.type=redis").run(ctx -> {
       assertThat(ctx).hasFailed();
       Throwable t = ctx.getStartupFailure();
@@ -127,11 +135,11 @@ class StartupFailureTest {
     runner.withPropertyValues("headroom.store.type=redis", "headroom.store.redis-uri=redis://127.0.0.1:6379",
         "headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst").run(ctx -> {
           assertThat(ctx).hasNotFailed();
-          dev.headroom.Store store = ctx.getBean(dev.headroom.Store.class);
-          assertThat(store).isInstanceOf(dev.headroom.redis.RedisStore.class);
-          dev.headroom.QuotaPolicy burst = ctx.getBean(HeadroomAutoConfiguration.HeadroomPolicies.class).byName().get("burst");
-          dev.headroom.PartitionKey key = dev.headroom.PartitionKey.of("spring-boot-test-" + java.util.UUID.randomUUID());
-          assertThat(dev.headroom.QuotaLimiter.of(store).acquire(burst, key).outcomes().get(0).remaining()).isEqualTo(9);
+          Store store = ctx.getBean(Store.class);
+          assertThat(store).isInstanceOf(RedisStore.class);
+          QuotaPolicy burst = ctx.getBean(HeadroomAutoConfiguration.HeadroomPolicies.class).byName().get("burst");
+          PartitionKey key = PartitionKey.of("spring-boot-test-" + UUID.randomUUID());
+          assertThat(QuotaLimiter.of(store).acquire(burst, key).outcomes().get(0).remaining()).isEqualTo(9);
         });
   }
 
@@ -142,7 +150,7 @@ class StartupFailureTest {
         .endsWith("got 'PT2H'");
     runner.withPropertyValues("headroom.store.type=redis", "headroom.store.refusal-memory=0",
         "headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst").run(ctx ->
-          assertThat(ctx).hasNotFailed().getBean(dev.headroom.Store.class).isInstanceOf(dev.headroom.redis.RedisStore.class));
+          assertThat(ctx).hasNotFailed().getBean(Store.class).isInstanceOf(RedisStore.class));
   }
 
   @Test
@@ -203,11 +211,11 @@ class StartupFailureTest {
     assertThat(failure("headroom.policies.burst.quota=0", "headroom.policies.burst.unit=bytes",
         "headroom.dialects=draft-99", "headroom.store.on-failure=maybe"))
         .isEqualTo("4 problems"
-            + "\n  - headroom.policies.burst.quota: expected an integer from 1 to " + dev.headroom.QuotaPolicy.MAX_QUOTA
+            + "\n  - headroom.policies.burst.quota: expected an integer from 1 to " + QuotaPolicy.MAX_QUOTA
             + ", got '0'"
             + "\n  - headroom.policies.burst.unit: expected requests, content-bytes or concurrent-requests, got 'bytes'"
-            + "\n  - headroom.dialects[0]: expected one of ietf (draft-08 to draft-10), draft-07, draft-06, draft-03, "
-            + "x-ratelimit, got 'draft-99'"
+            + "\n  - headroom.dialects[0]: expected one of " + HeaderDialect.NAMES
+            + ", got 'draft-99'"
             + "\n  - headroom.store.on-failure: expected allow or refuse, got 'maybe'");
   }
 

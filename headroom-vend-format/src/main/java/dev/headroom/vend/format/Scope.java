@@ -1,6 +1,5 @@
 package dev.headroom.vend.format;
 
-import dev.headroom.vend.format.VendJson;
 import java.util.Locale;
 
 /**

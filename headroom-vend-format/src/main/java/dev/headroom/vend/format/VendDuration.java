@@ -2,7 +2,6 @@ package dev.headroom.vend.format;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.vend.format.VendJson;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;

@@ -1,7 +1,6 @@
 package dev.headroom.vend.format;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.vend.format.VendJson;
 import java.util.Objects;
 import java.util.Optional;
 

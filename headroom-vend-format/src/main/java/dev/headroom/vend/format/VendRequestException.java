@@ -1,6 +1,5 @@
 package dev.headroom.vend.format;
 
-import dev.headroom.vend.format.VendResponses;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;

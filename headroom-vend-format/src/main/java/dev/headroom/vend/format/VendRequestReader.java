@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.vend.format.VendJson;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

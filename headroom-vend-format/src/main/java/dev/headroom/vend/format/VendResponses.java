@@ -4,9 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.vend.format.RateLimitExtension;
-import dev.headroom.vend.format.VendError;
-import dev.headroom.vend.format.VendJson;
 
 /**
  * Writes vend response envelopes (vend-notes.md, "Envelope"): the format's writer, which the

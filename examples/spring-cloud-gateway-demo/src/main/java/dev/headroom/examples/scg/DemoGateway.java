@@ -6,6 +6,7 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.event.ContextClosedEvent;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 
@@ -43,7 +44,7 @@ public class DemoGateway {
     ConfigurableApplicationContext ctx = app.run(args);
     if (upstream != null) {
       DisposableServer started = upstream;
-      ctx.addApplicationListener((org.springframework.context.event.ContextClosedEvent e) -> started.disposeNow());
+      ctx.addApplicationListener((ContextClosedEvent e) -> started.disposeNow());
     }
     return ctx;
   }

@@ -21,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -783,7 +784,7 @@ class UpstreamResponseDecoderTest {
       while (at < body.length) {
         int n = Math.min(body.length - at, 1 + random.nextInt(random.nextBoolean() ? 16 : 9000));
         String size = Integer.toHexString(n);
-        size = random.nextBoolean() ? size.toUpperCase(java.util.Locale.ROOT) : size;
+        size = random.nextBoolean() ? size.toUpperCase(Locale.ROOT) : size;
         size = random.nextInt(8) == 0 ? "00" + size : size;
         out.writeBytes(ascii(size + extension(random) + "\r\n"));
         out.write(body, at, n);
@@ -842,8 +843,8 @@ class UpstreamResponseDecoderTest {
 
     private String caseOf(Random random, String name) {
       return switch (random.nextInt(4)) {
-        case 0 -> name.toLowerCase(java.util.Locale.ROOT);
-        case 1 -> name.toUpperCase(java.util.Locale.ROOT);
+        case 0 -> name.toLowerCase(Locale.ROOT);
+        case 1 -> name.toUpperCase(Locale.ROOT);
         default -> name;
       };
     }

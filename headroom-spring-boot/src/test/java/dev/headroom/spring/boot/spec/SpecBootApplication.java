@@ -1,12 +1,13 @@
 package dev.headroom.spring.boot.spec;
 
+import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.conformance.SpecFixture;
-import dev.headroom.vend.VendRoute;
+import dev.headroom.spring.boot.RateLimited;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;
+import dev.headroom.vend.VendRoute;
 import dev.headroom.vend.format.Scope;
-import dev.headroom.spring.boot.RateLimited;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -18,6 +19,7 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -32,7 +34,7 @@ public class SpecBootApplication {
   /** {@link SpecFixture#VEND_PATH}: one call a minute per function, on the fixture's limiter (an application's VendRoute bean). */
   static VendRoute vendRoute(SpecFixture fixture) {
     QuotaPolicy calls = QuotaPolicy.builder(SpecFixture.VEND_POLICY).quota(1).window(SpecFixture.WINDOW)
-        .algorithm(dev.headroom.Algorithm.FIXED_WINDOW).build();
+        .algorithm(Algorithm.FIXED_WINDOW).build();
     return VendRoute.builder(SpecFixture.VEND_PATH, VendRateLimiter.builder(VendRateLimits.builder()
         .limit(Scope.FUNCTION, calls).build()).limiter(fixture.limiter()).build()).build();
   }
@@ -80,8 +82,8 @@ public class SpecBootApplication {
     }
 
     /** A vend service: every call succeeds (seed 003 response envelope). */
-    @org.springframework.web.bind.annotation.PostMapping(value = "/spec/vend", produces = "application/json")
-    String vend(@org.springframework.web.bind.annotation.RequestBody String envelope) {
+    @PostMapping(value = "/spec/vend", produces = "application/json")
+    String vend(@RequestBody String envelope) {
       return "{\"protocol\":{\"name\":\"vend\",\"version\":\"0.1.0\"},\"id\":\"spec\",\"result\":{\"ok\":true}}";
     }
 

@@ -16,9 +16,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.web.context.WebServerApplicationContext;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.support.GenericApplicationContext;
 
@@ -33,7 +34,7 @@ class SpringBootSpecTest extends HttpAdapterSpec {
    * Fixture routes declared by {@code headroom.routes} properties (with their field rules), besides
    * the dialect and token-bucket routes.
    */
-  private static final java.util.Set<String> CONFIGURED = java.util.Set.of("/spec/escalating", "/spec/escalating-twice",
+  private static final Set<String> CONFIGURED = Set.of("/spec/escalating", "/spec/escalating-twice",
       "/spec/reducible", "/spec/fragile", "/spec/jitter", "/spec/near", "/spec/capped", "/spec/hidden");
 
   private ConfigurableApplicationContext context;

@@ -4,9 +4,11 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
-import dev.headroom.webflux.ReactiveUserResolver;
-import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.enforcement.Gate;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.redis.FailurePolicy;
+import dev.headroom.redis.RedisStore;
+import dev.headroom.webflux.ReactiveUserResolver;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import org.springframework.beans.factory.ObjectProvider;
@@ -153,9 +155,9 @@ public class HeadroomCloudGatewayAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     Store headroomStore(CloudGatewayProperties props) {
-      dev.headroom.redis.RedisStore.Builder b = dev.headroom.redis.RedisStore.builder()
-          .failurePolicy(refuseOnStoreFailure(props) ? dev.headroom.redis.FailurePolicy.FAIL_CLOSED
-              : dev.headroom.redis.FailurePolicy.FAIL_OPEN);
+      RedisStore.Builder b = RedisStore.builder()
+          .failurePolicy(refuseOnStoreFailure(props) ? FailurePolicy.FAIL_CLOSED
+              : FailurePolicy.FAIL_OPEN);
       try {
         b.uri(props.getStore().getRedisUri());
       } catch (IllegalArgumentException ex) {

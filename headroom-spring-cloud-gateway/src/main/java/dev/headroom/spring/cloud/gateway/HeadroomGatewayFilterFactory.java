@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
 import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
@@ -191,7 +192,7 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
   }
 
   private static FieldRules stepped(String argument, Object value, FieldRules f,
-      java.util.function.UnaryOperator<FieldRules> step) {
+      UnaryOperator<FieldRules> step) {
     try {
       return step.apply(f);
     } catch (IllegalArgumentException e) {

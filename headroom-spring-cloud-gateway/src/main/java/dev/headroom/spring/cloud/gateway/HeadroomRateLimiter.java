@@ -7,11 +7,11 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
+import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import dev.headroom.http.HeaderNames;
 import dev.headroom.http.body.ServiceErrors;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
-import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
@@ -134,7 +135,7 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
     // never delays the store's next replies. One decided at once (the memory store) goes on here,
     // as the WebFlux filter does with its verdicts.
     return Mono.defer(() -> {
-      java.util.concurrent.CompletableFuture<Decision> decided =
+      CompletableFuture<Decision> decided =
           limiter.acquireAsync(List.of(Acquisition.of(route.policy, key, route.cost))).toCompletableFuture();
       Mono<Decision> d = Mono.fromFuture(decided);
       return decided.isDone() ? d : d.publishOn(Schedulers.parallel());

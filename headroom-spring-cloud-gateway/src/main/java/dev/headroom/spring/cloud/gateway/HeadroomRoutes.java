@@ -1,9 +1,9 @@
 package dev.headroom.spring.cloud.gateway;
 
+import dev.headroom.enforcement.Escalation;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
 import dev.headroom.enforcement.RouteRules;
-import dev.headroom.enforcement.Escalation;
 import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.vend.VendRoute;
 import dev.headroom.webflux.HeadroomWebFilter;

@@ -2,12 +2,12 @@ package dev.headroom.spring.cloud.gateway;
 
 import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.enforcement.Gate;
-import dev.headroom.http.headers.FieldRules;
-import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.enforcement.settings.PolicySet;
 import dev.headroom.enforcement.settings.SettingsReader;
+import dev.headroom.http.body.PolicyTexts;
+import dev.headroom.http.headers.FieldRules;
+import dev.headroom.http.headers.HeaderDialect;
 import java.net.URI;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;

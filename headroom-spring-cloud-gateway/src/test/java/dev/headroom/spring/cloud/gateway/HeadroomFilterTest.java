@@ -6,8 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.ManualTicker;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.Ticker;
 import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecUpstream;
+import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.webflux.ReactiveUserResolver;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -105,11 +109,11 @@ class HeadroomFilterTest {
     one.setQuota(5L);
     props.getPolicies().put("one", one);
     HeadroomGatewayFilterFactory factory = new HeadroomGatewayFilterFactory(
-        new HeadroomRoutes(b -> b.limiter(dev.headroom.QuotaLimiter.inMemory())
-            .refusals(dev.headroom.http.body.LimitRefusals.builder().ticker(dev.headroom.Ticker.system())
-                .defaults(dev.headroom.http.body.PolicyTexts.builder("why").build()).build()), Map.of(), Map.of(),
+        new HeadroomRoutes(b -> b.limiter(QuotaLimiter.inMemory())
+            .refusals(LimitRefusals.builder().ticker(Ticker.system())
+                .defaults(PolicyTexts.builder("why").build()).build()), Map.of(), Map.of(),
             ReactiveUserResolver.principal()),
-        PolicyCatalog.from(props), dev.headroom.QuotaLimiter.inMemory());
+        PolicyCatalog.from(props), QuotaLimiter.inMemory());
     assertThatThrownBy(() -> factory.apply("r", c -> c.setPolicies(List.of("nowhere"))))
         .hasMessageContaining("routes[id=r].filters[Headroom].policies").hasMessageContaining("'nowhere'")
         .hasMessageContaining("[one]");

@@ -8,6 +8,7 @@ import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.Lease;
 import dev.headroom.ManualTicker;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.conformance.SpecFixture;
@@ -21,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -231,7 +233,7 @@ class HeadroomRateLimiterTest {
     Map<String, Object> p = new HashMap<>();
     p.put("headroom.cloud-gateway.store.type", "redis");
     p.put("headroom.cloud-gateway.store.refusal-memory", "2h");
-    Throwable failure = org.assertj.core.api.Assertions.catchThrowable(() -> GatewayApp.start(p).close());
+    Throwable failure = Assertions.catchThrowable(() -> GatewayApp.start(p).close());
     CloudGatewayConfigurationException cause = null;
     for (Throwable c = failure; c != null; c = c.getCause()) {
       if (c instanceof CloudGatewayConfigurationException) {
@@ -246,7 +248,7 @@ class HeadroomRateLimiterTest {
   @Test
   void aRouteArgumentThatCannotBeUsedIsNamedWithItsValueAndWhatIsExpected() {
     HeadroomRateLimiter.Config c = new HeadroomRateLimiter.Config().setQuota(5L).setAlgorithm("leaky");
-    HeadroomRateLimiter limiter = HeadroomRateLimiter.of(dev.headroom.QuotaLimiter.of(InMemoryStore.builder().build()),
+    HeadroomRateLimiter limiter = HeadroomRateLimiter.of(QuotaLimiter.of(InMemoryStore.builder().build()),
         List.of(), null);
     limiter.getConfig().put("r1", c);
     assertThatThrownBy(() -> limiter.isAllowed("r1", "k").block(TIMEOUT))

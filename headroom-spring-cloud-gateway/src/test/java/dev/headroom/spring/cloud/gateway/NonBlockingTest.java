@@ -14,8 +14,10 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -23,6 +25,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
+import org.springframework.cloud.gateway.filter.GlobalFilter;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.web.server.ServerWebExchange;
 import reactor.blockhound.BlockHound;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -150,24 +158,24 @@ class NonBlockingTest {
   }
 
   /** Names of the threads on which admitted requests went on to the upstream. */
-  static final java.util.Set<String> FORWARDED_ON = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  static final Set<String> FORWARDED_ON = ConcurrentHashMap.newKeySet();
 
   /** A global filter just before the routing filter: records the thread that forwards. */
-  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  @Configuration(proxyBeanMethods = false)
   static class ForwardingThreads {
-    @org.springframework.context.annotation.Bean
-    org.springframework.cloud.gateway.filter.GlobalFilter recordForwardingThread() {
-      class Recording implements org.springframework.cloud.gateway.filter.GlobalFilter, org.springframework.core.Ordered {
+    @Bean
+    GlobalFilter recordForwardingThread() {
+      class Recording implements GlobalFilter, Ordered {
         @Override
-        public Mono<Void> filter(org.springframework.web.server.ServerWebExchange exchange,
-            org.springframework.cloud.gateway.filter.GatewayFilterChain chain) {
+        public Mono<Void> filter(ServerWebExchange exchange,
+            GatewayFilterChain chain) {
           FORWARDED_ON.add(Thread.currentThread().getName());
           return chain.filter(exchange);
         }
 
         @Override
         public int getOrder() {
-          return org.springframework.core.Ordered.LOWEST_PRECEDENCE - 1;
+          return Ordered.LOWEST_PRECEDENCE - 1;
         }
       }
       return new Recording();
@@ -178,7 +186,7 @@ class NonBlockingTest {
   static Map<Integer, Integer> load(URI uri) throws Exception {
     HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
     Semaphore window = new Semaphore(IN_FLIGHT);
-    Map<Integer, Integer> statuses = new java.util.concurrent.ConcurrentHashMap<>();
+    Map<Integer, Integer> statuses = new ConcurrentHashMap<>();
     List<CompletableFuture<?>> all = new ArrayList<>();
     for (int i = 0; i < REQUESTS; i++) {
       if (!window.tryAcquire(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {

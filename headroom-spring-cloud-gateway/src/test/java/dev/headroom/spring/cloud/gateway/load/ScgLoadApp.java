@@ -1,5 +1,6 @@
 package dev.headroom.spring.cloud.gateway.load;
 
+import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.boot.SpringBootConfiguration;
@@ -58,7 +59,7 @@ public class ScgLoadApp {
     p.put(r + "id", "bench");
     p.put(r + "uri", args[2]);
     p.put(r + "predicates[0]", "Path=/**");
-    java.net.URI redis = java.net.URI.create(args[3]);
+    URI redis = URI.create(args[3]);
     p.put("spring.data.redis.host", redis.getHost());
     p.put("spring.data.redis.port", Integer.toString(redis.getPort()));
     if (!configuration.equals("headroom-filter")) {
