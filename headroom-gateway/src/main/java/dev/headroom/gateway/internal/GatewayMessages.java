@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.Decision;
 import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
@@ -55,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * {@code error}, {@code detail} and {@code why} of each gateway error (Graceful Boundaries
  * section 6), in one place so that they read alike.
  */
-final class GatewayMessages implements HttpVocabulary {
+public final class GatewayMessages implements HttpVocabulary {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayMessages.class);
 
   private final ConfigSections config;
@@ -65,6 +66,9 @@ final class GatewayMessages implements HttpVocabulary {
   private final ClientAddressResolver clients;
   /** The configured plans; null without plans. */
   private final Plans plans;
+
+  /** The {@code why} of a refusal whose policy has no text of its own; also of texts made for checks only. */
+  public static final String DEFAULT_WHY = "Limits keep the service available for everyone.";
 
   /** The why of an error whose own texts headroom-http refused (see {@link #error}). */
   static final String FALLBACK_WHY = "The gateway answers every request it cannot complete, so that no caller waits in vain.";
@@ -79,7 +83,7 @@ final class GatewayMessages implements HttpVocabulary {
         .trustedProxies(config.trustedProxies())
         .headers(List.of(ForwardedHeader.FORWARDED, ForwardedHeader.X_FORWARDED_FOR)).build();
     LimitRefusals.Builder rb = LimitRefusals.builder().ticker(ticker)
-        .defaults(PolicyTexts.builder(ConfigReader.DEFAULT_WHY).build());
+        .defaults(PolicyTexts.builder(DEFAULT_WHY).build());
     config.service().origin().ifPresent(rb::origin);
     this.plans = config.plans().map(ps -> ps.plans()).orElse(null);
     for (Policy p : config.policies().values()) {
@@ -108,6 +112,17 @@ final class GatewayMessages implements HttpVocabulary {
    */
   static GatewayMessages of(ConfigSections config, Ticker ticker) {
     return new GatewayMessages(config, ticker, r -> PkExposures.forRoute(config.pk(), r));
+  }
+
+  /**
+   * Builds the vocabulary of {@code config} as requests will use it and its discovery document,
+   * so that the configuration reader catches, at load time, parts that are each valid but that
+   * disagree with each other.
+   *
+   * @throws IllegalArgumentException when headroom-http refuses part of it
+   */
+  public static void check(ConfigSections config) {
+    of(config, Ticker.system()).discovery(Map.of(), Set.of());
   }
 
   @Override

@@ -1,5 +1,7 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.config.ConfigSections;
+import dev.headroom.gateway.internal.config.ConfigWatcher;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.ConfigException;

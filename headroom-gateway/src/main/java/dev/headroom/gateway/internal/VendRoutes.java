@@ -4,8 +4,7 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Vend;
 import dev.headroom.vend.VendRateLimiter;
-import dev.headroom.vend.VendRateLimits;
-import dev.headroom.vend.format.Scope;
+import dev.headroom.gateway.internal.config.VendLimits;
 import dev.headroom.vend.format.VendRequestReader;
 import java.util.Map;
 
@@ -16,19 +15,8 @@ import java.util.Map;
  */
 record VendRoutes(Vend settings, VendRequestReader reader, VendRateLimiter limiter) {
 
-  /** The route's limits as headroom-vend enforces them; throws naming what it refuses. */
-  static VendRateLimits limits(Vend v, Map<String, Policy> policies) {
-    VendRateLimits.Builder b = VendRateLimits.builder();
-    v.limits().forEach((scope, policy) -> b.limit(Scope.fromToken(scope), policies.get(policy).quota()));
-    v.functions().forEach((function, m) ->
-        m.forEach((scope, policy) -> b.limit(Scope.fromToken(scope), function, policies.get(policy).quota())));
-    v.service().ifPresent(b::service);
-    v.documentation().ifPresent(b::documentation);
-    return b.build();
-  }
-
   static VendRoutes of(Vend v, Map<String, Policy> policies, QuotaLimiter limiter) {
     return new VendRoutes(v, VendRequestReader.builder().maxBytes(v.maxRequestBytes()).build(),
-        VendRateLimiter.builder(limits(v, policies)).limiter(limiter).maxResponseBytes(v.maxResponseBytes()).build());
+        VendRateLimiter.builder(VendLimits.of(v, policies)).limiter(limiter).maxResponseBytes(v.maxResponseBytes()).build());
   }
 }

@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.config;
 
 import dev.headroom.http.DiscoveryPaths;
 import com.fasterxml.jackson.databind.JsonNode;

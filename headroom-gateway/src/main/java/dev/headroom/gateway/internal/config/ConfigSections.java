@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.config;
 
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;

@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.Policy;
@@ -98,7 +98,7 @@ final class VendReader extends SectionReader {
     Vend v = new Vend(limits, functions, userHeader, service, documentation, caps.equals("merge"), maxRequest,
         maxResponse);
     try {
-      VendRoutes.limits(v, policies);
+      VendLimits.of(v, policies);
     } catch (IllegalArgumentException e) {
       problems.add(path + ".limits: " + e.getMessage());
       return Optional.empty();

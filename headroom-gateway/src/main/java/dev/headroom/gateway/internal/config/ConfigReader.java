@@ -1,5 +1,6 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.config;
 
+import dev.headroom.gateway.internal.GatewayMessages;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.ConfigException;
@@ -61,9 +62,6 @@ import java.util.function.Function;
  * <p>Not thread-safe; one instance per read.
  */
 public final class ConfigReader {
-
-  /** The {@code why} of texts made for checks only; never sent. */
-  static final String DEFAULT_WHY = "Limits keep the service available for everyone.";
 
   private final List<String> problems = new ArrayList<>();
   private final Function<String, String> env;
@@ -192,7 +190,7 @@ public final class ConfigReader {
       return;
     }
     try {
-      GatewayMessages.of(config, Ticker.system()).discovery(Map.of(), Set.of());
+      GatewayMessages.check(config);
     } catch (IllegalArgumentException e) {
       problems.add("routes: " + e.getMessage());
     }
@@ -204,7 +202,7 @@ public final class ConfigReader {
 
   private static LimitsDiscoveryDocument.Builder document(String name, String description, Optional<URI> origin) {
     LimitsDiscoveryDocument.Builder b = LimitsDiscoveryDocument.builder(name, description)
-        .texts(q -> PolicyTexts.builder(DEFAULT_WHY).build());
+        .texts(q -> PolicyTexts.builder(GatewayMessages.DEFAULT_WHY).build());
     origin.ifPresent(b::origin);
     return b;
   }

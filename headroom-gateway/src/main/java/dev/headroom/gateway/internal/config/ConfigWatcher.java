@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.config;
 
 import java.io.IOException;
 import java.nio.file.ClosedWatchServiceException;
@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * or moved into place (editors and config managers often replace the file by a rename). A reload
  * that fails validation keeps the configuration in force. One daemon thread.
  */
-final class ConfigWatcher implements AutoCloseable {
+public final class ConfigWatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ConfigWatcher.class);
   private final WatchService service;
   private final Thread thread;
@@ -26,7 +26,7 @@ final class ConfigWatcher implements AutoCloseable {
     this.thread = thread;
   }
 
-  static ConfigWatcher start(Path file, Runnable reload) {
+  public static ConfigWatcher start(Path file, Runnable reload) {
     Path abs = file.toAbsolutePath();
     Path dir = abs.getParent();
     Path name = abs.getFileName();

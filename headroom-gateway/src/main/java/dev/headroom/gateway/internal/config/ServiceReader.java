@@ -1,5 +1,6 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.config;
 
+import dev.headroom.gateway.internal.GatewayMessages;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.http.body.LimitRefusals;
@@ -41,7 +42,7 @@ final class ServiceReader extends SectionReader {
         URI o = new URI(originText.get());
         // headroom-http decides what an origin is (scheme, host, optional port only)
         LimitRefusals.builder().ticker(dev.headroom.Ticker.system()).origin(o)
-            .defaults(PolicyTexts.builder(ConfigReader.DEFAULT_WHY).build()).build();
+            .defaults(PolicyTexts.builder(GatewayMessages.DEFAULT_WHY).build()).build();
         origin = Optional.of(o);
       } catch (URISyntaxException | IllegalArgumentException e) {
         problem("service.origin", n.path("origin"), "the public origin callers reach the gateway at, "

@@ -1,7 +1,9 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.config;
 
+import dev.headroom.gateway.internal.PlanResolvers;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.QuotaPolicy;
+import dev.headroom.Ticker;
 import dev.headroom.gateway.config.PlanSettings;
 import dev.headroom.gateway.config.PlanSource;
 import dev.headroom.gateway.config.Policy;
@@ -223,7 +225,7 @@ final class PlansReader extends SectionReader {
     }
     PlanSource.Jwt jwt = new PlanSource.Jwt(jwksFile, jwksUrl, key, claim, audience, issuer, skew);
     try {
-      PlanResolvers.jwt(jwt, dev.headroom.Ticker.system()).close();
+      PlanResolvers.jwt(jwt, Ticker.system()).close();
     } catch (IllegalArgumentException e) {
       String m = e.getMessage();
       String field = m.startsWith("hmacKey") ? (keyEnv.isPresent() ? "keyEnv" : "keyFile")
@@ -274,7 +276,7 @@ final class PlansReader extends SectionReader {
     }
     PlanSource.Sql sql = new PlanSource.Sql(url, user, password, query, header, deadline, poolSize, maxEntries, ttl, negativeTtl);
     try {
-      PlanResolvers.sql(sql, dev.headroom.Ticker.system()).close();
+      PlanResolvers.sql(sql, Ticker.system()).close();
     } catch (IllegalArgumentException e) {
       String m = e.getMessage();
       problems.add(p + "." + m.substring(0, Math.max(0, m.indexOf(':'))) + ": " + m);
