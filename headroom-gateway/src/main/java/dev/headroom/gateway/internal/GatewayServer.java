@@ -1,5 +1,10 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.admin.AdminHandler;
+import dev.headroom.gateway.internal.admin.Dashboard;
+import dev.headroom.gateway.internal.admin.GatewayMetrics;
+import dev.headroom.gateway.internal.admin.MeterClock;
+import dev.headroom.gateway.internal.admin.StoreMetrics;
 import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.gateway.internal.config.ConfigWatcher;
 import dev.headroom.Store;
@@ -44,8 +49,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class GatewayServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayServer.class);
-  /** The client pipeline's HTTP encoder; writes through its context skip it (ProxyHandler). */
-  static final String CODEC = "codec";
 
   private final EventLoopGroup boss;
   private final EventLoopGroup workers;
@@ -130,7 +133,7 @@ public final class GatewayServer implements AutoCloseable {
             // encoder (they are written through its context as bytes), which would unpair them
             ch.pipeline().addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(),
                 limits.maxHeaderBytes(), 65536, state.metrics));
-            ch.pipeline().addLast(CODEC, new HttpResponseEncoder());
+            ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
             ch.pipeline().addLast("proxy", new ProxyHandler(state));
           }
         });
@@ -138,7 +141,8 @@ public final class GatewayServer implements AutoCloseable {
     if (config.admin().enabled()) {
       // its own timers on the ticker: the connections' timers (state.timers) are for connections only
       dashboard = new Dashboard(state, registry, Timers.on(state.ticker), boss.next());
-      AdminHandler handler = new AdminHandler(state, registry, this::reloadFromFile, dashboard, config.admin().token());
+      AdminHandler handler = new AdminHandler(state, state.timers, registry, this::reloadFromFile, dashboard,
+          config.admin().token());
       ServerBootstrap a = new ServerBootstrap().group(boss, workers).channel(serverChannel)
           .childHandler(new ChannelInitializer<Channel>() {
             @Override

@@ -1,8 +1,11 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.admin.GatewayMetrics;
+import dev.headroom.gateway.internal.admin.LiveGateway;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
+import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.enforcement.CapacityReductions;
 import dev.headroom.enforcement.Escalations;
@@ -20,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * escalations, capacity reductions, meters, and the current {@link Snapshot}, swapped atomically by
  * a reload. Thread-safe.
  */
-final class GatewayState {
+final class GatewayState implements LiveGateway {
   final Store store;
   final QuotaLimiter limiter;
   final Ticker ticker;
@@ -56,6 +59,21 @@ final class GatewayState {
 
   Snapshot snapshot() {
     return snapshot;
+  }
+
+  @Override
+  public GatewayConfig config() {
+    return snapshot.config();
+  }
+
+  @Override
+  public CapacityReductions capacity() {
+    return capacity;
+  }
+
+  @Override
+  public GatewayMetrics metrics() {
+    return metrics;
   }
 
   void swap(Snapshot next) {

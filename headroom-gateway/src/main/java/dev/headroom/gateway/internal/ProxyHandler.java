@@ -56,7 +56,12 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private final Timers timers;
   private final ArrayDeque<Object> pending = new ArrayDeque<>();
   ChannelHandlerContext ctx;
-  /** Writes that bypass the HTTP encoder: the codec's own context (see GatewayServer). */
+  /**
+   * The name of the client pipeline's HTTP encoder, which the server installs before this handler:
+   * proxied bytes are written through its context and so skip it.
+   */
+  static final String CODEC = "codec";
+  /** Writes that bypass the HTTP encoder: the codec's own context ({@link #CODEC}). */
   ChannelHandlerContext rawOut;
   /** The exchange in progress; null between requests. */
   private Exchange current;
@@ -110,7 +115,7 @@ final class ProxyHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
     this.ctx = ctx;
-    this.rawOut = ctx.pipeline().context(GatewayServer.CODEC);
+    this.rawOut = ctx.pipeline().context(CODEC);
   }
 
   @Override

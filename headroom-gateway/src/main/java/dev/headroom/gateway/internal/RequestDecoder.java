@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.admin.GatewayMetrics;
 import dev.headroom.gateway.internal.HttpVocabulary.GatewayError;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

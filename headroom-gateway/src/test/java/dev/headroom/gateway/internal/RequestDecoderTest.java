@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.admin.GatewayMetrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -2,7 +2,6 @@ package dev.headroom.gateway.internal.config;
 
 import dev.headroom.gateway.internal.GatewayMessages;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.Ticker;
 import dev.headroom.gateway.ConfigException;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
@@ -140,7 +139,7 @@ public final class ConfigReader {
 
   /** Every route a policy's {@code when.routes} names must exist: a typo would silently never match. */
   private void whenRoutes(Map<String, Policy> policies, List<Route> routes) {
-    Set<String> names = new java.util.LinkedHashSet<>();
+    Set<String> names = new LinkedHashSet<>();
     routes.forEach(r -> names.add(r.name()));
     policies.forEach((name, p) -> p.rules().routes().stream().filter(r -> !names.contains(r)).sorted().forEach(r ->
         problems.add("policies." + name + ".when.routes: \"" + r + "\" is not valid; expected one of the route names "

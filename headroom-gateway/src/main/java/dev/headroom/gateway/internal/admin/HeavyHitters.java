@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.admin;
 
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,5 +1,7 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.admin;
 
+import dev.headroom.gateway.internal.LingeringClose;
+import dev.headroom.gateway.internal.Timers;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.gateway.ConfigException;
@@ -43,26 +45,39 @@ import java.util.Optional;
  * browser asks for and then sends with the page's own requests, the event stream included);
  * without it the answer is 401. The configuration served at {@code /config} has the password of
  * any URI in it (a Redis URI's, say) replaced by {@code ***}.
- * Thread-safe: stateless apart from the shared gateway state.
+ * Thread-safe: stateless apart from the running gateway it reads ({@link LiveGateway}).
  */
 @ChannelHandler.Sharable
-final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
   /** What the admin port can ask the gateway to do. */
-  interface Actions {
+  public interface Actions {
     /** Reloads the configuration file; returns its source. */
     String reload() throws ConfigException;
   }
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private final GatewayState state;
+  private final LiveGateway gateway;
+  /** The timers that bound a closing connection's lingering (RFC 9112 section 9.6). */
+  private final Timers timers;
   private final PrometheusMeterRegistry registry;
   private final Actions actions;
   private final Dashboard dashboard;
   private final Optional<AdminToken> token;
 
-  AdminHandler(GatewayState state, PrometheusMeterRegistry registry, Actions actions, Dashboard dashboard,
-      Optional<AdminToken> token) {
-    this.state = state;
+  /**
+   * The handler of the admin listener's requests.
+   *
+   * @param gateway what {@code /config} and {@code /capacity} read and set
+   * @param timers the client connections' timers, which bound how long a closing connection lingers
+   * @param registry what {@code /metrics} renders
+   * @param actions what {@code /reload} runs
+   * @param dashboard what serves {@code /dashboard}, {@code /usage} and {@code /usage/stream}
+   * @param token the token every request but {@code /health} must carry, when configured
+   */
+  public AdminHandler(LiveGateway gateway, Timers timers, PrometheusMeterRegistry registry, Actions actions,
+      Dashboard dashboard, Optional<AdminToken> token) {
+    this.gateway = gateway;
+    this.timers = timers;
     this.registry = registry;
     this.actions = actions;
     this.dashboard = dashboard;
@@ -78,7 +93,7 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       FullHttpResponse bad = json(HttpResponseStatus.BAD_REQUEST, JSON.createObjectNode().put("error", "malformed_request")
           .put("detail", "The request could not be read as HTTP/1.1; expected a well-formed request (RFC 9112)."));
       HttpUtil.setKeepAlive(bad, false);
-      ctx.writeAndFlush(bad).addListener(x -> LingeringClose.close(ctx.channel(), state.timers));
+      ctx.writeAndFlush(bad).addListener(x -> LingeringClose.close(ctx.channel(), timers));
       return;
     }
     QueryStringDecoder q = new QueryStringDecoder(req.uri());
@@ -113,7 +128,7 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
       resp = text(HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
     } else if (path.equals("/config") && m.equals(HttpMethod.GET)) {
       resp = text(HttpResponseStatus.OK, "application/yaml; charset=utf-8",
-          redactPasswords(state.snapshot().config().text()));
+          redactPasswords(gateway.config().text()));
     } else if (path.equals("/capacity") && m.equals(HttpMethod.GET)) {
       resp = json(HttpResponseStatus.OK, capacity());
     } else if (path.equals("/capacity") && m.equals(HttpMethod.POST)) {
@@ -136,18 +151,18 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     HttpUtil.setKeepAlive(resp, keepAlive);
     var f = ctx.writeAndFlush(resp);
     if (!keepAlive) {
-      f.addListener(x -> LingeringClose.close(ctx.channel(), state.timers)); // RFC 9112 section 9.6
+      f.addListener(x -> LingeringClose.close(ctx.channel(), timers)); // RFC 9112 section 9.6
     }
   }
 
   private ObjectNode capacity() {
     ObjectNode n = JSON.createObjectNode();
     ObjectNode policies = n.putObject("policies");
-    for (Policy p : state.snapshot().config().policies().values()) {
+    for (Policy p : gateway.config().policies().values()) {
       ObjectNode e = policies.putObject(p.name());
       e.put("configuredQuota", p.quota().quota());
-      e.put("effectiveQuota", state.capacity.effective(p.quota()).quota());
-      e.put("factor", state.capacity.factor(p.name()).orElse(1.0));
+      e.put("effectiveQuota", gateway.capacity().effective(p.quota()).quota());
+      e.put("factor", gateway.capacity().factor(p.name()).orElse(1.0));
     }
     return n;
   }
@@ -155,16 +170,16 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
   private FullHttpResponse setCapacity(QueryStringDecoder q) {
     List<String> policy = q.parameters().get("policy");
     List<String> factor = q.parameters().get("factor");
-    Policy p = policy == null ? null : state.snapshot().config().policies().get(policy.get(0));
+    Policy p = policy == null ? null : gateway.config().policies().get(policy.get(0));
     if (p == null) {
       return json(HttpResponseStatus.BAD_REQUEST, JSON.createObjectNode().put("error", "invalid_input")
           .put("detail", "policy: " + (policy == null ? "missing" : "\"" + policy.get(0) + "\"")
-              + " is not a policy; expected one of " + state.snapshot().config().policies().keySet()));
+              + " is not a policy; expected one of " + gateway.config().policies().keySet()));
     }
     double f;
     try {
       f = Double.parseDouble(factor == null ? "" : factor.get(0));
-      state.capacity.set(p.quota(), f);
+      gateway.capacity().set(p.quota(), f);
     } catch (IllegalArgumentException e) {
       return json(HttpResponseStatus.BAD_REQUEST, JSON.createObjectNode().put("error", "invalid_input")
           .put("detail", "factor: " + (factor == null ? "missing" : "\"" + factor.get(0) + "\"")

@@ -1,6 +1,8 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.admin;
 
 import dev.headroom.PartitionKey;
+import dev.headroom.redis.LeasingStore;
+import dev.headroom.redis.RedisStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -17,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * rather than client-side percentiles, which cost an HdrHistogram update per window per request.
  * Thread-safe.
  */
-final class GatewayMetrics {
+public final class GatewayMetrics {
   private final MeterRegistry registry;
   private final Timer storeLatency;
   private final Map<String, Map<String, Counter>> decisions = new ConcurrentHashMap<>();
@@ -30,7 +32,8 @@ final class GatewayMetrics {
   private final Counter clientBytes;
   private final UsageBoard board = new UsageBoard();
 
-  GatewayMetrics(MeterRegistry registry) {
+  /** The gateway's meters, registered in {@code registry}. */
+  public GatewayMetrics(MeterRegistry registry) {
     this.registry = registry;
     this.clientBytes = Counter.builder("headroom.client.received").baseUnit("bytes")
         .description("Bytes read from client connections: request heads and bodies (not what a lingering close drops)")
@@ -46,12 +49,12 @@ final class GatewayMetrics {
   }
 
   /** One read from a client connection (counted per read, not per byte: one adder update). */
-  void clientBytes(int n) {
+  public void clientBytes(int n) {
     clientBytes.increment(n);
   }
 
   /** outcome: allowed, refused, blocked (escalated) or reduced (refused under reduced capacity). */
-  void decision(String policy, String outcome) {
+  public void decision(String policy, String outcome) {
     // two lookups without building a key, and no lambda capturing the policy unless the meter
     // is new: this runs once per policy per request
     Map<String, Counter> byOutcome = decisions.get(policy);
@@ -69,7 +72,7 @@ final class GatewayMetrics {
    * As {@link #decision(String, String)}, and counts the partition for the dashboard's heavy
    * hitters ({@link UsageBoard}): by use always, by refusals unless {@code outcome} is allowed.
    */
-  void decision(String policy, String outcome, PartitionKey key) {
+  public void decision(String policy, String outcome, PartitionKey key) {
     decision(policy, outcome);
     board.decision(policy, key, !outcome.equals("allowed") && !outcome.equals("shadow"));
   }
@@ -101,11 +104,11 @@ final class GatewayMetrics {
     return new UsageBoard.Totals(d, h.count(), h.total(TimeUnit.NANOSECONDS), bounds, counts);
   }
 
-  void storeLatency(long nanos) {
+  public void storeLatency(long nanos) {
     storeLatency.record(nanos, TimeUnit.NANOSECONDS);
   }
 
-  void upstreamLatency(String upstream, long nanos) {
+  public void upstreamLatency(String upstream, long nanos) {
     upstreamLatency.computeIfAbsent(upstream, u -> Timer.builder("headroom.upstream.latency")
         .description("Time from sending a request upstream to receiving its response head")
         .tag("upstream", u).publishPercentileHistogram()
@@ -120,7 +123,7 @@ final class GatewayMetrics {
    * could decide them, decisions refused from a remembered refusal without asking Redis, and
    * decisions awaiting Redis now.
    */
-  void redisStore(dev.headroom.redis.RedisStore store) {
+  public void redisStore(RedisStore store) {
     io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.deadline.passed", store,
             dev.headroom.redis.RedisStore::deadlinesPassed)
         .description("Decisions Redis did not answer within the decision deadline after receiving them")
@@ -140,7 +143,7 @@ final class GatewayMetrics {
    * Quota leasing ({@code store.leasing}): slices taken from Redis (one round trip each) and
    * decisions made from a local slice without one.
    */
-  void leasingStore(dev.headroom.redis.LeasingStore store) {
+  public void leasingStore(LeasingStore store) {
     io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.leasing.slices", store,
             dev.headroom.redis.LeasingStore::slicesTaken)
         .description("Slices of quota taken from Redis, one round trip each").register(registry);
@@ -149,7 +152,7 @@ final class GatewayMetrics {
         .description("Acquisitions decided from a local slice, without a round trip").register(registry);
   }
 
-  void localResponse(int status) {
+  public void localResponse(int status) {
     Counter c = local[status];
     if (c == null) {
       c = Counter.builder("headroom.local.responses")

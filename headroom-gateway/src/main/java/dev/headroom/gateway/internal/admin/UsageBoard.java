@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.admin;
 
 import dev.headroom.PartitionKey;
 import io.netty.util.concurrent.FastThreadLocal;

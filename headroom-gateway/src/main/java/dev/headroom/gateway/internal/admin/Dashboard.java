@@ -1,5 +1,6 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.admin;
 
+import dev.headroom.gateway.internal.Timers;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -23,6 +24,7 @@ import io.netty.util.concurrent.EventExecutor;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -45,7 +47,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * (draft-ietf-httpapi-ratelimit-headers-09 section 3.1.4), the store as its kind and meters, never
  * its URI.
  */
-final class Dashboard {
+public final class Dashboard {
   /** Streams open at once; one more gets 503. */
   static final int MAX_STREAMS = 16;
   /** Rows of each heavy-hitter table. */
@@ -56,7 +58,7 @@ final class Dashboard {
   private static final Map<String, String> PROBLEM_TYPES = Map.of(
       "refused", "quota-exceeded", "reduced", "temporary-reduced-capacity", "blocked", "abnormal-usage-detected");
 
-  private final GatewayState state;
+  private final LiveGateway gateway;
   private final MeterRegistry registry;
   private final Timers timers;
   private final EventExecutor loop;
@@ -64,24 +66,31 @@ final class Dashboard {
   private volatile Timers.Timer next;
   private volatile boolean stopped;
 
-  Dashboard(GatewayState state, MeterRegistry registry, Timers timers, EventExecutor loop) {
-    this.state = state;
+  /**
+   * A dashboard of {@code gateway}, not yet sampling (see {@link #start}).
+   *
+   * @param registry the registry whose {@code headroom.store.*} meters it shows
+   * @param timers the gateway's ticker, which paces the samples
+   * @param loop the event loop the streams are written from
+   */
+  public Dashboard(LiveGateway gateway, MeterRegistry registry, Timers timers, EventExecutor loop) {
+    this.gateway = gateway;
     this.registry = registry;
     this.timers = timers;
     this.loop = loop;
   }
 
   /** Takes the first reading and samples once a second from then on. */
-  void start() {
+  public void start() {
     loop.execute(() -> {
       long now = timers.now();
-      state.metrics.board().sample(now / 1_000_000L, state.metrics.totals());
+      gateway.metrics().board().sample(now / 1_000_000L, gateway.metrics().totals());
       arm(now + SECOND);
     });
   }
 
   /** Stops sampling and ends every stream. */
-  void stop() {
+  public void stop() {
     stopped = true;
     Timers.Timer t = next;
     if (t != null) {
@@ -97,7 +106,7 @@ final class Dashboard {
   }
 
   private void tick(long deadline) {
-    state.metrics.board().sample(deadline / 1_000_000L, state.metrics.totals());
+    gateway.metrics().board().sample(deadline / 1_000_000L, gateway.metrics().totals());
     if (!streams.isEmpty()) {
       byte[] event = event(usage());
       for (Channel c : streams) {
@@ -145,16 +154,16 @@ final class Dashboard {
   /** Everything the page shows, as one JSON object (the {@code /usage} document). */
   ObjectNode usage() {
     ObjectNode n = JSON.createObjectNode();
-    n.put("service", state.snapshot().config().service().name());
+    n.put("service", gateway.config().service().name());
     n.put("time", timers.now() / 1_000_000L);
     n.put("seconds", UsageBoard.SECONDS);
-    List<UsageBoard.Sample> samples = state.metrics.board().samples();
+    List<UsageBoard.Sample> samples = gateway.metrics().board().samples();
 
     ArrayNode times = n.putArray("t");
     samples.forEach(s -> times.add(s.epochMillis() / 1000));
     ObjectNode policies = n.putObject("decisions");
     Map<String, ObjectNode> totals = new TreeMap<>();
-    for (String policy : policyNames(samples, state.snapshot().config().policies().keySet())) {
+    for (String policy : policyNames(samples, gateway.config().policies().keySet())) {
       ObjectNode byOutcome = policies.putObject(policy);
       ObjectNode total = JSON.createObjectNode();
       totals.put(policy, total);
@@ -197,12 +206,12 @@ final class Dashboard {
       addMicros(mean, s.latencyCount() == 0 ? Double.NaN : s.latencyTotalNanos() / s.latencyCount());
     }
 
-    hitters(n.putArray("topRefused"), state.metrics.board().topRefused(TOP));
-    hitters(n.putArray("topUsed"), state.metrics.board().topUsed(TOP));
+    hitters(n.putArray("topRefused"), gateway.metrics().board().topRefused(TOP));
+    hitters(n.putArray("topUsed"), gateway.metrics().board().topUsed(TOP));
 
     ObjectNode capacity = n.putObject("capacity");
-    for (Policy p : state.snapshot().config().policies().values()) {
-      capacity.put(p.name(), state.capacity.factor(p.name()).orElse(1.0));
+    for (Policy p : gateway.config().policies().values()) {
+      capacity.put(p.name(), gateway.capacity().factor(p.name()).orElse(1.0));
     }
     n.set("store", store());
     return n;
@@ -217,7 +226,7 @@ final class Dashboard {
   }
 
   private void hitters(ArrayNode out, List<UsageBoard.Hitter> top) {
-    Map<String, Policy> policies = state.snapshot().config().policies();
+    Map<String, Policy> policies = gateway.config().policies();
     for (UsageBoard.Hitter h : top) {
       ObjectNode row = out.addObject();
       row.put("policy", h.partition().policy());
@@ -234,7 +243,7 @@ final class Dashboard {
 
   private ObjectNode store() {
     ObjectNode s = JSON.createObjectNode();
-    s.put("type", state.snapshot().config().store().type().name().toLowerCase(java.util.Locale.ROOT));
+    s.put("type", gateway.config().store().type().name().toLowerCase(Locale.ROOT));
     ObjectNode meters = s.putObject("meters");
     Map<String, Double> values = new TreeMap<>();
     for (Meter m : registry.getMeters()) {

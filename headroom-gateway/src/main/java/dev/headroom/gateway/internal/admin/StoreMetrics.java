@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.admin;
 
 import dev.headroom.InMemoryStore;
 import dev.headroom.Store;
@@ -23,12 +23,12 @@ import io.micrometer.core.instrument.MeterRegistry;
  *       store kept out (one per call of a key that did not come back lately).
  * </ul>
  */
-final class StoreMetrics {
+public final class StoreMetrics {
 
   private StoreMetrics() {}
 
   /** Registers the meters of {@code store} if it is, or falls back to, an {@link InMemoryStore}. */
-  static void bind(Store store, MeterRegistry registry) {
+  public static void bind(Store store, MeterRegistry registry) {
     if (store instanceof InMemoryStore memory) {
       bind(memory, "memory", registry);
     } else if (store instanceof RedisStore redis && redis.fallback().orElse(null) instanceof InMemoryStore memory) {

@@ -1,4 +1,4 @@
-package dev.headroom.gateway.internal;
+package dev.headroom.gateway.internal.admin;
 
 import io.micrometer.core.instrument.Clock;
 import io.netty.util.concurrent.EventExecutor;
@@ -15,19 +15,20 @@ import java.util.concurrent.TimeUnit;
  * machine's clock source. A reading ten milliseconds old rotates those windows just as well.
  * Durations never come from this wall time: the gateway measures them with {@code nanoTime}.
  */
-final class MeterClock implements Clock {
+public final class MeterClock implements Clock {
   static final long TICK_MILLIS = 10;
 
   private volatile long wallMillis = System.currentTimeMillis();
   private ScheduledFuture<?> ticking;
 
   /** Starts refreshing the wall time on {@code executor} until {@link #stop()}. */
-  void start(EventExecutor executor) {
+  public void start(EventExecutor executor) {
     ticking = executor.scheduleAtFixedRate(() -> wallMillis = System.currentTimeMillis(),
         TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
   }
 
-  void stop() {
+  /** Stops refreshing the wall time. */
+  public void stop() {
     if (ticking != null) {
       ticking.cancel(false);
     }
