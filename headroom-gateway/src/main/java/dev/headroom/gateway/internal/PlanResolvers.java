@@ -34,7 +34,7 @@ public final class PlanResolvers implements AutoCloseable {
   private HeldResolver held;
   private ConfigWatcher watcher;
 
-  PlanResolvers(Ticker ticker) {
+  public PlanResolvers(Ticker ticker) {
     this.ticker = ticker;
   }
 
@@ -43,7 +43,7 @@ public final class PlanResolvers implements AutoCloseable {
    * one is built before the one it replaces is retired, so that a resolver that does not build
    * leaves the one in force as it was.
    */
-  synchronized Optional<HeldResolver> resolver(Optional<PlanSource> next) {
+  public synchronized Optional<HeldResolver> resolver(Optional<PlanSource> next) {
     if (next.isPresent() && next.get().equals(source)) {
       return Optional.of(held);
     }
@@ -96,7 +96,7 @@ public final class PlanResolvers implements AutoCloseable {
    * The longest a request waits for its plan: {@link #DEADLINE}, or a SQL resolver's own
    * {@code deadline} when it is longer (an operator who allows the database 5 s gets 5 s).
    */
-  static Duration wait(PlanSource s) {
+  public static Duration wait(PlanSource s) {
     return s instanceof PlanSource.Sql q && q.deadline().compareTo(DEADLINE) > 0 ? q.deadline() : DEADLINE;
   }
 

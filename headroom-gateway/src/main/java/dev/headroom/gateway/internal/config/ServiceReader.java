@@ -1,6 +1,6 @@
 package dev.headroom.gateway.internal.config;
 
-import dev.headroom.gateway.internal.GatewayMessages;
+import dev.headroom.gateway.internal.proxy.GatewayMessages;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.http.body.LimitRefusals;

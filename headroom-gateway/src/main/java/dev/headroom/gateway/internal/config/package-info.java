@@ -10,9 +10,10 @@
  *
  * <p>May use: the section records of {@code dev.headroom.gateway.config}, the settings readers of
  * headroom-enforcement, and of the gateway's runtime only what a load-time check must build exactly
- * as requests will: the request vocabulary ({@code GatewayMessages.check}) and the plan resolvers
- * ({@code PlanResolvers.jwt}, {@code PlanResolvers.sql}). Public here is only what
- * {@code GatewayConfig} and the server call: {@code ConfigReader.read}, {@code ConfigSource},
- * {@code ConfigSections}, {@code ConfigWatcher} and {@code VendLimits}.
+ * as requests will: the request vocabulary ({@code GatewayMessages.check}, in
+ * {@code internal.proxy}) and the plan resolvers ({@code PlanResolvers.jwt} and {@code .sql}, in
+ * {@code internal}). Public here is only what {@code GatewayConfig}, the server and the proxy call:
+ * {@code ConfigReader.read}, {@code ConfigSource}, {@code ConfigSections}, {@code ConfigWatcher}
+ * and {@code VendLimits}.
  */
 package dev.headroom.gateway.internal.config;
