@@ -33,6 +33,7 @@ public final class HeldResolver {
     this.resolver = resolver;
   }
 
+  /** The resolver itself, to use while held. */
   public PlanResolver resolver() {
     return resolver;
   }

@@ -34,6 +34,7 @@ public final class PlanResolvers implements AutoCloseable {
   private HeldResolver held;
   private ConfigWatcher watcher;
 
+  /** No resolver yet; {@code ticker} is the gateway's time, which the resolvers it builds keep. */
   public PlanResolvers(Ticker ticker) {
     this.ticker = ticker;
   }

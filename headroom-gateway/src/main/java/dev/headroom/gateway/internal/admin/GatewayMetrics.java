@@ -104,10 +104,12 @@ public final class GatewayMetrics {
     return new UsageBoard.Totals(d, h.count(), h.total(TimeUnit.NANOSECONDS), bounds, counts);
   }
 
+  /** The time the store took to decide one request. */
   public void storeLatency(long nanos) {
     storeLatency.record(nanos, TimeUnit.NANOSECONDS);
   }
 
+  /** The time from sending a request to {@code upstream} to receiving its response head. */
   public void upstreamLatency(String upstream, long nanos) {
     upstreamLatency.computeIfAbsent(upstream, u -> Timer.builder("headroom.upstream.latency")
         .description("Time from sending a request upstream to receiving its response head")
@@ -125,17 +127,17 @@ public final class GatewayMetrics {
    */
   public void redisStore(RedisStore store) {
     io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.deadline.passed", store,
-            dev.headroom.redis.RedisStore::deadlinesPassed)
+            RedisStore::deadlinesPassed)
         .description("Decisions Redis did not answer within the decision deadline after receiving them")
         .register(registry);
-    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.shed", store, dev.headroom.redis.RedisStore::shed)
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.shed", store, RedisStore::shed)
         .description("Decisions refused because the gateway's own queue to Redis was full (503, Redis not at fault)")
         .register(registry);
     io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.refusals.remembered", store,
-            dev.headroom.redis.RedisStore::refusalsRemembered)
+            RedisStore::refusalsRemembered)
         .description("Decisions refused from a refusal Redis gave an equal request, without asking Redis again")
         .register(registry);
-    io.micrometer.core.instrument.Gauge.builder("headroom.store.outstanding", store, dev.headroom.redis.RedisStore::outstanding)
+    io.micrometer.core.instrument.Gauge.builder("headroom.store.outstanding", store, RedisStore::outstanding)
         .description("Decisions sent to Redis whose reply has not arrived yet").register(registry);
   }
 
@@ -145,13 +147,14 @@ public final class GatewayMetrics {
    */
   public void leasingStore(LeasingStore store) {
     io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.leasing.slices", store,
-            dev.headroom.redis.LeasingStore::slicesTaken)
+            LeasingStore::slicesTaken)
         .description("Slices of quota taken from Redis, one round trip each").register(registry);
     io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.leasing.local", store,
-            dev.headroom.redis.LeasingStore::localDecisions)
+            LeasingStore::localDecisions)
         .description("Acquisitions decided from a local slice, without a round trip").register(registry);
   }
 
+  /** One answer the gateway gave itself, by status. */
   public void localResponse(int status) {
     Counter c = local[status];
     if (c == null) {

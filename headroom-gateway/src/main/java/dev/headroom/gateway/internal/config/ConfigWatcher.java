@@ -26,6 +26,7 @@ public final class ConfigWatcher implements AutoCloseable {
     this.thread = thread;
   }
 
+  /** Starts watching {@code file}, running {@code reload} each time it changes, until {@link #close}. */
   public static ConfigWatcher start(Path file, Runnable reload) {
     Path abs = file.toAbsolutePath();
     Path dir = abs.getParent();

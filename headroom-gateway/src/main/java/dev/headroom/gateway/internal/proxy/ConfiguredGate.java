@@ -150,6 +150,7 @@ public final class ConfiguredGate {
     };
   }
 
+  /** The built gate every route decides through. */
   public Gate<Object> gate() {
     return gate;
   }

@@ -49,6 +49,7 @@ public final class GatewayState implements LiveGateway {
 
   private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpVocabulary.Discovery doc) {}
 
+  /** The shared state over {@code store}; {@code initial} may be null until the first snapshot is built. */
   public GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Snapshot initial) {
     this.store = store;
     this.limiter = QuotaLimiter.of(store);
@@ -58,6 +59,7 @@ public final class GatewayState implements LiveGateway {
     this.snapshot = initial;
   }
 
+  /** The snapshot in force. */
   public Snapshot snapshot() {
     return snapshot;
   }
@@ -92,6 +94,7 @@ public final class GatewayState implements LiveGateway {
     return metrics;
   }
 
+  /** Puts {@code next} in force; requests already admitted finish under the one they read. */
   public void swap(Snapshot next) {
     this.snapshot = next;
   }

@@ -80,6 +80,7 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private String forwardedHost;
   private String forwardedElement;
 
+  /** The handler of one client connection, sharing {@code state} with every other. */
   public ProxyHandler(GatewayState state) {
     this.state = state;
     this.timers = state.timers;

@@ -70,6 +70,7 @@ public final class RequestDecoder extends HttpRequestDecoder {
 
   private final GatewayMetrics metrics;
 
+  /** A decoder with Netty's limits ({@code limits} of the configuration), counting reads in {@code metrics}. */
   public RequestDecoder(int maxInitialLineLength, int maxHeaderSize, int maxChunkSize, GatewayMetrics metrics) {
     super(maxInitialLineLength, maxHeaderSize, maxChunkSize);
     this.metrics = metrics;

@@ -42,6 +42,12 @@ public final class UpstreamPool {
   private final Map<EventLoop, ArrayDeque<Channel>> idle = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
+  /**
+   * A pool of connections to {@code host:port}, keeping at most {@code maxIdle} idle per event loop.
+   *
+   * @param name the upstream's name in the configuration
+   * @param channelClass the socket channel type of the event loops
+   */
   public UpstreamPool(String name, String host, int port, int maxIdle, Duration connectTimeout,
       Class<? extends Channel> channelClass) {
     this.name = name;
@@ -60,6 +66,7 @@ public final class UpstreamPool {
     return host + ":" + port;
   }
 
+  /** Whether this pool connects to {@code host:port}, so that a reload can keep it. */
   public boolean sameOrigin(String host, int port) {
     return this.host.equals(host) && this.port == port;
   }

@@ -15,6 +15,7 @@ import java.util.Map;
  */
 public record VendRoutes(Vend settings, VendRequestReader reader, VendRateLimiter limiter) {
 
+  /** The vend route {@code v}, deciding with {@code limiter} under the policies its limits name. */
   public static VendRoutes of(Vend v, Map<String, Policy> policies, QuotaLimiter limiter) {
     return new VendRoutes(v, VendRequestReader.builder().maxBytes(v.maxRequestBytes()).build(),
         VendRateLimiter.builder(VendLimits.of(v, policies)).limiter(limiter).maxResponseBytes(v.maxResponseBytes()).build());
