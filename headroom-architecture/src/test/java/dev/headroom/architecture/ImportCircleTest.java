@@ -48,7 +48,7 @@ class ImportCircleTest {
   void noCircleCrossesAPackage() throws IOException {
     Map<String, Source> files = sources(Path.of("").toAbsolutePath().getParent());
     assertThat(files).as("main source files found").hasSizeGreaterThan(200)
-        .containsKeys("dev.headroom.gateway.GatewayConfig", "dev.headroom.gateway.internal.ConfigReader");
+        .containsKeys("dev.headroom.gateway.GatewayConfig", "dev.headroom.gateway.internal.config.ConfigReader");
 
     Map<String, Set<String>> edges = new HashMap<>();
     Map<String, Set<String>> byPackage = new HashMap<>();
@@ -67,7 +67,7 @@ class ImportCircleTest {
       edges.put(s.name, to);
     }
     assertThat(edges.get("dev.headroom.gateway.GatewayConfig")).as("the check sees imports")
-        .contains("dev.headroom.gateway.internal.ConfigReader");
+        .contains("dev.headroom.gateway.internal.config.ConfigReader");
 
     List<String> circles = new ArrayList<>();
     for (Set<String> component : new Tarjan(edges).components()) {

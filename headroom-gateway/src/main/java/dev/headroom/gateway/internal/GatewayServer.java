@@ -1,5 +1,22 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.proxy.ConfiguredGate;
+import dev.headroom.gateway.internal.proxy.GatewayMessages;
+import dev.headroom.gateway.internal.proxy.GatewayState;
+import dev.headroom.gateway.internal.proxy.LimitsPage;
+import dev.headroom.gateway.internal.proxy.ProxyHandler;
+import dev.headroom.gateway.internal.proxy.RequestDecoder;
+import dev.headroom.gateway.internal.proxy.RouteTable;
+import dev.headroom.gateway.internal.proxy.Snapshot;
+import dev.headroom.gateway.internal.proxy.UpstreamPool;
+import dev.headroom.gateway.internal.proxy.VendRoutes;
+import dev.headroom.gateway.internal.admin.AdminHandler;
+import dev.headroom.gateway.internal.admin.Dashboard;
+import dev.headroom.gateway.internal.admin.GatewayMetrics;
+import dev.headroom.gateway.internal.admin.MeterClock;
+import dev.headroom.gateway.internal.admin.StoreMetrics;
+import dev.headroom.gateway.internal.config.ConfigSections;
+import dev.headroom.gateway.internal.config.ConfigWatcher;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.ConfigException;
@@ -42,8 +59,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class GatewayServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayServer.class);
-  /** The client pipeline's HTTP encoder; writes through its context skip it (ProxyHandler). */
-  static final String CODEC = "codec";
 
   private final EventLoopGroup boss;
   private final EventLoopGroup workers;
@@ -127,16 +142,17 @@ public final class GatewayServer implements AutoCloseable {
             // response with a request method from a queue, and proxied responses bypass the
             // encoder (they are written through its context as bytes), which would unpair them
             ch.pipeline().addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(),
-                limits.maxHeaderBytes(), 65536, state.metrics));
-            ch.pipeline().addLast(CODEC, new HttpResponseEncoder());
+                limits.maxHeaderBytes(), 65536, state.metrics()));
+            ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
             ch.pipeline().addLast("proxy", new ProxyHandler(state));
           }
         });
     listener = b.bind(config.listen().host(), config.listen().port()).sync().channel();
     if (config.admin().enabled()) {
-      // its own timers on the ticker: the connections' timers (state.timers) are for connections only
-      dashboard = new Dashboard(state, registry, Timers.on(state.ticker), boss.next());
-      AdminHandler handler = new AdminHandler(state, registry, this::reloadFromFile, dashboard, config.admin().token());
+      // its own timers on the ticker: the connections' timers (state.timers()) are for connections only
+      dashboard = new Dashboard(state, registry, Timers.on(state.ticker()), boss.next());
+      AdminHandler handler = new AdminHandler(state, state.timers(), registry, this::reloadFromFile, dashboard,
+          config.admin().token());
       ServerBootstrap a = new ServerBootstrap().group(boss, workers).channel(serverChannel)
           .childHandler(new ChannelInitializer<Channel>() {
             @Override
@@ -175,9 +191,9 @@ public final class GatewayServer implements AutoCloseable {
     }
     Map<Route, VendRoutes> vend = new java.util.IdentityHashMap<>();
     for (Route r : config.routes()) {
-      r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), state.limiter)));
+      r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), state.limiter())));
     }
-    GatewayMessages vocabulary = GatewayMessages.of(sections(config), state.ticker);
+    GatewayMessages vocabulary = GatewayMessages.of(sections(config), state.ticker());
     warnOverclaim(vocabulary.document(Map.of(), Set.of()));
     ConfiguredGate gate = ConfiguredGate.of(config, state, vocabulary,
         planResolvers.resolver(config.plans().map(PlanSettings::resolver)));
@@ -201,7 +217,7 @@ public final class GatewayServer implements AutoCloseable {
    * A configuration's sections, as the readers returned them: what the request vocabulary is built
    * from, both at load (before the configuration exists) and here.
    */
-  static ConfigSections sections(GatewayConfig config) {
+  public static ConfigSections sections(GatewayConfig config) {
     return new ConfigSections(config.service(), config.listen(), config.admin(), config.store(),
         config.trustedProxies(), config.limits(), config.timeouts(), config.upstreams(), config.policies(),
         config.routes(), config.pk(), config.plans());
@@ -234,7 +250,7 @@ public final class GatewayServer implements AutoCloseable {
       throw new IllegalArgumentException("policy: \"" + policy + "\" is not a policy; expected one of "
           + state.snapshot().config().policies().keySet());
     }
-    state.capacity.set(p.quota(), factor);
+    state.capacity().set(p.quota(), factor);
   }
 
   /**

@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * (volatile write, then the atomic decrement), so a request that sees 0 sees the successor.
  * Thread-safe.
  */
-final class HeldResolver {
+public final class HeldResolver {
   private static final Logger LOG = LoggerFactory.getLogger(HeldResolver.class);
 
   private final PlanResolver resolver;
@@ -33,7 +33,8 @@ final class HeldResolver {
     this.resolver = resolver;
   }
 
-  PlanResolver resolver() {
+  /** The resolver itself, to use while held. */
+  public PlanResolver resolver() {
     return resolver;
   }
 
@@ -43,7 +44,7 @@ final class HeldResolver {
    * @return the one held, to {@link #release()} when done; null when every one is closed (the
    *     gateway is stopping, or the reload removed the plans)
    */
-  HeldResolver hold() {
+  public HeldResolver hold() {
     for (HeldResolver h = this; h != null; h = h.successor) {
       for (long n = h.holds.get(); n > 0; n = h.holds.get()) {
         if (h.holds.compareAndSet(n, n + 1)) {
@@ -55,7 +56,7 @@ final class HeldResolver {
   }
 
   /** Gives back a hold; the last one closes the resolver. */
-  void release() {
+  public void release() {
     if (holds.decrementAndGet() == 0) {
       try {
         resolver.close();

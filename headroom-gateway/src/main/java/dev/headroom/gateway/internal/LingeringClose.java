@@ -29,7 +29,7 @@ import java.time.Duration;
  * what is dropped is never decoded and never reaches the {@link ProxyHandler}. Confined to the
  * channel's event loop.
  */
-final class LingeringClose extends ChannelInboundHandlerAdapter {
+public final class LingeringClose extends ChannelInboundHandlerAdapter {
   /** The longest a closing connection is read from (and dropped) before it is closed anyway. */
   static final Duration TIME = Duration.ofSeconds(2);
   /** The most bytes dropped from a closing connection before it is closed anyway. */
@@ -47,7 +47,7 @@ final class LingeringClose extends ChannelInboundHandlerAdapter {
    * Closes {@code ch} lingering: everything written to it is flushed first. A channel that cannot
    * be half-closed, or is closed already, is simply closed.
    */
-  static void close(Channel ch, Timers timers) {
+  public static void close(Channel ch, Timers timers) {
     if (!(ch instanceof DuplexChannel duplex) || !ch.isActive() || duplex.isOutputShutdown()
         || ch.pipeline().get(NAME) != null) {
       ch.close();

@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.config.ConfigWatcher;
 import dev.headroom.gateway.config.PlanSource;
 import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.plans.ApiKeyFileResolver;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * not closed: it closes once the requests resolving with it are done ({@link HeldResolver}).
  * Guarded by the server's lock.
  */
-final class PlanResolvers implements AutoCloseable {
+public final class PlanResolvers implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PlanResolvers.class);
 
   /** The gateway's time: the SQL cache's, and the JWT resolver's clock. */
@@ -33,7 +34,8 @@ final class PlanResolvers implements AutoCloseable {
   private HeldResolver held;
   private ConfigWatcher watcher;
 
-  PlanResolvers(Ticker ticker) {
+  /** No resolver yet; {@code ticker} is the gateway's time, which the resolvers it builds keep. */
+  public PlanResolvers(Ticker ticker) {
     this.ticker = ticker;
   }
 
@@ -42,7 +44,7 @@ final class PlanResolvers implements AutoCloseable {
    * one is built before the one it replaces is retired, so that a resolver that does not build
    * leaves the one in force as it was.
    */
-  synchronized Optional<HeldResolver> resolver(Optional<PlanSource> next) {
+  public synchronized Optional<HeldResolver> resolver(Optional<PlanSource> next) {
     if (next.isPresent() && next.get().equals(source)) {
       return Optional.of(held);
     }
@@ -95,7 +97,7 @@ final class PlanResolvers implements AutoCloseable {
    * The longest a request waits for its plan: {@link #DEADLINE}, or a SQL resolver's own
    * {@code deadline} when it is longer (an operator who allows the database 5 s gets 5 s).
    */
-  static Duration wait(PlanSource s) {
+  public static Duration wait(PlanSource s) {
     return s instanceof PlanSource.Sql q && q.deadline().compareTo(DEADLINE) > 0 ? q.deadline() : DEADLINE;
   }
 
@@ -104,7 +106,7 @@ final class PlanResolvers implements AutoCloseable {
    *
    * @throws IllegalArgumentException when a key or the JWKS file does not read
    */
-  static JwtResolver jwt(PlanSource.Jwt j, Ticker ticker) {
+  public static JwtResolver jwt(PlanSource.Jwt j, Ticker ticker) {
     JwtResolver.Builder b = JwtResolver.builder().claim(j.claim()).clockSkew(j.clockSkew()).clock(clock(ticker));
     j.jwksFile().ifPresent(b::jwksFile);
     j.jwksUrl().ifPresent(b::jwksUrl);
@@ -125,7 +127,7 @@ final class PlanResolvers implements AutoCloseable {
    *
    * @throws IllegalArgumentException naming the setting that is not valid
    */
-  static SqlResolver sql(PlanSource.Sql q, Ticker ticker) {
+  public static SqlResolver sql(PlanSource.Sql q, Ticker ticker) {
     SqlResolver.Builder b = SqlResolver.builder(q.url(), q.query()).header(q.header()).deadline(q.deadline())
         .poolSize(q.poolSize()).cache(q.maxEntries(), q.ttl(), q.negativeTtl()).ticker(ticker);
     q.user().ifPresent(b::user);

@@ -1,0 +1,169 @@
+package dev.headroom.gateway.internal.admin;
+
+import dev.headroom.PartitionKey;
+import dev.headroom.redis.LeasingStore;
+import dev.headroom.redis.RedisStore;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.CountAtBucket;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gateway's meters: decisions by policy and outcome, store latency, upstream latency by
+ * upstream, responses the gateway produced itself by status. Meters are looked up once and cached.
+ * Latencies are Prometheus histograms (buckets, for {@code histogram_quantile} across instances)
+ * rather than client-side percentiles, which cost an HdrHistogram update per window per request.
+ * Thread-safe.
+ */
+public final class GatewayMetrics {
+  private final MeterRegistry registry;
+  private final Timer storeLatency;
+  private final Map<String, Map<String, Counter>> decisions = new ConcurrentHashMap<>();
+  private final Map<String, Timer> upstreamLatency = new ConcurrentHashMap<>();
+  /**
+   * By status code. A plain array: two threads racing on a new status both register, and
+   * Micrometer hands both the same meter.
+   */
+  private final Counter[] local = new Counter[600];
+  private final Counter clientBytes;
+  private final UsageBoard board = new UsageBoard();
+
+  /** The gateway's meters, registered in {@code registry}. */
+  public GatewayMetrics(MeterRegistry registry) {
+    this.registry = registry;
+    this.clientBytes = Counter.builder("headroom.client.received").baseUnit("bytes")
+        .description("Bytes read from client connections: request heads and bodies (not what a lingering close drops)")
+        .register(registry);
+    this.storeLatency = Timer.builder("headroom.store.latency")
+        .description("Time the store takes to decide one request (every policy at once)")
+        .publishPercentileHistogram().minimumExpectedValue(java.time.Duration.ofNanos(1_000))
+        .maximumExpectedValue(java.time.Duration.ofSeconds(10)).register(registry);
+  }
+
+  MeterRegistry registry() {
+    return registry;
+  }
+
+  /** One read from a client connection (counted per read, not per byte: one adder update). */
+  public void clientBytes(int n) {
+    clientBytes.increment(n);
+  }
+
+  /** outcome: allowed, refused, blocked (escalated) or reduced (refused under reduced capacity). */
+  public void decision(String policy, String outcome) {
+    // two lookups without building a key, and no lambda capturing the policy unless the meter
+    // is new: this runs once per policy per request
+    Map<String, Counter> byOutcome = decisions.get(policy);
+    Counter c = byOutcome == null ? null : byOutcome.get(outcome);
+    if (c == null) {
+      c = decisions.computeIfAbsent(policy, k -> new ConcurrentHashMap<>()).computeIfAbsent(outcome,
+          k -> Counter.builder("headroom.decisions")
+              .description("Policy decisions by policy and outcome")
+              .tag("policy", policy).tag("outcome", outcome).register(registry));
+    }
+    c.increment();
+  }
+
+  /**
+   * As {@link #decision(String, String)}, and counts the partition for the dashboard's heavy
+   * hitters ({@link UsageBoard}): by use always, by refusals unless {@code outcome} is allowed.
+   */
+  public void decision(String policy, String outcome, PartitionKey key) {
+    decision(policy, outcome);
+    board.decision(policy, key, !outcome.equals("allowed") && !outcome.equals("shadow"));
+  }
+
+  /** The dashboard's data. */
+  UsageBoard board() {
+    return board;
+  }
+
+  /**
+   * The cumulative readings the dashboard's samples are differences of: decisions by policy and
+   * outcome, and the store latency histogram (Prometheus buckets count cumulatively).
+   */
+  UsageBoard.Totals totals() {
+    Map<String, Map<String, Long>> d = new java.util.TreeMap<>();
+    decisions.forEach((policy, byOutcome) -> {
+      Map<String, Long> m = new java.util.TreeMap<>();
+      byOutcome.forEach((outcome, c) -> m.put(outcome, (long) c.count()));
+      d.put(policy, m);
+    });
+    HistogramSnapshot h = storeLatency.takeSnapshot();
+    CountAtBucket[] buckets = h.histogramCounts();
+    double[] bounds = new double[buckets.length];
+    long[] counts = new long[buckets.length];
+    for (int i = 0; i < buckets.length; i++) {
+      bounds[i] = buckets[i].bucket(TimeUnit.NANOSECONDS);
+      counts[i] = (long) buckets[i].count();
+    }
+    return new UsageBoard.Totals(d, h.count(), h.total(TimeUnit.NANOSECONDS), bounds, counts);
+  }
+
+  /** The time the store took to decide one request. */
+  public void storeLatency(long nanos) {
+    storeLatency.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** The time from sending a request to {@code upstream} to receiving its response head. */
+  public void upstreamLatency(String upstream, long nanos) {
+    upstreamLatency.computeIfAbsent(upstream, u -> Timer.builder("headroom.upstream.latency")
+        .description("Time from sending a request upstream to receiving its response head")
+        .tag("upstream", u).publishPercentileHistogram()
+        .minimumExpectedValue(java.time.Duration.ofNanos(10_000))
+        .maximumExpectedValue(java.time.Duration.ofSeconds(120)).register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * The Redis store's own counters: decisions whose deadline passed after Redis received them
+   * (they followed the failure policy), decisions refused as this process's overload before Redis
+   * could decide them, decisions refused from a remembered refusal without asking Redis, and
+   * decisions awaiting Redis now.
+   */
+  public void redisStore(RedisStore store) {
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.deadline.passed", store,
+            RedisStore::deadlinesPassed)
+        .description("Decisions Redis did not answer within the decision deadline after receiving them")
+        .register(registry);
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.shed", store, RedisStore::shed)
+        .description("Decisions refused because the gateway's own queue to Redis was full (503, Redis not at fault)")
+        .register(registry);
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.refusals.remembered", store,
+            RedisStore::refusalsRemembered)
+        .description("Decisions refused from a refusal Redis gave an equal request, without asking Redis again")
+        .register(registry);
+    io.micrometer.core.instrument.Gauge.builder("headroom.store.outstanding", store, RedisStore::outstanding)
+        .description("Decisions sent to Redis whose reply has not arrived yet").register(registry);
+  }
+
+  /**
+   * Quota leasing ({@code store.leasing}): slices taken from Redis (one round trip each) and
+   * decisions made from a local slice without one.
+   */
+  public void leasingStore(LeasingStore store) {
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.leasing.slices", store,
+            LeasingStore::slicesTaken)
+        .description("Slices of quota taken from Redis, one round trip each").register(registry);
+    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.leasing.local", store,
+            LeasingStore::localDecisions)
+        .description("Acquisitions decided from a local slice, without a round trip").register(registry);
+  }
+
+  /** One answer the gateway gave itself, by status. */
+  public void localResponse(int status) {
+    Counter c = local[status];
+    if (c == null) {
+      c = Counter.builder("headroom.local.responses")
+          .description("Responses the gateway produced itself, by status")
+          .tag("status", Integer.toString(status)).register(registry);
+      local[status] = c;
+    }
+    c.increment();
+  }
+
+}

@@ -1,0 +1,42 @@
+package dev.headroom.gateway.internal.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.gateway.config.Limits;
+import dev.headroom.gateway.config.Timeouts;
+import java.time.Duration;
+import java.util.List;
+
+/** Reads the size bounds on requests ({@code limits}) and the upstream {@code timeouts}. */
+final class LimitsReader extends SectionReader {
+  LimitsReader(List<String> problems) {
+    super(problems);
+  }
+
+  Limits limits(JsonNode n) {
+    if (n.isMissingNode()) {
+      return new Limits(4096, 8192, 10L * 1024 * 1024);
+    }
+    if (!object("limits", n)) {
+      return null;
+    }
+    keys("limits", n, "maxRequestLineBytes", "maxHeaderBytes", "maxBodyBytes");
+    int line = (int) integer("limits.maxRequestLineBytes", n.path("maxRequestLineBytes"), 4096, 256, 1 << 20);
+    int headers = (int) integer("limits.maxHeaderBytes", n.path("maxHeaderBytes"), 8192, 256, 1 << 20);
+    long body = integer("limits.maxBodyBytes", n.path("maxBodyBytes"), 10L * 1024 * 1024, 0, Long.MAX_VALUE);
+    return new Limits(line, headers, body);
+  }
+
+  Timeouts timeouts(JsonNode n) {
+    if (n.isMissingNode()) {
+      return new Timeouts(Duration.ofSeconds(2), Duration.ofSeconds(30), Duration.ofSeconds(60));
+    }
+    if (!object("timeouts", n)) {
+      return null;
+    }
+    keys("timeouts", n, "connect", "response", "idle");
+    Duration connect = duration("timeouts.connect", n.path("connect"), Duration.ofSeconds(2));
+    Duration response = duration("timeouts.response", n.path("response"), Duration.ofSeconds(30));
+    Duration idle = duration("timeouts.idle", n.path("idle"), Duration.ofSeconds(60));
+    return new Timeouts(connect, response, idle);
+  }
+}

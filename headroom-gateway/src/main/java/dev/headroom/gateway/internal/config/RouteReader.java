@@ -1,0 +1,257 @@
+package dev.headroom.gateway.internal.config;
+
+import dev.headroom.http.DiscoveryPaths;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.gateway.config.PartitionKeyMode;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
+import dev.headroom.gateway.config.RouteCost;
+import dev.headroom.gateway.config.Upstream;
+import dev.headroom.gateway.config.Vend;
+import dev.headroom.http.headers.FieldRules;
+import dev.headroom.http.headers.HeaderDialect;
+import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.http.path.PathTemplate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Reads {@code routes}, in the order they are matched: method(s), path template, upstream, policies
+ * and header dialects, each reference resolved against the upstreams and policies already read. A
+ * vend route's settings are read by {@link VendReader}, a route's {@code pk} by {@link PkReader}.
+ */
+final class RouteReader extends SectionReader {
+  /** Methods a route may name. */
+  static final Set<String> METHODS =
+      Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
+
+  /** Paths the gateway serves itself (Graceful Boundaries section 1). */
+  static final Set<String> RESERVED_PATHS = Set.of(DiscoveryPaths.WELL_KNOWN, DiscoveryPaths.API);
+
+  private final VendReader vends;
+  private final PkReader pkReader;
+
+  RouteReader(List<String> problems, VendReader vends, PkReader pk) {
+    super(problems);
+    this.vends = vends;
+    this.pkReader = pk;
+  }
+
+  /**
+   * @param policies the valid policies
+   * @param declaredPolicies every name under {@code policies}, valid or not: a route naming a
+   *     policy whose own problems were already reported gets no second, misleading one
+   */
+  List<Route> routes(JsonNode n, Map<String, Upstream> upstreams, Map<String, Policy> policies,
+      Set<String> declaredPolicies) {
+    List<Route> out = new ArrayList<>();
+    if (n.isMissingNode() || !n.isArray() || n.isEmpty()) {
+      problem("routes", n, "a list of one or more routes, each with method, path and upstream");
+      return out;
+    }
+    Set<String> seen = new LinkedHashSet<>();
+    Set<String> routeNames = new LinkedHashSet<>();
+    for (int i = 0; i < n.size(); i++) {
+      String path = "routes[" + i + "]";
+      JsonNode r = n.get(i);
+      if (!object(path, r)) {
+        continue;
+      }
+      keys(path, r, "name", "type", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors", "omitOnRedirect",
+          "pk", "vend", "listed", "jitter", "onlyNearExhaustion", "capRemainingToResetRatio", "cost");
+      String type = optionalText(path + ".type", r.path("type")).orElse("http");
+      if (!type.equals("http") && !type.equals("vend")) {
+        problem(path + ".type", r.path("type"), "http (forwarded as it is) or vend (the vend rate-limit extension)");
+      }
+      boolean isVend = type.equals("vend");
+      Set<String> methods = new LinkedHashSet<>();
+      if (!r.path("method").isMissingNode() && !r.path("methods").isMissingNode()) {
+        problem(path + ".methods", r.path("methods"), "either method or methods, not both");
+      }
+      if (!r.path("method").isMissingNode()) {
+        method(path + ".method", r.path("method"), methods);
+      } else if (r.path("methods").isArray() && !r.path("methods").isEmpty()) {
+        for (int j = 0; j < r.path("methods").size(); j++) {
+          method(path + ".methods[" + j + "]", r.path("methods").get(j), methods);
+        }
+      } else if (isVend) {
+        methods.add("POST"); // vend calls are POSTed (vend-notes.md, HTTP transport)
+      } else {
+        problem(path + ".method", r.path("method"), "a method such as GET, or methods: a list of them");
+      }
+      if (isVend && !methods.equals(Set.of("POST"))) {
+        problem(path + ".method", r.path("method").isMissingNode() ? r.path("methods") : r.path("method"),
+            "POST only on a vend route (vend calls are POSTed)");
+      }
+      Optional<Vend> vend = Optional.empty();
+      if (isVend) {
+        if (!r.path("policies").isMissingNode()) {
+          problem(path + ".policies", r.path("policies"), "no policies on a vend route: its limits are per scope, "
+              + "under vend.limits");
+        }
+        vend = vends.vend(path + ".vend", r.path("vend"), policies);
+      } else if (!r.path("vend").isMissingNode()) {
+        problem(path + ".vend", r.path("vend"), "no vend settings unless type is vend");
+      }
+      String template = requiredText(path + ".path", r.path("path"), "a path template such as /items/{id}");
+      if (template != null) {
+        PathTemplate parsed = null;
+        try {
+          parsed = PathTemplate.parse(template);
+        } catch (IllegalArgumentException e) {
+          problem(path + ".path", r.path("path"), "a path template of the one grammar (" + e.getMessage() + ")");
+        }
+        if (parsed != null && RESERVED_PATHS.contains(parsed.toString())) {
+          problem(path + ".path", r.path("path"), "a path other than " + RESERVED_PATHS
+              + " (the gateway serves the discovery document there)");
+        }
+      }
+      String upstream = requiredText(path + ".upstream", r.path("upstream"), "the name of an upstream");
+      if (upstream != null && !upstreams.containsKey(upstream)) {
+        problem(path + ".upstream", r.path("upstream"), "one of the upstreams: " + upstreams.keySet());
+      }
+      List<String> names = new ArrayList<>();
+      JsonNode ps = r.path("policies");
+      if (!ps.isMissingNode()) {
+        if (!ps.isArray()) {
+          problem(path + ".policies", ps, "a list of policy names");
+        } else {
+          for (int j = 0; j < ps.size(); j++) {
+            JsonNode p = ps.get(j);
+            String pp = path + ".policies[" + j + "]";
+            if (!p.isTextual()) {
+              problem(pp, p, "a policy name");
+            } else if (!policies.containsKey(p.asText())) {
+              if (!declaredPolicies.contains(p.asText())) {
+                problem(pp, p, "one of the policies: " + declaredPolicies);
+              }
+            } else if (names.contains(p.asText())) {
+              problem(pp, p, "each policy once per route");
+            } else {
+              names.add(p.asText());
+            }
+          }
+        }
+      }
+      List<String> dialects = dialects(path + ".dialect", r.path("dialect"));
+      boolean normalise = bool(path + ".normaliseErrors", r.path("normaliseErrors"), false);
+      boolean omitOnRedirect = bool(path + ".omitOnRedirect", r.path("omitOnRedirect"), false);
+      if (template != null) {
+        for (String m : methods) {
+          if (!seen.add(m + " " + template)) {
+            problem(path, r, "a route whose method and path (" + m + " " + template
+                + ") no earlier route already has");
+          }
+        }
+      }
+      String name = optionalText(path + ".name", r.path("name"))
+          .orElse(String.join(",", methods) + " " + template);
+      if (!routeNames.add(name)) {
+        problem(path + ".name", r.path("name"), "a route name no earlier route has");
+      }
+      Optional<PartitionKeyMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkReader.pkMode(path + ".pk", r.path("pk"));
+      boolean listed = bool(path + ".listed", r.path("listed"), true);
+      RouteCost cost = new RulesReader(problems).cost(path + ".cost", r.path("cost"));
+      out.add(new Route(name, methods, template, upstream, names, dialects, normalise, omitOnRedirect, pk, vend, listed,
+          fieldOptions(path, r), cost));
+    }
+    return out;
+  }
+
+  /**
+   * The route's optional field rules (headroom-http {@link FieldRules}): {@code jitter} (a
+   * duration of whole seconds, draft-09 section 8.5), {@code onlyNearExhaustion} (a share in (0, 1],
+   * section 6.2) and {@code capRemainingToResetRatio: {factor, minWindow}} (sections 6 and 8.5; without
+   * {@code minWindow} the cap applies to every window).
+   */
+  private FieldRules fieldOptions(String path, JsonNode r) {
+    FieldRules f = FieldRules.none();
+    if (!r.path("jitter").isMissingNode()) {
+      Duration jitter = duration(path + ".jitter", r.path("jitter"), null);
+      if (jitter != null) {
+        try {
+          f = f.jitter(jitter);
+        } catch (IllegalArgumentException e) {
+          problem(path + ".jitter", r.path("jitter"), "a whole number of seconds from 0s to 1h");
+        }
+      }
+    }
+    JsonNode near = r.path("onlyNearExhaustion");
+    if (!near.isMissingNode()) {
+      if (!near.isNumber() || !(near.asDouble() > 0 && near.asDouble() <= 1)) {
+        problem(path + ".onlyNearExhaustion", near, "a share above 0 and at most 1, such as 0.8");
+      } else {
+        f = f.onlyNearExhaustion(near.asDouble());
+      }
+    }
+    JsonNode cap = r.path("capRemainingToResetRatio");
+    if (!cap.isMissingNode() && object(path + ".capRemainingToResetRatio", cap)) {
+      keys(path + ".capRemainingToResetRatio", cap, "factor", "minWindow");
+      JsonNode factor = cap.path("factor");
+      Duration minWindow = duration(path + ".capRemainingToResetRatio.minWindow", cap.path("minWindow"), Duration.ZERO);
+      if (!factor.isNumber() || !(factor.asDouble() >= 1) || Double.isInfinite(factor.asDouble())) {
+        problem(path + ".capRemainingToResetRatio.factor", factor,
+            "a number of at least 1 (1 = the policy's nominal throughput q/w)");
+      } else if (minWindow != null) {
+        f = f.capRemainingToResetRatio(factor.asDouble(), minWindow);
+      }
+    }
+    return f;
+  }
+
+  /** One dialect name or a list of them; together they must not write one field in two forms. */
+  private List<String> dialects(String path, JsonNode n) {
+    List<String> names = new ArrayList<>();
+    if (n.isMissingNode()) {
+      return List.of(HeaderDialect.IETF.token());
+    }
+    List<JsonNode> items = new ArrayList<>();
+    if (n.isArray() && !n.isEmpty()) {
+      n.forEach(items::add);
+    } else {
+      items.add(n);
+    }
+    List<HeaderDialect> parsed = new ArrayList<>();
+    for (int i = 0; i < items.size(); i++) {
+      JsonNode d = items.get(i);
+      String p = n.isArray() ? path + "[" + i + "]" : path;
+      if (!d.isTextual()) {
+        problem(p, d, "a dialect name: " + dialectNames());
+        continue;
+      }
+      try {
+        HeaderDialect h = HeaderDialect.fromToken(d.asText());
+        parsed.add(h);
+        names.add(h.token());
+      } catch (IllegalArgumentException e) {
+        problems.add(p + ": " + e.getMessage());
+      }
+    }
+    if (parsed.size() > 1) {
+      try {
+        RateLimitHeaders.builder().dialects(parsed).build();
+      } catch (IllegalArgumentException e) {
+        problems.add(path + ": " + e.getMessage());
+      }
+    }
+    return names;
+  }
+
+  private static String dialectNames() {
+    return Arrays.stream(HeaderDialect.values()).map(HeaderDialect::token).toList().toString();
+  }
+
+  private void method(String path, JsonNode n, Set<String> into) {
+    if (!n.isTextual() || !METHODS.contains(n.asText())) {
+      problem(path, n, "one of " + new java.util.TreeSet<>(METHODS));
+    } else if (!into.add(n.asText())) {
+      problem(path, n, "each method once");
+    }
+  }
+}

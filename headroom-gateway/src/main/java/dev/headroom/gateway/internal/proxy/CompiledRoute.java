@@ -1,0 +1,26 @@
+package dev.headroom.gateway.internal.proxy;
+
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
+import dev.headroom.enforcement.RouteRules;
+import dev.headroom.http.headers.RateLimitHeaders;
+import dev.headroom.http.path.PathTemplate;
+import java.util.List;
+
+/**
+ * A route ready to match: its template parsed, its policies resolved, the writer of its RateLimit
+ * fields (the snapshot's {@link HttpVocabulary#headers}, for a vend call's decisions, held here so
+ * that a response finds it without a lookup), and the rules its gate decides it by
+ * ({@link ConfiguredGate}; null for a route without policies, or a snapshot that decides nothing).
+ * Immutable.
+ */
+record CompiledRoute(Route route, PathTemplate template, List<Policy> policies, RateLimitHeaders headers,
+    RouteRules rules) {
+  CompiledRoute {
+    policies = List.copyOf(policies);
+  }
+
+  boolean hasMethod(String method) {
+    return route.methods().contains(method);
+  }
+}

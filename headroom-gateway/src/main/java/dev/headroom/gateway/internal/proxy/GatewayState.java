@@ -1,0 +1,122 @@
+package dev.headroom.gateway.internal.proxy;
+
+import dev.headroom.gateway.internal.Timers;
+import dev.headroom.gateway.internal.admin.GatewayMetrics;
+import dev.headroom.gateway.internal.admin.LiveGateway;
+import dev.headroom.QuotaLimiter;
+import dev.headroom.Store;
+import dev.headroom.Ticker;
+import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.enforcement.CapacityReductions;
+import dev.headroom.enforcement.Escalations;
+import dev.headroom.enforcement.ThrottledWarning;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What every connection shares: the store (kept across reloads so counters survive), the clock,
+ * escalations, capacity reductions, meters, and the current {@link Snapshot}, swapped atomically by
+ * a reload. Thread-safe.
+ */
+public final class GatewayState implements LiveGateway {
+  final Store store;
+  final QuotaLimiter limiter;
+  final Ticker ticker;
+  /** The client connections' timers; their time is the ticker's in production (see {@link Timers}). */
+  final Timers timers;
+  final Escalations escalations = new Escalations();
+  final CapacityReductions capacity = new CapacityReductions();
+  final GatewayMetrics metrics;
+  /**
+   * The store's failures to decide, logged at most once per {@link #STORE_WARNING_INTERVAL} with
+   * a count of the others (each refused request is still counted in the metrics).
+   */
+  final ThrottledWarning storeWarning = new ThrottledWarning(STORE_WARNING_INTERVAL,
+      LoggerFactory.getLogger(ProxyHandler.class)::warn);
+
+  /** The least time between two log lines about the store failing to decide. */
+  static final Duration STORE_WARNING_INTERVAL = Duration.ofSeconds(10);
+  private volatile Snapshot snapshot;
+  private volatile CachedDiscovery discovery;
+  /** {@link #discovery()} as a supplier, made once: admission reads it only for the discovery paths. */
+  final Supplier<HttpVocabulary.Discovery> discoveryDocument = this::discovery;
+
+  private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpVocabulary.Discovery doc) {}
+
+  /** The shared state over {@code store}; {@code initial} may be null until the first snapshot is built. */
+  public GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Snapshot initial) {
+    this.store = store;
+    this.limiter = QuotaLimiter.of(store);
+    this.ticker = ticker;
+    this.timers = timers;
+    this.metrics = metrics;
+    this.snapshot = initial;
+  }
+
+  /** The snapshot in force. */
+  public Snapshot snapshot() {
+    return snapshot;
+  }
+
+  /** The store's limiter, which vend routes decide with. */
+  public QuotaLimiter limiter() {
+    return limiter;
+  }
+
+  /** The gateway's time. */
+  public Ticker ticker() {
+    return ticker;
+  }
+
+  /** The client connections' timers. */
+  public Timers timers() {
+    return timers;
+  }
+
+  @Override
+  public GatewayConfig config() {
+    return snapshot.config();
+  }
+
+  @Override
+  public CapacityReductions capacity() {
+    return capacity;
+  }
+
+  @Override
+  public GatewayMetrics metrics() {
+    return metrics;
+  }
+
+  /** Puts {@code next} in force; requests already admitted finish under the one they read. */
+  public void swap(Snapshot next) {
+    this.snapshot = next;
+  }
+
+  /** The discovery document for the current snapshot and capacities; rebuilt only when they change. */
+  HttpVocabulary.Discovery discovery() {
+    Snapshot s = snapshot;
+    Map<String, Double> factors = capacity.factors();
+    CachedDiscovery c = discovery;
+    if (c != null && c.snapshot() == s && c.factors().equals(factors)) {
+      return c.doc();
+    }
+    Map<String, Long> quotas = new LinkedHashMap<>();
+    Set<String> reduced = new TreeSet<>();
+    for (Policy p : s.config().policies().values()) {
+      quotas.put(p.name(), capacity.effective(p.quota()).quota());
+      if (capacity.isReduced(p.name())) {
+        reduced.add(p.name());
+      }
+    }
+    HttpVocabulary.Discovery doc = s.vocabulary().discovery(quotas, reduced);
+    discovery = new CachedDiscovery(s, factors, doc);
+    return doc;
+  }
+}

@@ -1,0 +1,71 @@
+package dev.headroom.gateway.internal.proxy;
+
+import dev.headroom.enforcement.GateRequest;
+import io.netty.handler.codec.http.HttpRequest;
+import java.net.InetAddress;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A request the gateway forwards, as headroom-http's {@link GateRequest} sees it: its method, its
+ * path (up to the query, as the route table matched it), its header fields, the peer's address
+ * (the client address the trusted proxies resolve from) and no user (the gateway runs outside the
+ * application, so it knows none). Read on the connection's event loop, and by the gate on whatever
+ * thread decides; the request head is not changed meanwhile.
+ */
+final class ProxiedRequest implements GateRequest {
+  private final HttpRequest request;
+  private final String path;
+  private final InetAddress peer;
+
+  ProxiedRequest(HttpRequest request, String path, InetAddress peer) {
+    this.request = request;
+    this.path = path;
+    this.peer = peer;
+  }
+
+  @Override
+  public Optional<String> remoteAddress() {
+    return peer == null ? Optional.empty() : Optional.of(peer.getHostAddress());
+  }
+
+  @Override
+  public String method() {
+    return request.method().name();
+  }
+
+  @Override
+  public String path() {
+    return path;
+  }
+
+  @Override
+  public Optional<String> route() {
+    return Optional.empty();
+  }
+
+  @Override
+  public List<String> headers(String name) {
+    return request.headers().getAll(name);
+  }
+
+  @Override
+  public String header(String name) {
+    return request.headers().get(name);
+  }
+
+  @Override
+  public Optional<String> user() {
+    return Optional.empty();
+  }
+
+  @Override
+  public String target() {
+    return request.uri();
+  }
+
+  @Override
+  public String toString() {
+    return request.method() + " " + request.uri();
+  }
+}
