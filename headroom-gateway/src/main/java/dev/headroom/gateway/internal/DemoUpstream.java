@@ -17,6 +17,7 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -88,7 +89,7 @@ final class DemoUpstream implements AutoCloseable {
         resp.headers().set(HttpHeaderNames.CACHE_CONTROL, "public, max-age=60");
       }
       resp.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, resp.content().readableBytes());
-      io.netty.handler.codec.http.HttpUtil.setKeepAlive(resp, io.netty.handler.codec.http.HttpUtil.isKeepAlive(req));
+      HttpUtil.setKeepAlive(resp, HttpUtil.isKeepAlive(req));
       ctx.writeAndFlush(resp).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
     }
 

@@ -3,6 +3,7 @@ package dev.headroom.gateway.internal;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultEventLoopGroupProvider;
 import io.lettuce.core.resource.EventLoopGroupProvider;
+import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
@@ -38,7 +39,7 @@ public final class EventLoops implements AutoCloseable {
   private final EventLoopGroup boss;
   private final EventLoopGroup workers;
   private final Class<? extends ServerChannel> serverChannel;
-  private final Class<? extends io.netty.channel.Channel> clientChannel;
+  private final Class<? extends Channel> clientChannel;
   private final int threads;
   private ClientResources lettuce;
 
@@ -68,7 +69,7 @@ public final class EventLoops implements AutoCloseable {
     return serverChannel;
   }
 
-  Class<? extends io.netty.channel.Channel> clientChannel() {
+  Class<? extends Channel> clientChannel() {
     return clientChannel;
   }
 

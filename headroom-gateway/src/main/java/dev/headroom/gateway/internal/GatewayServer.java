@@ -1,5 +1,22 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.Store;
+import dev.headroom.Ticker;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import dev.headroom.gateway.ConfigException;
+import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.config.Limits;
+import dev.headroom.gateway.config.PlanSettings;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.Route;
+import dev.headroom.gateway.config.Upstream;
+import dev.headroom.gateway.internal.admin.AdminHandler;
+import dev.headroom.gateway.internal.admin.Dashboard;
+import dev.headroom.gateway.internal.admin.GatewayMetrics;
+import dev.headroom.gateway.internal.admin.MeterClock;
+import dev.headroom.gateway.internal.admin.StoreMetrics;
+import dev.headroom.gateway.internal.config.ConfigSections;
+import dev.headroom.gateway.internal.config.ConfigWatcher;
 import dev.headroom.gateway.internal.proxy.ConfiguredGate;
 import dev.headroom.gateway.internal.proxy.GatewayMessages;
 import dev.headroom.gateway.internal.proxy.GatewayState;
@@ -10,23 +27,8 @@ import dev.headroom.gateway.internal.proxy.RouteTable;
 import dev.headroom.gateway.internal.proxy.Snapshot;
 import dev.headroom.gateway.internal.proxy.UpstreamPool;
 import dev.headroom.gateway.internal.proxy.VendRoutes;
-import dev.headroom.gateway.internal.admin.AdminHandler;
-import dev.headroom.gateway.internal.admin.Dashboard;
-import dev.headroom.gateway.internal.admin.GatewayMetrics;
-import dev.headroom.gateway.internal.admin.MeterClock;
-import dev.headroom.gateway.internal.admin.StoreMetrics;
-import dev.headroom.gateway.internal.config.ConfigSections;
-import dev.headroom.gateway.internal.config.ConfigWatcher;
-import dev.headroom.Store;
-import dev.headroom.Ticker;
-import dev.headroom.gateway.ConfigException;
-import dev.headroom.gateway.GatewayConfig;
-import dev.headroom.gateway.config.Limits;
-import dev.headroom.gateway.config.Policy;
-import dev.headroom.gateway.config.Route;
-import dev.headroom.gateway.config.PlanSettings;
-import dev.headroom.gateway.config.Upstream;
-import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import dev.headroom.redis.LeasingStore;
+import dev.headroom.redis.RedisStore;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -39,10 +41,12 @@ import io.netty.channel.ServerChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,7 +67,7 @@ public final class GatewayServer implements AutoCloseable {
   private final EventLoopGroup boss;
   private final EventLoopGroup workers;
   private final Class<? extends ServerChannel> serverChannel;
-  private final Class<? extends io.netty.channel.Channel> clientChannel;
+  private final Class<? extends Channel> clientChannel;
   private final GatewayState state;
   private final PrometheusMeterRegistry registry;
   private final MeterClock meterClock;
@@ -86,19 +90,19 @@ public final class GatewayServer implements AutoCloseable {
     this.clientChannel = loops.clientChannel();
     this.meterClock = new MeterClock();
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
-        new io.prometheus.metrics.model.registry.PrometheusRegistry(), meterClock);
+        new PrometheusRegistry(), meterClock);
     meterClock.start(boss.next());
     new JvmMemoryMetrics().bindTo(registry);
     // store.leasing wraps the Redis store: its meters are the wrapped store's, plus the leasing's
-    Store central = store instanceof dev.headroom.redis.LeasingStore leasing ? leasing.delegate() : store;
+    Store central = store instanceof LeasingStore leasing ? leasing.delegate() : store;
     StoreMetrics.bind(central, registry);
     this.file = file;
     this.maxConfigBytes = maxConfigBytes;
     GatewayMetrics metrics = new GatewayMetrics(registry);
-    if (central instanceof dev.headroom.redis.RedisStore redis) {
+    if (central instanceof RedisStore redis) {
       metrics.redisStore(redis);
     }
-    if (store instanceof dev.headroom.redis.LeasingStore leasing) {
+    if (store instanceof LeasingStore leasing) {
       metrics.leasingStore(leasing);
     }
     this.state = new GatewayState(store, ticker, timers, metrics, null);
@@ -189,7 +193,7 @@ public final class GatewayServer implements AutoCloseable {
             config.timeouts().connect(), clientChannel));
       }
     }
-    Map<Route, VendRoutes> vend = new java.util.IdentityHashMap<>();
+    Map<Route, VendRoutes> vend = new IdentityHashMap<>();
     for (Route r : config.routes()) {
       r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), state.limiter())));
     }

@@ -1,10 +1,10 @@
 package dev.headroom.gateway.internal;
 
-import dev.headroom.gateway.internal.config.ConfigWatcher;
-import dev.headroom.gateway.config.PlanSource;
-import dev.headroom.enforcement.plan.PlanResolver;
-import dev.headroom.plans.ApiKeyFileResolver;
 import dev.headroom.Ticker;
+import dev.headroom.enforcement.plan.PlanResolver;
+import dev.headroom.gateway.config.PlanSource;
+import dev.headroom.gateway.internal.config.ConfigWatcher;
+import dev.headroom.plans.ApiKeyFileResolver;
 import dev.headroom.plans.JwtResolver;
 import dev.headroom.plans.SqlResolver;
 import java.time.Clock;

@@ -1,12 +1,13 @@
 package dev.headroom.gateway.internal.admin;
 
-import dev.headroom.gateway.internal.LingeringClose;
-import dev.headroom.gateway.internal.Timers;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.headroom.gateway.ConfigException;
 import dev.headroom.gateway.config.AdminToken;
 import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.internal.LingeringClose;
+import dev.headroom.gateway.internal.Timers;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandler;
@@ -25,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * The admin listener (loopback by default):
@@ -214,8 +216,8 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
     return USERINFO_PASSWORD.matcher(text).replaceAll("$1***@");
   }
 
-  private static final java.util.regex.Pattern USERINFO_PASSWORD =
-      java.util.regex.Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^:/@\\s\"']*:)[^/\\s\"']*@");
+  private static final Pattern USERINFO_PASSWORD =
+      Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^:/@\\s\"']*:)[^/\\s\"']*@");
 
   /**
    * A Graceful Boundaries body (seed 002, "Structured refusal"): what happened and what to do next
@@ -231,7 +233,7 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
   private static FullHttpResponse json(HttpResponseStatus status, ObjectNode body) {
     try {
       return text(status, "application/json", JSON.writerWithDefaultPrettyPrinter().writeValueAsString(body) + "\n");
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+    } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
   }

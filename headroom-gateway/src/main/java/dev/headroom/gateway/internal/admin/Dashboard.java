@@ -1,17 +1,18 @@
 package dev.headroom.gateway.internal.admin;
 
-import dev.headroom.gateway.internal.Timers;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.headroom.gateway.config.Policy;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.internal.Timers;
 import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -29,6 +30,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -127,7 +129,7 @@ public final class Dashboard {
           "The admin listener already serves " + MAX_STREAMS + " usage streams.",
           "Each stream is pushed a snapshot every second; the number is bounded so that watchers cannot "
               + "take the gateway's memory.", "Close another dashboard, or read GET /usage instead."))
-          .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+          .addListener(ChannelFutureListener.CLOSE);
       return;
     }
     HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
@@ -270,13 +272,13 @@ public final class Dashboard {
   }
 
   private static List<String> policyNames(List<UsageBoard.Sample> samples, Set<String> configured) {
-    java.util.TreeSet<String> names = new java.util.TreeSet<>(configured);
+    TreeSet<String> names = new TreeSet<>(configured);
     samples.forEach(s -> names.addAll(s.decisions().keySet()));
     return List.copyOf(names);
   }
 
   private static List<String> outcomes(List<UsageBoard.Sample> samples, String policy) {
-    java.util.TreeSet<String> names = new java.util.TreeSet<>(List.of("allowed", "refused"));
+    TreeSet<String> names = new TreeSet<>(List.of("allowed", "refused"));
     samples.forEach(s -> names.addAll(s.decisions().getOrDefault(policy, Map.of()).keySet()));
     return List.copyOf(names);
   }

@@ -3,6 +3,7 @@ package dev.headroom.gateway.internal.admin;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -36,7 +37,7 @@ final class DashboardAssets {
   }
 
   private static Map<String, Asset> load() {
-    Map<String, Asset> m = new java.util.HashMap<>();
+    Map<String, Asset> m = new HashMap<>();
     FILES.forEach((name, type) -> {
       try (InputStream in = DashboardAssets.class.getResourceAsStream(FOLDER + name)) {
         if (in == null) {

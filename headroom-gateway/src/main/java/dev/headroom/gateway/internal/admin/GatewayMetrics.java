@@ -4,11 +4,15 @@ import dev.headroom.PartitionKey;
 import dev.headroom.redis.LeasingStore;
 import dev.headroom.redis.RedisStore;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.distribution.CountAtBucket;
 import io.micrometer.core.instrument.distribution.HistogramSnapshot;
+import java.time.Duration;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
@@ -40,8 +44,8 @@ public final class GatewayMetrics {
         .register(registry);
     this.storeLatency = Timer.builder("headroom.store.latency")
         .description("Time the store takes to decide one request (every policy at once)")
-        .publishPercentileHistogram().minimumExpectedValue(java.time.Duration.ofNanos(1_000))
-        .maximumExpectedValue(java.time.Duration.ofSeconds(10)).register(registry);
+        .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(1_000))
+        .maximumExpectedValue(Duration.ofSeconds(10)).register(registry);
   }
 
   MeterRegistry registry() {
@@ -87,9 +91,9 @@ public final class GatewayMetrics {
    * outcome, and the store latency histogram (Prometheus buckets count cumulatively).
    */
   UsageBoard.Totals totals() {
-    Map<String, Map<String, Long>> d = new java.util.TreeMap<>();
+    Map<String, Map<String, Long>> d = new TreeMap<>();
     decisions.forEach((policy, byOutcome) -> {
-      Map<String, Long> m = new java.util.TreeMap<>();
+      Map<String, Long> m = new TreeMap<>();
       byOutcome.forEach((outcome, c) -> m.put(outcome, (long) c.count()));
       d.put(policy, m);
     });
@@ -114,8 +118,8 @@ public final class GatewayMetrics {
     upstreamLatency.computeIfAbsent(upstream, u -> Timer.builder("headroom.upstream.latency")
         .description("Time from sending a request upstream to receiving its response head")
         .tag("upstream", u).publishPercentileHistogram()
-        .minimumExpectedValue(java.time.Duration.ofNanos(10_000))
-        .maximumExpectedValue(java.time.Duration.ofSeconds(120)).register(registry))
+        .minimumExpectedValue(Duration.ofNanos(10_000))
+        .maximumExpectedValue(Duration.ofSeconds(120)).register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 
@@ -126,18 +130,18 @@ public final class GatewayMetrics {
    * decisions awaiting Redis now.
    */
   public void redisStore(RedisStore store) {
-    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.deadline.passed", store,
+    FunctionCounter.builder("headroom.store.deadline.passed", store,
             RedisStore::deadlinesPassed)
         .description("Decisions Redis did not answer within the decision deadline after receiving them")
         .register(registry);
-    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.shed", store, RedisStore::shed)
+    FunctionCounter.builder("headroom.store.shed", store, RedisStore::shed)
         .description("Decisions refused because the gateway's own queue to Redis was full (503, Redis not at fault)")
         .register(registry);
-    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.refusals.remembered", store,
+    FunctionCounter.builder("headroom.store.refusals.remembered", store,
             RedisStore::refusalsRemembered)
         .description("Decisions refused from a refusal Redis gave an equal request, without asking Redis again")
         .register(registry);
-    io.micrometer.core.instrument.Gauge.builder("headroom.store.outstanding", store, RedisStore::outstanding)
+    Gauge.builder("headroom.store.outstanding", store, RedisStore::outstanding)
         .description("Decisions sent to Redis whose reply has not arrived yet").register(registry);
   }
 
@@ -146,10 +150,10 @@ public final class GatewayMetrics {
    * decisions made from a local slice without one.
    */
   public void leasingStore(LeasingStore store) {
-    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.leasing.slices", store,
+    FunctionCounter.builder("headroom.store.leasing.slices", store,
             LeasingStore::slicesTaken)
         .description("Slices of quota taken from Redis, one round trip each").register(registry);
-    io.micrometer.core.instrument.FunctionCounter.builder("headroom.store.leasing.local", store,
+    FunctionCounter.builder("headroom.store.leasing.local", store,
             LeasingStore::localDecisions)
         .description("Acquisitions decided from a local slice, without a round trip").register(registry);
   }

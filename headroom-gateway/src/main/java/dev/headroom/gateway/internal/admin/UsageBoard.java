@@ -4,6 +4,7 @@ import dev.headroom.PartitionKey;
 import io.netty.util.concurrent.FastThreadLocal;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
@@ -109,7 +110,7 @@ final class UsageBoard {
       decisions.put(policy, d);
     });
     long[] buckets = new long[now.cumulativeBuckets().length];
-    boolean sameBounds = java.util.Arrays.equals(now.bucketBounds(), before.bucketBounds());
+    boolean sameBounds = Arrays.equals(now.bucketBounds(), before.bucketBounds());
     for (int i = 0; i < buckets.length; i++) {
       long cumulative = now.cumulativeBuckets()[i] - (sameBounds ? before.cumulativeBuckets()[i] : 0);
       long below = i == 0 ? 0 : now.cumulativeBuckets()[i - 1] - (sameBounds ? before.cumulativeBuckets()[i - 1] : 0);

@@ -1,7 +1,8 @@
 package dev.headroom.gateway.internal.config;
 
-import dev.headroom.gateway.internal.proxy.GatewayMessages;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.gateway.ConfigException;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
@@ -14,10 +15,9 @@ import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.config.StoreSettings;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
+import dev.headroom.gateway.internal.proxy.GatewayMessages;
 import dev.headroom.http.body.PolicyTexts;
-import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.http.path.PathTemplate;
-import dev.headroom.enforcement.settings.SettingsReader;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,7 +47,7 @@ import java.util.function.Function;
  *   <li>{@link PolicyReader}: {@code policies} and their texts and guidance;
  *   <li>{@link RouteReader}: {@code routes} (methods, path, references, dialects);
  *   <li>{@link VendReader}: a vend route's {@code vend};
- *   <li>{@link PkReader}: {@code pk} and a route's {@code pk};
+ *   <li>{@link PartitionKeyReader}: {@code pk} and a route's {@code pk};
  *   <li>{@link PlansReader}: {@code plans} (catalog, fallback, resolver).
  * </ul>
  * Once every section is valid, {@link #vocabulary} builds what requests will use to catch parts
@@ -119,7 +119,7 @@ public final class ConfigReader {
     Map<String, Policy> policies = new PolicyReader(problems, service == null ? null
         : service.origin().orElse(null)).policies(root.path("policies"));
     storeReader.leasedPolicies(store, policies);
-    PkReader pkReader = new PkReader(problems, env, folder);
+    PartitionKeyReader pkReader = new PartitionKeyReader(problems, env, folder);
     List<Route> routes = new RouteReader(problems, new VendReader(problems), pkReader)
         .routes(root.path("routes"), upstreams, policies, declared(root.path("policies")));
     if (service != null) {

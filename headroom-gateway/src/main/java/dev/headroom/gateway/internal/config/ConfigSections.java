@@ -5,7 +5,6 @@ import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.config.Listen;
 import dev.headroom.gateway.config.PartitionKeySettings;
 import dev.headroom.gateway.config.PlanSettings;
-import java.util.Optional;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.Service;
@@ -14,6 +13,7 @@ import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The validated sections of a configuration, as {@link ConfigReader} returns them:

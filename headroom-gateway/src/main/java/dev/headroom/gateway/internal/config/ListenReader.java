@@ -1,12 +1,13 @@
 package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.enforcement.partition.CidrRange;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.AdminToken;
 import dev.headroom.gateway.config.Listen;
-import dev.headroom.enforcement.partition.CidrRange;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
@@ -109,6 +110,6 @@ final class ListenReader extends SectionReader {
       return true;
     }
     String[] parts = h.split("\\.", -1);
-    return parts.length == 4 && parts[0].equals("127") && java.util.Arrays.stream(parts).allMatch(p -> p.matches("\\d{1,3}"));
+    return parts.length == 4 && parts[0].equals("127") && Arrays.stream(parts).allMatch(p -> p.matches("\\d{1,3}"));
   }
 }

@@ -1,15 +1,15 @@
 package dev.headroom.gateway.internal.config;
 
-import dev.headroom.gateway.internal.PlanResolvers;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
-import dev.headroom.gateway.config.PlanSettings;
-import dev.headroom.gateway.config.PlanSource;
-import dev.headroom.gateway.config.Policy;
 import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.enforcement.settings.PlansSettings;
 import dev.headroom.enforcement.settings.SettingsReader;
+import dev.headroom.gateway.config.PlanSettings;
+import dev.headroom.gateway.config.PlanSource;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.internal.PlanResolvers;
 import dev.headroom.plans.ApiKeyFileResolver;
 import dev.headroom.plans.JwtResolver;
 import java.net.MalformedURLException;

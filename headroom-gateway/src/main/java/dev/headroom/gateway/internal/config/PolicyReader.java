@@ -2,12 +2,12 @@ package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.gateway.config.Escalation;
-import dev.headroom.gateway.config.Policy;
-import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.enforcement.settings.PolicySet;
 import dev.headroom.enforcement.settings.PolicySettings;
 import dev.headroom.enforcement.settings.SettingsReader;
+import dev.headroom.gateway.config.Escalation;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.PolicyRules;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Collections;

@@ -1,6 +1,5 @@
 package dev.headroom.gateway.internal.config;
 
-import dev.headroom.http.DiscoveryPaths;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.PartitionKeyMode;
 import dev.headroom.gateway.config.Policy;
@@ -8,6 +7,7 @@ import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.RouteCost;
 import dev.headroom.gateway.config.Upstream;
 import dev.headroom.gateway.config.Vend;
+import dev.headroom.http.DiscoveryPaths;
 import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
@@ -20,11 +20,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Reads {@code routes}, in the order they are matched: method(s), path template, upstream, policies
  * and header dialects, each reference resolved against the upstreams and policies already read. A
- * vend route's settings are read by {@link VendReader}, a route's {@code pk} by {@link PkReader}.
+ * vend route's settings are read by {@link VendReader}, a route's {@code pk} by {@link PartitionKeyReader}.
  */
 final class RouteReader extends SectionReader {
   /** Methods a route may name. */
@@ -35,9 +36,9 @@ final class RouteReader extends SectionReader {
   static final Set<String> RESERVED_PATHS = Set.of(DiscoveryPaths.WELL_KNOWN, DiscoveryPaths.API);
 
   private final VendReader vends;
-  private final PkReader pkReader;
+  private final PartitionKeyReader pkReader;
 
-  RouteReader(List<String> problems, VendReader vends, PkReader pk) {
+  RouteReader(List<String> problems, VendReader vends, PartitionKeyReader pk) {
     super(problems);
     this.vends = vends;
     this.pkReader = pk;
@@ -249,7 +250,7 @@ final class RouteReader extends SectionReader {
 
   private void method(String path, JsonNode n, Set<String> into) {
     if (!n.isTextual() || !METHODS.contains(n.asText())) {
-      problem(path, n, "one of " + new java.util.TreeSet<>(METHODS));
+      problem(path, n, "one of " + new TreeSet<>(METHODS));
     } else if (!into.add(n.asText())) {
       problem(path, n, "each method once");
     }

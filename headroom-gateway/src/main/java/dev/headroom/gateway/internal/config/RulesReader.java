@@ -1,9 +1,9 @@
 package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.gateway.config.RouteCost;
-import dev.headroom.enforcement.partition.AllowList;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;

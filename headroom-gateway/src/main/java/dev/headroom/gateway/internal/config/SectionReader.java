@@ -2,8 +2,8 @@ package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.MissingNode;
-import dev.headroom.http.IoFailure;
 import dev.headroom.enforcement.settings.SettingsProblem;
+import dev.headroom.http.IoFailure;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;

@@ -1,11 +1,12 @@
 package dev.headroom.gateway.internal.config;
 
-import dev.headroom.gateway.internal.proxy.GatewayMessages;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.Ticker;
+import dev.headroom.enforcement.discovery.ConformanceLevel;
 import dev.headroom.gateway.config.Service;
+import dev.headroom.gateway.internal.proxy.GatewayMessages;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
-import dev.headroom.enforcement.discovery.ConformanceLevel;
 import dev.headroom.http.path.PathTemplate;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -41,7 +42,7 @@ final class ServiceReader extends SectionReader {
       try {
         URI o = new URI(originText.get());
         // headroom-http decides what an origin is (scheme, host, optional port only)
-        LimitRefusals.builder().ticker(dev.headroom.Ticker.system()).origin(o)
+        LimitRefusals.builder().ticker(Ticker.system()).origin(o)
             .defaults(PolicyTexts.builder(GatewayMessages.DEFAULT_WHY).build()).build();
         origin = Optional.of(o);
       } catch (URISyntaxException | IllegalArgumentException e) {

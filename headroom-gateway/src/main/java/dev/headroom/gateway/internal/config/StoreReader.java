@@ -1,7 +1,9 @@
 package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import dev.headroom.gateway.config.LeasingSettings;
+import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.StoreSettings;
 import dev.headroom.gateway.config.StoreType;
 import dev.headroom.redis.FailurePolicy;
@@ -10,7 +12,9 @@ import dev.headroom.redis.RedisStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
 
 /**
  * Reads {@code store}: where counters live (memory or Redis) and what happens when Redis cannot
@@ -162,20 +166,20 @@ final class StoreReader extends SectionReader {
    * After the policies are read: every name in {@code store.leasing.policies} must be a policy of
    * the file that can be leased (a fixed window or a token bucket).
    */
-  void leasedPolicies(StoreSettings store, java.util.Map<String, dev.headroom.gateway.config.Policy> policies) {
+  void leasedPolicies(StoreSettings store, Map<String, Policy> policies) {
     if (store == null || store.leasing().isEmpty() || policies == null) {
       return;
     }
     List<String> names = store.leasing().get().policies();
     for (int i = 0; i < names.size(); i++) {
       String name = names.get(i);
-      dev.headroom.gateway.config.Policy p = policies.get(name);
+      Policy p = policies.get(name);
       String path = "store.leasing.policies[" + i + "]";
       if (p == null) {
-        problem(path, com.fasterxml.jackson.databind.node.TextNode.valueOf(name), "the name of a policy under policies, one of "
-            + new java.util.TreeSet<>(policies.keySet()));
+        problem(path, TextNode.valueOf(name), "the name of a policy under policies, one of "
+            + new TreeSet<>(policies.keySet()));
       } else if (!Leasing.supports(p.quota().algorithm())) {
-        problem(path, com.fasterxml.jackson.databind.node.TextNode.valueOf(name), "a fixed-window or token-bucket "
+        problem(path, TextNode.valueOf(name), "a fixed-window or token-bucket "
             + "policy (a concurrency unit is held by one request until it completes; a sliding window would "
             + "over-admit units spent after its window ended), not " + p.quota().algorithm().token());
       }

@@ -10,8 +10,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What an {@link Exchange} owes its store once it ends, and the RateLimit fields its response
- * carries: the gate's admission (headroom-http {@code Admission}: counts, charges and leases of the
+ * What an {@link ProxyExchange} owes its store once it ends, and the RateLimit fields its response
+ * carries: the gate's admission (headroom-enforcement's {@code Admission}: counts, charges and leases of the
  * route's policies) or a vend call's decision (its leases). Made where the decision is taken (the
  * gate's verdict, {@link VendCall}); told the response's status and charge header when its head
  * arrives; settled once, without blocking, when the exchange ends: an exchange whose response never

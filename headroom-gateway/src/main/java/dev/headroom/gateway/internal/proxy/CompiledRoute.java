@@ -1,8 +1,8 @@
 package dev.headroom.gateway.internal.proxy;
 
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
-import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.headers.RateLimitHeaders;
 import dev.headroom.http.path.PathTemplate;
 import java.util.List;

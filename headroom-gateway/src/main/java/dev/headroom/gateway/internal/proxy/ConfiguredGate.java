@@ -1,20 +1,20 @@
 package dev.headroom.gateway.internal.proxy;
 
-import dev.headroom.gateway.internal.HeldResolver;
-import dev.headroom.gateway.internal.PlanResolvers;
+import dev.headroom.enforcement.Escalation;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.GateBuilder;
+import dev.headroom.enforcement.RouteRules;
+import dev.headroom.enforcement.plan.PlanResolution;
+import dev.headroom.enforcement.plan.PlanResolver;
+import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.RouteCost;
-import dev.headroom.enforcement.Gate;
-import dev.headroom.enforcement.GateBuilder;
-import dev.headroom.enforcement.RouteRules;
-import dev.headroom.enforcement.Escalation;
+import dev.headroom.gateway.internal.HeldResolver;
+import dev.headroom.gateway.internal.PlanResolvers;
 import dev.headroom.http.headers.HeaderDialect;
-import dev.headroom.enforcement.plan.PlanResolution;
-import dev.headroom.enforcement.plan.PlanResolver;
-import dev.headroom.enforcement.plan.Plans;
 import java.time.Duration;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
@@ -69,7 +69,7 @@ public final class ConfiguredGate {
     Set<String> used = new LinkedHashSet<>();
     for (Route r : config.routes()) {
       RouteRules.Builder rb = RouteRules.builder(r.path()).methods(r.methods()).listed(r.listed()).fields(r.fields())
-          .omitOnRedirect(r.omitOnRedirect()).exposure(PkExposures.forRoute(config.pk(), r));
+          .omitOnRedirect(r.omitOnRedirect()).exposure(RouteExposures.forRoute(config.pk(), r));
       if (!r.dialects().isEmpty()) {
         rb.dialects(r.dialects().stream().map(HeaderDialect::fromToken).toList());
       }

@@ -7,7 +7,7 @@ import java.net.InetAddress;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The decision step of a forwarded request ({@link Admission.Forward}): the route's policies decide
+ * The decision step of a forwarded request ({@link Triage.Forward}): the route's policies decide
  * through headroom-http's {@link Gate}, the one enforcement path of every front end (plans, cost,
  * shadow policies, allow lists, escalation, run-time capacity, the store; see {@link Gate}). The
  * answer is a value: the verdict's stage, completed at once when the store answered at once (the

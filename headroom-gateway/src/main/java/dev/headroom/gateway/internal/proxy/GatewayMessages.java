@@ -1,14 +1,19 @@
 package dev.headroom.gateway.internal.proxy;
 
-import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.Decision;
 import dev.headroom.PartitionKey;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
+import dev.headroom.enforcement.discovery.DiscoveryRoute;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
+import dev.headroom.enforcement.partition.ClientAddressResolver;
+import dev.headroom.enforcement.partition.ForwardedHeader;
+import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.RouteCost;
+import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.http.IoFailure;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
@@ -18,17 +23,13 @@ import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.body.ServiceErrors;
-import dev.headroom.enforcement.discovery.DiscoveryRoute;
-import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
-import dev.headroom.enforcement.partition.ClientAddressResolver;
-import dev.headroom.enforcement.partition.ForwardedHeader;
-import dev.headroom.enforcement.plan.Plans;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
@@ -111,7 +112,7 @@ public final class GatewayMessages implements HttpVocabulary {
    *     reader has checked each part already, so this means two parts disagree)
    */
   public static GatewayMessages of(ConfigSections config, Ticker ticker) {
-    return new GatewayMessages(config, ticker, r -> PkExposures.forRoute(config.pk(), r));
+    return new GatewayMessages(config, ticker, r -> RouteExposures.forRoute(config.pk(), r));
   }
 
   /**
@@ -237,7 +238,7 @@ public final class GatewayMessages implements HttpVocabulary {
   }
 
   /** 405: the route exists for other methods (RFC 9110 section 15.5.6; the caller sets Allow). */
-  static GatewayError methodNotAllowed(String path, java.util.Collection<String> allowed, String method) {
+  static GatewayError methodNotAllowed(String path, Collection<String> allowed, String method) {
     return new GatewayError(405, "method_not_allowed",
         "The route " + path + " accepts " + String.join(", ", allowed) + ", not " + method + ".",
         "Each route accepts only the methods its service implements.",

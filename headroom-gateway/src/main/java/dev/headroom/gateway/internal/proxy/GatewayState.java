@@ -1,16 +1,16 @@
 package dev.headroom.gateway.internal.proxy;
 
-import dev.headroom.gateway.internal.Timers;
-import dev.headroom.gateway.internal.admin.GatewayMetrics;
-import dev.headroom.gateway.internal.admin.LiveGateway;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
-import dev.headroom.gateway.GatewayConfig;
-import dev.headroom.gateway.config.Policy;
 import dev.headroom.enforcement.CapacityReductions;
 import dev.headroom.enforcement.Escalations;
 import dev.headroom.enforcement.ThrottledWarning;
+import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.internal.Timers;
+import dev.headroom.gateway.internal.admin.GatewayMetrics;
+import dev.headroom.gateway.internal.admin.LiveGateway;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -69,8 +69,8 @@ public final class LimitsPage {
     if (!config.service().description().isBlank()) {
       sb.append("<p>").append(escape(config.service().description())).append("</p>\n");
     }
-    sb.append("<p>Programs read the same limits from <a href=\"").append(Admission.DISCOVERY_WELL_KNOWN)
-        .append("\">").append(Admission.DISCOVERY_WELL_KNOWN).append("</a>, which also shows a temporary reduction.")
+    sb.append("<p>Programs read the same limits from <a href=\"").append(Triage.DISCOVERY_WELL_KNOWN)
+        .append("\">").append(Triage.DISCOVERY_WELL_KNOWN).append("</a>, which also shows a temporary reduction.")
         .append(" Every limited response carries RateLimit header fields with what is left.</p>\n");
     Map<String, List<String>> usedBy = new LinkedHashMap<>();
     sb.append("<h2>Endpoints</h2>\n<table>\n<tr><th>Method</th><th>Path</th><th>Policies</th></tr>\n");

@@ -1,8 +1,8 @@
 package dev.headroom.gateway.internal.proxy;
 
+import dev.headroom.enforcement.Answer;
 import dev.headroom.gateway.internal.wire.HeadBytes;
 import dev.headroom.http.body.Refusal;
-import dev.headroom.enforcement.Answer;
 import dev.headroom.http.body.RefusalFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;

@@ -12,12 +12,12 @@ import java.util.Locale;
  * body is read and dropped; the answer goes out when it ends, with the route's RateLimit fields.
  */
 final class NormalisedErrorRelay implements ResponseRelay {
-  private final Exchange ex;
+  private final ProxyExchange ex;
   private final int status;
   /** The upstream's Allow of a 405, or null. */
   private final String allow;
 
-  NormalisedErrorRelay(Exchange ex, int status, String allow) {
+  NormalisedErrorRelay(ProxyExchange ex, int status, String allow) {
     this.ex = ex;
     this.status = status;
     this.allow = allow;

@@ -1,9 +1,9 @@
 package dev.headroom.gateway.internal.proxy;
 
+import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.internal.LingeringClose;
 import dev.headroom.gateway.internal.Timers;
 import dev.headroom.gateway.internal.wire.UpstreamRequestWriter;
-import dev.headroom.gateway.config.Timeouts;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -24,14 +24,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One client connection: its channel events, the requests pipelined on it, and its timers. Each
- * request becomes an {@link Exchange}, served one at a time; the request path, in calls:
+ * request becomes an {@link ProxyExchange}, served one at a time; the request path, in calls:
  *
  * <pre>
  *   ProxyHandler (this connection: reads, pipelining, timers)
- *     -> Exchange (Admission.of, pure: Local | Forward | Vend) .begin
+ *     -> ProxyExchange (Triage.of, pure: Local | Forward | Vend) .begin
  *     -> GateStep (headroom-http's Gate) | VendCall (the store) -> UpstreamLeg + UpstreamRequestWriter (head and body upstream)
  *     -> ResponseRelay (RawRelay | ReframedRelay | VendRelay | NormalisedErrorRelay) -> client
- *     -> Exchange.end -> ProxyHandler.finished: the next request, or LingeringClose
+ *     -> ProxyExchange.end -> ProxyHandler.finished: the next request, or LingeringClose
  * </pre>
  *
  * <p>Closing: a connection that ends after a response (one sent with {@code Connection: close}:
@@ -66,7 +66,7 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   /** Writes that bypass the HTTP encoder: the codec's own context ({@link #CODEC}). */
   ChannelHandlerContext rawOut;
   /** The exchange in progress; null between requests. */
-  private Exchange current;
+  private ProxyExchange current;
   /** Whether the connection takes no more requests (it is closing, lingering or closed). */
   private boolean closing;
   /** Whether {@link #drain} is on the stack (it is re-entered from the exchange it starts). */
@@ -166,7 +166,7 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (current != null) {
       // an exchange in progress is never idle, but its request body may stall (timeouts.idle)
       // and its response head may be overdue (timeouts.response)
-      Exchange ex = current;
+      ProxyExchange ex = current;
       if (ex.requestStalled(now, t.idle().toNanos())) {
         ex.requestTimedOut();
         return;
@@ -383,13 +383,13 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void start(HttpRequest request) {
-    Exchange ex = new Exchange(this, state.snapshot(), request);
+    ProxyExchange ex = new ProxyExchange(this, state.snapshot(), request);
     current = ex;
     ex.begin();
   }
 
   /** Called by an exchange once its response is written and its request fully read. */
-  void finished(Exchange ex, boolean keepAlive) {
+  void finished(ProxyExchange ex, boolean keepAlive) {
     if (current != ex) {
       return;
     }

@@ -21,19 +21,19 @@ final class RawRelay implements ResponseRelay {
   private static final int JOIN_BYTES = 4096;
   private static final int CRLF = ('\r' << 8) | '\n';
 
-  private final Exchange ex;
+  private final ProxyExchange ex;
   private final ChannelHandlerContext out;
   /** The head not yet written, waiting for the first body piece (or the read's end). */
   private ByteBuf pendingHead;
 
-  RawRelay(Exchange ex, ResponseHead h) {
+  RawRelay(ProxyExchange ex, ResponseHead h) {
     this.ex = ex;
     this.out = ex.conn.rawOut;
     this.pendingHead = head(h, ex, ex.keepAlive(), ex.http10(), ex.conn.ctx.alloc());
   }
 
   /** The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours. */
-  static ByteBuf head(ResponseHead h, Exchange ex, boolean keepAlive,
+  static ByteBuf head(ResponseHead h, ProxyExchange ex, boolean keepAlive,
       boolean http10Client, ByteBufAllocator alloc) {
     byte[] raw = h.raw();
     HeadBytes b = HeadBytes.begin();

@@ -26,13 +26,13 @@ import java.util.List;
  * so that a body broken from its start can still be answered with 502.
  */
 final class ReframedRelay implements ResponseRelay {
-  private final Exchange ex;
+  private final ProxyExchange ex;
   private final ChannelHandlerContext out;
   /** The re-encoded head not yet written. */
   private HttpResponse pendingResponse;
 
   /** A relay for the body after {@code head}; null when the head went out already. */
-  ReframedRelay(Exchange ex, HttpResponse head) {
+  ReframedRelay(ProxyExchange ex, HttpResponse head) {
     this.ex = ex;
     this.out = ex.conn.ctx;
     this.pendingResponse = head;
@@ -42,7 +42,7 @@ final class ReframedRelay implements ResponseRelay {
    * The client's response head from the upstream's, edited in place: hop-by-hop fields out, the
    * framing the encoder will give it, the route's RateLimit fields, the connection's fate.
    */
-  static HttpResponse clientResponse(Exchange ex, HttpResponse r) {
+  static HttpResponse clientResponse(ProxyExchange ex, HttpResponse r) {
     HttpHeaders h = r.headers(); // the upstream's response is ours: edited in place, not copied
     boolean chunked = HttpUtil.isTransferEncodingChunked(r);
     String codings = codingsBeforeChunked(h);

@@ -6,7 +6,7 @@ import dev.headroom.gateway.internal.wire.ResponseHead;
 import io.netty.handler.codec.http.HttpResponse;
 
 /**
- * One path an upstream response takes to the client, chosen by {@link Exchange} from the
+ * One path an upstream response takes to the client, chosen by {@link ProxyExchange} from the
  * response head: {@link RawRelay} (forwarded as received, byte ranges of the head and the body's
  * bytes as they come), {@link ReframedRelay} (re-encoded by the HTTP encoder: an until-close body,
  * or a chunked one for an HTTP/1.0 client), {@link VendRelay} (read whole and rewritten with the
@@ -20,7 +20,7 @@ interface ResponseRelay {
    * The relay for a response head, or null when the response cannot reach the client (answered by
    * the exchange instead: a transfer coding an HTTP/1.0 client cannot be sent).
    */
-  static ResponseRelay forHead(Exchange ex, ResponseHead h) {
+  static ResponseRelay forHead(ProxyExchange ex, ResponseHead h) {
     if (NormalisedErrorRelay.applies(ex.route, h)) {
       return new NormalisedErrorRelay(ex, h.status(), h.get("allow"));
     }

@@ -1,8 +1,8 @@
 package dev.headroom.gateway.internal.proxy;
 
+import dev.headroom.enforcement.Gate;
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.config.Route;
-import dev.headroom.enforcement.Gate;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -23,7 +23,7 @@ public record Snapshot(GatewayConfig config, RouteTable routes, Map<String, Upst
 
   /**
    * A snapshot with the limits page of {@code config} ({@code service.humanUrl}), if it names one,
-   * that decides nothing: what becomes of a request from its head alone ({@link Admission}).
+   * that decides nothing: what becomes of a request from its head alone ({@link Triage}).
    */
   Snapshot(GatewayConfig config, RouteTable routes, Map<String, UpstreamPool> pools, HttpVocabulary vocabulary,
       Map<Route, VendRoutes> vend) {

@@ -7,7 +7,7 @@ import io.netty.channel.Channel;
 import java.util.function.BiConsumer;
 
 /**
- * The upstream side of one {@link Exchange}: the pooled connection it borrowed (with the
+ * The upstream side of one {@link ProxyExchange}: the pooled connection it borrowed (with the
  * connection's {@link UpstreamHandler} and {@link UpstreamResponseDecoder}), from the moment its
  * request head goes up until the exchange hands the connection back to its pool or closes it.
  * Everything here belongs to that one borrowing, so it is made when the connection is acquired

@@ -16,7 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The decision step of a vend call ({@link Admission.Vend}; seed 003, the gateway part of the
+ * The decision step of a vend call ({@link Triage.Vend}; seed 003, the gateway part of the
  * vend rate-limit extension): the envelope, read whole, is parsed (400 {@code INVALID_REQUEST} on
  * a bad one, as headroom-vend's reader answers), and every scope it names is decided at once for
  * the caller ({@code X-Vend-Caller}) and user. A refused call is answered 429 {@code RATE_LIMITED}
@@ -29,13 +29,13 @@ final class VendCall {
   /** A vend call allowed to go upstream: the call as parsed and its decision, for the relay that decorates the response. */
   record Allowed(VendRequest call, VendDecision decision) {}
 
-  static void decide(Exchange ex, byte[] envelope) {
+  static void decide(ProxyExchange ex, byte[] envelope) {
     VendRoutes vend = ex.vend;
     VendRequest call;
     try {
       call = vend.reader().parse(envelope);
     } catch (VendRequestException e) {
-      ex.answer(Admission.vendError(e));
+      ex.answer(Triage.vendError(e));
       return;
     }
     String user = vend.settings().userHeader().map(h -> ex.request.headers().get(h)).orElse(null);
@@ -55,14 +55,14 @@ final class VendCall {
     }
   }
 
-  private static void decided(Exchange ex, VendRequest call, CompletableFuture<VendDecision> f, long t0) {
+  private static void decided(ProxyExchange ex, VendRequest call, CompletableFuture<VendDecision> f, long t0) {
     ex.state.metrics.storeLatency(System.nanoTime() - t0);
     VendDecision d;
     try {
       d = f.join();
     } catch (CompletionException e) {
       if (e.getCause() instanceof VendRequestException v) {
-        ex.answer(Admission.vendError(v)); // X-Vend-Caller is not a caller name
+        ex.answer(Triage.vendError(v)); // X-Vend-Caller is not a caller name
         return;
       }
       storeFailed(ex, e.getCause() == null ? e : e.getCause());
@@ -102,7 +102,7 @@ final class VendCall {
    * Retry-After every front end sends, shorter for the gateway's own overload
    * ({@link StoreException#overloaded}); the warning is throttled ({@link GatewayState#storeWarning}).
    */
-  private static void storeFailed(Exchange ex, Throwable why) {
+  private static void storeFailed(ProxyExchange ex, Throwable why) {
     ex.state.storeWarning.warn(ex.state.ticker, "store failed to decide a vend call on route "
         + ex.route.route().name() + ": " + why);
     boolean overloaded = why instanceof StoreException se && se.overloaded();

@@ -12,7 +12,7 @@ import java.util.OptionalLong;
 /**
  * A vend call's envelope while it is read whole to be decided (seed 003), bounded by the route's
  * {@code maxRequestBytes} or {@code limits.maxBodyBytes}, whichever is smaller
- * ({@link Admission#vendMaxBytes}); then sent upstream in one piece. Confined to the exchange's
+ * ({@link Triage#vendMaxBytes}); then sent upstream in one piece. Confined to the exchange's
  * event loop; its buffer is taken or released once.
  */
 final class VendEnvelope {
@@ -20,7 +20,7 @@ final class VendEnvelope {
   private ByteBuf bytes;
 
   VendEnvelope(ByteBufAllocator alloc, HttpRequest request, VendRoutes vend, long maxBody) {
-    this.max = Admission.vendMaxBytes(vend, maxBody);
+    this.max = Triage.vendMaxBytes(vend, maxBody);
     long declared = HttpUtil.getContentLength(request, -1L);
     this.bytes = alloc.heapBuffer((int) Math.min(Math.max(declared, 256), max));
   }
@@ -43,10 +43,10 @@ final class VendEnvelope {
 
   /**
    * The answer to a body over the bound, found while reading it: as headroom-vend's reader answers
-   * an oversized envelope (see {@link Admission}).
+   * an oversized envelope (see {@link Triage}).
    */
   LocalResponse tooLarge() {
-    return Admission.vendError(VendRequestException.bodyTooLarge(max, OptionalLong.empty()));
+    return Triage.vendError(VendRequestException.bodyTooLarge(max, OptionalLong.empty()));
   }
 
   /** The envelope's bytes, for the decision. */

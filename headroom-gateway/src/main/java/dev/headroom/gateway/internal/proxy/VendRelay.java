@@ -23,12 +23,12 @@ import io.netty.handler.codec.http.LastHttpContent;
  * fields only.
  */
 final class VendRelay implements ResponseRelay {
-  private final Exchange ex;
+  private final ProxyExchange ex;
   private final ChannelHandlerContext out;
   private HttpResponse head;
   private ByteBuf collected;
 
-  VendRelay(Exchange ex, ResponseHead h) {
+  VendRelay(ProxyExchange ex, ResponseHead h) {
     this.ex = ex;
     this.out = ex.conn.ctx;
     this.head = h.toHttpResponse();
@@ -40,7 +40,7 @@ final class VendRelay implements ResponseRelay {
    * extension (data goes in) or is a merged vend.capabilities, and the response is small enough
    * by its Content-Length (chunked ones are collected until they prove too large).
    */
-  static boolean transforms(Exchange ex, ResponseHead h) {
+  static boolean transforms(ProxyExchange ex, ResponseHead h) {
     if (ex.vendCall == null || ex.request.method().equals(HttpMethod.HEAD)) {
       return false;
     }

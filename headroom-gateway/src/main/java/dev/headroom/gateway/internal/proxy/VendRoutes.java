@@ -3,8 +3,8 @@ package dev.headroom.gateway.internal.proxy;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Vend;
-import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.gateway.internal.config.VendLimits;
+import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.format.VendRequestReader;
 import java.util.Map;
 

@@ -1,6 +1,6 @@
 /**
  * The proxy itself: one client connection ({@code ProxyHandler}), one request on it from head to
- * end ({@code Exchange}: admission, the decision through headroom-enforcement's {@code Gate}, the
+ * end ({@code ProxyExchange}: admission, the decision through headroom-enforcement's {@code Gate}, the
  * upstream leg, the response relays, accounting), vend routes, the gateway's own answers and their
  * words ({@code GatewayMessages}, {@code LocalResponse}, the limits page), and the state every
  * connection shares ({@code GatewayState}, whose current {@code Snapshot} a reload swaps).

@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.AsciiString;
 import io.netty.util.concurrent.FastThreadLocal;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * A message head assembled in a heap array, then copied into a buffer at once.
@@ -53,7 +54,7 @@ public final class HeadBytes {
 
   private void ensure(int more) {
     if (len + more > buf.length) {
-      buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, len + more));
+      buf = Arrays.copyOf(buf, Math.max(buf.length * 2, len + more));
     }
   }
 
@@ -102,7 +103,7 @@ public final class HeadBytes {
 
   /** The head as a new array; the writer may be reused after. */
   public byte[] toArray() {
-    byte[] a = java.util.Arrays.copyOf(buf, len);
+    byte[] a = Arrays.copyOf(buf, len);
     if (buf.length > KEEP_BYTES) {
       buf = new byte[1024];
     }

@@ -1,7 +1,7 @@
 package dev.headroom.gateway.internal.wire;
 
-import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -9,6 +9,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The head of one upstream response as {@link UpstreamResponseDecoder} read it: the status, how
@@ -162,7 +163,7 @@ public final class ResponseHead {
 
   /** The first value of the named field (any case), or null. */
   public String get(String name) {
-    byte[] lower = name.toLowerCase(java.util.Locale.ROOT).getBytes(StandardCharsets.ISO_8859_1);
+    byte[] lower = name.toLowerCase(Locale.ROOT).getBytes(StandardCharsets.ISO_8859_1);
     for (int i = 0; i < count; i++) {
       if (nameIs(i, lower)) {
         return value(i);

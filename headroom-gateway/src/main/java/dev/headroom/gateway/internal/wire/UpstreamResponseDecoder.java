@@ -4,6 +4,8 @@ import dev.headroom.gateway.internal.wire.ResponseHead.Framing;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -118,7 +120,7 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
     while (true) {
       int want = Math.min(available, Math.min(maxHead + 2, Math.max(copied * 2, buf.length)));
       if (want > buf.length) {
-        buf = java.util.Arrays.copyOf(buf, want);
+        buf = Arrays.copyOf(buf, want);
       }
       in.getBytes(start + copied, buf, copied, want - copied);
       eoh = endOfHead(buf, Math.max(0, copied - 2), want, maxHead);
@@ -135,7 +137,7 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       }
       return;
     }
-    byte[] raw = java.util.Arrays.copyOf(buf, eoh);
+    byte[] raw = Arrays.copyOf(buf, eoh);
     in.skipBytes(eoh);
     ResponseHead h = parse(raw);
     out.add(h);
@@ -267,7 +269,7 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
         }
       }
       if (count * 4 + 4 > fields.length) {
-        fields = java.util.Arrays.copyOf(fields, fields.length * 2);
+        fields = Arrays.copyOf(fields, fields.length * 2);
       }
       fields[count * 4] = pos;
       fields[count * 4 + 1] = colon;
@@ -371,7 +373,7 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
   private static final byte[] CHUNKED = ascii("chunked");
 
   private static byte[] ascii(String s) {
-    return s.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    return s.getBytes(StandardCharsets.US_ASCII);
   }
 
   // ---- bodies ----
@@ -604,14 +606,14 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       }
       if (e > s) {
         if (n + 2 > out.length) {
-          out = java.util.Arrays.copyOf(out, out.length * 2);
+          out = Arrays.copyOf(out, out.length * 2);
         }
         out[n++] = s;
         out[n++] = e;
       }
       i++;
     }
-    return java.util.Arrays.copyOf(out, n);
+    return Arrays.copyOf(out, n);
   }
 
   private static int indexOf(byte[] raw, int from, byte b) {

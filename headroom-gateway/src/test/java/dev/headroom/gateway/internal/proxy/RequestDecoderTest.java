@@ -1,8 +1,8 @@
 package dev.headroom.gateway.internal.proxy;
 
-import dev.headroom.gateway.internal.admin.GatewayMetrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.headroom.gateway.internal.admin.GatewayMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;

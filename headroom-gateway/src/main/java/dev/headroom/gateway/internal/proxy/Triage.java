@@ -1,8 +1,8 @@
 package dev.headroom.gateway.internal.proxy;
 
+import dev.headroom.enforcement.discovery.EntityTag;
 import dev.headroom.http.DiscoveryPaths;
 import dev.headroom.http.body.RefusalFormat;
-import dev.headroom.enforcement.discovery.EntityTag;
 import dev.headroom.vend.format.VendRequestException;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
@@ -32,7 +32,7 @@ import java.util.function.Supplier;
  * route table (404, 405 with Allow), then the declared Content-Length against the vend route's
  * envelope bound and {@code limits.maxBodyBytes} (413).
  */
-sealed interface Admission {
+sealed interface Triage {
   String DISCOVERY_WELL_KNOWN = DiscoveryPaths.WELL_KNOWN;
   String DISCOVERY_API = DiscoveryPaths.API;
 
@@ -45,16 +45,16 @@ sealed interface Admission {
   }
 
   /** The gateway answers the request itself. */
-  record Local(LocalResponse response, Body body) implements Admission {}
+  record Local(LocalResponse response, Body body) implements Triage {}
 
   /** The request goes to the route's upstream once its policies allow it. */
-  record Forward(CompiledRoute route) implements Admission {}
+  record Forward(CompiledRoute route) implements Triage {}
 
   /** A vend route's call: its envelope is read whole and decided before anything is forwarded. */
-  record Vend(CompiledRoute route, VendRoutes vend) implements Admission {}
+  record Vend(CompiledRoute route, VendRoutes vend) implements Triage {}
 
   /** Decides what becomes of {@code request} under {@code snap}; answers are in {@code format}. */
-  static Admission of(Snapshot snap, HttpRequest request, RefusalFormat format,
+  static Triage of(Snapshot snap, HttpRequest request, RefusalFormat format,
       Supplier<HttpVocabulary.Discovery> discovery) {
     String path = path(request.uri());
     DecoderResult dr = request.decoderResult();

@@ -1,11 +1,11 @@
 package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import dev.headroom.gateway.config.PartitionKeyMode;
 import dev.headroom.gateway.config.PartitionKeySettings;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.http.PartitionKeyExposure;
-import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -15,11 +15,11 @@ import java.util.function.Function;
  * Reads {@code pk}: how the {@code pk} parameter of the RateLimit fields is made, and, when any
  * route uses {@code hmac}, the key from the environment variable or file named.
  */
-final class PkReader extends SectionReader {
+final class PartitionKeyReader extends SectionReader {
   /** The environment variables {@code pk.keyEnv} may name. */
   private final Function<String, String> env;
 
-  PkReader(List<String> problems, Function<String, String> env, Path folder) {
+  PartitionKeyReader(List<String> problems, Function<String, String> env, Path folder) {
     super(problems, folder);
     this.env = env;
   }

@@ -27,15 +27,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link Admission} as the pure function it is: a snapshot, a request head and the discovery
+ * {@link Triage} as the pure function it is: a snapshot, a request head and the discovery
  * document in, {@code Local | Forward | Vend} out, with no channel, store or clock. The answers'
  * bytes are checked where the texts matter (Graceful Boundaries section 6: error, detail, why, and
  * for input the field and what was expected).
  */
-class AdmissionTest {
+class TriageTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String YAML = """
-      service: {name: Admission}
+      service: {name: Triage}
       admin: {enabled: false}
       limits: {maxBodyBytes: 1000, maxHeaderBytes: 4096, maxRequestLineBytes: 2048}
       upstreams:
@@ -52,7 +52,7 @@ class AdmissionTest {
   private final AtomicInteger discoveryReads = new AtomicInteger();
   private final HttpVocabulary.Discovery doc = new HttpVocabulary.Discovery("{\"limits\":[]}".getBytes(), "\"v1\"", "max-age=60");
 
-  AdmissionTest() throws Exception {
+  TriageTest() throws Exception {
     GatewayConfig config = GatewayConfig.parse(YAML, "admission.yaml");
     GatewayMessages vocabulary = GatewayMessages.of(GatewayServer.sections(config), ManualTicker.atFixedInstant());
     QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ManualTicker.atFixedInstant()).build());
@@ -63,8 +63,8 @@ class AdmissionTest {
     snap = new Snapshot(config, new RouteTable(config, vocabulary), Map.of(), vocabulary, vend);
   }
 
-  private Admission admit(HttpRequest r) {
-    return Admission.of(snap, r, RefusalFormat.JSON, () -> {
+  private Triage admit(HttpRequest r) {
+    return Triage.of(snap, r, RefusalFormat.JSON, () -> {
       discoveryReads.incrementAndGet();
       return doc;
     });
@@ -80,45 +80,45 @@ class AdmissionTest {
     return r;
   }
 
-  private static Admission.Local local(Admission a, int status, Admission.Body body) {
-    assertThat(a).isInstanceOf(Admission.Local.class);
-    Admission.Local l = (Admission.Local) a;
+  private static Triage.Local local(Triage a, int status, Triage.Body body) {
+    assertThat(a).isInstanceOf(Triage.Local.class);
+    Triage.Local l = (Triage.Local) a;
     assertThat(l.response().status().code()).isEqualTo(status);
     assertThat(l.body()).isEqualTo(body);
     return l;
   }
 
-  private static JsonNode json(Admission.Local l) throws Exception {
+  private static JsonNode json(Triage.Local l) throws Exception {
     return JSON.readTree(l.response().body());
   }
 
   @Test
   void aRoutedRequestIsForwardedOnItsRoute() {
-    Admission a = admit(get("/items?page=2"));
-    assertThat(a).isInstanceOf(Admission.Forward.class);
-    assertThat(((Admission.Forward) a).route().route().path()).isEqualTo("/items");
+    Triage a = admit(get("/items?page=2"));
+    assertThat(a).isInstanceOf(Triage.Forward.class);
+    assertThat(((Triage.Forward) a).route().route().path()).isEqualTo("/items");
   }
 
   @Test
   void aVendRouteIsReadWholeFirst_seed003() {
     HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/vend");
     r.headers().set("content-length", "100");
-    Admission a = admit(r);
-    assertThat(a).isInstanceOf(Admission.Vend.class);
-    assertThat(((Admission.Vend) a).vend()).isNotNull();
+    Triage a = admit(r);
+    assertThat(a).isInstanceOf(Triage.Vend.class);
+    assertThat(((Triage.Vend) a).vend()).isNotNull();
   }
 
   @Test
   void aVendCallDeclaredOverItsBoundIsTheVendReadersRefusalAndTheBodyIsNotRead_seed003() throws Exception {
     HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/vend");
     r.headers().set("content-length", "257");
-    Admission.Local l = local(admit(r), 400, Admission.Body.UNREAD);
+    Triage.Local l = local(admit(r), 400, Triage.Body.UNREAD);
     assertThat(l.response().contentType()).isEqualTo("application/json");
   }
 
   @Test
   void noRouteIs404WithTheDiscoveryUrlAndTheBodyIsDropped() throws Exception {
-    Admission.Local l = local(admit(get("/nothing")), 404, Admission.Body.DROP);
+    Triage.Local l = local(admit(get("/nothing")), 404, Triage.Body.DROP);
     JsonNode b = json(l);
     assertThat(b.get("error").asText()).isEqualTo("not_found");
     assertThat(b.get("detail").asText()).isEqualTo("No route of this service matches GET /nothing.");
@@ -129,7 +129,7 @@ class AdmissionTest {
   void anotherMethodIs405WithAllow_rfc9110_15_5_6() throws Exception {
     HttpRequest r = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.DELETE, "/items",
         Unpooled.EMPTY_BUFFER);
-    Admission.Local l = local(admit(r), 405, Admission.Body.DROP);
+    Triage.Local l = local(admit(r), 405, Triage.Body.DROP);
     assertThat(l.response().headers().get("allow")).contains("GET").contains("POST");
     assertThat(json(l).get("allowedMethods").size())
         .isEqualTo(l.response().headers().get("allow").split(", ").length);
@@ -139,7 +139,7 @@ class AdmissionTest {
   void aDeclaredBodyOverTheBoundIs413AndIsNotRead_rfc9110_15_5_14() throws Exception {
     HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/items");
     r.headers().set("content-length", "1001");
-    JsonNode b = json(local(admit(r), 413, Admission.Body.UNREAD));
+    JsonNode b = json(local(admit(r), 413, Triage.Body.UNREAD));
     assertThat(b.get("field").asText()).isEqualTo("body");
     assertThat(b.get("expected").asText()).isEqualTo("A request body of at most 1000 bytes.");
     assertThat(b.get("maxBodyBytes").asLong()).isEqualTo(1000);
@@ -147,26 +147,26 @@ class AdmissionTest {
 
   @Test
   void decodingFailuresAreAnsweredAndEndTheConnection() throws Exception {
-    JsonNode h = json(local(admit(failed(new TooLongHttpHeaderException("big"))), 431, Admission.Body.UNREAD));
+    JsonNode h = json(local(admit(failed(new TooLongHttpHeaderException("big"))), 431, Triage.Body.UNREAD));
     assertThat(h.get("detail").asText()).isEqualTo("The request's header fields are larger than 4096 bytes in total.");
-    JsonNode l = json(local(admit(failed(new TooLongHttpLineException("long"))), 414, Admission.Body.UNREAD));
+    JsonNode l = json(local(admit(failed(new TooLongHttpLineException("long"))), 414, Triage.Body.UNREAD));
     assertThat(l.get("expected").asText()).isEqualTo("A request line of at most 2048 bytes.");
-    JsonNode m = json(local(admit(failed(new IllegalArgumentException("bad version"))), 400, Admission.Body.UNREAD));
+    JsonNode m = json(local(admit(failed(new IllegalArgumentException("bad version"))), 400, Triage.Body.UNREAD));
     assertThat(m.get("detail").asText()).isEqualTo("The request could not be parsed as HTTP/1.1: bad version");
     JsonNode t = json(local(admit(failed(new RequestDecoder.Refusal(GatewayMessages.requestHeadTimedOut(
-        Duration.ofMillis(1500))))), 408, Admission.Body.UNREAD));
+        Duration.ofMillis(1500))))), 408, Triage.Body.UNREAD));
     assertThat(t.get("detail").asText()).contains("1500 milliseconds");
     assertThat(t.get("timeoutSeconds").asDouble()).isEqualTo(1.5);
   }
 
   @Test
   void theDiscoveryDocumentIsServedAnd304WhenItsEtagMatches_rfc9110_13_1_2() {
-    Admission.Local ok = local(admit(get("/.well-known/limits")), 200, Admission.Body.DROP);
+    Triage.Local ok = local(admit(get("/.well-known/limits")), 200, Triage.Body.DROP);
     assertThat(ok.response().body()).isEqualTo(doc.json());
     assertThat(ok.response().headers().get("etag")).isEqualTo("\"v1\"");
     HttpRequest again = get("/api/limits");
     again.headers().set("if-none-match", "\"v1\"");
-    local(admit(again), 304, Admission.Body.DROP);
+    local(admit(again), 304, Triage.Body.DROP);
     assertThat(discoveryReads).hasValue(2);
     admit(get("/items"));
     assertThat(discoveryReads).as("only the discovery paths read the document").hasValue(2);

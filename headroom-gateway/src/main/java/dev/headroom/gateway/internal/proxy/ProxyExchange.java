@@ -1,13 +1,13 @@
 package dev.headroom.gateway.internal.proxy;
 
+import dev.headroom.Decision;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.Verdict;
 import dev.headroom.gateway.internal.wire.ResponseBody;
 import dev.headroom.gateway.internal.wire.ResponseHead;
 import dev.headroom.gateway.internal.wire.UpstreamHandler;
 import dev.headroom.gateway.internal.wire.UpstreamRequestWriter;
-import dev.headroom.Decision;
 import dev.headroom.http.body.RefusalFormat;
-import dev.headroom.enforcement.Gate;
-import dev.headroom.enforcement.Verdict;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One request and its response, on a {@link ProxyHandler client connection}. Its life, in calls:
- * the constructor asks {@link Admission} what becomes of the request (a pure step on the head);
+ * the constructor asks {@link Triage} what becomes of the request (a pure step on the head);
  * {@link #begin()} acts on the answer: a local answer goes out through {@link #local}; a forwarded
  * request is decided against its policies by headroom-http's {@link Gate} (a vend call by {@link VendCall}),
  * then written upstream on an {@link UpstreamLeg} ({@link #connected}); the response head picks the
@@ -52,12 +52,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Confined to the client channel's event loop; the upstream channel is on the same loop.
  */
-final class Exchange {
-  private static final Logger LOG = LoggerFactory.getLogger(Exchange.class);
+final class ProxyExchange {
+  private static final Logger LOG = LoggerFactory.getLogger(ProxyExchange.class);
 
   /** Where the response stands. Moves forward only ({@link #enter}), so a late event finds a later phase. */
   enum Phase {
-    /** Admission, then the store (GateStep, VendCall): nothing has gone upstream. */
+    /** Triage, then the store (GateStep, VendCall): nothing has gone upstream. */
     DECIDING,
     /** Allowed: an upstream connection is being acquired from the pool. */
     CONNECTING,
@@ -100,7 +100,7 @@ final class Exchange {
   final RefusalFormat format;
   private final long maxBody;
   /** What becomes of the request, decided from its head when the exchange is made. */
-  private final Admission admission;
+  private final Triage triage;
   /** The matched route; null for a request answered from its head alone. */
   final CompiledRoute route;
   /** A vend route's settings (seed 003); null for any other request. */
@@ -133,7 +133,7 @@ final class Exchange {
   /** When {@link #progressSeen} last changed (the timers' time): a stall lasts from then. */
   private long progressSince;
 
-  Exchange(ProxyHandler conn, Snapshot snap, HttpRequest request) {
+  ProxyExchange(ProxyHandler conn, Snapshot snap, HttpRequest request) {
     this.conn = conn;
     this.state = conn.state;
     this.snap = snap;
@@ -142,11 +142,11 @@ final class Exchange {
     this.format = snap.vocabulary().format(request.headers().get(HttpHeaderNames.ACCEPT));
     this.maxBody = snap.config().limits().maxBodyBytes();
     this.body = request.decoderResult().isFailure() || request instanceof LastHttpContent ? Body.READ : Body.HELD;
-    this.admission = Admission.of(snap, request, format, state.discoveryDocument);
-    if (admission instanceof Admission.Forward f) {
+    this.triage = Triage.of(snap, request, format, state.discoveryDocument);
+    if (triage instanceof Triage.Forward f) {
       this.route = f.route();
       this.vend = null;
-    } else if (admission instanceof Admission.Vend v) {
+    } else if (triage instanceof Triage.Vend v) {
       this.route = v.route();
       this.vend = v.vend();
     } else {
@@ -216,8 +216,8 @@ final class Exchange {
   // ---- admission ----
 
   void begin() {
-    if (admission instanceof Admission.Local l) {
-      if (l.body() == Admission.Body.UNREAD) {
+    if (triage instanceof Triage.Local l) {
+      if (l.body() == Triage.Body.UNREAD) {
         cut(); // the body is not read: the connection cannot be reused
       } else {
         discardBody();
@@ -788,6 +788,6 @@ final class Exchange {
   }
 
   String path() {
-    return Admission.path(request.uri());
+    return Triage.path(request.uri());
   }
 }
