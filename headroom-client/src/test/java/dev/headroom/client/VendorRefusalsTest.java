@@ -40,7 +40,6 @@ class VendorRefusalsTest {
       assertThat(client.send(Scripted.get(server, "/repos"), BodyHandlers.ofString()).statusCode())
           .as("the 403 was retried after the reset, not handed to the caller").isEqualTo(200);
       assertThat(server.count(403)).isEqualTo(1);
-      assertThat(Duration.ofNanos(ticker.read()).compareTo(Duration.ZERO)).isPositive();
       assertThat(waits.stream().reduce(Duration.ZERO, Duration::plus)).as("waited until the stated reset")
           .isGreaterThanOrEqualTo(Duration.ofSeconds(29));
     }
