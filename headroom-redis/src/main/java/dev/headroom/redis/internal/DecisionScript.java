@@ -75,8 +75,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * token bucket's {@code floor(h / T)} is estimated in doubles and corrected with exact products.
  * The sliding window's weight is computed in doubles in the order the core states, and converting
  * (seconds, nanoseconds) to a double rounds once, exactly as Java's {@code (double)} cast does.
- * Times saturate at {@code Long.MAX_VALUE} as in the core; window counters saturate at 2^53 units
- * instead of 2^63 (a debt no real charge reaches), which is the one documented difference.
+ * Times saturate at {@code Long.MAX_VALUE} as in the core. Two differences from the in-memory
+ * store remain, both in debt no real charge reaches. Window counters saturate at 2^53 units
+ * instead of 2^63: a window charged beyond 2^53 units (about nine of the largest quota) forgets
+ * the rest of its debt, so its Retry-After and time until more quota, and a fixed window's reset,
+ * come earlier. And where a token bucket's TAT has saturated (a debt reaching past the year 2262),
+ * its time until more quota, derived from the reset, is one emission interval later (the
+ * in-memory store's is then cut short by the saturation).
  *
  * <p>Immutable and thread-safe.
  */
