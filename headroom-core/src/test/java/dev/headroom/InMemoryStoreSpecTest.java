@@ -6,6 +6,7 @@ import dev.headroom.spec.ConcurrentAccessSpec;
 import dev.headroom.spec.CostAndDebtSpec;
 import dev.headroom.spec.DecisionSpec;
 import dev.headroom.spec.FixedWindowSpec;
+import dev.headroom.spec.NextQuotaSpec;
 import dev.headroom.spec.SlidingWindowSpec;
 import dev.headroom.spec.StoreFixture;
 import dev.headroom.spec.TokenBucketSpec;
@@ -26,6 +27,14 @@ class InMemoryStoreSpecTest {
 
   @Nested
   class SlidingWindow extends SlidingWindowSpec {
+    @Override
+    protected StoreFixture fixture() {
+      return FIXTURE;
+    }
+  }
+
+  @Nested
+  class NextQuota extends NextQuotaSpec {
     @Override
     protected StoreFixture fixture() {
       return FIXTURE;

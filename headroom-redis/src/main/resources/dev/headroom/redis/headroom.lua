@@ -330,6 +330,16 @@ local function fwJ(c, q)
   return j
 end
 
+-- FixedWindow.nextQuotaNanos: windowStart(index + max(1, floor(count / q))) - now, the first
+-- window that starts with less than q of debt (count < 2^53: floor(c / q) in doubles is exact).
+local function fwNext(k, c, q, ws)
+  local j = floor(c / q)
+  if j < 1 then
+    j = 1
+  end
+  return fwUntil(k, j, ws)
+end
+
 local function fwEval(it, cost)
   local q, ws = it.q, it.ws
   local k = floor(nows / ws)
@@ -341,6 +351,7 @@ local function fwEval(it, cost)
     e.count = after
     e.remaining = q - after
     e.rs, e.rn = fwUntil(k, fwJ(after, q), ws)
+    e.ns, e.nn = fwNext(k, after, q, ws)
     e.ys, e.yn = 0, 0
     return e
   end
@@ -355,6 +366,7 @@ local function fwEval(it, cost)
     e.remaining = 0
   end
   e.rs, e.rn = fwUntil(k, fwJ(c, q), ws)
+  e.ns, e.nn = fwNext(k, c, q, ws)
   return e
 end
 
@@ -446,6 +458,32 @@ local function swReset(c, p, ws, es, en)
   return 0, 0
 end
 
+-- SlidingWindow.nextQuotaNanos: the time until the estimate is at most min(estimate, q) - 1 with
+-- no further traffic (draft-10 and -11's t), found as Retry-After is: in this window as the
+-- previous window's weight decays when this window's count alone is within it, else in the next.
+local function swNext(c, p, q, ws, es, en)
+  local est = capc(wprev(p, ws, es, en) + c)
+  if est == 0 then
+    return 0, 0
+  end
+  local allowance = est
+  if allowance > q then
+    allowance = q
+  end
+  allowance = allowance - 1
+  if c <= allowance then
+    local ds, dn = decay(p, allowance - c, ws)
+    local ys, yn = sub(ds, dn, es, en)
+    if lt(ys, yn, 0, 1) then
+      return 0, 1
+    end
+    return ys, yn
+  end
+  local ls, ln = sub(ws, 0, es, en)
+  local ds, dn = decay(c, allowance, ws)
+  return add(ls, ln, ds, dn)
+end
+
 local function swEval(it, cost)
   local q, ws = it.q, it.ws
   local k = floor(nows / ws)
@@ -459,6 +497,7 @@ local function swEval(it, cost)
     e.count = c + cost
     e.remaining = q - after
     e.rs, e.rn = swReset(e.count, p, ws, es, en)
+    e.ns, e.nn = swNext(e.count, p, q, ws, es, en)
     e.ys, e.yn = 0, 0
     return e
   end
@@ -483,6 +522,7 @@ local function swEval(it, cost)
     e.remaining = 0
   end
   e.rs, e.rn = swReset(c, p, ws, es, en)
+  e.ns, e.nn = swNext(c, p, q, ws, es, en)
   return e
 end
 
@@ -719,6 +759,10 @@ local function push(out, e)
   out[n + 5] = e.ys
   out[n + 6] = e.yn
   out[n + 7] = e.lease or 0
+  -- The time until more quota is available: the windows compute it; for a token bucket and a
+  -- concurrency policy it is sent as the reset (DecisionScript derives the token bucket's).
+  out[n + 8] = e.ns or e.rs
+  out[n + 9] = e.nn or e.rn
 end
 
 -- A whole 0 <= v < 2^53 nanoseconds as (s, n), exactly.
@@ -773,11 +817,13 @@ end
 -- DecisionScript.split reads both.
 local ADMITTED, REFUSED = -1, -2
 
--- Appends a reply (flag, then the 7 fields of one acquisition) after its length at out[o + 1].
+-- Appends a reply (flag, then the 9 fields of one acquisition) after its length at out[o + 1];
+-- the time until more quota is sent as the reset, from which DecisionScript derives it.
 local function full(out, o, allowed, r, rs, rn, ys, yn)
-  out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 8, allowed, allowed, r
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 10, allowed, allowed, r
   out[o + 5], out[o + 6], out[o + 7], out[o + 8], out[o + 9] = rs, rn, ys, yn, 0
-  return o + 9
+  out[o + 10], out[o + 11] = rs, rn
+  return o + 11
 end
 
 -- One acquisition decided against the TAT (ts, tn) read from the key, its reply written into a
@@ -827,20 +873,20 @@ local function gcraInto(out, o, ts, tn, p)
   return full(out, o, 0, gcraRemainingOf(q, Ts, Tn, us, un, ts, tn), rs, rn, ys, yn)
 end
 
--- gcraInto's reply as a single call answers it (flag, then the 7 fields), and the new TAT.
+-- gcraInto's reply as a single call answers it (flag, then the 9 fields), and the new TAT.
 local function gcraStep(ts, tn, p)
   local r = {}
   local _, xs, xn = gcraInto(r, 0, ts, tn, p)
   local form = r[1]
   if form == ADMITTED then
     local rs, rn = split(r[3])
-    return { 1, 1, r[2], rs, rn, 0, 0, 0 }, xs, xn
+    return { 1, 1, r[2], rs, rn, 0, 0, 0, rs, rn }, xs, xn
   elseif form == REFUSED then
     local rs, rn = split(r[3])
     local ys, yn = split(r[4])
-    return { 0, 0, r[2], rs, rn, ys, yn, 0 }
+    return { 0, 0, r[2], rs, rn, ys, yn, 0, rs, rn }
   end
-  return { unpack(r, 2, 9) }, xs, xn
+  return { unpack(r, 2, 11) }, xs, xn
 end
 
 local function storeTat(key, xs, xn)

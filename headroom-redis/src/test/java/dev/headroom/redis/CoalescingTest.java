@@ -517,9 +517,10 @@ class CoalescingTest {
   void shortTokenBucketRepliesReadAsFullOnes() {
     long[] reply = {-1, 4, 1_250_000_000L, 2, 7, 8, -2, 0, 3_000_000_001L, 999_999_999L};
     assertThat(DecisionScript.split(reply, 3)).isDeepEqualTo(new long[][] {
-        {1, 1, 4, 1, 250_000_000L, 0, 0, 0}, {7, 8}, {0, 0, 0, 3, 1, 0, 999_999_999L, 0}});
+        {1, 1, 4, 1, 250_000_000L, 0, 0, 0, 1, 250_000_000L}, {7, 8},
+        {0, 0, 0, 3, 1, 0, 999_999_999L, 0, 3, 1}});
     assertThat(DecisionScript.splitRepeat(new long[] {1, -1, 0, 5}, 3)).isDeepEqualTo(new long[][] {
-        {1, 1, 0, 0, 5, 0, 0, 0}, {1, 1, 0, 0, 5, 0, 0, 0}, {1, 1, 0, 0, 5, 0, 0, 0}});
+        {1, 1, 0, 0, 5, 0, 0, 0, 0, 5}, {1, 1, 0, 0, 5, 0, 0, 0, 0, 5}, {1, 1, 0, 0, 5, 0, 0, 0, 0, 5}});
     Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {-2, 0, 5}, 1))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("expected 1 length-prefixed replies");
     Assertions.assertThatThrownBy(() -> DecisionScript.split(new long[] {-3, 0, 5, 6}, 1))

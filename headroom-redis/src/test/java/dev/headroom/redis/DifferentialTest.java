@@ -24,8 +24,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The Redis store is the in-memory store, to the nanosecond: the same random sequences of
  * acquisitions, charges, refunds, releases and clock moves, on one ManualTicker, give identical
- * decisions (allowed, r, t, Retry-After, leases) from both. Policies include windows longer than
- * 2^53 ns (104 days), quotas near 2^50, odd emission intervals and debt.
+ * decisions (allowed, r, t in both meanings, Retry-After, leases) from both. Policies include
+ * windows longer than 2^53 ns (104 days), quotas near 2^50, odd emission intervals and debt.
  */
 class DifferentialTest {
 
@@ -173,6 +173,7 @@ class DifferentialTest {
       assertThat(a.allowed()).as(w + " allowed").isEqualTo(e.allowed());
       assertThat(a.remaining()).as(w + " remaining").isEqualTo(e.remaining());
       assertThat(a.reset()).as(w + " reset").isEqualTo(e.reset());
+      assertThat(a.nextQuota()).as(w + " next quota").isEqualTo(e.nextQuota());
       assertThat(a.retryAfter()).as(w + " retry-after").isEqualTo(e.retryAfter());
       assertThat(a.lease().isPresent()).as(w + " lease").isEqualTo(e.lease().isPresent());
       if (e.lease().isPresent()) {

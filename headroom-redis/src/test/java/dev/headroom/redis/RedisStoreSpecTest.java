@@ -6,6 +6,7 @@ import dev.headroom.spec.ConcurrentAccessSpec;
 import dev.headroom.spec.CostAndDebtSpec;
 import dev.headroom.spec.DecisionSpec;
 import dev.headroom.spec.FixedWindowSpec;
+import dev.headroom.spec.NextQuotaSpec;
 import dev.headroom.spec.SlidingWindowSpec;
 import dev.headroom.spec.StoreFixture;
 import dev.headroom.spec.TokenBucketSpec;
@@ -52,6 +53,14 @@ class RedisStoreSpecTest {
 
   @Nested
   class SlidingWindow extends SlidingWindowSpec {
+    @Override
+    protected StoreFixture fixture() {
+      return fixture;
+    }
+  }
+
+  @Nested
+  class NextQuota extends NextQuotaSpec {
     @Override
     protected StoreFixture fixture() {
       return fixture;

@@ -42,8 +42,11 @@ import java.util.concurrent.ConcurrentHashMap;
  *            token bucket: T seconds, T nanos, tau seconds, tau nanos, w seconds
  *            fixed / sliding window: w seconds, 0, 0, 0, 0
  *            concurrency: lease timeout seconds, nanos, 0, 0, lease id (mode r)
- *   reply  modes a and r: flag (all allowed), then 7 integers per acquisition: allowed, r,
- *          t seconds, t nanos, retry-after seconds, retry-after nanos, lease id
+ *   reply  modes a and r: flag (all allowed), then 9 integers per acquisition: allowed, r,
+ *          t seconds, t nanos, retry-after seconds, retry-after nanos, lease id, next seconds,
+ *          next nanos (t is draft-09's, until the quota resets; next is draft-10's and -11's
+ *          t, until more quota is available: computed by the script for the windows, sent as
+ *          t for a token bucket and a concurrency policy, see {@link #outcomes})
  *   batch  ARGV 1 b, 2 n, then per call its ARGV's length and its ARGV (same KEYS for all); the
  *          calls are decided in order, each as alone; reply: per call its reply's length, then it
  *   across ARGV 1 m, 2 n, 3 u, then u distinct argument lists, each as its number of keys, its
@@ -72,8 +75,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * token bucket's {@code floor(h / T)} is estimated in doubles and corrected with exact products.
  * The sliding window's weight is computed in doubles in the order the core states, and converting
  * (seconds, nanoseconds) to a double rounds once, exactly as Java's {@code (double)} cast does.
- * Times saturate at {@code Long.MAX_VALUE} as in the core; window counters saturate at 2^53 units
- * instead of 2^63 (a debt no real charge reaches), which is the one documented difference.
+ * Times saturate at {@code Long.MAX_VALUE} as in the core. Two differences from the in-memory
+ * store remain, both in debt no real charge reaches. Window counters saturate at 2^53 units
+ * instead of 2^63: a window charged beyond 2^53 units (about nine of the largest quota) forgets
+ * the rest of its debt, so its Retry-After and time until more quota, and a fixed window's reset,
+ * come earlier. And where a token bucket's TAT has saturated (a debt reaching past the year 2262),
+ * its time until more quota, derived from the reset, is one emission interval later (the
+ * in-memory store's is then cut short by the saturation).
  *
  * <p>Immutable and thread-safe.
  */
@@ -84,7 +92,7 @@ public final class DecisionScript {
   public static final byte[] GIVE_BACK = {'r'};
 
   /** Fields per acquisition in a reply. */
-  static final int FIELDS = 7;
+  static final int FIELDS = 9;
 
   private static final long E9 = 1_000_000_000L;
   private static final byte[] EMPTY = new byte[0];
@@ -324,14 +332,15 @@ public final class DecisionScript {
   /**
    * A short reply ({@link #ADMITTED} or {@link #REFUSED} at {@code reply[at]}, the script's fast
    * path for one token bucket, where every duration is below 2^53 ns) as a single call's reply:
-   * flag, allowed, r, t (s, ns), Retry-After (s, ns), lease id.
+   * flag, allowed, r, t (s, ns), Retry-After (s, ns), lease id, next (s, ns) sent as t.
    */
   private static long[] oneTokenBucket(long[] reply, int at) {
     boolean admitted = reply[at] == ADMITTED;
     long reset = reply[at + 2];
     long retry = admitted ? 0 : reply[at + 3];
     long flag = admitted ? 1 : 0;
-    return new long[] {flag, flag, reply[at + 1], reset / E9, reset % E9, retry / E9, retry % E9, 0};
+    return new long[] {flag, flag, reply[at + 1], reset / E9, reset % E9, retry / E9, retry % E9, 0, reset / E9,
+        reset % E9};
   }
 
   /**
@@ -507,18 +516,23 @@ public final class DecisionScript {
     long reset = nanos(reply[i + 2], reply[i + 3]);
     long retry = nanos(reply[i + 4], reply[i + 5]);
     long leaseId = reply[i + 6];
+    long next = nanos(reply[i + 7], reply[i + 8]);
     Lease lease = allowed && leaseId != 0 && a.cost() > 0 ? new Lease(a.policy(), a.key(), leaseId, a.cost()) : null;
-    return new PolicyOutcome(a.policy(), a.key(), a.cost(), allowed, remaining, reset, nextQuota(a.policy(), reset), retry,
-        lease);
+    return new PolicyOutcome(a.policy(), a.key(), a.cost(), allowed, remaining, reset, nextQuota(a.policy(), reset, next),
+        retry, lease);
   }
 
   /**
-   * The draft-10 {@code t} (time until more quota is available) of a reply. A token bucket's follows
-   * from its reset alone ({@code TAT - now}, {@link PolicyOutcome#tokenBucketNextQuotaNanos}); the
-   * script reports no more for the windows, whose value is then the reset, never too early.
+   * The {@code t} of draft-ietf-httpapi-ratelimit-headers-10 and -11 section 4.1.2, the time until
+   * more quota is available, of a reply. The script computes it for the windows, as
+   * {@code FixedWindow} and {@code SlidingWindow} of the core do (the sliding window's needs the
+   * two counters and the time into the window, which only the script sees), and sends it in the
+   * same reply: one call per decision still. A token bucket's follows from its reset alone
+   * ({@code TAT - now}, {@link PolicyOutcome#tokenBucketNextQuotaNanos}), derived here so that the
+   * script's fast path stays as it is; a concurrency policy's is its reset (the first lease back).
    */
-  private static long nextQuota(QuotaPolicy p, long reset) {
-    return p.algorithm() == Algorithm.TOKEN_BUCKET ? PolicyOutcome.tokenBucketNextQuotaNanos(p, reset) : reset;
+  private static long nextQuota(QuotaPolicy p, long reset, long next) {
+    return p.algorithm() == Algorithm.TOKEN_BUCKET ? PolicyOutcome.tokenBucketNextQuotaNanos(p, reset) : next;
   }
 
   /** The lease id in a reply for the acquisition at {@code index}, 0 when none. */

@@ -140,12 +140,16 @@ public final class RefusalMemory {
     refusals.values().removeIf(r -> now - r.until >= 0);
   }
 
-  /** The reply with its reset and retry durations shortened by {@code elapsed}, not below 0. */
+  /**
+   * The reply with its durations (reset, Retry-After, the time until more quota) shortened by
+   * {@code elapsed}, not below 0.
+   */
   private static long[] aged(long[] reply, long elapsed) {
     long[] out = reply.clone();
     for (int i = 1; i + DecisionScript.FIELDS <= out.length; i += DecisionScript.FIELDS) {
       shorten(out, i + 2, elapsed);
       shorten(out, i + 4, elapsed);
+      shorten(out, i + 7, elapsed);
     }
     return out;
   }

@@ -26,10 +26,10 @@ class RefusalMemoryBoundsTest {
         List.of(Acquisition.of(HOURLY, PartitionKey.of(key), cost)), null);
   }
 
-  /** A refusal with this retry and reset (nanoseconds), r = 0. */
+  /** A refusal with this retry and reset (nanoseconds), r = 0, more quota when the window resets. */
   private static long[] refusal(long retry, long reset) {
     return new long[] {0, 0, 0, reset / 1_000_000_000L, reset % 1_000_000_000L, retry / 1_000_000_000L,
-        retry % 1_000_000_000L, 0};
+        retry % 1_000_000_000L, 0, reset / 1_000_000_000L, reset % 1_000_000_000L};
   }
 
   @Test
@@ -39,6 +39,7 @@ class RefusalMemoryBoundsTest {
     long[] at = memory.answer(call("a", 1), 1_102 * MS);
     assertThat(DecisionScript.nanos(at[5], at[6])).isEqualTo(400 * MS); // 500 - (1102 - 1002)
     assertThat(DecisionScript.nanos(at[3], at[4])).isEqualTo(600 * MS);
+    assertThat(DecisionScript.nanos(at[8], at[9])).as("the time until more quota, aged alike").isEqualTo(600 * MS);
     assertThat(at[1]).isZero();
     // refused while now - written < retry: until 1,500 ms
     assertThat(memory.answer(call("a", 1), 1_499 * MS)).isNotNull();
@@ -55,7 +56,7 @@ class RefusalMemoryBoundsTest {
 
     memory.answered(call("a", 1), refusal(3_600_000 * MS, 3_600_000 * MS), 0, MS);
     assertThat(memory.answer(call("a", 2), 10 * MS)).as("another cost is another request").isNull();
-    memory.answered(call("a", 2), new long[] {1, 1, 0, 0, 0, 0, 0, 0}, 10 * MS, 11 * MS);
+    memory.answered(call("a", 2), new long[] {1, 1, 0, 0, 0, 0, 0, 0, 0, 0}, 10 * MS, 11 * MS);
     assertThat(memory.answer(call("a", 1), 12 * MS)).as("an admission on the keys forgets").isNull();
 
     memory.answered(call("b", 1), refusal(3_600_000 * MS, 3_600_000 * MS), 0, MS);
