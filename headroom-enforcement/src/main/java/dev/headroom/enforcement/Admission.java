@@ -54,6 +54,8 @@ public final class Admission {
   private final boolean chargesContent;
   private final Consumer<StoreException> failures;
   private final AtomicBoolean done = new AtomicBoolean();
+  /** A stage already complete, shared: a minimal stage, which nobody can complete again. */
+  private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
   Admission(QuotaLimiter limiter, Gate.CompiledRoute route, Decision decision, List<PolicyOutcome> shadowFields,
       List<Conditional> conditional, List<Acquisition> chargeable, boolean head, Consumer<StoreException> failures) {
@@ -159,17 +161,19 @@ public final class Admission {
    */
   public CompletionStage<Void> completeAsync(int status, long contentBytes, List<String> chargeValues) {
     if (!done.compareAndSet(false, true)) {
-      return CompletableFuture.completedFuture(null);
+      return DONE;
     }
-    List<CompletableFuture<Void>> updates = new ArrayList<>(0);
+    List<CompletableFuture<Void>> updates = null;
     for (Conditional c : conditional) {
       if (!c.counting().counts(status)) {
+        updates = updates == null ? new ArrayList<>(2) : updates;
         updates.add(observed(() -> limiter.store().refundAsync(c.acquisition())));
       }
     }
     long extra = statedCharge(chargeValues);
     if (extra > 0) {
       for (Acquisition a : chargeable) {
+        updates = updates == null ? new ArrayList<>(2) : updates;
         updates.add(observed(() -> limiter.chargeAsync(a.policy(), a.key(), extra)));
       }
     }
@@ -184,24 +188,27 @@ public final class Admission {
    */
   public CompletionStage<Void> unansweredAsync(long contentBytes) {
     if (!done.compareAndSet(false, true)) {
-      return CompletableFuture.completedFuture(null);
+      return DONE;
     }
-    return settle(new ArrayList<>(0), chargesContent ? contentBytes : 0);
+    return settle(null, chargesContent ? contentBytes : 0);
   }
 
+  /** The store updates of the end of the request: {@code updates} (null for none), bytes charged, leases released. */
   private CompletionStage<Void> settle(List<CompletableFuture<Void>> updates, long bytes) {
     if (bytes > 0) {
       for (PolicyOutcome o : decision.outcomes()) {
         if (o.policy().unit() == QuotaUnit.CONTENT_BYTES) {
+          updates = updates == null ? new ArrayList<>(2) : updates;
           updates.add(observed(() -> limiter.chargeAsync(o.policy(), o.key(), bytes)));
         }
       }
     }
     if (!decision.leases().isEmpty()) {
+      updates = updates == null ? new ArrayList<>(1) : updates;
       updates.add(observed(() -> limiter.releaseAsync(decision)));
     }
-    if (updates.isEmpty()) {
-      return CompletableFuture.completedFuture(null);
+    if (updates == null) {
+      return DONE;
     }
     if (updates.size() == 1) {
       return updates.get(0);

@@ -618,10 +618,23 @@ public final class Gate<R> {
   }
 
   /**
-   * A quota-exceeded or reduced-capacity refusal of a request that fits the quota: fresh fields,
-   * and the body kept for the route and policy while its inputs stay the same ({@link RefusalBodies}).
+   * A quota-exceeded or reduced-capacity refusal of a request that fits the quota: the body kept
+   * for the route and policy while its inputs stay the same, with fresh fields; or, on a route of
+   * one policy whose fields carry numbers only, the whole answer kept while the numbers stay the
+   * same ({@link RefusalBodies}), so a refusal storm costs one lookup per request.
    */
   private Answer refuseKept(Ask ask, Decision decision, ProblemType type) {
+    RefusalFormat format = RefusalFormat.negotiate(ask.request.header("Accept"));
+    String target = format == RefusalFormat.HTML ? ask.request.target() : null;
+    long second = ticker.read() / 1_000_000_000L;
+    RefusalBodies.Whole whole = null;
+    if (decision.outcomes().size() == 1 && ask.route.headers.numbersOnly()) {
+      whole = RefusalBodies.whole(decision.outcomes().get(0), decision.retryAfterSeconds(), type, second, format, target);
+      Answer kept = ask.route.bodies.answer(whole);
+      if (kept != null) {
+        return kept;
+      }
+    }
     List<Map.Entry<String, String>> fields = new ArrayList<>();
     Optional<Duration> written = ask.route.headers.write(decision, type.status(), (name, value) ->
         fields.add(Map.entry(name, value)));
@@ -637,13 +650,14 @@ public final class Gate<R> {
     for (PolicyOutcome o : violated) {
       names.add(o.policy().name());
     }
-    RefusalFormat format = RefusalFormat.negotiate(ask.request.header("Accept"));
-    String target = format == RefusalFormat.HTML ? ask.request.target() : null;
     long agreed = wait;
-    byte[] body = ask.route.bodies.body(decision.mostConstraining().policy(), names, type, wait,
-        ticker.read() / 1_000_000_000L, format, target,
+    byte[] body = ask.route.bodies.body(decision.mostConstraining().policy(), names, type, wait, second, format, target,
         () -> format.body(refusals.agreeing(refusals.refusal(decision, type), agreed), target));
-    return Answers.refusal(type.status(), fields, format, body);
+    Answer answer = Answers.refusal(type.status(), fields, format, body);
+    if (whole != null) {
+      ask.route.bodies.keep(whole, answer);
+    }
+    return answer;
   }
 
   /** Whether a violated policy refuses because the request can never fit its quota (413). */

@@ -1,5 +1,6 @@
 package dev.headroom.enforcement;
 
+import dev.headroom.enforcement.partition.PeerKeys;
 import java.util.List;
 import java.util.Optional;
 
@@ -41,6 +42,11 @@ final class RoutedView implements GateRequest {
   @Override
   public Optional<String> user() {
     return request.user();
+  }
+
+  @Override
+  public PeerKeys peerKeys() {
+    return request.peerKeys();
   }
 
   @Override

@@ -2,6 +2,7 @@ package dev.headroom.enforcement;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.headroom.Algorithm;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaLimiter;
@@ -10,6 +11,7 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.enforcement.partition.RequestView;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -168,6 +170,30 @@ class GateTest {
     StringBuilder fields = new StringBuilder();
     third.writeFields(200, (name, value) -> fields.append(name).append(": ").append(value).append('\n'));
     assertThat(fields.toString()).contains("\"tokens\";r=1;"); // 10 - (1 + 6) - 1 - 1
+  }
+
+  /**
+   * A refusal storm on a route of one policy whose fields carry numbers only: everyone refused with
+   * the same numbers in the same second gets the same answer, built once (its fields agree with its
+   * body, draft-09 section 6: t and Retry-After agree); new numbers, or a new second, make a new one.
+   */
+  @Test
+  void aRefusalStormOnOnePolicyIsAnsweredWithOneKeptAnswerPerSecondAndNumbers() {
+    QuotaPolicy one = QuotaPolicy.builder("one").quota(1).window(Duration.ofMinutes(1)).partitioning("api-key")
+        .algorithm(Algorithm.FIXED_WINDOW).build();
+    Gate<String> g = gateOf(RouteRules.builder("/storm").policy(one).build());
+    g.decide(request("GET", "/storm", "a"), "").admission().complete(200, 0);
+    g.decide(request("GET", "/storm", "b"), "").admission().complete(200, 0);
+    Answer first = g.decide(request("GET", "/storm", "a"), "").answer();
+    Answer again = g.decide(request("GET", "/storm", "b"), "").answer();
+    assertThat(first.status()).isEqualTo(429);
+    assertThat(again).isSameAs(first);
+    ticker.advance(Duration.ofSeconds(1));
+    Answer later = g.decide(request("GET", "/storm", "a"), "").answer();
+    assertThat(later).isNotSameAs(first);
+    assertThat(later.fields()).contains(Map.entry("Retry-After", "59"));
+    assertThat(first.fields()).contains(Map.entry("Retry-After", "60"));
+    assertThat(new String(later.body(), StandardCharsets.UTF_8)).contains("\"retryAfterSeconds\":59");
   }
 
   private Gate<String> gateOf(RouteRules route) {

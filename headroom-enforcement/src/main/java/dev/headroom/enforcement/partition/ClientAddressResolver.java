@@ -93,7 +93,21 @@ public final class ClientAddressResolver {
         : IpLiteral.format(IpLiteral.mask(a, ipv6PrefixLength)) + "/" + ipv6PrefixLength);
   }
 
-  Optional<byte[]> resolveBytes(RequestView request) {
+  /**
+   * Whether the client found for this request is its direct peer, read without any forwarding
+   * header: no proxy is trusted, or the peer is not one (or has no IP address). The answer is then
+   * the same for every request on the peer's connection ({@link PeerKeys}).
+   */
+  boolean readsPeerOnly(RequestView request) {
+    if (trusted.isEmpty()) {
+      return true;
+    }
+    Optional<byte[]> peer = peer(request);
+    return peer.isEmpty() || !isTrusted(peer.get());
+  }
+
+  /** The direct peer's address, or empty when it has none or it is not an IP literal. */
+  private static Optional<byte[]> peer(RequestView request) {
     Optional<String> remote = request.remoteAddress();
     if (remote.isEmpty()) {
       return Optional.empty();
@@ -106,7 +120,11 @@ public final class ClientAddressResolver {
     if (peerText.startsWith("[") && peerText.endsWith("]")) {
       peerText = peerText.substring(1, peerText.length() - 1);
     }
-    Optional<byte[]> peer = IpLiteral.parse(peerText);
+    return IpLiteral.parse(peerText);
+  }
+
+  Optional<byte[]> resolveBytes(RequestView request) {
+    Optional<byte[]> peer = peer(request);
     if (peer.isEmpty() || !isTrusted(peer.get())) {
       return peer;
     }

@@ -68,6 +68,11 @@ public final class PartitionKeyDerivation {
 
   private final List<List<Part>> alternatives;
   private final Partitioning partitioning;
+  /**
+   * The resolver when the derivation is {@code client-ip} alone, whose key may then depend on the
+   * connection's peer alone and be kept per connection ({@link PeerKeys}); null otherwise.
+   */
+  private final ClientAddressResolver clientOnly;
 
   private PartitionKeyDerivation(List<List<Part>> alternatives) {
     this(alternatives, Partitioning.of(alternatives.stream().map(alt -> alt.stream().map(p -> p.typed).toList()).toList()));
@@ -76,6 +81,8 @@ public final class PartitionKeyDerivation {
   private PartitionKeyDerivation(List<List<Part>> alternatives, Partitioning partitioning) {
     this.alternatives = alternatives;
     this.partitioning = partitioning;
+    this.clientOnly = alternatives.size() == 1 && alternatives.get(0).size() == 1
+        && alternatives.get(0).get(0) instanceof ClientPart ? ((ClientPart) alternatives.get(0).get(0)).resolver : null;
   }
 
   private static PartitionKeyDerivation of(Part part) {
@@ -105,12 +112,7 @@ public final class PartitionKeyDerivation {
   private static Part part(Partitioning.Part p, ClientAddressResolver resolver) {
     switch (p.component()) {
       case CLIENT_IP:
-        return new Part(p, LimitScope.IP, "ip:unknown") {
-          @Override
-          Optional<String> component(RequestView r) {
-            return resolver.partition(r).map(a -> "ip:" + a);
-          }
-        };
+        return new ClientPart(p, resolver);
       case API_KEY:
       case HEADER:
         String name = p.headerName().orElseThrow();
@@ -244,8 +246,27 @@ public final class PartitionKeyDerivation {
     return new PartitionKeyDerivation(List.copyOf(alts));
   }
 
-  /** The partition the request is counted in; never fails, see the class comment for fallbacks. */
+  /**
+   * The partition the request is counted in; never fails, see the class comment for fallbacks. A
+   * {@code client-ip} key that depends on the connection's peer alone is derived once per
+   * connection when the request's host keeps {@link RequestView#peerKeys()}.
+   */
   public PartitionKey derive(RequestView request) {
+    if (clientOnly == null) {
+      return deriveEach(request);
+    }
+    PeerKeys kept = request.peerKeys();
+    PartitionKey key = kept.get(this);
+    if (key == null) {
+      key = deriveEach(request);
+      if (kept != PeerKeys.NONE && clientOnly.readsPeerOnly(request)) {
+        kept.put(this, key);
+      }
+    }
+    return key;
+  }
+
+  private PartitionKey deriveEach(RequestView request) {
     for (int a = 0; a < alternatives.size(); a++) {
       List<Part> parts = alternatives.get(a);
       boolean last = a == alternatives.size() - 1;
@@ -347,6 +368,21 @@ public final class PartitionKeyDerivation {
       }
     }
     return true;
+  }
+
+  /** {@code client-ip}: the client's address as the resolver finds it. */
+  private static final class ClientPart extends Part {
+    final ClientAddressResolver resolver;
+
+    ClientPart(Partitioning.Part typed, ClientAddressResolver resolver) {
+      super(typed, LimitScope.IP, "ip:unknown");
+      this.resolver = resolver;
+    }
+
+    @Override
+    Optional<String> component(RequestView r) {
+      return resolver.partition(r).map(a -> "ip:" + a);
+    }
   }
 
   /** One component: the key text it reads from a request, and what stands in when it cannot. */

@@ -48,6 +48,15 @@ public interface RequestView {
   /** The authenticated user, as established by the host application; empty when anonymous. */
   Optional<String> user();
 
+  /**
+   * The keys derived from this request's connection peer alone, kept for the connection's life
+   * ({@link PeerKeys}); {@link PeerKeys#NONE} (the default) for a host whose requests have no
+   * lasting connection of their own.
+   */
+  default PeerKeys peerKeys() {
+    return PeerKeys.NONE;
+  }
+
   /** Starts an immutable view, for hosts without a request type of their own and for tests. */
   static Builder builder() {
     return new Builder();

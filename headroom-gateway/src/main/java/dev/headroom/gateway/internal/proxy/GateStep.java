@@ -3,7 +3,6 @@ package dev.headroom.gateway.internal.proxy;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.Verdict;
 import io.netty.handler.codec.http.HttpRequest;
-import java.net.InetAddress;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -20,12 +19,12 @@ final class GateStep {
 
   /** The verdict on {@code request} under the snapshot's gate; {@code route} has policies. */
   static CompletableFuture<Verdict> decide(Snapshot snap, CompiledRoute route, HttpRequest request, String path,
-      InetAddress peer) {
-    return snap.gate().decideAsync(route.rules(), new ProxiedRequest(request, path, peer)).toCompletableFuture();
+      ProxyHandler conn) {
+    return snap.gate().decideAsync(route.rules(), new ProxiedRequest(request, path, conn)).toCompletableFuture();
   }
 
   /** What a gate that failed on a bug answers: 503, as for a store that cannot decide. */
-  static LocalResponse failed(Snapshot snap, HttpRequest request, String path, InetAddress peer) {
-    return LocalResponse.of(snap.gate().unavailable(new ProxiedRequest(request, path, peer)));
+  static LocalResponse failed(Snapshot snap, HttpRequest request, String path, ProxyHandler conn) {
+    return LocalResponse.of(snap.gate().unavailable(new ProxiedRequest(request, path, conn)));
   }
 }

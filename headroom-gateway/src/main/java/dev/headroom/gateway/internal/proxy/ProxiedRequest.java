@@ -1,32 +1,38 @@
 package dev.headroom.gateway.internal.proxy;
 
 import dev.headroom.enforcement.GateRequest;
+import dev.headroom.enforcement.partition.PeerKeys;
 import io.netty.handler.codec.http.HttpRequest;
-import java.net.InetAddress;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * A request the gateway forwards, as headroom-http's {@link GateRequest} sees it: its method, its
  * path (up to the query, as the route table matched it), its header fields, the peer's address
- * (the client address the trusted proxies resolve from) and no user (the gateway runs outside the
+ * (the client address the trusted proxies resolve from) and the keys derived from it alone, both
+ * kept per connection, and no user (the gateway runs outside the
  * application, so it knows none). Read on the connection's event loop, and by the gate on whatever
  * thread decides; the request head is not changed meanwhile.
  */
 final class ProxiedRequest implements GateRequest {
   private final HttpRequest request;
   private final String path;
-  private final InetAddress peer;
+  private final ProxyHandler conn;
 
-  ProxiedRequest(HttpRequest request, String path, InetAddress peer) {
+  ProxiedRequest(HttpRequest request, String path, ProxyHandler conn) {
     this.request = request;
     this.path = path;
-    this.peer = peer;
+    this.conn = conn;
   }
 
   @Override
   public Optional<String> remoteAddress() {
-    return peer == null ? Optional.empty() : Optional.of(peer.getHostAddress());
+    return conn.peerLiteral();
+  }
+
+  @Override
+  public PeerKeys peerKeys() {
+    return conn.peerKeys();
   }
 
   @Override

@@ -262,7 +262,7 @@ final class ProxyExchange {
   /** The route's policies decide ({@link GateStep}): a verdict given at once is acted on now, a later one on this loop. */
   private void decide() {
     long t0 = System.nanoTime();
-    CompletableFuture<Verdict> f = GateStep.decide(snap, route, request, path(), conn.peerAddress());
+    CompletableFuture<Verdict> f = GateStep.decide(snap, route, request, path(), conn);
     if (f.isDone()) {
       decided(f, t0);
     } else {
@@ -278,7 +278,7 @@ final class ProxyExchange {
     } catch (RuntimeException e) {
       LOG.error("the gate failed to decide {} {}", request.method(), path(), e); // a bug: the gate answers failures
       if (!ended()) {
-        refused(GateStep.failed(snap, request, path(), conn.peerAddress()));
+        refused(GateStep.failed(snap, request, path(), conn));
       }
       return;
     }
@@ -289,7 +289,7 @@ final class ProxyExchange {
       return;
     }
     if (v.kind() == Verdict.Kind.ANSWER) {
-      refused(LocalResponse.of(v.answer()));
+      refused(route.refusal().of(v.answer()));
     } else {
       accounting = v.kind() == Verdict.Kind.ADMIT ? Accounting.admitted(v) : null;
       connect();

@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal.proxy;
 
+import dev.headroom.enforcement.partition.PeerKeys;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.internal.LingeringClose;
 import dev.headroom.gateway.internal.Timers;
@@ -19,6 +20,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Objects;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,6 +78,9 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
 
   /** The peer's address as text (the node of Forwarded's "for", and X-Forwarded-For's entry); per connection. */
   private String peerText;
+  /** {@link #peerText} as the gate reads it: empty when the peer has no IP address. */
+  private Optional<String> peerLiteral;
+  private final PeerKeys peerKeys = PeerKeys.forConnection();
   /** The Forwarded element last sent for this connection, and the Host it was made with. */
   private String forwardedHost;
   private String forwardedElement;
@@ -96,8 +101,22 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
       InetAddress peer = peerAddress();
       t = peer == null ? "unknown" : peer.getHostAddress();
       peerText = t;
+      peerLiteral = peer == null ? Optional.empty() : Optional.of(t);
     }
     return t;
+  }
+
+  /** The peer's address as an IP literal, for the gate ({@code RequestView.remoteAddress}); per connection. */
+  Optional<String> peerLiteral() {
+    if (peerLiteral == null) {
+      peerText();
+    }
+    return peerLiteral;
+  }
+
+  /** The partition keys derived from this connection's peer alone (headroom-enforcement's {@link PeerKeys}). */
+  PeerKeys peerKeys() {
+    return peerKeys;
   }
 
   /**
