@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Run-time capacity reductions an operator sets (the gateway's admin {@code /capacity}, the
@@ -26,6 +27,8 @@ public final class CapacityReductions {
   private record Reduced(double factor, QuotaPolicy base, QuotaPolicy policy) {}
 
   private final Map<String, Reduced> reduced = new ConcurrentHashMap<>();
+  /** Counts the changes, so that what is derived from the reductions (a discovery document) knows when to derive again. */
+  private final AtomicLong version = new AtomicLong();
   /** Plan versions reduced by their base's factor, by name; an entry is made again when stale. */
   private final Map<String, Reduced> variants = new ConcurrentHashMap<>();
 
@@ -40,9 +43,15 @@ public final class CapacityReductions {
     }
     if (factor == 1) {
       reduced.remove(base.name());
-      return;
+    } else {
+      reduced.put(base.name(), new Reduced(factor, base, reduce(base, factor)));
     }
-    reduced.put(base.name(), new Reduced(factor, base, reduce(base, factor)));
+    version.incrementAndGet();
+  }
+
+  /** A number that changes whenever a factor is set or restored. */
+  long version() {
+    return version.get();
   }
 
   private static QuotaPolicy reduce(QuotaPolicy p, double factor) {

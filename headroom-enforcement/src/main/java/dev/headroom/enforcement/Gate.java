@@ -113,7 +113,7 @@ public final class Gate<R> {
   private final GateListener listener;
   private final StoreFailureMode storeFailureMode;
   private final GateDiscovery discoveryFactory;
-  private volatile LimitsDiscoveryDocument discovery;
+  private volatile BuiltDiscovery discovery;
   private final RuntimeLimits limits;
   private final PlanStep plans;
   private final Set<String> discoveryPaths;
@@ -141,6 +141,7 @@ public final class Gate<R> {
     this.discoveryFactory = discovery;
     this.limits = limits;
     this.plans = b.plans;
+    this.capacity = b.capacityState;
     limits.onChange(this::rebuildDiscovery);
     rebuildDiscovery();
     this.discoveryPaths = Set.copyOf(b.discoveryPaths);
@@ -152,7 +153,6 @@ public final class Gate<R> {
     this.ticker = b.ticker;
     this.allows = b.allows;
     this.escalations = b.escalationState;
-    this.capacity = b.capacityState;
     this.routes.forEach(r -> byRules.put(r.rules, r));
     this.shadows = new ShadowStep(limiter, allows, listener, ticker);
   }
@@ -232,12 +232,32 @@ public final class Gate<R> {
   }
 
   private void rebuildDiscovery() {
-    discovery = discoveryFactory == null ? null : discoveryFactory.build(limits::effective);
+    if (discoveryFactory == null) {
+      return;
+    }
+    long version = capacity.version();
+    discovery = new BuiltDiscovery(version,
+        discoveryFactory.build(p -> capacity.effective(limits.effective(p)), capacity::isReduced));
   }
 
-  /** The discovery document served, when discovery is on. */
+  /** The document and the capacity reductions' version it was built under. */
+  private record BuiltDiscovery(long capacityVersion, LimitsDiscoveryDocument document) {}
+
+  /**
+   * The discovery document served, when discovery is on: the limits in force, after run-time
+   * changes ({@link #limits()}) and capacity reductions ({@link #reduceCapacity}, or the shared
+   * {@link CapacityReductions} set directly), rebuilt when either changes.
+   */
   public Optional<LimitsDiscoveryDocument> discovery() {
-    return Optional.ofNullable(discovery);
+    BuiltDiscovery d = discovery;
+    if (d == null) {
+      return Optional.empty();
+    }
+    if (d.capacityVersion() != capacity.version()) {
+      rebuildDiscovery();
+      d = discovery;
+    }
+    return Optional.of(d.document());
   }
 
   /**
@@ -248,7 +268,7 @@ public final class Gate<R> {
    * @param nativeRequest the front end's own request, which route conditions test
    */
   public Verdict decide(GateRequest request, R nativeRequest) {
-    Answer d = discoveryAnswer(request);
+    Answer d = discoveryOrNull(request);
     if (d != null) {
       return Verdict.answer(d);
     }
@@ -289,7 +309,7 @@ public final class Gate<R> {
    * threads. It never fails for a store failure (that is a verdict); it fails only on a bug.
    */
   public CompletionStage<Verdict> decideAsync(GateRequest request, R nativeRequest) {
-    Answer d = discoveryAnswer(request);
+    Answer d = discoveryOrNull(request);
     if (d != null) {
       return CompletableFuture.completedFuture(Verdict.answer(d));
     }
@@ -528,13 +548,24 @@ public final class Gate<R> {
     return null;
   }
 
+  /**
+   * The answer to a request for the discovery document ({@code GET} or {@code HEAD} of a discovery
+   * path): the document with its ETag and Cache-Control, or 304 for a matching
+   * {@code If-None-Match}; empty when the request is for something else or discovery is off. For a
+   * front end that matches its routes itself ({@link #decideAsync(RouteRules, GateRequest)}); the
+   * other entry points answer discovery on their own.
+   */
+  public Optional<Answer> discoveryAnswer(GateRequest request) {
+    return Optional.ofNullable(discoveryOrNull(request));
+  }
+
   /** The discovery document's answer, or null when the request is not for it. */
-  private Answer discoveryAnswer(GateRequest request) {
-    LimitsDiscoveryDocument doc = this.discovery;
+  private Answer discoveryOrNull(GateRequest request) {
     String method = request.method();
-    if (doc == null || !(method.equals("GET") || method.equals("HEAD")) || !discoveryPaths.contains(request.path())) {
+    if (discovery == null || !(method.equals("GET") || method.equals("HEAD")) || !discoveryPaths.contains(request.path())) {
       return null;
     }
+    LimitsDiscoveryDocument doc = discovery().orElseThrow();
     List<Map.Entry<String, String>> fields = List.of(Map.entry("ETag", doc.etag()),
         Map.entry("Cache-Control", LimitsDiscoveryDocument.cacheControl()));
     if (EntityTag.matchesIfNoneMatch(request.header("If-None-Match"), doc.etag())) {

@@ -5,16 +5,20 @@ import dev.headroom.enforcement.discovery.DiscoveryRoute;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.http.body.LimitRefusals;
+import dev.headroom.http.body.PolicyTexts;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
+import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
 /**
  * The gate's discovery document (Graceful Boundaries section 1), made from its routes and built
  * again whenever limits change at run time ({@link RuntimeLimits}), so that the document never
- * drifts from what is enforced. With plans, each route lists the fallback plan's limits and the
+ * drifts from what is enforced: the limits an operator changed ({@link RuntimeLimits}) or reduced
+ * ({@link CapacityReductions}, rebuilt when a factor changes). With plans, each route lists the fallback plan's limits and the
  * document lists every plan. Immutable.
  */
 final class GateDiscovery {
@@ -25,6 +29,8 @@ final class GateDiscovery {
   private final Plans plans;
   private final List<QuotaPolicy> policies;
   private final Consumer<LimitsDiscoveryDocument.Builder> customizer;
+  /** Each policy as configured, by name: what a reduced policy's description speaks of. */
+  private final Map<String, QuotaPolicy> configuredByName;
 
   GateDiscovery(String service, String description, LimitRefusals refusals, List<RouteRules> routes, Plans plans,
       List<QuotaPolicy> policies, Consumer<LimitsDiscoveryDocument.Builder> customizer) {
@@ -35,6 +41,10 @@ final class GateDiscovery {
     this.plans = plans;
     this.policies = policies;
     this.customizer = customizer;
+    Map<String, QuotaPolicy> byName = new HashMap<>();
+    routes.forEach(r -> r.policies().forEach(p -> byName.putIfAbsent(p.name(), p)));
+    policies.forEach(p -> byName.putIfAbsent(p.name(), p));
+    this.configuredByName = Map.copyOf(byName);
   }
 
   /**
@@ -42,9 +52,9 @@ final class GateDiscovery {
    *
    * @throws IllegalArgumentException when headroom-http refuses part of it
    */
-  LimitsDiscoveryDocument build(UnaryOperator<QuotaPolicy> effective) {
-    LimitsDiscoveryDocument.Builder d = LimitsDiscoveryDocument.builder(service, description).texts(refusals::texts)
-        .proactiveHeaders(true);
+  LimitsDiscoveryDocument build(UnaryOperator<QuotaPolicy> effective, Predicate<String> reduced) {
+    LimitsDiscoveryDocument.Builder d = LimitsDiscoveryDocument.builder(service, description)
+        .texts(q -> texts(q, reduced)).proactiveHeaders(routes.stream().anyMatch(r -> !r.policies().isEmpty()));
     refusals.origin().ifPresent(d::origin);
     for (RouteRules r : routes) {
       List<String> methods = r.methods().isEmpty() ? List.of("ANY") : List.copyOf(r.methods());
@@ -58,8 +68,8 @@ final class GateDiscovery {
           dr.key(methods.size() == 1 ? r.key().get() : r.key().get() + "-" + m.toLowerCase(Locale.ROOT));
         }
         r.note().ifPresent(dr::note);
-        if (r.cost() != 1 || r.costHeader().isPresent()) {
-          dr.cost(new DiscoveryRoute.Cost(r.cost(), r.costHeader(), r.maxCost(), Optional.empty()));
+        if (r.cost() != 1 || r.costHeader().isPresent() || r.chargeHeader().isPresent()) {
+          dr.cost(new DiscoveryRoute.Cost(r.cost(), r.costHeader(), r.maxCost(), r.chargeHeader()));
         }
         d.route(dr.build());
       }
@@ -69,5 +79,19 @@ final class GateDiscovery {
     }
     customizer.accept(d);
     return d.build();
+  }
+
+  /**
+   * A policy's texts; a policy whose capacity an operator reduced says so after its description,
+   * with the quota in force (draft-09 section 5.2: the reduction is temporary).
+   */
+  private PolicyTexts texts(QuotaPolicy inForce, Predicate<String> reduced) {
+    PolicyTexts t = refusals.texts(inForce);
+    QuotaPolicy configured = configuredByName.get(inForce.name());
+    if (configured == null || !reduced.test(inForce.name())) {
+      return t;
+    }
+    return t.toBuilder().description(t.description(configured) + " Temporarily reduced to " + inForce.quota() + ".")
+        .build();
   }
 }

@@ -196,6 +196,30 @@ class GateTest {
     assertThat(new String(later.body(), StandardCharsets.UTF_8)).contains("\"retryAfterSeconds\":59");
   }
 
+  /**
+   * The discovery document every front end serves says the limits in force: a capacity an operator
+   * reduced shows the reduced quota and says it is temporary (draft-09 section 5.2), whether set
+   * through the gate or on the shared reductions directly (the gateway's admin), and is restored
+   * with it (Graceful Boundaries section 1: the document must not drift from what is enforced).
+   */
+  @Test
+  void theDiscoveryDocumentFollowsCapacityReductions() {
+    CapacityReductions shared = new CapacityReductions();
+    QuotaPolicy api = QuotaPolicy.builder("api").quota(10).window(Duration.ofMinutes(1)).partitioning("api-key").build();
+    Gate<String> g = Gate.<String>builder().limiter(limiter)
+        .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Fair use.").build()).build())
+        .state(new Escalations(), shared).route(RouteRules.builder("/api").policy(api).chargeHeader("X-Units", 50).build())
+        .discovery("Api", "An API.").build();
+    String before = g.discovery().orElseThrow().toJson();
+    assertThat(before).contains("\"maxRequests\":10").doesNotContain("Temporarily reduced").contains("X-Units");
+    g.reduceCapacity("api", 0.5);
+    assertThat(g.discovery().orElseThrow().toJson()).contains("\"maxRequests\":5").contains("Temporarily reduced to 5.");
+    shared.set(api, 0.2);
+    assertThat(g.discovery().orElseThrow().toJson()).contains("\"maxRequests\":2").contains("Temporarily reduced to 2.");
+    shared.set(api, 1);
+    assertThat(g.discovery().orElseThrow().toJson()).isEqualTo(before);
+  }
+
   private Gate<String> gateOf(RouteRules route) {
     return Gate.<String>builder().limiter(limiter)
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Fair use.").build()).build())

@@ -50,7 +50,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -198,9 +197,9 @@ public final class GatewayServer implements AutoCloseable {
       r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), state.limiter())));
     }
     GatewayMessages vocabulary = GatewayMessages.of(sections(config), state.ticker());
-    warnOverclaim(vocabulary.document(Map.of(), Set.of()));
-    ConfiguredGate gate = ConfiguredGate.of(config, state, vocabulary,
+    ConfiguredGate gate = ConfiguredGate.of(sections(config), state, vocabulary,
         planResolvers.resolver(config.plans().map(PlanSettings::resolver)));
+    gate.gate().discovery().ifPresent(GatewayServer::warnOverclaim);
     return new Snapshot(config, new RouteTable(config, vocabulary, gate), pools, vocabulary, vend,
         LimitsPage.of(config), gate.gate());
   }

@@ -1,19 +1,23 @@
 package dev.headroom.gateway.internal.proxy;
 
+import dev.headroom.InMemoryStore;
+import dev.headroom.QuotaLimiter;
 import dev.headroom.enforcement.Escalation;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
 import dev.headroom.enforcement.RouteRules;
+import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.enforcement.plan.PlanResolution;
 import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.enforcement.plan.Plans;
-import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.PolicyRules;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.RouteCost;
+import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.internal.HeldResolver;
 import dev.headroom.gateway.internal.PlanResolvers;
+import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.http.headers.HeaderDialect;
 import java.time.Duration;
 import java.util.IdentityHashMap;
@@ -37,8 +41,12 @@ import java.util.concurrent.TimeUnit;
  * escalation blocks and capacity reductions are the {@link GatewayState}'s, so they outlive a reload.
  *
  * <p>The gateway matches routes itself (its table answers 404 and 405) and hands the gate the
- * matched route ({@link Gate#decideAsync(RouteRules, dev.headroom.enforcement.GateRequest)}); the
- * discovery document stays the gateway's, which also lists vend routes and plans as configured.
+ * matched route ({@link Gate#decideAsync(RouteRules, dev.headroom.enforcement.GateRequest)}) and
+ * asks it for the discovery document ({@link Gate#discoveryAnswer}): the gate's document, listing
+ * the limited routes under their names (a route of several methods once per method), the plans,
+ * the limits in force after capacity reductions, the service's changelog and feed, and the
+ * conformance level the configuration delivers ({@link #discovery}). Vend routes publish their
+ * limits through {@code vend.capabilities} and are not listed.
  * Built once per configuration snapshot; immutable.
  */
 public final class ConfiguredGate {
@@ -59,16 +67,47 @@ public final class ConfiguredGate {
    * @throws IllegalArgumentException when headroom-http refuses part of it (the configuration
    *     reader has checked each part already, so this means two parts disagree)
    */
-  public static ConfiguredGate of(GatewayConfig config, GatewayState state, GatewayMessages vocabulary,
+  public static ConfiguredGate of(ConfigSections config, GatewayState state, GatewayMessages vocabulary,
       Optional<HeldResolver> resolver) {
     Plans plans = config.plans().map(p -> p.plans()).orElse(null);
     GateBuilder<Object> b = Gate.builder().limiter(state.limiter).refusals(vocabulary.refusals())
         .clientAddresses(vocabulary.clients()).ticker(state.ticker).state(state.escalations, state.capacity)
         .storeFailureMode(Gate.StoreFailureMode.REFUSE).listener(new DecisionMeter(state, plans));
+    Map<Route, RouteRules> rules = routes(config, b);
+    if (plans != null && resolver.isPresent()) {
+      Duration wait = PlanResolvers.wait(config.plans().get().resolver());
+      b.plans(plans, held(resolver.get(), wait), wait);
+    }
+    return new ConfiguredGate(b.build(), rules, plans);
+  }
+
+  /**
+   * Builds the gate of {@code config} and its discovery document once, on a store of its own that
+   * decides nothing, so that the configuration reader reports at load what headroom-enforcement
+   * refuses in combination (two routes with one discovery key), never at the first request.
+   *
+   * @throws IllegalArgumentException naming what headroom-enforcement refused
+   */
+  public static void check(ConfigSections config, GatewayMessages vocabulary) {
+    GateBuilder<Object> b = Gate.builder().limiter(QuotaLimiter.of(InMemoryStore.builder().build()))
+        .refusals(vocabulary.refusals()).clientAddresses(vocabulary.clients());
+    routes(config, b);
+    Optional<Plans> plans = config.plans().map(p -> p.plans());
+    plans.ifPresent(p -> b.plans(p, view -> CompletableFuture.completedFuture(
+        new PlanResolution.Unavailable("a configuration check resolves no plan")), Duration.ofMillis(1)));
+    b.build().discovery();
+  }
+
+  /** Adds the discovery document and every route with policies to {@code b}; the rules by route. */
+  private static Map<Route, RouteRules> routes(ConfigSections config, GateBuilder<Object> b) {
+    Service service = config.service();
+    b.discovery(service.name(), service.description().isBlank() ? service.name() : service.description())
+        .discoveryCustomizer(d -> discovery(d, config));
     Map<Route, RouteRules> rules = new IdentityHashMap<>();
     Set<String> used = new LinkedHashSet<>();
     for (Route r : config.routes()) {
-      RouteRules.Builder rb = RouteRules.builder(r.path()).methods(r.methods()).listed(r.listed()).fields(r.fields())
+      RouteRules.Builder rb = RouteRules.builder(r.path()).methods(r.methods()).key(r.name())
+          .listed(r.listed() && r.vend().isEmpty()).fields(r.fields())
           .omitOnRedirect(r.omitOnRedirect()).exposure(RouteExposures.forRoute(config.pk(), r));
       if (!r.dialects().isEmpty()) {
         rb.dialects(r.dialects().stream().map(HeaderDialect::fromToken).toList());
@@ -110,11 +149,25 @@ public final class ConfiguredGate {
         b.escalation(name, new Escalation(p.escalation().get().threshold(), p.escalation().get().block()));
       }
     }
-    if (plans != null && resolver.isPresent()) {
-      Duration wait = PlanResolvers.wait(config.plans().get().resolver());
-      b.plans(plans, held(resolver.get(), wait), wait);
+    return rules;
+  }
+
+  /**
+   * What the gateway's configuration adds to the gate's discovery document: the service's
+   * changelog and feed, the level it delivers (Graceful Boundaries CONFORMANCE.md: level 1 only
+   * when every limited route normalises its upstream's errors, {@code normaliseErrors}; otherwise a
+   * bare upstream 500 goes out without {@code error}, {@code detail} and {@code why}), and the level
+   * {@code service.conformance} declares instead.
+   */
+  private static void discovery(LimitsDiscoveryDocument.Builder d, ConfigSections config) {
+    config.service().changelog().ifPresent(d::changelog);
+    config.service().feed().ifPresent(d::feed);
+    boolean structuredErrors = true;
+    for (Route r : config.routes()) {
+      structuredErrors &= r.normaliseErrors() || r.vend().isPresent() || r.policies().isEmpty();
     }
-    return new ConfiguredGate(b.build(), rules, plans);
+    d.structuredErrors(structuredErrors);
+    config.service().conformance().ifPresent(d::declare);
   }
 
   private static void cost(RouteRules.Builder rb, RouteCost cost) {

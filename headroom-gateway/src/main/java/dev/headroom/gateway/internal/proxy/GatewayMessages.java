@@ -1,23 +1,16 @@
 package dev.headroom.gateway.internal.proxy;
 
-import dev.headroom.Decision;
-import dev.headroom.PartitionKey;
-import dev.headroom.PolicyOutcome;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
-import dev.headroom.enforcement.discovery.DiscoveryRoute;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.enforcement.partition.ClientAddressResolver;
 import dev.headroom.enforcement.partition.ForwardedHeader;
 import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
-import dev.headroom.gateway.config.RouteCost;
 import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.http.IoFailure;
 import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.http.body.LimitType;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.Refusal;
@@ -25,20 +18,13 @@ import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.body.ServiceErrors;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
-import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -116,14 +102,14 @@ public final class GatewayMessages implements HttpVocabulary {
   }
 
   /**
-   * Builds the vocabulary of {@code config} as requests will use it and its discovery document,
+   * Builds the vocabulary of {@code config} as requests will use it and the gate's discovery document,
    * so that the configuration reader catches, at load time, parts that are each valid but that
    * disagree with each other.
    *
    * @throws IllegalArgumentException when headroom-http refuses part of it
    */
   public static void check(ConfigSections config) {
-    of(config, Ticker.system()).discovery(Map.of(), Set.of());
+    ConfiguredGate.check(config, of(config, Ticker.system()));
   }
 
   @Override
@@ -402,71 +388,6 @@ public final class GatewayMessages implements HttpVocabulary {
     if (e.status() >= 500) {
       config.service().statusUrl().ifPresent(b::statusUrl);
     }
-    return b.build();
-  }
-
-  @Override
-  public Discovery discovery(Map<String, Long> effectiveQuotas, Set<String> reduced) {
-    LimitsDiscoveryDocument doc = document(effectiveQuotas, reduced);
-    return new Discovery(doc.toJsonBytes(), doc.etag(), LimitsDiscoveryDocument.cacheControl());
-  }
-
-  /**
-   * The discovery document under these effective quotas. Its level is computed from what the
-   * configuration delivers (Graceful Boundaries CONFORMANCE.md): level 1 only when every listed
-   * route normalises its upstream's errors ({@code normaliseErrors}: otherwise a bare upstream 500
-   * goes out without {@code error}, {@code detail} and {@code why}), level 3 when every policy of a
-   * listed route offers constructive guidance, level 4 since every response of a limited route
-   * carries the RateLimit fields; {@code service.conformance} replaces it as declared.
-   */
-  public LimitsDiscoveryDocument document(Map<String, Long> effectiveQuotas, Set<String> reduced) {
-    LimitsDiscoveryDocument.Builder b = LimitsDiscoveryDocument.builder(config.service().name(),
-        config.service().description().isBlank() ? config.service().name() : config.service().description());
-    config.service().origin().ifPresent(b::origin);
-    config.service().changelog().ifPresent(b::changelog);
-    config.service().feed().ifPresent(b::feed);
-    Map<String, PolicyTexts> texts = new HashMap<>();
-    for (Policy p : config.policies().values()) {
-      long quota = effectiveQuotas.getOrDefault(p.name(), p.quota().quota());
-      PolicyTexts t = p.texts();
-      if (reduced.contains(p.name())) {
-        t = t.toBuilder().description(t.description(p.quota()) + " Temporarily reduced to " + quota + ".").build();
-      }
-      texts.put(p.name(), t);
-    }
-    b.texts(q -> texts.getOrDefault(q.name(), refusals.texts(q)));
-    boolean anyPolicy = false;
-    Set<QuotaPolicy> bases = new LinkedHashSet<>();
-    boolean structuredErrors = true;
-    for (Route r : config.routes()) {
-      structuredErrors &= r.normaliseErrors() || r.vend().isPresent() || r.policies().isEmpty();
-      for (String method : new TreeSet<>(r.methods())) {
-        String key = r.methods().size() == 1 ? r.name() : r.name() + "-" + method.toLowerCase(Locale.ROOT);
-        // vend routes publish their per-scope limits through vend.capabilities, not here; a route
-        // without policies limits nothing and is not listed
-        DiscoveryRoute.Builder d = DiscoveryRoute.builder(method, r.path()).key(key).listed(r.listed() && r.vend().isEmpty() && !r.policies().isEmpty());
-        if (!r.cost().equals(RouteCost.ONE)) {
-          d.cost(new DiscoveryRoute.Cost(r.cost().units(), r.cost().header(), r.cost().max(), r.cost().chargeHeader()));
-        }
-        for (String name : r.policies()) {
-          // with plans, a route lists the limits of a caller the service cannot identify
-          QuotaPolicy base = config.policies().get(name).quota();
-          QuotaPolicy p = plans == null ? base : plans.policy(plans.fallback(), base);
-          bases.add(base);
-          long quota = effectiveQuotas.getOrDefault(p.name(), p.quota());
-          d.policy(quota == p.quota() ? p : p.toBuilder().quota(quota).build());
-          anyPolicy = true;
-        }
-        b.route(d.build());
-      }
-    }
-    // Every response of a limited route carries the RateLimit fields (Level 4's proactive headers).
-    b.proactiveHeaders(anyPolicy);
-    if (plans != null) {
-      b.plans(plans, List.copyOf(bases));
-    }
-    b.structuredErrors(structuredErrors);
-    config.service().conformance().ifPresent(b::declare);
     return b.build();
   }
 }

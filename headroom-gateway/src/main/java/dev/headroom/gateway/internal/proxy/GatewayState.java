@@ -7,16 +7,10 @@ import dev.headroom.enforcement.CapacityReductions;
 import dev.headroom.enforcement.Escalations;
 import dev.headroom.enforcement.ThrottledWarning;
 import dev.headroom.gateway.GatewayConfig;
-import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.internal.Timers;
 import dev.headroom.gateway.internal.admin.GatewayMetrics;
 import dev.headroom.gateway.internal.admin.LiveGateway;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.function.Supplier;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -43,11 +37,7 @@ public final class GatewayState implements LiveGateway {
   /** The least time between two log lines about the store failing to decide. */
   static final Duration STORE_WARNING_INTERVAL = Duration.ofSeconds(10);
   private volatile Snapshot snapshot;
-  private volatile CachedDiscovery discovery;
-  /** {@link #discovery()} as a supplier, made once: admission reads it only for the discovery paths. */
-  final Supplier<HttpVocabulary.Discovery> discoveryDocument = this::discovery;
 
-  private record CachedDiscovery(Snapshot snapshot, Map<String, Double> factors, HttpVocabulary.Discovery doc) {}
 
   /** The shared state over {@code store}; {@code initial} may be null until the first snapshot is built. */
   public GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Snapshot initial) {
@@ -97,26 +87,5 @@ public final class GatewayState implements LiveGateway {
   /** Puts {@code next} in force; requests already admitted finish under the one they read. */
   public void swap(Snapshot next) {
     this.snapshot = next;
-  }
-
-  /** The discovery document for the current snapshot and capacities; rebuilt only when they change. */
-  HttpVocabulary.Discovery discovery() {
-    Snapshot s = snapshot;
-    Map<String, Double> factors = capacity.factors();
-    CachedDiscovery c = discovery;
-    if (c != null && c.snapshot() == s && c.factors().equals(factors)) {
-      return c.doc();
-    }
-    Map<String, Long> quotas = new LinkedHashMap<>();
-    Set<String> reduced = new TreeSet<>();
-    for (Policy p : s.config().policies().values()) {
-      quotas.put(p.name(), capacity.effective(p.quota()).quota());
-      if (capacity.isReduced(p.name())) {
-        reduced.add(p.name());
-      }
-    }
-    HttpVocabulary.Discovery doc = s.vocabulary().discovery(quotas, reduced);
-    discovery = new CachedDiscovery(s, factors, doc);
-    return doc;
   }
 }

@@ -4,7 +4,6 @@ import dev.headroom.gateway.config.Route;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.headers.RateLimitHeaders;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The HTTP vocabulary of the gateway, in one place: header dialects, error bodies and the discovery
@@ -22,9 +21,6 @@ public interface HttpVocabulary {
    */
   record GatewayError(int status, String error, String detail, String why, Map<String, Object> extra) {}
 
-  /** The discovery document as served: JSON bytes and their strong ETag. */
-  record Discovery(byte[] json, String etag, String cacheControl) {}
-
   /** The route's header writer (dialects, pk exposure), for hosts such as headroom-vend that write through it. */
   RateLimitHeaders headers(Route route);
 
@@ -33,7 +29,4 @@ public interface HttpVocabulary {
 
   /** The body format the caller asked for (Graceful Boundaries section 2, "HTML 429 responses"). */
   RefusalFormat format(String accept);
-
-  /** The discovery document for the configuration, with the capacities currently in force. */
-  Discovery discovery(Map<String, Long> effectiveQuotas, Set<String> reduced);
 }

@@ -19,6 +19,7 @@ final class ProxiedRequest implements GateRequest {
   private final String path;
   private final ProxyHandler conn;
 
+  /** A request on {@code conn}; null for a request looked at before it has one (the discovery document's). */
   ProxiedRequest(HttpRequest request, String path, ProxyHandler conn) {
     this.request = request;
     this.path = path;
@@ -27,12 +28,12 @@ final class ProxiedRequest implements GateRequest {
 
   @Override
   public Optional<String> remoteAddress() {
-    return conn.peerLiteral();
+    return conn == null ? Optional.empty() : conn.peerLiteral();
   }
 
   @Override
   public PeerKeys peerKeys() {
-    return conn.peerKeys();
+    return conn == null ? PeerKeys.NONE : conn.peerKeys();
   }
 
   @Override

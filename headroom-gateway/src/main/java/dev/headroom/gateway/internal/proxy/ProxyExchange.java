@@ -24,7 +24,6 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
@@ -142,7 +141,7 @@ final class ProxyExchange {
     this.format = snap.vocabulary().format(request.headers().get(HttpHeaderNames.ACCEPT));
     this.maxBody = snap.config().limits().maxBodyBytes();
     this.body = request.decoderResult().isFailure() || request instanceof LastHttpContent ? Body.READ : Body.HELD;
-    this.triage = Triage.of(snap, request, format, state.discoveryDocument);
+    this.triage = Triage.of(snap, request, format);
     if (triage instanceof Triage.Forward f) {
       this.route = f.route();
       this.vend = null;

@@ -1,13 +1,12 @@
 package dev.headroom.gateway.internal.proxy;
 
-import dev.headroom.enforcement.discovery.EntityTag;
+import dev.headroom.enforcement.Answer;
 import dev.headroom.http.DiscoveryPaths;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.vend.format.VendRequestException;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -15,19 +14,21 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.function.Supplier;
 
 /**
  * What the gateway does with a request, decided from its head alone, before any quota is
  * consulted: answer it itself ({@link Local}: a request that failed to decode, the discovery
  * document, no route, a method the route does not take, a declared body over the bound), forward
  * it ({@link Forward}, once its policies allow it) or read its vend envelope first ({@link Vend},
- * seed 003). A pure function of the configuration snapshot, the request head and the discovery
- * document: no channel, no store, no clock, so that each outcome is a unit test.
+ * seed 003). A pure function of the configuration snapshot (its gate's discovery document
+ * included) and the request head: no channel, no store, no clock, so that each outcome is a unit
+ * test.
  *
  * <p>In order: a decoding failure (431, 414, the decoder's own refusal, else 400), the discovery
- * document at {@value #DISCOVERY_WELL_KNOWN} and {@value #DISCOVERY_API} for GET and HEAD, the
+ * document at {@value #DISCOVERY_WELL_KNOWN} and {@value #DISCOVERY_API} for GET and HEAD (the
+ * gate's answer, {@code Gate.discoveryAnswer}: ETag, Cache-Control, 304 for If-None-Match), the
  * limits page at {@code service.humanUrl} ({@link LimitsPage}; 405 for other methods), the
  * route table (404, 405 with Allow), then the declared Content-Length against the vend route's
  * envelope bound and {@code limits.maxBodyBytes} (413).
@@ -54,8 +55,7 @@ sealed interface Triage {
   record Vend(CompiledRoute route, VendRoutes vend) implements Triage {}
 
   /** Decides what becomes of {@code request} under {@code snap}; answers are in {@code format}. */
-  static Triage of(Snapshot snap, HttpRequest request, RefusalFormat format,
-      Supplier<HttpVocabulary.Discovery> discovery) {
+  static Triage of(Snapshot snap, HttpRequest request, RefusalFormat format) {
     String path = path(request.uri());
     DecoderResult dr = request.decoderResult();
     if (dr.isFailure()) {
@@ -73,9 +73,11 @@ sealed interface Triage {
       return new Local(snap.vocabulary().error(e, format, path), Body.UNREAD);
     }
     HttpMethod method = request.method();
-    if ((path.equals(DISCOVERY_WELL_KNOWN) || path.equals(DISCOVERY_API))
-        && (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD))) {
-      return new Local(discovery(request, discovery.get()), Body.DROP);
+    if ((path.equals(DISCOVERY_WELL_KNOWN) || path.equals(DISCOVERY_API)) && snap.gate() != null) {
+      Optional<Answer> doc = snap.gate().discoveryAnswer(new ProxiedRequest(request, path, null));
+      if (doc.isPresent()) {
+        return new Local(LocalResponse.of(doc.get()), Body.DROP);
+      }
     }
     if (snap.page().isPresent() && path.equals(snap.page().get().path())) {
       if (method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD)) {
@@ -123,19 +125,6 @@ sealed interface Triage {
   /** A vend call refused by headroom-vend's reader: its status and JSON body as they are. */
   static LocalResponse vendError(VendRequestException e) {
     return new LocalResponse(HttpResponseStatus.valueOf(e.httpStatus()), "application/json", e.responseBody());
-  }
-
-  /** The discovery document, or 304 when If-None-Match names its ETag (RFC 9110 section 13.1.2). */
-  private static LocalResponse discovery(HttpRequest request, HttpVocabulary.Discovery doc) {
-    String inm = request.headers().get(HttpHeaderNames.IF_NONE_MATCH);
-    HttpHeaders h = LocalResponse.ownHeaders();
-    h.set(HttpHeaderNames.CACHE_CONTROL, doc.cacheControl());
-    h.set(HttpHeaderNames.ETAG, doc.etag());
-    h.set(HttpHeaderNames.VARY, HttpHeaderNames.ACCEPT_ENCODING);
-    if (EntityTag.matchesIfNoneMatch(inm, doc.etag())) {
-      return new LocalResponse(HttpResponseStatus.NOT_MODIFIED, null, new byte[0], h);
-    }
-    return new LocalResponse(HttpResponseStatus.OK, "application/json", doc.json(), h);
   }
 
   /** The request target's path: up to the query. */

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaLimiter;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.internal.GatewayServer;
@@ -23,7 +25,7 @@ import io.netty.handler.codec.http.TooLongHttpLineException;
 import java.time.Duration;
 import java.util.IdentityHashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -49,8 +51,7 @@ class TriageTest {
       """;
 
   private final Snapshot snap;
-  private final AtomicInteger discoveryReads = new AtomicInteger();
-  private final HttpVocabulary.Discovery doc = new HttpVocabulary.Discovery("{\"limits\":[]}".getBytes(), "\"v1\"", "max-age=60");
+  private final Gate<Object> gate;
 
   TriageTest() throws Exception {
     GatewayConfig config = GatewayConfig.parse(YAML, "admission.yaml");
@@ -60,14 +61,14 @@ class TriageTest {
     for (Route r : config.routes()) {
       r.vend().ifPresent(v -> vend.put(r, VendRoutes.of(v, config.policies(), limiter)));
     }
-    snap = new Snapshot(config, new RouteTable(config, vocabulary), Map.of(), vocabulary, vend);
+    gate = Gate.builder().limiter(limiter).refusals(vocabulary.refusals()).discovery("Items", "Items for tests.")
+        .route(RouteRules.builder("/items").methods("GET").policy(config.policies().get("svc").quota()).build())
+        .build();
+    snap = new Snapshot(config, new RouteTable(config, vocabulary), Map.of(), vocabulary, vend, Optional.empty(), gate);
   }
 
   private Triage admit(HttpRequest r) {
-    return Triage.of(snap, r, RefusalFormat.JSON, () -> {
-      discoveryReads.incrementAndGet();
-      return doc;
-    });
+    return Triage.of(snap, r, RefusalFormat.JSON);
   }
 
   private static HttpRequest get(String uri) {
@@ -160,15 +161,18 @@ class TriageTest {
   }
 
   @Test
-  void theDiscoveryDocumentIsServedAnd304WhenItsEtagMatches_rfc9110_13_1_2() {
+  void theDiscoveryDocumentIsTheGatesAnd304WhenItsEtagMatches_rfc9110_13_1_2() {
     Triage.Local ok = local(admit(get("/.well-known/limits")), 200, Triage.Body.DROP);
-    assertThat(ok.response().body()).isEqualTo(doc.json());
-    assertThat(ok.response().headers().get("etag")).isEqualTo("\"v1\"");
+    byte[] doc = gate.discovery().orElseThrow().toJsonBytes();
+    String etag = gate.discovery().orElseThrow().etag();
+    assertThat(ok.response().body()).isEqualTo(doc);
+    assertThat(ok.response().headers().get("etag")).isEqualTo(etag);
+    assertThat(ok.response().headers().get("cache-control")).isNotBlank();
     HttpRequest again = get("/api/limits");
-    again.headers().set("if-none-match", "\"v1\"");
+    again.headers().set("if-none-match", etag);
     local(admit(again), 304, Triage.Body.DROP);
-    assertThat(discoveryReads).hasValue(2);
-    admit(get("/items"));
-    assertThat(discoveryReads).as("only the discovery paths read the document").hasValue(2);
+    HttpRequest post = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/.well-known/limits",
+        Unpooled.EMPTY_BUFFER);
+    local(admit(post), 404, Triage.Body.DROP); // only GET and HEAD read the document
   }
 }
