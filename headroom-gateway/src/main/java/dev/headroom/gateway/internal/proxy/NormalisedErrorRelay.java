@@ -2,6 +2,7 @@ package dev.headroom.gateway.internal.proxy;
 
 import dev.headroom.gateway.internal.wire.ResponseBody;
 import dev.headroom.gateway.internal.wire.ResponseHead;
+import dev.headroom.http.body.RefusalFormat;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.util.Locale;
 
@@ -12,15 +13,28 @@ import java.util.Locale;
  * body is read and dropped; the answer goes out when it ends, with the route's RateLimit fields.
  */
 final class NormalisedErrorRelay implements ResponseRelay {
-  private final ProxyExchange ex;
+  private final ClientSink client;
   private final int status;
-  /** The upstream's Allow of a 405, or null. */
-  private final String allow;
+  /** The gateway's answer for the status, its Allow included; sent with the fields once the upstream's body ends. */
+  private final LocalResponse answer;
 
-  NormalisedErrorRelay(ProxyExchange ex, int status, String allow) {
-    this.ex = ex;
+  /**
+   * @param answer the gateway's structured error for {@code status} (with the upstream's Allow of a
+   *     405), made by the exchange's vocabulary
+   */
+  NormalisedErrorRelay(ClientSink client, int status, LocalResponse answer) {
+    this.client = client;
     this.status = status;
-    this.allow = allow;
+    this.answer = answer;
+  }
+
+  /** The gateway's answer for an upstream's bare {@code status} ({@code allow}: its Allow of a 405, or null). */
+  static LocalResponse answer(HttpVocabulary vocabulary, int status, String allow, RefusalFormat format, String path) {
+    LocalResponse r = vocabulary.error(GatewayMessages.upstreamAnswered(status, allow), format, path);
+    if (allow != null) {
+      r.headers().set(HttpHeaderNames.ALLOW, allow);
+    }
+    return r;
   }
 
   /** Whether the route normalises this upstream response: a bare error whose facts the gateway can state. */
@@ -53,16 +67,12 @@ final class NormalisedErrorRelay implements ResponseRelay {
     boolean last = piece.last();
     piece.release();
     if (!last) {
-      ex.upstream.read();
+      client.readUpstream();
       return;
     }
-    ex.lastWrite();
-    LocalResponse r = ex.snap.vocabulary().error(GatewayMessages.upstreamAnswered(status, allow), ex.format, ex.path());
-    if (allow != null) {
-      r.headers().set(HttpHeaderNames.ALLOW, allow);
-    }
-    ex.writeFields(status, r.headers()::add);
-    ex.writeLocal(r);
+    client.lastWrite();
+    client.writeFields(status, answer.headers()::add);
+    client.writeLocal(answer);
   }
 
   @Override

@@ -12,6 +12,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -51,7 +52,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Confined to the client channel's event loop; the upstream channel is on the same loop.
  */
-final class ProxyExchange {
+final class ProxyExchange implements ClientSink {
   private static final Logger LOG = LoggerFactory.getLogger(ProxyExchange.class);
 
   /** Where the response stands. Moves forward only ({@link #enter}), so a late event finds a later phase. */
@@ -172,17 +173,20 @@ final class ProxyExchange {
     return body.complete();
   }
 
-  boolean keepAlive() {
+  @Override
+  public boolean keepAlive() {
     return keepAlive;
   }
 
   /** The response ends with the connection (an HTTP/1.0 client's body of unknown length). */
-  void closeAfter() {
+  @Override
+  public void closeAfter() {
     keepAlive = false;
   }
 
   /** Writes the RateLimit fields of the request's decision for a response of {@code status}, if it has one. */
-  void writeFields(int status, BiConsumer<String, String> sink) {
+  @Override
+  public void writeFields(int status, BiConsumer<String, String> sink) {
     if (accounting != null) {
       accounting.writeFields(status, sink);
     }
@@ -208,7 +212,8 @@ final class ProxyExchange {
     };
   }
 
-  boolean http10() {
+  @Override
+  public boolean http10() {
     return request.protocolVersion().equals(HttpVersion.HTTP_1_0);
   }
 
@@ -575,7 +580,8 @@ final class ProxyExchange {
   }
 
   /** Reads more of the response when the client can take it. */
-  void pullUpstream() {
+  @Override
+  public void pullUpstream() {
     if (conn.ctx.channel().isWritable()) {
       upstream.read();
     }
@@ -583,7 +589,8 @@ final class ProxyExchange {
   }
 
   /** The response's last piece is being written: it is complete, and its write flushes what waited. */
-  void lastWrite() {
+  @Override
+  public void lastWrite() {
     enter(Phase.RESPONDED);
     conn.cancelDeferredFlush();
   }
@@ -689,6 +696,43 @@ final class ProxyExchange {
     }
   }
 
+  // ---- the client side as relays see it (ClientSink) ----
+
+  @Override
+  public ChannelHandlerContext bytesOut() {
+    return conn.rawOut;
+  }
+
+  @Override
+  public ChannelHandlerContext messagesOut() {
+    return conn.ctx;
+  }
+
+  @Override
+  public boolean headRequest() {
+    return request.method().equals(HttpMethod.HEAD);
+  }
+
+  @Override
+  public void sent(long bytes) {
+    responseBytes += bytes;
+  }
+
+  @Override
+  public void deferFlush() {
+    conn.deferFlush();
+  }
+
+  @Override
+  public void readUpstream() {
+    upstream.read();
+  }
+
+  @Override
+  public void relayWith(ResponseRelay next) {
+    relay = next;
+  }
+
   // ---- local responses and the end ----
 
   /** Answers locally; the request body, if any, is read and dropped. */
@@ -705,7 +749,8 @@ final class ProxyExchange {
    * Writes a response the gateway produced, as bytes past the HTTP encoder: status line, its
    * fields, Content-Type and Content-Length, the connection's fate, the body (none for HEAD).
    */
-  void writeLocal(LocalResponse r) {
+  @Override
+  public void writeLocal(LocalResponse r) {
     state.metrics.localResponse(r.status().code());
     if (!body.complete() && (body != Body.DISCARDING || HttpUtil.is100ContinueExpected(request))) {
       // a client that expected 100-continue and got a final answer may never send its body
@@ -722,7 +767,8 @@ final class ProxyExchange {
    * Ends the response when its last write is done: at once when the flush wrote it all (the
    * usual case, so no listener is allocated or notified), else when the socket takes the rest.
    */
-  void whenWritten(ChannelFuture f) {
+  @Override
+  public void whenWritten(ChannelFuture f) {
     if (f.isDone()) {
       responseWritten(f.isSuccess());
     } else {

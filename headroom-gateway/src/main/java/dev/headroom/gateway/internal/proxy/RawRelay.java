@@ -21,19 +21,19 @@ final class RawRelay implements ResponseRelay {
   private static final int JOIN_BYTES = 4096;
   private static final int CRLF = ('\r' << 8) | '\n';
 
-  private final ProxyExchange ex;
+  private final ClientSink client;
   private final ChannelHandlerContext out;
   /** The head not yet written, waiting for the first body piece (or the read's end). */
   private ByteBuf pendingHead;
 
-  RawRelay(ProxyExchange ex, ResponseHead h) {
-    this.ex = ex;
-    this.out = ex.conn.rawOut;
-    this.pendingHead = head(h, ex, ex.keepAlive(), ex.http10(), ex.conn.ctx.alloc());
+  RawRelay(ClientSink client, ResponseHead h) {
+    this.client = client;
+    this.out = client.bytesOut();
+    this.pendingHead = head(h, client, client.keepAlive(), client.http10(), out.alloc());
   }
 
   /** The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours. */
-  static ByteBuf head(ResponseHead h, ProxyExchange ex, boolean keepAlive,
+  static ByteBuf head(ResponseHead h, ClientSink client, boolean keepAlive,
       boolean http10Client, ByteBufAllocator alloc) {
     byte[] raw = h.raw();
     HeadBytes b = HeadBytes.begin();
@@ -85,7 +85,7 @@ final class RawRelay implements ResponseRelay {
     if (runStart >= 0) {
       b.writeBytes(raw, runStart, runEnd - runStart);
     }
-    ex.writeFields(h.status(), (name, value) -> b.field(name, value));
+    client.writeFields(h.status(), (name, value) -> b.field(name, value));
     if (!keepAlive) {
       b.writeBytes(HeadBytes.CONNECTION_CLOSE);
     } else if (http10Client) {
@@ -97,7 +97,7 @@ final class RawRelay implements ResponseRelay {
 
   @Override
   public void body(ResponseBody piece) {
-    ex.responseBytes += piece.data();
+    client.sent(piece.data());
     if (pendingHead != null && piece.bytes().readableBytes() <= JOIN_BYTES) {
       ByteBuf head = pendingHead;
       pendingHead = null;
@@ -108,12 +108,12 @@ final class RawRelay implements ResponseRelay {
       readComplete();
     }
     if (piece.last()) {
-      ex.lastWrite();
-      ex.whenWritten(out.writeAndFlush(piece.bytes()));
+      client.lastWrite();
+      client.whenWritten(out.writeAndFlush(piece.bytes()));
     } else {
       out.write(piece.bytes(), out.voidPromise());
-      ex.conn.deferFlush();
-      ex.pullUpstream();
+      client.deferFlush();
+      client.pullUpstream();
     }
   }
 

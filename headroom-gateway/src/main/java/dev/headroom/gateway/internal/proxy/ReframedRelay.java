@@ -9,7 +9,6 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
@@ -26,15 +25,15 @@ import java.util.List;
  * so that a body broken from its start can still be answered with 502.
  */
 final class ReframedRelay implements ResponseRelay {
-  private final ProxyExchange ex;
+  private final ClientSink client;
   private final ChannelHandlerContext out;
   /** The re-encoded head not yet written. */
   private HttpResponse pendingResponse;
 
   /** A relay for the body after {@code head}; null when the head went out already. */
-  ReframedRelay(ProxyExchange ex, HttpResponse head) {
-    this.ex = ex;
-    this.out = ex.conn.ctx;
+  ReframedRelay(ClientSink client, HttpResponse head) {
+    this.client = client;
+    this.out = client.messagesOut();
     this.pendingResponse = head;
   }
 
@@ -42,7 +41,7 @@ final class ReframedRelay implements ResponseRelay {
    * The client's response head from the upstream's, edited in place: hop-by-hop fields out, the
    * framing the encoder will give it, the route's RateLimit fields, the connection's fate.
    */
-  static HttpResponse clientResponse(ProxyExchange ex, HttpResponse r) {
+  static HttpResponse clientResponse(ClientSink client, HttpResponse r) {
     HttpHeaders h = r.headers(); // the upstream's response is ours: edited in place, not copied
     boolean chunked = HttpUtil.isTransferEncodingChunked(r);
     String codings = codingsBeforeChunked(h);
@@ -52,19 +51,19 @@ final class ReframedRelay implements ResponseRelay {
     }
     HopByHop.strip(h);
     int code = r.status().code();
-    boolean bodyless = ex.request.method().equals(HttpMethod.HEAD) || code == 204 || code == 304;
+    boolean bodyless = client.headRequest() || code == 204 || code == 304;
     if (!bodyless && (chunked || !h.contains(HttpHeaderNames.CONTENT_LENGTH))) {
-      if (ex.http10()) {
-        ex.closeAfter(); // HTTP/1.0 has no chunking: the body ends with the connection
+      if (client.http10()) {
+        client.closeAfter(); // HTTP/1.0 has no chunking: the body ends with the connection
       } else {
         // codings such as gzip stay on the data, so the client is told of them before chunked
         h.set(HttpHeaderNames.TRANSFER_ENCODING, codings == null ? HttpHeaderValues.CHUNKED : codings + ", chunked");
       }
     }
-    ex.writeFields(code, h::add);
-    if (!ex.keepAlive()) {
+    client.writeFields(code, h::add);
+    if (!client.keepAlive()) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-    } else if (ex.http10()) {
+    } else if (client.http10()) {
       h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
     }
     r.setProtocolVersion(HttpVersion.HTTP_1_1);
@@ -97,14 +96,14 @@ final class ReframedRelay implements ResponseRelay {
 
   void content(HttpContent c) {
     readComplete();
-    ex.responseBytes += c.content().readableBytes();
+    client.sent(c.content().readableBytes());
     if (c instanceof LastHttpContent) {
-      ex.lastWrite();
-      ex.whenWritten(out.writeAndFlush(c));
+      client.lastWrite();
+      client.whenWritten(out.writeAndFlush(c));
     } else {
       out.write(c);
-      ex.conn.deferFlush();
-      ex.pullUpstream();
+      client.deferFlush();
+      client.pullUpstream();
     }
   }
 

@@ -12,7 +12,9 @@ import io.netty.handler.codec.http.HttpResponse;
  * or a chunked one for an HTTP/1.0 client), {@link VendRelay} (read whole and rewritten with the
  * vend extension's data, seed 003) and {@link NormalisedErrorRelay} (a bare upstream error
  * replaced by a structured one, Graceful Boundaries). Every relay drops hop-by-hop fields through
- * {@link HopByHop}. Confined to the client connection's event loop.
+ * {@link HopByHop}, and writes to the client through the narrow {@link ClientSink} the exchange
+ * gives it, never the exchange itself: what a relay needs besides (a vend call's decision, the
+ * gateway's error answer) it is given when made, here. Confined to the client connection's event loop.
  */
 interface ResponseRelay {
 
@@ -22,11 +24,12 @@ interface ResponseRelay {
    */
   static ResponseRelay forHead(ProxyExchange ex, ResponseHead h) {
     if (NormalisedErrorRelay.applies(ex.route, h)) {
-      return new NormalisedErrorRelay(ex, h.status(), h.get("allow"));
+      return new NormalisedErrorRelay(ex, h.status(),
+          NormalisedErrorRelay.answer(ex.snap.vocabulary(), h.status(), h.get("allow"), ex.format, ex.path()));
     }
-    if (VendRelay.transforms(ex, h)) {
+    if (VendRelay.transforms(ex.vendCall, ex.vend, ex.headRequest(), h)) {
       ex.upstream.dechunk();
-      return new VendRelay(ex, h);
+      return new VendRelay(ex, ex.vendCall, ex.vend, h);
     }
     ResponseHead.Framing framing = h.framing();
     if (framing == ResponseHead.Framing.NONE || framing == ResponseHead.Framing.FIXED

@@ -10,7 +10,6 @@ import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
 
@@ -23,14 +22,18 @@ import io.netty.handler.codec.http.LastHttpContent;
  * fields only.
  */
 final class VendRelay implements ResponseRelay {
-  private final ProxyExchange ex;
+  private final ClientSink client;
+  private final VendCall.Allowed call;
+  private final VendRoutes vend;
   private final ChannelHandlerContext out;
   private HttpResponse head;
   private ByteBuf collected;
 
-  VendRelay(ProxyExchange ex, ResponseHead h) {
-    this.ex = ex;
-    this.out = ex.conn.ctx;
+  VendRelay(ClientSink client, VendCall.Allowed call, VendRoutes vend, ResponseHead h) {
+    this.client = client;
+    this.call = call;
+    this.vend = vend;
+    this.out = client.messagesOut();
     this.head = h.toHttpResponse();
     this.collected = out.alloc().heapBuffer();
   }
@@ -40,15 +43,15 @@ final class VendRelay implements ResponseRelay {
    * extension (data goes in) or is a merged vend.capabilities, and the response is small enough
    * by its Content-Length (chunked ones are collected until they prove too large).
    */
-  static boolean transforms(ProxyExchange ex, ResponseHead h) {
-    if (ex.vendCall == null || ex.request.method().equals(HttpMethod.HEAD)) {
+  static boolean transforms(VendCall.Allowed call, VendRoutes vend, boolean headRequest, ResponseHead h) {
+    if (call == null || headRequest) {
       return false;
     }
-    boolean wanted = ex.vendCall.call().declaresRateLimit()
-        || (ex.vendCall.call().isCapabilities() && ex.vend.settings().mergeCapabilities());
+    boolean wanted = call.call().declaresRateLimit()
+        || (call.call().isCapabilities() && vend.settings().mergeCapabilities());
     long declared = h.framing() == ResponseHead.Framing.FIXED ? h.contentLength()
         : h.framing() == ResponseHead.Framing.NONE ? 0 : -1;
-    return wanted && declared <= ex.vend.settings().maxResponseBytes() && h.status() != 204
+    return wanted && declared <= vend.settings().maxResponseBytes() && h.status() != 204
         && h.status() != 304;
   }
 
@@ -57,43 +60,42 @@ final class VendRelay implements ResponseRelay {
     HttpContent c = piece.last() ? new DefaultLastHttpContent(piece.bytes()) : new DefaultHttpContent(piece.bytes());
     boolean last = c instanceof LastHttpContent;
     int n = c.content().readableBytes();
-    if (collected.readableBytes() + (long) n > ex.vend.settings().maxResponseBytes()) {
+    if (collected.readableBytes() + (long) n > vend.settings().maxResponseBytes()) {
       // larger than the bound: passed through unchanged, with the RateLimit fields only
       HttpResponse h = head;
       ByteBuf sofar = collected;
       head = null;
       collected = null;
-      ReframedRelay rest = new ReframedRelay(ex, null);
-      ex.relay = rest;
-      ex.responseBytes += sofar.readableBytes();
-      out.write(ReframedRelay.clientResponse(ex, h));
+      ReframedRelay rest = new ReframedRelay(client, null);
+      client.relayWith(rest);
+      client.sent(sofar.readableBytes());
+      out.write(ReframedRelay.clientResponse(client, h));
       out.write(new DefaultHttpContent(sofar));
-      ex.conn.deferFlush();
+      client.deferFlush();
       rest.content(c);
       return;
     }
     collected.writeBytes(c.content());
     c.release();
     if (!last) {
-      ex.upstream.read();
+      client.readUpstream();
       return;
     }
     byte[] bytes = ByteBufUtil.getBytes(collected);
     collected.release();
     collected = null;
-    if (ex.vendCall.call().isCapabilities() && ex.vend.settings().mergeCapabilities()) {
-      bytes = ex.vend.limiter().mergeCapabilities(bytes);
+    if (call.call().isCapabilities() && vend.settings().mergeCapabilities()) {
+      bytes = vend.limiter().mergeCapabilities(bytes);
     }
-    bytes = ex.vendCall.decision().decorate(bytes);
+    bytes = call.decision().decorate(bytes);
     HttpResponse h = head;
     head = null;
     h.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
     h.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length);
-    ex.responseBytes += bytes.length;
-    ex.lastWrite();
-    out.write(ReframedRelay.clientResponse(ex, h));
-    out.writeAndFlush(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes)))
-        .addListener(x -> ex.responseWritten(x.isSuccess()));
+    client.sent(bytes.length);
+    client.lastWrite();
+    out.write(ReframedRelay.clientResponse(client, h));
+    client.whenWritten(out.writeAndFlush(new DefaultLastHttpContent(Unpooled.wrappedBuffer(bytes))));
   }
 
   @Override
