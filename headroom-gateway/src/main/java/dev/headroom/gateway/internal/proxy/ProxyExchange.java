@@ -41,9 +41,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>State: two explicit lifecycles rather than flags, because the request and its response move
  * independently (a response can be complete while the body is still arriving, and a body can go
- * upstream while the response head is awaited). {@link Phase} is where the response stands and
- * only moves forward; {@link Body} is what becomes of the request body's bytes. The exchange ends
- * once the phase is {@link Phase#RESPONDED} and the body {@link Body#complete() complete}. What
+ * upstream while the response head is awaited). {@link ExchangePhase} is where the response stands and
+ * only moves forward; {@link BodyFate} is what becomes of the request body's bytes. The exchange ends
+ * once the phase is {@link ExchangePhase#RESPONDED} and the body {@link BodyFate#complete() complete}. What
  * belongs to one path lives there: the upstream connection in the {@link UpstreamLeg}, the
  * response's bytes in its relay, a vend call's decision in a {@link VendCall.Allowed} value.
  *
@@ -54,44 +54,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ProxyExchange implements ClientSink {
   private static final Logger LOG = LoggerFactory.getLogger(ProxyExchange.class);
-
-  /** Where the response stands. Moves forward only ({@link #enter}), so a late event finds a later phase. */
-  enum Phase {
-    /** Triage, then the store (GateStep, VendCall): nothing has gone upstream. */
-    DECIDING,
-    /** Allowed: an upstream connection is being acquired from the pool. */
-    CONNECTING,
-    /** The request head went upstream; the response head is due by {@link #responseDeadline()}. */
-    AWAITING_HEAD,
-    /** The response goes to the client through {@link #relay}. */
-    RELAYING,
-    /** The response's last byte was handed to the client connection (a relay's or a local answer). */
-    RESPONDED,
-    /** Accounting settled, upstream connection released: nothing more happens. */
-    ENDED
-  }
-
-  /** What becomes of the request body's bytes. */
-  enum Body {
-    /** Not read for now (the store deciding, the upstream connecting): body messages wait in the connection's queue. */
-    HELD,
-    /** A vend call's envelope, read whole to be decided. */
-    COLLECTING,
-    /** Streamed upstream as it arrives. */
-    FORWARDING,
-    /** Read and dropped (the request was answered here), so that the connection can carry the next one. */
-    DISCARDING,
-    /** Read to its end (or there was none), not sent upstream. */
-    READ,
-    /** Read to its end and all of it sent upstream. */
-    SENT,
-    /** Not read to its end: the connection closes after the answer; what still arrives is dropped. */
-    CUT;
-
-    boolean complete() {
-      return this == READ || this == SENT || this == CUT;
-    }
-  }
 
   final ProxyHandler conn;
   final GatewayState state;
@@ -109,9 +71,9 @@ final class ProxyExchange implements ClientSink {
   // Mutable, each for the reason given: the rest of the exchange's state lives in the upstream
   // leg, the relay, and the values the decision steps return.
   /** The response's lifecycle: changes as the exchange moves on (forward only). */
-  private Phase phase = Phase.DECIDING;
+  private ExchangePhase phase = ExchangePhase.DECIDING;
   /** The request body's fate: changes as the request is decided, forwarded, answered or cut. */
-  private Body body;
+  private BodyFate body;
   /** Whether the client connection outlives the exchange: cleared by a cut body, a response that ends with the connection, an abort. */
   private boolean keepAlive;
   /** What the request's decision owes at the end, and its fields (null while deciding, for an answer, without policies). */
@@ -141,7 +103,7 @@ final class ProxyExchange implements ClientSink {
     this.keepAlive = HttpUtil.isKeepAlive(request);
     this.format = snap.vocabulary().format(request.headers().get(HttpHeaderNames.ACCEPT));
     this.maxBody = snap.config().limits().maxBodyBytes();
-    this.body = request.decoderResult().isFailure() || request instanceof LastHttpContent ? Body.READ : Body.HELD;
+    this.body = request.decoderResult().isFailure() || request instanceof LastHttpContent ? BodyFate.READ : BodyFate.HELD;
     this.triage = Triage.of(snap, request, format);
     if (triage instanceof Triage.Forward f) {
       this.route = f.route();
@@ -155,18 +117,18 @@ final class ProxyExchange implements ClientSink {
     }
   }
 
-  private void enter(Phase next) {
+  private void enter(ExchangePhase next) {
     if (next.compareTo(phase) > 0) {
       phase = next;
     }
   }
 
   private boolean responseStarted() {
-    return phase.compareTo(Phase.RELAYING) >= 0;
+    return phase.compareTo(ExchangePhase.RELAYING) >= 0;
   }
 
   boolean ended() {
-    return phase == Phase.ENDED;
+    return phase == ExchangePhase.ENDED;
   }
 
   boolean requestComplete() {
@@ -235,7 +197,7 @@ final class ProxyExchange implements ClientSink {
       if (body.complete()) {
         vendRequestComplete();
       } else {
-        body = Body.COLLECTING;
+        body = BodyFate.COLLECTING;
       }
     } else if (route.rules() == null) {
       connect(); // a route without policies: forwarded undecided
@@ -251,13 +213,13 @@ final class ProxyExchange implements ClientSink {
   /** The rest of the body is read and dropped. */
   private void discardBody() {
     if (!body.complete()) {
-      body = Body.DISCARDING;
+      body = BodyFate.DISCARDING;
     }
   }
 
   /** The rest of the body is not read: the connection ends after the answer. */
   private void cut() {
-    body = Body.CUT;
+    body = BodyFate.CUT;
     keepAlive = false;
   }
 
@@ -314,7 +276,7 @@ final class ProxyExchange implements ClientSink {
   // ---- the request upstream ----
 
   private void connect() {
-    enter(Phase.CONNECTING);
+    enter(ExchangePhase.CONNECTING);
     UpstreamPool pool = snap.pools().get(route.route().upstream());
     if (vend == null && HttpUtil.is100ContinueExpected(request)) {
       continue100();
@@ -349,7 +311,7 @@ final class ProxyExchange implements ClientSink {
       envelope = null;
       upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, false, call.readableBytes(),
           conn.ctx.alloc()));
-      body = Body.SENT;
+      body = BodyFate.SENT;
       awaitResponse();
       upstream.writeAndFlush(call);
       upstream.read();
@@ -358,12 +320,12 @@ final class ProxyExchange implements ClientSink {
     upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, upstream.chunked, -1, conn.ctx.alloc()));
     awaitResponse();
     if (body.complete()) {
-      body = Body.SENT;
+      body = BodyFate.SENT;
       if (upstream.chunked) {
         upstream.write(Unpooled.wrappedBuffer(UpstreamRequestWriter.LAST_CHUNK));
       }
     } else {
-      body = Body.FORWARDING;
+      body = BodyFate.FORWARDING;
     }
     upstream.flush();
     upstream.read();
@@ -373,7 +335,7 @@ final class ProxyExchange implements ClientSink {
 
   /** Starts the response timeout (a failed write upstream is heard as an ERROR event). */
   private void awaitResponse() {
-    enter(Phase.AWAITING_HEAD);
+    enter(ExchangePhase.AWAITING_HEAD);
     conn.ensureTimer(responseDeadline());
   }
 
@@ -387,7 +349,7 @@ final class ProxyExchange implements ClientSink {
    * Returns whether a head is still awaited (its deadline is then {@link #responseDeadline()}).
    */
   boolean checkResponseDeadline(long now) {
-    if (phase != Phase.AWAITING_HEAD || upstream == null) {
+    if (phase != ExchangePhase.AWAITING_HEAD || upstream == null) {
       return false;
     }
     if (now - responseDeadline() >= 0) {
@@ -420,7 +382,7 @@ final class ProxyExchange implements ClientSink {
   private void drop(HttpContent c, boolean last) {
     c.release();
     if (last) {
-      body = Body.READ;
+      body = BodyFate.READ;
     } else if (requestBytes > maxBody) {
       cut();
     } else {
@@ -453,7 +415,7 @@ final class ProxyExchange implements ClientSink {
       return;
     }
     if (last) {
-      body = Body.SENT;
+      body = BodyFate.SENT;
     }
     ByteBuf piece = UpstreamRequestWriter.body(c, last, upstream.chunked, conn.ctx.alloc());
     if (piece.isReadable()) {
@@ -473,7 +435,7 @@ final class ProxyExchange implements ClientSink {
    * closed mid-body, the client gets 400 if nothing was answered yet, and the connection ends.
    */
   private void requestBodyMalformed(Throwable cause) {
-    boolean answered = body == Body.DISCARDING;
+    boolean answered = body == BodyFate.DISCARDING;
     cut();
     if (upstream != null) {
       upstream.doNotReuse();
@@ -492,7 +454,7 @@ final class ProxyExchange implements ClientSink {
   }
 
   void clientWritable() {
-    if (phase == Phase.RELAYING && upstream != null && upstream.isActive()) {
+    if (phase == ExchangePhase.RELAYING && upstream != null && upstream.isActive()) {
       upstream.read();
     }
   }
@@ -554,7 +516,7 @@ final class ProxyExchange implements ClientSink {
       accounting.response(h.status(), route.route().cost().chargeHeader().map(h::get).orElse(null));
     }
     state.metrics.upstreamLatency(upstream.pool.name(), conn.now() - upstream.sentNanos);
-    enter(Phase.RELAYING);
+    enter(ExchangePhase.RELAYING);
     if (!h.keepAlive()) {
       upstream.doNotReuse();
     }
@@ -591,7 +553,7 @@ final class ProxyExchange implements ClientSink {
   /** The response's last piece is being written: it is complete, and its write flushes what waited. */
   @Override
   public void lastWrite() {
-    enter(Phase.RESPONDED);
+    enter(ExchangePhase.RESPONDED);
     conn.cancelDeferredFlush();
   }
 
@@ -655,7 +617,7 @@ final class ProxyExchange implements ClientSink {
   }
 
   private void upstreamClosed() {
-    if (phase.compareTo(Phase.RESPONDED) >= 0) {
+    if (phase.compareTo(ExchangePhase.RESPONDED) >= 0) {
       return;
     }
     upstream.doNotReuse();
@@ -671,7 +633,7 @@ final class ProxyExchange implements ClientSink {
 
   /** The envelope is read whole: {@link VendCall} decides it. */
   private void vendRequestComplete() {
-    body = Body.READ;
+    body = BodyFate.READ;
     VendCall.decide(this, envelope.copy());
   }
 
@@ -737,11 +699,11 @@ final class ProxyExchange implements ClientSink {
 
   /** Answers locally; the request body, if any, is read and dropped. */
   private void local(LocalResponse r) {
-    if (body == Body.COLLECTING || body == Body.FORWARDING) {
-      body = Body.DISCARDING;
+    if (body == BodyFate.COLLECTING || body == BodyFate.FORWARDING) {
+      body = BodyFate.DISCARDING;
     }
     releaseBuffers();
-    enter(Phase.RESPONDED);
+    enter(ExchangePhase.RESPONDED);
     writeLocal(r);
   }
 
@@ -752,7 +714,7 @@ final class ProxyExchange implements ClientSink {
   @Override
   public void writeLocal(LocalResponse r) {
     state.metrics.localResponse(r.status().code());
-    if (!body.complete() && (body != Body.DISCARDING || HttpUtil.is100ContinueExpected(request))) {
+    if (!body.complete() && (body != BodyFate.DISCARDING || HttpUtil.is100ContinueExpected(request))) {
       // a client that expected 100-continue and got a final answer may never send its body
       // (RFC 9110 section 10.1.1): the connection ends rather than wait for it; what still
       // comes of the body is dropped by the lingering close
@@ -781,17 +743,17 @@ final class ProxyExchange implements ClientSink {
       abort("write to client failed");
       return;
     }
-    enter(Phase.RESPONDED);
+    enter(ExchangePhase.RESPONDED);
     maybeEnd();
   }
 
   /** Ends the exchange once the response is out and the request fully read. */
   private void maybeEnd() {
-    if (phase != Phase.RESPONDED || !body.complete()) {
+    if (phase != ExchangePhase.RESPONDED || !body.complete()) {
       conn.maybeRead();
       return;
     }
-    if (upstream != null && body != Body.SENT) {
+    if (upstream != null && body != BodyFate.SENT) {
       upstream.doNotReuse(); // the upstream did not get the whole request: its connection is unframed
     }
     end(true);
@@ -808,7 +770,7 @@ final class ProxyExchange implements ClientSink {
   }
 
   private void end(boolean clean) {
-    enter(Phase.ENDED);
+    enter(ExchangePhase.ENDED);
     releaseBuffers();
     relay = null;
     if (accounting != null) {
@@ -827,8 +789,8 @@ final class ProxyExchange implements ClientSink {
       upstream.close();
       upstream = null;
     }
-    if (body == Body.FORWARDING) {
-      body = Body.HELD;
+    if (body == BodyFate.FORWARDING) {
+      body = BodyFate.HELD;
     }
   }
 
