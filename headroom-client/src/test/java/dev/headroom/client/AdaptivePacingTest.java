@@ -437,7 +437,7 @@ class AdaptivePacingTest {
    * half a second away), a sliding window the instant its estimate falls by one unit. Read as
    * draft-09 read it, every pacing took the reset for a new window of ten units and was refused
    * (BURST and EVEN against the token bucket), or ruled out every phase of the sliding window and
-   * took 1.08x to 1.13x the ideal. Read as either meaning ({@link ResetMeaning}), no request is
+   * took 1.10x to 1.14x the ideal. Read as either meaning ({@link ResetMeaning}), no request is
    * refused, and the adaptive pacing is within 5% of the ideal schedule.
    */
   @ParameterizedTest(name = "{0}, {1}")
