@@ -210,6 +210,7 @@ final class BudgetTracker implements Budgets {
         out.add(e);
       }
     }
+    BucketRoutes.keepRoute(out, BucketRoutes.route(method, path));
     if (out.isEmpty()) {
       List<TrackedBudget> plan = planned.get(origin);
       if (plan != null) {
@@ -291,6 +292,9 @@ final class BudgetTracker implements Budgets {
       applyVend(s, vendData.get(), now, uncounted, ordered, permit);
     } else {
       apply(s, exchange.fields(), now, uncounted, ordered, permit, epochReset);
+      String path = exchange.request().uri().getRawPath();
+      BucketRoutes.bind(s, exchange.fields(), BucketRoutes.route(exchange.request().method(),
+          path == null || path.isEmpty() ? "/" : path));
     }
     if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
         && exchange.retryAfter().isPresent()) {

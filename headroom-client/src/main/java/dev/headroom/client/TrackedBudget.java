@@ -1,6 +1,7 @@
 package dev.headroom.client;
 
 import java.util.Base64;
+import java.util.LinkedHashSet;
 
 /**
  * One budget of a scope, as {@link BudgetTracker} keeps it: what the last report said about one
@@ -43,6 +44,8 @@ final class TrackedBudget {
   boolean batchPartial;
   /** The window was restarted locally: one request goes and its answer confirms it. */
   boolean confirm;
+  /** The routes a named vendor bucket answered for, which it paces ({@link BucketRoutes}); null for every request. */
+  LinkedHashSet<String> routes;
   /** A request was refused while this budget paced it: the client is not alone in spending it ({@link EvenSpacing}). */
   boolean refused;
   /** What the last report's {@code t} named: the quota whole again, or more quota ({@link ResetMeaning}). */
