@@ -27,7 +27,9 @@ import java.util.OptionalLong;
  * alone, its answer saying what came back. Worked numbers: a token bucket of 10 per 5 s sends
  * {@code r=0;t=1} under draft-10 (its next token in half a second); reading that as draft-09 did, a
  * new window of ten at one second was nine refusals; read as more quota, one request goes, and
- * its answer ({@code r=1;t=1}) paces the rest.
+ * its answer ({@code r=1;t=1}) paces the rest. When nothing says when quota returns
+ * ({@link ResetMeaning#UNSTATED}), the units stated go at once and, once spent, one request at a
+ * time asks.
  */
 final class Admission {
 
@@ -81,6 +83,15 @@ final class Admission {
           waitForAnswer = true;
         } else {
           wait = Math.max(wait, unitWait);
+        }
+        continue;
+      }
+      if (e.meaning == ResetMeaning.UNSTATED && e.remaining <= 0) {
+        // Spent, and nothing says when quota returns: one request at a time, each alone, asks.
+        if (s.inFlight() > 0) {
+          waitForAnswer = true;
+        } else {
+          probe = true;
         }
         continue;
       }
@@ -142,7 +153,7 @@ final class Admission {
         waitForAnswer |= s.inFlight() > 0;
         continue;
       }
-      if (spacesEvenly(kind)) {
+      if (spacesEvenly(kind) && e.meaning != ResetMeaning.UNSTATED) {
         // Adaptively, a first window that may be short is not spread past its earliest end.
         long next = Ceilings.saturatingAdd(e.lastAdmit,
             EvenSpacing.interval(e, pacing == Pacing.ADAPTIVE ? e.firstWindow(now) : Long.MAX_VALUE));

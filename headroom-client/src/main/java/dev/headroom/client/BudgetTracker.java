@@ -387,7 +387,12 @@ final class BudgetTracker implements Budgets {
       long tNanos;
       long resetLow = Long.MIN_VALUE;
       boolean probeAtReset = false;
-      if (raNanos >= 0) {
+      ResetMeaning meaning = ResetMeaning.of(limit);
+      if (meaning == ResetMeaning.UNSTATED && raNanos < 0) {
+        // No reset stated: the units stay counted until the ceiling, and the last spent, one
+        // request at a time finds out (Admission).
+        tNanos = Ceilings.nanos(ceilings.maxReset());
+      } else if (raNanos >= 0) {
         tNanos = raNanos;
         probeAtReset = raClamped;
       } else if (limit.reset().isPresent()) {
@@ -410,7 +415,7 @@ final class BudgetTracker implements Budgets {
       long notCounted = unit.equals(RequestCost.REQUESTS) ? uncounted
           : ordered ? 0 : Ceilings.saturatingAdd(s.inFlightCost(unit), s.answeredCost(unit, permit.answeredAtAdmit));
       merge(s, policy, pk, unit, limit.remaining().getAsLong(), quota, window, tNanos, resetLow, probeAtReset, now,
-          notCounted, ordered, "headers", null, permit, ResetMeaning.of(limit));
+          notCounted, ordered, "headers", null, permit, meaning);
     }
   }
 

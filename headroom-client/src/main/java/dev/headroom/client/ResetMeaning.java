@@ -2,6 +2,7 @@ package dev.headroom.client;
 
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.ServiceLimitItem;
+import dev.headroom.http.headers.VendorDialect;
 
 /**
  * What a report's {@code t} names: the instant the quota is whole again, or the instant more quota
@@ -30,7 +31,8 @@ import dev.headroom.http.headers.ServiceLimitItem;
  *
  * <p>Every other source names the reset: the -03 to -07 fields, {@code X-RateLimit-Reset}, the
  * vendors' own fields, the vend extension's {@code resets_in}, a caller's
- * {@link Budgets#observe}, a discovery plan's window.
+ * {@link Budgets#observe}, a discovery plan's window; except Azure Resource Manager's, which name
+ * none ({@link #UNSTATED}).
  */
 enum ResetMeaning {
   /** Until the quota resets, whole again (draft-09 section 4.1.2 and every older form). */
@@ -38,12 +40,20 @@ enum ResetMeaning {
   /** Until more quota is available (draft-10 and -11 section 4.1.2; the editor's draft's {@code w}). */
   UNTIL_MORE,
   /** A {@code RateLimit} list field's {@code t}: draft-09's meaning or draft-10's, not told apart on the wire. */
-  EITHER;
+  EITHER,
+  /**
+   * Nothing says when quota returns: Azure Resource Manager states only what remains
+   * ({@code x-ms-ratelimit-remaining-*}), which headroom-http reads with a placeholder reset of one
+   * second. The units stated are spent at once; once they are, requests go one at a time, each
+   * alone, and each answer (its remaining count, or a refusal's Retry-After) decides the next, as
+   * a reset beyond {@link Ceilings#maxReset()} is probed. No reset is waited for, nor invented.
+   */
+  UNSTATED;
 
   /** What {@code t} of {@code limit} names, by the dialect it was read in. */
   static ResetMeaning of(ServiceLimitItem limit) {
     if (limit.vendor().isPresent()) {
-      return UNTIL_RESET;
+      return limit.vendor().get() == VendorDialect.AZURE_RESOURCE_MANAGER ? UNSTATED : UNTIL_RESET;
     }
     if (limit.dialect() == HeaderDialect.IETF_NEXT) {
       return UNTIL_MORE;

@@ -147,4 +147,29 @@ class VendorDialectsPacingTest {
       return r;
     };
   }
+
+  /**
+   * Azure Resource Manager states only the requests that remain ({@code
+   * x-ms-ratelimit-remaining-subscription-reads}), never when quota returns: the client spends
+   * them at once and, once spent, sends one request at a time, each alone, whose answer (a refusal's
+   * Retry-After, or the count again) decides the next ({@link ResetMeaning#UNSTATED}, as a reset
+   * beyond the client's ceiling is probed: draft-ietf-httpapi-ratelimit-headers-09 section 8.5.1).
+   * No reset is invented: before, the budget was read with a one-second reset, and the request
+   * after the last unit waited that second for nothing.
+   */
+  @Test
+  void anAzureBudgetWithoutAResetIsProbedOnceSpentNotWaitedFor() throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    try (TestServer server = new TestServer(ticker,
+        VendorPeers.server(VendorPeers.Form.AZURE_RESOURCE_MANAGER, ticker, QUOTA, WINDOW))) {
+      HeadroomClient client = Scripted.client(ticker).build();
+      for (int i = 0; i < 2 * QUOTA; i++) {
+        assertThat(client.send(Scripted.get(server, "/api/items"), BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      }
+      List<Double> gaps = Scripted.gaps(server);
+      assertThat(gaps.subList(0, QUOTA)).as("the stated units, then the request that asks, at once: %s", gaps)
+          .containsOnly(0.0);
+      assertThat(server.count(429)).as("refusals: the request that asks, once a window").isEqualTo(1);
+    }
+  }
 }
