@@ -147,8 +147,12 @@ final class TrackedBudget {
     }
     epochReset = resetLow != Long.MIN_VALUE;
     ObservedAlgorithm.Kind kind = kind();
-    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
-        && seen.bounded()) {
+    // Not an algorithm not yet recognised whose t may name its next unit (ResetMeaning): reports of
+    // a sliding window's burst say t=1 from instants a few ms apart, each the next unit with no
+    // traffic after it, and their least upper bound is the first one's, 35 ms before the unit the
+    // burst left came back (a refusal at 4.95 s into a 5 s window, 1 to 20 ms per request).
+    boolean unknownAtReset = confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN && meaning == ResetMeaning.UNTIL_RESET;
+    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || unknownAtReset) && seen.bounded()) {
       // Reports of one fixed window bound one instant: the tightest upper bound is as safe. Until
       // the algorithm is recognised, a reset reached this way is confirmed by one request alone.
       resetAt = Math.min(resetAt, seen.high());
