@@ -45,9 +45,10 @@ import java.util.OptionalLong;
  * quota resets (section 4.1.2). draft-10 and -11 (section 4.1.2) send the time until more quota is
  * available, the same instant for a fixed window but a token bucket's next token ({@code t=1}
  * throughout for 10 per 5 s) and a sliding window's next unit. Their bounds then move as a fixed
- * window's reset would, a second at a time, with {@code r} back up by a unit or two: so a jump is a
- * fixed window's only when {@code r} came back to {@code q - 1} less the requests that may have
- * been decided before it in the new window; a smaller one is a refill. And a token bucket whose
+ * window's reset would, a second at a time, with {@code r} back up by a unit or two: so, when the
+ * policy states {@code q}, a jump is a fixed window's only when {@code r} came back to {@code q - 1}
+ * less the requests that may have been decided before it in the new window; a smaller one is a
+ * refill. And a token bucket whose
  * reports fit its time until full is taken for one only when some report's {@code t} was longer than
  * a refill rounded up ({@link #saidUntilFull}), which no time until the next token is; near a full
  * bucket the two meanings fit alike, and so does a sliding window's next unit.
