@@ -10,7 +10,6 @@ import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -18,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -37,8 +35,10 @@ import java.util.function.Function;
  * the server reported last for that scope (section 7.1: without the server's key algorithm, the
  * best guess for the next request is the last similar one).
  *
- * <p>A request is admitted when, for every current budget of its scope: {@code remaining > 0} (or
- * the reset has passed and the quota is known, which starts a new window of {@code q} units), and,
+ * <p>A request is admitted ({@link Admission}) when, for every current budget of its scope:
+ * {@code remaining > 0} (or the reset has passed and the quota is known, which starts a new window
+ * of {@code q} units when {@code t} named the quota whole again, and otherwise lets one request go
+ * alone, see {@link ResetMeaning}), and,
  * with {@link Pacing#EVEN}, at least {@link EvenSpacing#interval} has passed since the budget's last
  * admission. Otherwise it waits for the longest of these times, on the {@link Scheduler}.
  * Worked numbers: {@code "default";r=9;t=10} seen at 0 s, with no policy, spaces the next nine
@@ -125,6 +125,7 @@ final class BudgetTracker implements Budgets {
   private final Scheduler scheduler;
   private final Pacing pacing;
   private final Ceilings ceilings;
+  private final Admission admission;
   private final Function<HttpRequest, String> scopeOf;
   private final LinkedHashMap<String, Scope> scopes;
   private final LinkedHashMap<String, List<TrackedBudget>> planned;
@@ -140,6 +141,7 @@ final class BudgetTracker implements Budgets {
     this.scheduler = scheduler;
     this.pacing = pacing;
     this.ceilings = ceilings;
+    this.admission = new Admission(pacing, ceilings);
     this.scopeOf = scopeOf;
     int max = ceilings.maxTrackedScopes();
     this.scopes = new LinkedHashMap<>(16, 0.75f, true) {
@@ -185,176 +187,19 @@ final class BudgetTracker implements Budgets {
     synchronized (this) {
       Scope s = scope(scopeId);
       long now = ticker.read();
-      Wait w = tryAdmit(s, origin, method, path, labels, cost, now);
-      if (w.admitted != null) {
-        return CompletableFuture.completedFuture(w.admitted);
+      Admission.Wait w = admission.decide(s, active(s, origin, method, path, labels), cost, now);
+      if (w.admitted() != null) {
+        return CompletableFuture.completedFuture(w.admitted());
       }
-      if (w.forResponse) {
+      if (w.forResponse()) {
         waiter = new CompletableFuture<>();
         s.waiters.add(waiter);
       }
-      nanos = w.nanos;
+      nanos = w.nanos();
     }
     // Outside the lock: a scheduler may complete at once and run the continuation on this thread.
     CompletableFuture<Void> next = waiter != null ? waiter : scheduler.delay(Duration.ofNanos(nanos));
     return next.thenCompose(v -> loop(scopeId, origin, method, path, labels, cost));
-  }
-
-  private Wait tryAdmit(Scope s, String origin, String method, String path, Set<String> labels, RequestCost cost,
-      long now) {
-    if (now < s.blockedUntil) {
-      return Wait.nanos(s.blockedUntil - now);
-    }
-    long wait = 0;
-    // A scope never heard from goes one request at a time until its first response: it may carry
-    // the fields that pace the rest.
-    boolean probe = s.probeAfterBlock || !s.answered;
-    OptionalDouble rate = ceilings.maxRequestsPerSecond();
-    if (rate.isPresent() && s.lastAdmit != Long.MIN_VALUE) {
-      long next = s.lastAdmit + (long) Math.ceil(1e9 / rate.getAsDouble());
-      wait = Math.max(wait, next - now);
-    }
-    List<TrackedBudget> active = active(s, origin, method, path, labels);
-    boolean waitForAnswer = false;
-    long hold;
-    for (TrackedBudget e : active) {
-      ObservedAlgorithm.Kind kind = e.kind();
-      long need = e.drawn(cost);
-      if (need == 0) {
-        // A unit this request states no cost in: it draws nothing from the budget (RequestCost).
-        continue;
-      }
-      if (e.probeAtReset) {
-        // A reset (or window) beyond Ceilings#maxReset is not slept on (draft-09 section 8.5.1:
-        // "implementing retries when the reset parameter exceeds ten minutes"): its requests go one
-        // at a time, each alone, and the answer of each (its fields, or a refusal's Retry-After)
-        // decides for the next. A 14-digit t no longer holds every caller for the ceiling.
-        probe = true;
-        continue;
-      }
-      if (!e.countsRequests()) {
-        long unitWait = e.unitWait(need, now, s.inFlight(), s.inFlightCost(e.unit), Ceilings.nanos(ceilings.maxReset()));
-        if (unitWait == TrackedBudget.UNIT_PROBE) {
-          probe = true;
-        } else if (unitWait == TrackedBudget.UNIT_FOR_ANSWER) {
-          waitForAnswer = true;
-        } else {
-          wait = Math.max(wait, unitWait);
-        }
-        continue;
-      }
-      if (kind == ObservedAlgorithm.Kind.TOKEN_BUCKET) {
-        e.creditRefill(now, s.inFlight());
-      }
-      if (now >= e.resetAt) {
-        if (e.quota < 0 || e.window <= 0 || e.window > Ceilings.nanos(ceilings.maxReset())) {
-          // Nothing says what the next window holds or how long it lasts, or it lasts longer than
-          // the client waits (Ceilings#maxReset): one request finds out.
-          probe = true;
-          continue;
-        }
-        if (e.quota <= s.inFlight()) {
-          // Requests still in flight may all be counted in the new window: their answers say more.
-          probe = true;
-          continue;
-        }
-        // A new window of the known quota; requests still in flight may be counted in it.
-        e.remaining = e.quota - s.inFlight();
-        long periods = (now - e.resetAt) / e.window + 1;
-        e.resetAt = Ceilings.saturatingAdd(e.resetAt, Ceilings.saturatingMultiply(periods, e.window));
-        e.lastAdmit = now;
-        // A reset learnt from the reports (or, adaptively, any reset of an algorithm not yet
-        // recognised) is confirmed by one request before the rest of the window goes.
-        e.confirm = kind == ObservedAlgorithm.Kind.FIXED_WINDOW
-            || (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.UNKNOWN);
-      }
-      if (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.REFILLING
-          && e.window <= Ceilings.nanos(ceilings.maxReset())) {
-        // A sliding window, modelled from the client's own requests (its window stated or inferred,
-        // WindowInference): wait for the unit it gives back.
-        long at = e.nextAllowed(now, s.inFlight());
-        if (at == Long.MAX_VALUE && s.inFlight() > 0) {
-          waitForAnswer = true;
-          continue;
-        } else if (at >= 0 && at != Long.MAX_VALUE) {
-          wait = Math.max(wait, at - now);
-          continue;
-        }
-      }
-      if (e.remaining <= 0) {
-        if (s.inFlight() > 0) {
-          // Requests on the wire were taken off the last report; their answers may give units back.
-          waitForAnswer = true;
-        } else {
-          wait = Math.max(wait, e.nextUnit(now) - now);
-        }
-        continue;
-      }
-      if (e.confirm) {
-        // The request that confirms a restarted window goes at once, the others after its answer.
-        waitForAnswer |= s.inFlight() > 0;
-        continue;
-      }
-      if (spacesEvenly(kind)) {
-        // Adaptively, a first window that may be short is not spread past its earliest end.
-        long next = Ceilings.saturatingAdd(e.lastAdmit,
-            EvenSpacing.interval(e, pacing == Pacing.ADAPTIVE ? e.firstWindow(now) : Long.MAX_VALUE));
-        wait = Math.max(wait, next - now);
-      } else if (pacing == Pacing.ADAPTIVE && kind == ObservedAlgorithm.Kind.FIXED_WINDOW
-          && (hold = ResetBisection.hold(e, s.clock, now, s.inFlight())) != 0) {
-        // The window's last units, each sent alone where its answer halves what is known of the reset.
-        if (hold == ResetBisection.FOR_ANSWER) {
-          waitForAnswer = true;
-        } else {
-          wait = Math.max(wait, hold);
-        }
-      } else if (pacing == Pacing.ADAPTIVE && e.remaining == 1 && kind == ObservedAlgorithm.Kind.FIXED_WINDOW) {
-        // The window's last unit, held back until it tells whether the windows are aligned.
-        OptionalLong probeAt = e.seen.alignmentProbe();
-        if (probeAt.isPresent() && probeAt.getAsLong() > now && probeAt.getAsLong() < e.seen.low()) {
-          wait = Math.max(wait, probeAt.getAsLong() - now);
-        }
-      }
-    }
-    if (wait > 0) {
-      return Wait.nanos(wait);
-    }
-    if ((probe || waitForAnswer) && s.inFlight() > 0) {
-      return Wait.FOR_RESPONSE;
-    }
-    long seq = ++s.lastSeq;
-    for (TrackedBudget e : active) {
-      if (!e.countsRequests()) {
-        if (now < e.resetAt) {
-          e.remaining = Math.max(0, e.remaining - e.drawn(cost));
-        }
-        continue;
-      }
-      if (now < e.resetAt) {
-        e.remaining--;
-      }
-      e.lastAdmit = now;
-      e.admitted(seq, now);
-    }
-    boolean alone = s.inFlight.isEmpty();
-    s.inFlight.add(seq);
-    if (!cost.isNone()) {
-      s.costs.put(seq, cost);
-    }
-    s.lastAdmit = now;
-    return Wait.admitted(new Permit(s, probe, seq, alone, s.answeredCount, now, cost));
-  }
-
-  /** Whether admissions against a budget of this kind are spaced ({@link EvenSpacing#interval}) or go at once. */
-  private boolean spacesEvenly(ObservedAlgorithm.Kind kind) {
-    switch (pacing) {
-      case EVEN:
-        return true;
-      case BURST:
-        return false;
-      default:
-        return kind == ObservedAlgorithm.Kind.UNKNOWN || kind == ObservedAlgorithm.Kind.REFILLING;
-    }
   }
 
   private List<TrackedBudget> active(Scope s, String origin, String method, String path, Set<String> labels) {
@@ -365,6 +210,7 @@ final class BudgetTracker implements Budgets {
         out.add(e);
       }
     }
+    BucketRoutes.keepRoute(out, BucketRoutes.route(method, path));
     if (out.isEmpty()) {
       List<TrackedBudget> plan = planned.get(origin);
       if (plan != null) {
@@ -446,6 +292,9 @@ final class BudgetTracker implements Budgets {
       applyVend(s, vendData.get(), now, uncounted, ordered, permit);
     } else {
       apply(s, exchange.fields(), now, uncounted, ordered, permit, epochReset);
+      String path = exchange.request().uri().getRawPath();
+      BucketRoutes.bind(s, exchange.fields(), BucketRoutes.route(exchange.request().method(),
+          path == null || path.isEmpty() ? "/" : path));
     }
     if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
         && exchange.retryAfter().isPresent()) {
@@ -532,13 +381,18 @@ final class BudgetTracker implements Budgets {
       QuotaPolicyItem p = fields.policyOf(limit).orElse(null);
       long quota = p != null ? p.quota() : limit.limit().orElse(-1);
       String unit = RequestCost.unitOf(p);
-      // Saturated, not clamped: a window longer than maxReset is never waited for whole (tryAdmit
+      // Saturated, not clamped: a window longer than maxReset is never waited for whole (Admission
       // probes instead), but q / w still credits EVEN with the refill it implies.
       long window = p != null && p.window().isPresent() ? Ceilings.nanos(p.window().get()) : -1;
       long tNanos;
       long resetLow = Long.MIN_VALUE;
       boolean probeAtReset = false;
-      if (raNanos >= 0) {
+      ResetMeaning meaning = ResetMeaning.of(limit);
+      if (meaning == ResetMeaning.UNSTATED && raNanos < 0) {
+        // No reset stated: the units stay counted until the ceiling, and the last spent, one
+        // request at a time finds out (Admission).
+        tNanos = Ceilings.nanos(ceilings.maxReset());
+      } else if (raNanos >= 0) {
         tNanos = raNanos;
         probeAtReset = raClamped;
       } else if (limit.reset().isPresent()) {
@@ -561,13 +415,14 @@ final class BudgetTracker implements Budgets {
       long notCounted = unit.equals(RequestCost.REQUESTS) ? uncounted
           : ordered ? 0 : Ceilings.saturatingAdd(s.inFlightCost(unit), s.answeredCost(unit, permit.answeredAtAdmit));
       merge(s, policy, pk, unit, limit.remaining().getAsLong(), quota, window, tNanos, resetLow, probeAtReset, now,
-          notCounted, ordered, "headers", null, permit);
+          notCounted, ordered, "headers", null, permit, meaning);
     }
   }
 
   /** Records one report of a budget, as {@link #apply} explains (shared by headers and the vend extension). */
   private void merge(Scope s, String policy, byte[] pk, String unit, long reported, long quota, long window, long tNanos,
-      long resetLow, boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit) {
+      long resetLow, boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit,
+      ResetMeaning meaning) {
     long r = reported;
     long concurrent = uncounted;
     if (quota >= 0) {
@@ -585,6 +440,7 @@ final class BudgetTracker implements Budgets {
       e = put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, source);
       e.selector = selector;
       e.unit = unit;
+      e.meaning = meaning;
     } else if (resetAt >= e.resetAt - SAME_WINDOW_NANOS) {
       e.remaining = r;
       e.resetAt = Math.max(e.resetAt, resetAt);
@@ -592,6 +448,7 @@ final class BudgetTracker implements Budgets {
       e.window = window;
       e.probeAtReset |= probeAtReset;
       e.selector = selector;
+      e.meaning = meaning;
       s.current.put(policy, TrackedBudget.key(policy, pk));
     } else {
       e.noteBatch(said, resetAt);
@@ -599,7 +456,7 @@ final class BudgetTracker implements Budgets {
         // Too early a reset for the budget's count, but what the server said of this request all
         // the same: a sliding window's model (and what is inferred of its window) places every
         // request of a burst by its report, and one left out stands for any report at all.
-        modelReport(s, e, permit, now, said, tNanos, resetLow);
+        modelReport(s, e, permit, now, said, tNanos, resetLow, meaning);
       }
       return;
     }
@@ -609,16 +466,17 @@ final class BudgetTracker implements Budgets {
       // the report itself, less what is on the wire.
       return;
     }
-    modelReport(s, e, permit, now, said, tNanos, resetLow);
+    modelReport(s, e, permit, now, said, tNanos, resetLow, meaning);
     e.learn(said, permit.admittedAt, now, tNanos, resetLow, permit.answeredAtAdmit, s.answeredCount,
         pacing == Pacing.ADAPTIVE, concurrent);
   }
 
   /** Gives a report of budget {@code e} to its models ({@link TrackedBudget#reported}). */
-  private void modelReport(Scope s, TrackedBudget e, Permit permit, long now, long said, long tNanos, long resetLow) {
+  private void modelReport(Scope s, TrackedBudget e, Permit permit, long now, long said, long tNanos, long resetLow,
+      ResetMeaning meaning) {
     // The server decided every request answered before this one was sent, and none sent after it was answered.
     e.reported(permit.seq, permit.admittedAt, now, said, tNanos, resetLow, permit.answeredAtAdmit + 1, s.lastSeq,
-        pacing == Pacing.ADAPTIVE && s.entries.size() == 1 && e.selector == null);
+        pacing == Pacing.ADAPTIVE && s.entries.size() == 1 && e.selector == null, meaning);
   }
 
   /**
@@ -632,7 +490,7 @@ final class BudgetTracker implements Budgets {
       Duration t = l.resetsIn();
       long window = l.window().map(Ceilings::nanos).orElse(-1L);
       merge(s, l.policy(), null, RequestCost.REQUESTS, l.remaining(), l.limit(), window, Ceilings.clampedNanos(t, maxReset), Long.MIN_VALUE,
-          t.compareTo(maxReset) > 0, now, uncounted, ordered, "vend", l.selector(), permit);
+          t.compareTo(maxReset) > 0, now, uncounted, ordered, "vend", l.selector(), permit, ResetMeaning.UNTIL_RESET);
     }
   }
 
@@ -776,17 +634,4 @@ final class BudgetTracker implements Budgets {
   /** The right to send one request, reported back with {@link #record} or {@link #release}. */
   record Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit, long admittedAt,
       RequestCost cost) {}
-
-  /** What {@link #tryAdmit} decided: wait {@code nanos}, or for a response, or go with {@code admitted}. */
-  private record Wait(long nanos, boolean forResponse, Permit admitted) {
-    static final Wait FOR_RESPONSE = new Wait(0, true, null);
-
-    static Wait nanos(long nanos) {
-      return new Wait(nanos, false, null);
-    }
-
-    static Wait admitted(Permit p) {
-      return new Wait(0, false, p);
-    }
-  }
 }

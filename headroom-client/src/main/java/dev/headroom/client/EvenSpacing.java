@@ -16,7 +16,7 @@ final class EvenSpacing {
    * implies, so that against a token bucket the units above the reserve are spent by the reset while
    * the bucket refills at {@code q / w}. The reserve keeps the reported {@code r} off zero: a token
    * bucket that says {@code r=0} says {@code t} until it is full, which is a whole window. Neither
-   * term ever lets more than {@code r} units go: that is counted in {@code BudgetTracker#tryAdmit}. {@code H}
+   * term ever lets more than {@code r} units go: that is counted in {@link Admission#decide}. {@code H}
    * ends at {@link TrackedBudget#lastInWindow()}, the last instant a unit surely counts in the
    * window, not at the reset: a unit aimed at the reset of a fixed window lands in the next one and
    * is lost. Against a budget recognised as refilling but not as a token bucket, the refill term
@@ -30,8 +30,15 @@ final class EvenSpacing {
   static long interval(TrackedBudget e, long end) {
     long last = Math.min(e.lastInWindow(), end);
     if (last <= e.lastAdmit) {
-      // Past the last instant a unit surely counts in the window: what is left goes at once.
-      return 0;
+      if (!e.refused || e.window <= 0 || e.resetRestoresQuota() || end <= e.lastAdmit) {
+        // Past the last instant a unit surely counts in the window: what is left goes at once.
+        return 0;
+      }
+      // Past a draft-10 reset, which brought one unit more, not the quota (ResetMeaning), of a
+      // budget that was refused (someone else spends it too, and r overstates what is left): the
+      // units left are not lost there, and are spread over a window, as draft-09's time until
+      // full or empty would have spread them, keeping r off zero.
+      last = Ceilings.saturatingAdd(e.lastAdmit, e.window);
     }
     double horizon = last - e.lastAdmit;
     double rate = e.remaining / horizon;

@@ -41,6 +41,18 @@ import java.util.OptionalLong;
  *       Only then does the client credit the refill at {@code q / w} between reports.
  * </ul>
  *
+ * <p>What {@code t} names differs by draft ({@link ResetMeaning}): above, draft-09's time until the
+ * quota resets (section 4.1.2). draft-10 and -11 (section 4.1.2) send the time until more quota is
+ * available, the same instant for a fixed window but a token bucket's next token ({@code t=1}
+ * throughout for 10 per 5 s) and a sliding window's next unit. Their bounds then move as a fixed
+ * window's reset would, a second at a time, with {@code r} back up by a unit or two: so, when the
+ * policy states {@code q}, a jump is a fixed window's only when {@code r} came back to {@code q - 1}
+ * less the requests that may have been decided before it in the new window; a smaller one is a
+ * refill. And a token bucket whose
+ * reports fit its time until full is taken for one only when some report's {@code t} was longer than
+ * a refill rounded up ({@link #saidUntilFull}), which no time until the next token is; near a full
+ * bucket the two meanings fit alike, and so does a sliding window's next unit.
+ *
  * <p>Worked numbers: {@code q=10, w=5 s}, a fixed window resetting at 12.30 s. A request admitted
  * at 10.00 s and answered at 10.01 s says {@code t=3}: {@code R} in (12.00, 13.01]. One admitted at
  * 10.50 s says {@code t=2}: {@code R} in (11.50, 12.51], and the intersection is (12.00, 12.51]. A
@@ -88,6 +100,8 @@ final class ObservedAlgorithm {
   private long prevReceipt;
   private long prevLow;
   private int bucketFits;
+  /** A report's t fit a token bucket's time until full and was longer than any time until its next token. */
+  private boolean untilFull;
   private boolean beyondWindow;
   private boolean policyKnown;
   private long prevAnswer = -1;
@@ -138,6 +152,8 @@ final class ObservedAlgorithm {
       double perUnit = (double) window / quota;
       boolean fits = t > (quota - r - 1) * perUnit && t < (quota - r) * perUnit + SECOND;
       bucketFits = fits ? bucketFits + 1 : 0;
+      // draft-10's t of a token bucket is at most one refill, rounded up to whole seconds.
+      untilFull |= fits && t > Math.ceil(perUnit / SECOND) * SECOND;
     }
     if (!bounded) {
       startWindow(a, b, r);
@@ -147,7 +163,14 @@ final class ObservedAlgorithm {
       windowMinR = Math.min(windowMinR, r);
       windowFirstAdmit = Math.min(windowFirstAdmit, admittedAt);
     } else if (a >= high) {
-      if (r > windowMinR) {
+      if (r > windowMinR && policyKnown && r < quota - 1 - concurrent) {
+        // Units came back, but not the whole quota: a fixed window's first report of a new window
+        // says q - 1, less the requests that may have been decided before it. A sliding window's
+        // or a token bucket's next unit, which draft-10's t names (r=0;t=1, then r=1;t=1 a second
+        // later), moves the bounds as a fixed window's reset would.
+        refilled = true;
+        aligned = false;
+      } else if (r > windowMinR) {
         jumped = true;
       } else if ((r == windowMinR && r == quota - 1) || (policyKnown && r >= quota - 1 - concurrent
           && b > saturatingAdd(Math.max(low, floor), window))) {
@@ -257,6 +280,16 @@ final class ObservedAlgorithm {
       return policyKnown && !beyondWindow && bucketFits >= TOKEN_BUCKET_FITS ? Kind.TOKEN_BUCKET : Kind.REFILLING;
     }
     return jumped ? Kind.FIXED_WINDOW : Kind.UNKNOWN;
+  }
+
+  /**
+   * Whether a report's {@code t} fit a token bucket's time until full (draft-09 section 4.1.2) and
+   * was longer than one refill rounded up to whole seconds, which draft-10's and -11's time until
+   * the next token never is: then a {@link ResetMeaning#EITHER} reading of a recognised token bucket
+   * is draft-09's.
+   */
+  boolean saidUntilFull() {
+    return untilFull;
   }
 
   /** Whether any report bounded the reset. */

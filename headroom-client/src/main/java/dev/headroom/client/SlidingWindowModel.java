@@ -100,6 +100,18 @@ import java.util.Arrays;
  * then, the twelfth at 5.5 s, one every 0.5 s: the decay {@code prev / w}, not {@code t}. A phase
  * ruled out stays out (the server's phase does not change).
  *
+ * <p>Two meanings of {@code t} ({@link ResetMeaning}): draft-09 section 4.1.2's time until the
+ * estimate is empty, checked as above, and draft-10's and -11's (section 4.1.2) time until it falls
+ * by one unit: while the previous window weighs {@code p >= 1}, the instant its weight falls to
+ * {@code p - 1}, which the previous window's count (bounded by the requests possibly in it) places;
+ * else a nanosecond past the next boundary, where the current window's {@code cur} weighs
+ * {@code cur - 1} ({@link TwoCounterEstimate#nextUnit}). A {@code RateLimit} list field may mean
+ * either, so the phases are checked under each reading apart, each reading keeps its own phases
+ * ruled out, and a unit goes when every phase of both readings still standing allows it: the
+ * server's own phase under its own reading is among them. A draft-09 server's burst (t = 5, 8, 10
+ * for the first three units of a window) soon rules out the phases of the draft-10 reading, and a
+ * draft-10 server's ({@code t=5} three times) those of draft-09's.
+ *
  * <p>Never trusted blindly: no consistent phase (another client spends the same budget, or the
  * server is not this algorithm) makes the model unusable, and a refusal disables it for good
  * ({@link #disable}); the client then spends as it did without it. Memory is bounded:
@@ -126,21 +138,35 @@ final class SlidingWindowModel {
   private final long[] reportedT = new long[CAPACITY];
   /** An instant known to be before the reported reset, or {@code Long.MIN_VALUE}: then {@code t} and {@link #slack} bound it. */
   private final long[] reportedLow = new long[CAPACITY];
+  /** What each reported {@code t} names ({@link ResetMeaning}); null until reported. */
+  private final ResetMeaning[] reportedMeaning = new ResetMeaning[CAPACITY];
   private int size;
   /** Until when requests the model never saw may still weigh (a budget created mid-stream). */
   private long blindUntil;
   /** Requests decided at or after this instant are all remembered. */
   private long knownFrom;
-  /** The phases consistent with the reports, as last computed; null when they must be again. */
-  private boolean[] consistent;
-  /** Per consistent phase, the first window's requests placed together ({@link #placedTogether}), as last computed. */
-  private final Placement[] placed = new Placement[PHASES];
+  /**
+   * The phases consistent with the reports under each reading of {@code t} (see {@link #reading}),
+   * as last computed; null when they must be again.
+   */
+  private boolean[][] consistent;
+  /** Per reading and consistent phase, the first window's requests placed together ({@link #placedTogether}). */
+  private final Placement[][] placed = new Placement[2][PHASES];
+  /**
+   * The reading of an {@link ResetMeaning#EITHER} report's {@code t} the phases are being checked
+   * under: {@link #UNTIL_EMPTY} (draft-09) or {@link #UNTIL_NEXT} (draft-10 and -11). The server
+   * means one of them for every report, so each reading keeps its own phases ruled out, and a unit
+   * goes when every phase of every reading still standing allows it.
+   */
+  private int reading;
+  private static final int UNTIL_EMPTY = 0;
+  private static final int UNTIL_NEXT = 1;
   /**
    * Phases some report ruled out. The server's phase does not change, and every check is made with
    * bounds that only narrow as answers arrive, so a phase ruled out stays out, also once the
    * requests that ruled it out are forgotten.
    */
-  private final boolean[] ruledOut = new boolean[PHASES];
+  private final boolean[][] ruledOut = new boolean[2][PHASES];
   /** The window {@link #ruledOut} was found for. */
   private long ruledFor = -1;
   private boolean disabled;
@@ -188,6 +214,7 @@ final class SlidingWindowModel {
     System.arraycopy(reportedR, 0, m.reportedR, 0, size);
     System.arraycopy(reportedT, 0, m.reportedT, 0, size);
     System.arraycopy(reportedLow, 0, m.reportedLow, 0, size);
+    System.arraycopy(reportedMeaning, 0, m.reportedMeaning, 0, size);
     m.disabled = disabled;
     m.overflowed = overflowed;
     return m;
@@ -210,6 +237,7 @@ final class SlidingWindowModel {
       System.arraycopy(reportedR, 1, reportedR, 0, CAPACITY - 1);
       System.arraycopy(reportedT, 1, reportedT, 0, CAPACITY - 1);
       System.arraycopy(reportedLow, 1, reportedLow, 0, CAPACITY - 1);
+      System.arraycopy(reportedMeaning, 1, reportedMeaning, 0, CAPACITY - 1);
       size--;
       overflowed = true;
     }
@@ -220,6 +248,7 @@ final class SlidingWindowModel {
     reportedR[size] = -1;
     reportedT[size] = -1;
     reportedLow[size] = Long.MIN_VALUE;
+    reportedMeaning[size] = null;
     size++;
   }
 
@@ -239,12 +268,13 @@ final class SlidingWindowModel {
    * budget; {@code resetLow} is an instant known to be before the reset ({@link ServerClock}), or
    * {@code Long.MIN_VALUE} when only {@code t} and the slack bound it.
    */
-  void reported(long s, long at, long now, long r, long tNanos, long resetLow) {
+  void reported(long s, long at, long now, long r, long tNanos, long resetLow, ResetMeaning meaning) {
     received(s, at, now);
     int i = find(s);
     reportedR[i] = r;
     reportedT[i] = tNanos;
     reportedLow[i] = resetLow;
+    reportedMeaning[i] = meaning;
     consistent = null;
   }
 
@@ -274,34 +304,42 @@ final class SlidingWindowModel {
       return -1;
     }
     if (ruledFor != window) {
-      Arrays.fill(ruledOut, false);
+      Arrays.fill(ruledOut[UNTIL_EMPTY], false);
+      Arrays.fill(ruledOut[UNTIL_NEXT], false);
       ruledFor = window;
       consistent = null;
     }
-    if (consistent == null) {
-      consistent = new boolean[PHASES];
-      for (int p = 0; p < PHASES; p++) {
-        // A phase ruled out stays out: it is not checked again.
-        ruledOut[p] = ruledOut[p] || !consistent(p * step, step, quota, window);
-        placed[p] = ruledOut[p] ? null : placedTogether(p * step, step, quota, window);
-        if (placed[p] == Placement.NONE) {
-          // No count of the first window's requests fits every report: not this phase.
-          ruledOut[p] = true;
-          placed[p] = null;
+    int readings = readings();
+    if (consistent == null || consistent.length != readings) {
+      consistent = new boolean[readings][PHASES];
+      for (reading = 0; reading < readings; reading++) {
+        boolean[] out = ruledOut[reading];
+        Placement[] together = placed[reading];
+        for (int p = 0; p < PHASES; p++) {
+          // A phase ruled out stays out: it is not checked again.
+          out[p] = out[p] || !consistent(p * step, step, quota, window);
+          together[p] = out[p] ? null : placedTogether(p * step, step, quota, window);
+          if (together[p] == Placement.NONE) {
+            // No count of the first window's requests fits every report: not this phase.
+            out[p] = true;
+            together[p] = null;
+          }
+          consistent[reading][p] = !out[p];
         }
-        consistent[p] = !ruledOut[p];
       }
     }
-    for (int p = 0; p < PHASES; p++) {
-      long phi = p * step;
-      if (!consistent[p]) {
-        continue;
+    for (reading = 0; reading < readings; reading++) {
+      for (int p = 0; p < PHASES; p++) {
+        long phi = p * step;
+        if (!consistent[reading][p]) {
+          continue;
+        }
+        long at = earliest(phi, step, Ceilings.saturatingAdd(now, -step), quota, window);
+        if (at == Long.MAX_VALUE) {
+          return Long.MAX_VALUE;
+        }
+        latest = Math.max(latest, at);
       }
-      long at = earliest(phi, step, Ceilings.saturatingAdd(now, -step), quota, window);
-      if (at == Long.MAX_VALUE) {
-        return Long.MAX_VALUE;
-      }
-      latest = Math.max(latest, at);
     }
     if (latest == Long.MIN_VALUE) {
       return -1;
@@ -318,12 +356,24 @@ final class SlidingWindowModel {
     if (nextAllowed(now, quota, window) != -1 || ruledFor != window) {
       return false;
     }
-    for (boolean out : ruledOut) {
-      if (!out) {
-        return false;
+    for (int h = 0; h < readings(); h++) {
+      for (boolean out : ruledOut[h]) {
+        if (!out) {
+          return false;
+        }
       }
     }
     return true;
+  }
+
+  /** How many readings of {@code t} stand to be checked: two when a report may mean either, else one. */
+  private int readings() {
+    for (int i = 0; i < size; i++) {
+      if (reportedMeaning[i] == ResetMeaning.EITHER) {
+        return 2;
+      }
+    }
+    return 1;
   }
 
   /** Forgets requests that weigh nothing any more: answered more than two windows ago. */
@@ -342,6 +392,7 @@ final class SlidingWindowModel {
       reportedR[k] = reportedR[i];
       reportedT[k] = reportedT[i];
       reportedLow[k] = reportedLow[i];
+      reportedMeaning[k] = reportedMeaning[i];
       k++;
     }
     size = k;
@@ -371,7 +422,7 @@ final class SlidingWindowModel {
         }
       }
       if (cur <= quota - 1) {
-        long e = decayPoint(prev, quota - 1 - cur, window);
+        long e = TwoCounterEstimate.decayPoint(prev, quota - 1 - cur, window);
         return Math.max(x, from + e);
       }
     }
@@ -435,7 +486,7 @@ final class SlidingWindowModel {
         }
       }
     }
-    Placement together = placed[(int) (phi / step)];
+    Placement together = placed[reading][(int) (phi / step)];
     if (together != null) {
       // The first window's requests placed together: those that report more than q - count, and
       // the one tie, were decided before its end.
@@ -674,26 +725,35 @@ final class SlidingWindowModel {
     // together: there the previous window still weighs whole, a nanosecond later one unit less.
     long eLo = Math.max(boundary ? 0 : 1, a - start);
     long eHi = b - start;
-    long usedLo = weighted(surePrev, window, eHi) + sureCur;
+    long usedLo = TwoCounterEstimate.weighted(surePrev, window, eHi) + sureCur;
     // Counted in the current window, a request on the wire across its start weighs 1; in the
     // previous one, at most 1: the most the estimate can be counts it in the current one.
-    long usedHi = weighted(possPrevOnly, window, eLo) + possCur;
+    long usedHi = TwoCounterEstimate.weighted(possPrevOnly, window, eLo) + possCur;
     long r = reportedR[i];
     if (r < Math.max(0, quota - usedHi) || r > Math.max(0, quota - usedLo)) {
       return 0;
     }
     // The request was allowed, so the estimate after it was q - r: with the previous window's
     // weight bounded, that bounds the current window's count closer than the requests do.
-    long curLo = Math.max(sureCur, quota - r - weighted(possPrev, window, eLo));
-    long curHi = Math.min(possCur, quota - r - weighted(surePrev, window, eHi));
+    long curLo = Math.max(sureCur, quota - r - TwoCounterEstimate.weighted(possPrev, window, eLo));
+    long curHi = Math.min(possCur, quota - r - TwoCounterEstimate.weighted(surePrev, window, eHi));
     if (curLo > curHi) {
       return 0;
     }
     // The instant the estimate is empty, at the earliest and the latest, must be within what the
     // report says of its reset: at most b + t, and after a + t - slack (for whole-second t, as
     // t >= ceil(empty - b) and t - slack < ceil(empty - a) say) or the instant known before it.
-    long emptyEarliest = start + window + decayPoint(curLo, 0, window);
-    long emptyLatest = start + window + decayPoint(curHi, 0, window);
+    long emptyEarliest = start + window + TwoCounterEstimate.decayPoint(curLo, 0, window);
+    long emptyLatest = start + window + TwoCounterEstimate.decayPoint(curHi, 0, window);
+    if (reportedMeaning[i] == ResetMeaning.UNTIL_MORE || (reportedMeaning[i] == ResetMeaning.EITHER && reading == UNTIL_NEXT)) {
+      // Read as draft-10's t, the instant the estimate falls by one unit instead.
+      long[] next = TwoCounterEstimate.nextUnit(start, curLo, curHi, quota - r, surePrev, possPrev, window);
+      if (next == null) {
+        return 0;
+      }
+      emptyEarliest = next[0];
+      emptyLatest = next[1];
+    }
     long t = reportedT[i];
     long low = reportedLow[i] != Long.MIN_VALUE ? reportedLow[i] : Math.max(admit[i], a + step) + t - slack;
     // A relative t counts from the decision, at most b here; an epoch reset read through the
@@ -701,27 +761,6 @@ final class SlidingWindowModel {
     // decision is placed in (a request on the wire across a boundary, placed before it).
     long high = reportedLow[i] != Long.MIN_VALUE ? Ceilings.saturatingAdd(receipt[i], t) : b + t;
     return emptyEarliest <= high && emptyLatest > low - step ? curLo : 0;
-  }
-
-  /** {@code floor(previous * (w - e) / w)}, in doubles, in the server's order. */
-  private static long weighted(long previous, long w, long elapsed) {
-    if (previous == 0) {
-      return 0;
-    }
-    return (long) Math.floor((double) previous * (double) Math.max(0, w - elapsed) / (double) w);
-  }
-
-  /** The earliest {@code e} in a window at which {@code floor(previous * (w - e) / w) <= allowance}. */
-  private static long decayPoint(long previous, long allowance, long w) {
-    if (previous <= allowance) {
-      return 0;
-    }
-    double point = (double) w - (double) (allowance + 1) * (double) w / (double) previous;
-    long e = Math.max(0, (long) Math.floor(point) + 1);
-    while (e < w && weighted(previous, w, e) > allowance) {
-      e++;
-    }
-    return Math.min(w, e);
   }
 
   private int find(long s) {

@@ -1,6 +1,7 @@
 package dev.headroom.client;
 
 import java.util.Base64;
+import java.util.LinkedHashSet;
 
 /**
  * One budget of a scope, as {@link BudgetTracker} keeps it: what the last report said about one
@@ -43,6 +44,12 @@ final class TrackedBudget {
   boolean batchPartial;
   /** The window was restarted locally: one request goes and its answer confirms it. */
   boolean confirm;
+  /** The routes a named vendor bucket answered for, which it paces ({@link BucketRoutes}); null for every request. */
+  LinkedHashSet<String> routes;
+  /** A request was refused while this budget paced it: the client is not alone in spending it ({@link EvenSpacing}). */
+  boolean refused;
+  /** What the last report's {@code t} named: the quota whole again, or more quota ({@link ResetMeaning}). */
+  ResetMeaning meaning = ResetMeaning.UNTIL_RESET;
   /** The last report's reset was an epoch instant read through the server's Date ({@link ServerClock}). */
   boolean epochReset;
   /**
@@ -140,8 +147,12 @@ final class TrackedBudget {
     }
     epochReset = resetLow != Long.MIN_VALUE;
     ObservedAlgorithm.Kind kind = kind();
-    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || (confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN))
-        && seen.bounded()) {
+    // Not an algorithm not yet recognised whose t may name its next unit (ResetMeaning): reports of
+    // a sliding window's burst say t=1 from instants a few ms apart, each the next unit with no
+    // traffic after it, and their least upper bound is the first one's, 35 ms before the unit the
+    // burst left came back (a refusal at 4.95 s into a 5 s window, 1 to 20 ms per request).
+    boolean unknownAtReset = confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN && meaning == ResetMeaning.UNTIL_RESET;
+    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || unknownAtReset) && seen.bounded()) {
       // Reports of one fixed window bound one instant: the tightest upper bound is as safe. Until
       // the algorithm is recognised, a reset reached this way is confirmed by one request alone.
       resetAt = Math.min(resetAt, seen.high());
@@ -197,7 +208,9 @@ final class TrackedBudget {
    */
   void creditRefill(long now, int inFlight) {
     long window = refillWindow();
-    if (quota <= 0 || window <= 0 || now >= resetAt) {
+    // Past a reset that restores the quota, the new window starts there (Admission); a draft-10
+    // reset is the next token only, and the refill goes on past it.
+    if (quota <= 0 || window <= 0 || (now >= resetAt && resetRestoresQuota())) {
       return;
     }
     double perUnit = (double) window / quota;
@@ -208,6 +221,20 @@ final class TrackedBudget {
     long cap = quota - inFlight;
     remaining = Math.max(remaining, Math.min(cap, remaining + gained));
     refillFrom = remaining >= cap ? now : refillFrom + (long) Math.ceil(gained * perUnit);
+  }
+
+  /**
+   * Whether the whole quota is back at {@link #resetAt} ({@link ResetMeaning}): the report said so,
+   * or the budget is a fixed window (whose end both meanings name), or a token bucket whose reports
+   * said its time until full ({@link ObservedAlgorithm#saidUntilFull}, see {@link #kind}). Otherwise
+   * only one unit more is sure there.
+   */
+  boolean resetRestoresQuota() {
+    if (meaning == ResetMeaning.UNTIL_RESET) {
+      return true;
+    }
+    ObservedAlgorithm.Kind kind = kind();
+    return kind == ObservedAlgorithm.Kind.FIXED_WINDOW || kind == ObservedAlgorithm.Kind.TOKEN_BUCKET;
   }
 
   /** When this budget, spent, has its next unit: the reset, or a token bucket's next refill. */
@@ -256,6 +283,12 @@ final class TrackedBudget {
    */
   ObservedAlgorithm.Kind kind() {
     ObservedAlgorithm.Kind kind = seen.kind();
+    if (kind == ObservedAlgorithm.Kind.TOKEN_BUCKET && meaning != ResetMeaning.UNTIL_RESET && !seen.saidUntilFull()) {
+      // Recognised by t as the time until full, which a t that may mean the time until more quota
+      // fits only by chance near a full budget (a sliding window's next unit at r=9, 8, 7 says
+      // t=1, 1, 2 as a bucket of 10 per 5 s until full would): a refilling budget (ResetMeaning).
+      return ObservedAlgorithm.Kind.REFILLING;
+    }
     if (kind == ObservedAlgorithm.Kind.REFILLING && window <= 0 && inferred != null && inferred.bucketOnly()) {
       return ObservedAlgorithm.Kind.TOKEN_BUCKET;
     }
@@ -297,6 +330,7 @@ final class TrackedBudget {
       inferred.received(seq, at, now);
     }
     if (refused) {
+      this.refused = true;
       // The model of a sliding window, or what was inferred, was wrong: spent as without them.
       sliding.disable();
       if (inferred != null) {
@@ -324,9 +358,10 @@ final class TrackedBudget {
    * requests up to and with it. {@code infer}: learn the window when the fields state none.
    */
   void reported(long seq, long at, long now, long said, long tNanos, long resetLow, long grantedLow, long grantedHigh,
-      boolean infer) {
-    sliding.reported(seq, at, now, said, tNanos, resetLow);
-    if (!infer || window > 0 || quota <= 0) {
+      boolean infer, ResetMeaning meaning) {
+    sliding.reported(seq, at, now, said, tNanos, resetLow, meaning);
+    if (!infer || window > 0 || quota <= 0 || meaning != ResetMeaning.UNTIL_RESET) {
+      // WindowInference reads t as the time until full or empty (X-RateLimit-Reset's meaning).
       inferred = null;
       return;
     }

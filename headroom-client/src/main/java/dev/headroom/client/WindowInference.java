@@ -295,7 +295,7 @@ final class WindowInference {
 
   /** A report of this budget reached every window's model. */
   void reported(long seq, long at, long now, long r, long tNanos, long resetLow) {
-    candidates.values().forEach(m -> m.reported(seq, at, now, r, tNanos, resetLow));
+    candidates.values().forEach(m -> m.reported(seq, at, now, r, tNanos, resetLow, ResetMeaning.UNTIL_RESET));
   }
 
   /** A refusal, or a request lost on the wire: the premise failed, and nothing is inferred again. */

@@ -29,7 +29,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link Pacing#ADAPTIVE}: the client recognises the server's algorithm from successive reports
@@ -44,9 +43,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * it allows, and the server's span from its first decision to its last admission is compared with
  * it. The last test runs on the real clock against real limiters and asserts only refusals.
  *
- * <p>The Headroom servers behind the sliding-window cases speak {@code draft-09}: the model of a
- * sliding window reads {@code t} as draft-09 means it (until the estimate is empty), which is not
- * what draft-10 and -11 send (until more quota is available).
+ * <p>The Headroom servers speak {@code ietf}, the default (draft-10 and -11 section 4.1.2: {@code t}
+ * until more quota is available), and the sliding-window cases run against {@code draft-09} servers
+ * too (section 4.1.2 of -09: {@code t} until the estimate is empty): the two write the same fields,
+ * and the client reads a {@code RateLimit} list's {@code t} under both meanings ({@link ResetMeaning}).
  */
 class AdaptivePacingTest {
 
@@ -121,12 +121,12 @@ class AdaptivePacingTest {
    * phase narrowed by every report's {@code r} and {@code t}), each unit spent when the server
    * gives it back rather than at {@code t}, the time until the estimate is empty.
    */
-  @ParameterizedTest(name = "first request {0} s into the window")
-  @MethodSource("slidingPhases")
-  void aSlidingWindowIsSpentAsItsWeightDecays(double phase) throws Exception {
+  @ParameterizedTest(name = "{1}, first request {0} s into the window")
+  @MethodSource("slidingPhasesAndDialects")
+  void aSlidingWindowIsSpentAsItsWeightDecays(double phase, HeaderDialect dialect) throws Exception {
     ManualTicker ticker = startingAt(phase);
     try (TestServer server = new TestServer(ticker,
-        Peers.headroom(HeaderDialect.DRAFT_09, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW))) {
+        Peers.headroom(dialect, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW))) {
       runVirtual(ticker, server, Pacing.ADAPTIVE);
       assertThat(server.count(429)).as("refusals").isZero();
       assertThat(server.count(200)).isEqualTo(REQUESTS);
@@ -143,6 +143,24 @@ class AdaptivePacingTest {
    */
   static Stream<Double> slidingPhases() {
     return Stream.concat(phases(), Stream.of(4.2, 4.6, 4.8, 4.9, 4.95, 4.99, 4.999));
+  }
+
+  /** {@link #slidingPhases()} against a server of each meaning of {@code t}. */
+  static Stream<Arguments> slidingPhasesAndDialects() {
+    return withDialects(slidingPhases());
+  }
+
+  /** Each argument against an {@code ietf} server (the default) and a {@code draft-09} one. */
+  private static Stream<Arguments> withDialects(Stream<?> arguments) {
+    return arguments.flatMap(p -> Stream.of(HeaderDialect.IETF, HeaderDialect.DRAFT_09).map(d -> Arguments.of(p, d)));
+  }
+
+  static Stream<Arguments> phasesAndDialects() {
+    return withDialects(phases());
+  }
+
+  static Stream<Arguments> latencyPhasesAndDialects() {
+    return withDialects(Stream.of(4.5, 4.8, 4.85, 4.9, 4.95, 4.99));
   }
 
   /**
@@ -167,11 +185,12 @@ class AdaptivePacingTest {
    * from 4.5 s to 4.9 s; before the first window's requests were placed together, 1.01 to 1.13 of
    * what is achievable at 4.95 s.
    */
-  @ParameterizedTest(name = "first request {0} s into the window")
-  @ValueSource(doubles = {4.5, 4.8, 4.85, 4.9, 4.95, 4.99})
-  void aSlidingWindowBehindLatencyTakesAtMostFivePercentMoreThanWhatIsAchievable(double phase) throws Exception {
+  @ParameterizedTest(name = "{1}, first request {0} s into the window")
+  @MethodSource("latencyPhasesAndDialects")
+  void aSlidingWindowBehindLatencyTakesAtMostFivePercentMoreThanWhatIsAchievable(double phase, HeaderDialect dialect)
+      throws Exception {
     ManualTicker ticker = startingAt(phase);
-    TestServer.Handler limiter = Peers.headroom(HeaderDialect.DRAFT_09, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW);
+    TestServer.Handler limiter = Peers.headroom(dialect, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW);
     Network network = new Network(15);
     try (TestServer server = new TestServer(ticker, req -> {
       synchronized (network) {
@@ -196,11 +215,11 @@ class AdaptivePacingTest {
    * the wire then are refused (and retried after their Retry-After), then the budget is spent as
    * without a model, which never refuses here.
    */
-  @ParameterizedTest(name = "first request {0} s into the window")
-  @MethodSource("phases")
-  void aSlidingWindowSpentByAnotherClientTooIsNotModelled(double phase) throws Exception {
+  @ParameterizedTest(name = "{1}, first request {0} s into the window")
+  @MethodSource("phasesAndDialects")
+  void aSlidingWindowSpentByAnotherClientTooIsNotModelled(double phase, HeaderDialect dialect) throws Exception {
     ManualTicker ticker = startingAt(phase);
-    TestServer.Handler limiter = Peers.headroom(HeaderDialect.DRAFT_09, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW);
+    TestServer.Handler limiter = Peers.headroom(dialect, Algorithm.SLIDING_WINDOW).create(ticker, QUOTA, WINDOW);
     AtomicInteger seen = new AtomicInteger();
     try (TestServer server = new TestServer(ticker, req -> {
       if (seen.incrementAndGet() % 3 == 0) {
@@ -384,15 +403,15 @@ class AdaptivePacingTest {
   }
 
   /** On the real clock, through loopback sockets, against real limiters: no refusal (no timing asserted). */
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"FIXED_WINDOW", "TOKEN_BUCKET", "SLIDING_WINDOW", "express MemoryStore"})
-  void onTheRealClockNoRequestIsRefused(String server) throws Exception {
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("realServers")
+  void onTheRealClockNoRequestIsRefused(String server, HeaderDialect dialect) throws Exception {
     int quota = 4;
     int requests = 10;
     Duration window = Duration.ofSeconds(1);
     Ticker ticker = Ticker.system();
     TestServer.Handler handler = server.startsWith("express") ? Peers.expressMemoryStore(ticker, quota, window)
-        : Peers.headroom(HeaderDialect.DRAFT_09, Algorithm.valueOf(server)).create(ticker, quota, window);
+        : Peers.headroom(dialect, Algorithm.valueOf(server)).create(ticker, quota, window);
     try (TestServer s = new TestServer(ticker, handler)) {
       HeadroomClient client = HeadroomClient.builder(Scripted.HTTP).retry(RetryPolicy.none()).build();
       AtomicInteger issued = new AtomicInteger();
@@ -404,6 +423,43 @@ class AdaptivePacingTest {
       assertThat(s.count(429)).as("refusals").isZero();
       assertThat(s.count(200)).isEqualTo(requests);
     }
+  }
+
+  static Stream<Arguments> realServers() {
+    return Stream.concat(withDialects(Stream.of("FIXED_WINDOW", "TOKEN_BUCKET", "SLIDING_WINDOW")),
+        Stream.of(Arguments.of("express MemoryStore", HeaderDialect.DRAFT_09)));
+  }
+
+  /**
+   * Behind an {@code ietf} server, {@code t} is the time until more quota is available
+   * (draft-ietf-httpapi-ratelimit-headers-10 and -11 section 4.1.2), not until the quota is whole
+   * again (draft-09 section 4.1.2): a token bucket at {@code r=0} says {@code t=1} (its next token
+   * half a second away), a sliding window the instant its estimate falls by one unit. Read as
+   * draft-09 read it, every pacing took the reset for a new window of ten units and was refused
+   * (BURST and EVEN against the token bucket), or ruled out every phase of the sliding window and
+   * took 1.10x to 1.14x the ideal. Read as either meaning ({@link ResetMeaning}), no request is
+   * refused, and the adaptive pacing is within 5% of the ideal schedule.
+   */
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("draft10Servers")
+  void section4_1_2OfDraft10ADraft10ResetBringsMoreQuotaNotAWholeWindow(Algorithm algorithm, Pacing pacing)
+      throws Exception {
+    ManualTicker ticker = startingAt(1.7);
+    try (TestServer server = new TestServer(ticker,
+        Peers.headroom(HeaderDialect.IETF, algorithm).create(ticker, QUOTA, WINDOW))) {
+      runVirtual(ticker, server, pacing);
+      assertThat(server.count(429)).as("refusals").isZero();
+      assertThat(server.count(200)).isEqualTo(REQUESTS);
+      if (pacing == Pacing.ADAPTIVE) {
+        long ideal = idealSpan(algorithm, server.log().get(0).request().atNanos());
+        assertThat(span(server)).as("span against the ideal %s ns", ideal).isBetween(ideal, ideal + ideal / 20);
+      }
+    }
+  }
+
+  static Stream<Arguments> draft10Servers() {
+    return Stream.of(Algorithm.TOKEN_BUCKET, Algorithm.SLIDING_WINDOW)
+        .flatMap(a -> Stream.of(Pacing.values()).map(p -> Arguments.of(a, p)));
   }
 
   private static ManualTicker startingAt(double phase) {

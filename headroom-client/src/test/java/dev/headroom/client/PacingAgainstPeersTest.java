@@ -41,7 +41,9 @@ class PacingAgainstPeersTest {
         new Peers.Peer("express-rate-limit draft-8", Peers::expressDraft8),
         new Peers.Peer("cloudflare", Peers::cloudflare),
         new Peers.Peer("github", Peers::github),
-        // The adaptive model recognises a token bucket by draft-09's t (the time until it is full).
+        // ietf (draft-10 and -11): t until more quota; draft-09: t until the quota is whole again.
+        new Peers.Peer("headroom ietf token bucket", Peers.headroom(HeaderDialect.IETF, Algorithm.TOKEN_BUCKET)),
+        new Peers.Peer("headroom ietf sliding window", Peers.headroom(HeaderDialect.IETF, Algorithm.SLIDING_WINDOW)),
         new Peers.Peer("headroom draft-09 token bucket", Peers.headroom(HeaderDialect.DRAFT_09, Algorithm.TOKEN_BUCKET)),
         new Peers.Peer("headroom ietf fixed window", Peers.headroom(HeaderDialect.IETF, Algorithm.FIXED_WINDOW)),
         new Peers.Peer("headroom draft-07", Peers.headroom(HeaderDialect.DRAFT_07, Algorithm.FIXED_WINDOW)),

@@ -11,8 +11,11 @@ import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaLimiter;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -32,14 +35,14 @@ class SlidingWindowModelTest {
   private static final long W = 5 * SECOND;
   private static final int Q = 10;
 
-  @ParameterizedTest(name = "first request {0} ms into the window")
-  @ValueSource(longs = {0, 300, 1700, 2500, 4990})
-  void everyInstantNamedIsAllowedAndLessThanOneDecayLate(long phaseMillis) {
+  @ParameterizedTest(name = "first request {0} ms into the window, t {1} read as {2}")
+  @MethodSource("phasesAndMeanings")
+  void everyInstantNamedIsAllowedAndLessThanOneDecayLate(long phaseMillis, String sent, ResetMeaning meaning) {
     ManualTicker ticker = ManualTicker.at(Instant.ofEpochSecond(1_800_000_000L).plusMillis(phaseMillis));
     QuotaLimiter limiter = QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build());
     var policy = Peers.policy(Q, Duration.ofNanos(W), Algorithm.SLIDING_WINDOW);
     SlidingWindowModel model = new SlidingWindowModel(true, ticker.read(), W);
-    int sent = 0;
+    int admitted = 0;
     for (long seq = 1; seq <= 60; seq++) {
       long now = ticker.read();
       long at = model.nextAllowed(now, Q, W);
@@ -61,12 +64,24 @@ class SlidingWindowModelTest {
       model.admitted(seq, at);
       Decision d = limiter.acquire(policy, PartitionKey.of("client"));
       assertThat(d.allowed()).as("request %s at %s ns", seq, at).isTrue();
-      sent++;
+      admitted++;
       PolicyOutcome o = d.outcomes().get(0);
       ticker.advanceNanos(1_000_000);
-      model.reported(seq, at, ticker.read(), o.remaining(), o.resetSeconds() * SECOND, Long.MIN_VALUE);
+      long t = sent.equals("draft-09") ? o.resetSeconds() : o.nextQuotaSeconds();
+      model.reported(seq, at, ticker.read(), o.remaining(), t * SECOND, Long.MIN_VALUE, meaning);
     }
-    assertThat(sent).isEqualTo(60);
+    assertThat(admitted).isEqualTo(60);
+  }
+
+  /**
+   * Every phase above with {@code t} as draft-09 sends it (until the estimate is empty) and as
+   * draft-10 and -11 send it (section 4.1.2 of each: until it falls by one unit), each read as
+   * what it is and as either ({@link ResetMeaning#EITHER}, a {@code RateLimit} list field).
+   */
+  static Stream<Arguments> phasesAndMeanings() {
+    return Stream.of(0L, 300L, 1700L, 2500L, 4990L).flatMap(p -> Stream.of(
+        Arguments.of(p, "draft-09", ResetMeaning.UNTIL_RESET), Arguments.of(p, "draft-09", ResetMeaning.EITHER),
+        Arguments.of(p, "draft-10", ResetMeaning.UNTIL_MORE), Arguments.of(p, "draft-10", ResetMeaning.EITHER)));
   }
 
   /**
@@ -95,7 +110,7 @@ class SlidingWindowModelTest {
     long answered = sent + 1_000_000;
     for (int seq = 1; seq <= Q; seq++) {
       PolicyOutcome o = outcomes[seq - 1];
-      model.reported(seq, sent, answered, o.remaining(), o.resetSeconds() * SECOND, Long.MIN_VALUE);
+      model.reported(seq, sent, answered, o.remaining(), o.resetSeconds() * SECOND, Long.MIN_VALUE, ResetMeaning.UNTIL_RESET);
     }
     long at = model.nextAllowed(answered, Q, W);
     // The server gives the first unit back just after the boundary, the next one w / q later.
@@ -134,7 +149,7 @@ class SlidingWindowModelTest {
       assertThat(d.allowed()).isTrue();
       PolicyOutcome o = d.outcomes().get(0);
       model.reported(b[0], epoch + b[1] * 1_000_000, epoch + b[3] * 1_000_000, o.remaining(),
-          o.resetSeconds() * SECOND, Long.MIN_VALUE);
+          o.resetSeconds() * SECOND, Long.MIN_VALUE, ResetMeaning.UNTIL_RESET);
     }
     long now = epoch + 5_265_000_000L;
     ticker.advanceNanos(now - ticker.read());
@@ -152,7 +167,7 @@ class SlidingWindowModelTest {
   void aDisabledModelSaysNothing() {
     SlidingWindowModel model = new SlidingWindowModel(true, 0, W);
     model.admitted(1, 0);
-    model.reported(1, 0, 1_000_000, Q - 1, 5 * SECOND, Long.MIN_VALUE);
+    model.reported(1, 0, 1_000_000, Q - 1, 5 * SECOND, Long.MIN_VALUE, ResetMeaning.UNTIL_RESET);
     assertThat(model.nextAllowed(2_000_000, Q, W)).isGreaterThanOrEqualTo(0);
     model.disable();
     assertThat(model.nextAllowed(2_000_000, Q, W)).isEqualTo(-1);
@@ -179,7 +194,7 @@ class SlidingWindowModelTest {
       model.admitted(r[0], r[1] * 1_000_000);
     }
     for (long[] r : reports) {
-      model.reported(r[0], r[1] * 1_000_000, r[2] * 1_000_000, r[3], r[4] * 1_000_000, r[5] * 1_000_000);
+      model.reported(r[0], r[1] * 1_000_000, r[2] * 1_000_000, r[3], r[4] * 1_000_000, r[5] * 1_000_000, ResetMeaning.UNTIL_RESET);
     }
     long now = 6_404_000_000L;
     assertThat(model.refuted(now, Q, W)).isFalse();

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -103,6 +104,72 @@ class VendorDialectsPacingTest {
       client.send(Scripted.get(server, "/"), BodyHandlers.discarding());
       assertThat(seen).containsExactly(form == VendorPeers.Form.OKTA ? VendorDialect.X_RATE_LIMIT
           : VendorDialect.valueOf(form.name()));
+    }
+  }
+
+  /**
+   * Discord's buckets ("Rate Limits", section "Header Format": routes that return the same
+   * {@code X-RateLimit-Bucket} share one budget): two buckets on one origin are two budgets, each
+   * pacing the routes it answered for ({@link BucketRoutes}). With the bucket of {@code /a} spent
+   * (2 per 5 s), {@code /b} (10 per 5 s, its own bucket, answered once before) goes at once, and
+   * {@code /a} waits for its own reset. Before, every bucket gated every request of the origin, and
+   * {@code /b} waited for {@code /a}'s reset.
+   */
+  @Test
+  void discordBucketsOnOneOriginPaceTheirOwnRoutes() throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    TestServer.Handler a = discordBucket(ticker, 2, "bucket-a");
+    TestServer.Handler b = discordBucket(ticker, QUOTA, "bucket-b");
+    try (TestServer server = new TestServer(ticker, req -> req.path().startsWith("/a") ? a.handle(req) : b.handle(req))) {
+      // BURST: every unit as soon as asked for, so that any wait is a bucket's.
+      HeadroomClient client = Scripted.client(ticker).pacing(Pacing.BURST).build();
+      long start = ticker.read();
+      assertThat(client.send(Scripted.get(server, "/b"), BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      for (int i = 0; i < 2; i++) {
+        assertThat(client.send(Scripted.get(server, "/a"), BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      }
+      for (int i = 0; i < 3; i++) {
+        assertThat(client.send(Scripted.get(server, "/b"), BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      }
+      assertThat(Duration.ofNanos(ticker.read() - start)).as("/b is not held by /a's bucket").isZero();
+      assertThat(client.send(Scripted.get(server, "/a"), BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      assertThat(Duration.ofNanos(ticker.read() - start)).as("/a waits for its own bucket").isGreaterThan(Duration.ZERO);
+      assertThat(server.count(429)).as("refusals").isZero();
+    }
+  }
+
+  /** A Discord bucket of {@code quota} per {@link #WINDOW}, named {@code name}. */
+  private static TestServer.Handler discordBucket(ManualTicker ticker, int quota, String name) {
+    TestServer.Handler limiter = VendorPeers.server(VendorPeers.Form.DISCORD, ticker, quota, WINDOW);
+    return req -> {
+      TestServer.Reply r = limiter.handle(req);
+      r.headers.put("X-RateLimit-Bucket", List.of(name));
+      return r;
+    };
+  }
+
+  /**
+   * Azure Resource Manager states only the requests that remain ({@code
+   * x-ms-ratelimit-remaining-subscription-reads}), never when quota returns: the client spends
+   * them at once and, once spent, sends one request at a time, each alone, whose answer (a refusal's
+   * Retry-After, or the count again) decides the next ({@link ResetMeaning#UNSTATED}, as a reset
+   * beyond the client's ceiling is probed: draft-ietf-httpapi-ratelimit-headers-09 section 8.5.1).
+   * No reset is invented: before, the budget was read with a one-second reset, and the request
+   * after the last unit waited that second for nothing.
+   */
+  @Test
+  void anAzureBudgetWithoutAResetIsProbedOnceSpentNotWaitedFor() throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    try (TestServer server = new TestServer(ticker,
+        VendorPeers.server(VendorPeers.Form.AZURE_RESOURCE_MANAGER, ticker, QUOTA, WINDOW))) {
+      HeadroomClient client = Scripted.client(ticker).build();
+      for (int i = 0; i < 2 * QUOTA; i++) {
+        assertThat(client.send(Scripted.get(server, "/api/items"), BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      }
+      List<Double> gaps = Scripted.gaps(server);
+      assertThat(gaps.subList(0, QUOTA)).as("the stated units, then the request that asks, at once: %s", gaps)
+          .containsOnly(0.0);
+      assertThat(server.count(429)).as("refusals: the request that asks, once a window").isEqualTo(1);
     }
   }
 }

@@ -64,7 +64,7 @@ class WindowInferenceTest {
     WindowInference inference = new WindowInference(QUOTA);
     SlidingWindowModel base = new SlidingWindowModel(true, 0, -1);
     base.admitted(1, 0);
-    base.reported(1, 0, 10 * MS, QUOTA - 1, 5_000 * MS, Long.MIN_VALUE);
+    base.reported(1, 0, 10 * MS, QUOTA - 1, 5_000 * MS, Long.MIN_VALUE, ResetMeaning.UNTIL_RESET);
     inference.report(QUOTA - 1, 0, 10 * MS, 5_000 * MS, Long.MIN_VALUE, 1, 1, base);
     assertThat(inference.nextAllowed(10 * MS, 0, 0, 10 * MS)).isEqualTo(-1);
     assertThat(inference.bucketOnly()).isFalse();
@@ -87,7 +87,7 @@ class WindowInferenceTest {
     long t = Long.MAX_VALUE;
     for (int i = 1; i <= 5; i++) {
       base.admitted(i, i);
-      base.reported(i, i, i + 1, Long.MAX_VALUE - i, t, Long.MIN_VALUE);
+      base.reported(i, i, i + 1, Long.MAX_VALUE - i, t, Long.MIN_VALUE, ResetMeaning.UNTIL_RESET);
       inference.report(Long.MAX_VALUE - i, i, i + 1, t, Long.MIN_VALUE, i, Long.MAX_VALUE, base);
       inference.report(0, Long.MIN_VALUE, Long.MAX_VALUE, 0, Long.MIN_VALUE, Long.MAX_VALUE, Long.MAX_VALUE, base);
     }
@@ -124,7 +124,7 @@ class WindowInferenceTest {
       long received = ticker.read();
       e.admitted(seq, admitted);
       e.received(seq, admitted, received, false);
-      e.reported(seq, admitted, received, o.remaining(), t, Long.MIN_VALUE, seq, seq, true);
+      e.reported(seq, admitted, received, o.remaining(), t, Long.MIN_VALUE, seq, seq, true, ResetMeaning.UNTIL_RESET);
       e.learn(o.remaining(), admitted, received, t, Long.MIN_VALUE, seq - 1, seq - 1, true, 0);
       e.resetAt = received + t;
       e.remaining = o.remaining();
