@@ -42,7 +42,7 @@ final class BucketRoutes {
   }
 
   /** Ties the named buckets of an answer ({@code fields}) in scope {@code s} to the route it answered. */
-  static void bind(Scope s, RateLimitFields fields, String route) {
+  static void bind(ScopeState s, RateLimitFields fields, String route) {
     for (ServiceLimitItem limit : fields.limits()) {
       if (!limit.vendor().filter(v -> v == VendorDialect.DISCORD).isPresent() || limit.name().isEmpty()) {
         continue;

@@ -35,7 +35,7 @@ import java.util.function.Function;
  * the server reported last for that scope (section 7.1: without the server's key algorithm, the
  * best guess for the next request is the last similar one).
  *
- * <p>A request is admitted ({@link Admission}) when, for every current budget of its scope:
+ * <p>A request is admitted ({@link SendTiming}) when, for every current budget of its scope:
  * {@code remaining > 0} (or the reset has passed and the quota is known, which starts a new window
  * of {@code q} units when {@code t} named the quota whole again, and otherwise lets one request go
  * alone, see {@link ResetMeaning}), and,
@@ -125,9 +125,9 @@ final class BudgetTracker implements Budgets {
   private final Scheduler scheduler;
   private final Pacing pacing;
   private final Ceilings ceilings;
-  private final Admission admission;
+  private final SendTiming timing;
   private final Function<HttpRequest, String> scopeOf;
-  private final LinkedHashMap<String, Scope> scopes;
+  private final LinkedHashMap<String, ScopeState> scopes;
   private final LinkedHashMap<String, List<TrackedBudget>> planned;
   private final VendClientOptions vend;
   /** Backs off a scope after a refusal without a usable wait (see {@link #report}). */
@@ -141,14 +141,14 @@ final class BudgetTracker implements Budgets {
     this.scheduler = scheduler;
     this.pacing = pacing;
     this.ceilings = ceilings;
-    this.admission = new Admission(pacing, ceilings);
+    this.timing = new SendTiming(pacing, ceilings);
     this.scopeOf = scopeOf;
     int max = ceilings.maxTrackedScopes();
     this.scopes = new LinkedHashMap<>(16, 0.75f, true) {
       private static final long serialVersionUID = 1L;
 
       @Override
-      protected boolean removeEldestEntry(Map.Entry<String, Scope> eldest) {
+      protected boolean removeEldestEntry(Map.Entry<String, ScopeState> eldest) {
         return size() > max;
       }
     };
@@ -185,9 +185,9 @@ final class BudgetTracker implements Budgets {
     CompletableFuture<Void> waiter = null;
     long nanos;
     synchronized (this) {
-      Scope s = scope(scopeId);
+      ScopeState s = scope(scopeId);
       long now = ticker.read();
-      Admission.Wait w = admission.decide(s, active(s, origin, method, path, labels), cost, now);
+      SendTiming.Wait w = timing.decide(s, active(s, origin, method, path, labels), cost, now);
       if (w.admitted() != null) {
         return CompletableFuture.completedFuture(w.admitted());
       }
@@ -202,7 +202,7 @@ final class BudgetTracker implements Budgets {
     return next.thenCompose(v -> loop(scopeId, origin, method, path, labels, cost));
   }
 
-  private List<TrackedBudget> active(Scope s, String origin, String method, String path, Set<String> labels) {
+  private List<TrackedBudget> active(ScopeState s, String origin, String method, String path, Set<String> labels) {
     List<TrackedBudget> out = new ArrayList<>();
     for (String key : s.current.values()) {
       TrackedBudget e = s.entries.get(key);
@@ -234,7 +234,7 @@ final class BudgetTracker implements Budgets {
   void record(Permit permit, Exchange exchange) {
     List<CompletableFuture<Void>> wake = List.of();
     synchronized (this) {
-      Scope s = permit.scope;
+      ScopeState s = permit.scope;
       try {
         s.inFlight.remove(permit.seq);
         s.costs.remove(permit.seq);
@@ -269,7 +269,7 @@ final class BudgetTracker implements Budgets {
   }
 
   /** Applies what one answer says to its scope (see {@link #apply} and {@link #applyVend}). */
-  private void report(Scope s, Permit permit, Exchange exchange, long now) {
+  private void report(ScopeState s, Permit permit, Exchange exchange, long now) {
     if (exchange.fromCache()) {
       return;
     }
@@ -319,14 +319,14 @@ final class BudgetTracker implements Budgets {
    * scope's budgets stay as they were, and its next request goes alone as a probe, so that the
    * client learns where it stands from one response instead of guessing.
    */
-  private void unreadable(Scope s, Exchange exchange, RuntimeException e) {
+  private void unreadable(ScopeState s, Exchange exchange, RuntimeException e) {
     s.probeAfterBlock = true;
     LOG.log(System.Logger.Level.WARNING, () -> "could not apply the limits of " + exchange
         + "; the next request of its scope goes alone", e);
   }
 
   /** Holds a scope for {@code delay} from {@code now}, clamped by {@code max} (then probed). */
-  private static void block(Scope s, Duration delay, Duration max, long now) {
+  private static void block(ScopeState s, Duration delay, Duration max, long now) {
     s.blockedUntil = Math.max(s.blockedUntil, Ceilings.saturatingAdd(now, Ceilings.clampedNanos(delay, max)));
     s.probeAfterBlock |= delay.compareTo(max) > 0;
   }
@@ -361,7 +361,7 @@ final class BudgetTracker implements Budgets {
    * the budget's (a token bucket's reset grows with every request served after the reported one),
    * and a report whose reset is well before the budget's describes an earlier window and is dropped.
    */
-  private void apply(Scope s, RateLimitFields fields, long now, long uncounted, boolean ordered, Permit permit,
+  private void apply(ScopeState s, RateLimitFields fields, long now, long uncounted, boolean ordered, Permit permit,
       long epochReset) {
     long raNanos = -1;
     boolean raClamped = false;
@@ -381,7 +381,7 @@ final class BudgetTracker implements Budgets {
       QuotaPolicyItem p = fields.policyOf(limit).orElse(null);
       long quota = p != null ? p.quota() : limit.limit().orElse(-1);
       String unit = RequestCost.unitOf(p);
-      // Saturated, not clamped: a window longer than maxReset is never waited for whole (Admission
+      // Saturated, not clamped: a window longer than maxReset is never waited for whole (SendTiming
       // probes instead), but q / w still credits EVEN with the refill it implies.
       long window = p != null && p.window().isPresent() ? Ceilings.nanos(p.window().get()) : -1;
       long tNanos;
@@ -390,7 +390,7 @@ final class BudgetTracker implements Budgets {
       ResetMeaning meaning = ResetMeaning.of(limit);
       if (meaning == ResetMeaning.UNSTATED && raNanos < 0) {
         // No reset stated: the units stay counted until the ceiling, and the last spent, one
-        // request at a time finds out (Admission).
+        // request at a time finds out (SendTiming).
         tNanos = Ceilings.nanos(ceilings.maxReset());
       } else if (raNanos >= 0) {
         tNanos = raNanos;
@@ -420,7 +420,7 @@ final class BudgetTracker implements Budgets {
   }
 
   /** Records one report of a budget, as {@link #apply} explains (shared by headers and the vend extension). */
-  private void merge(Scope s, String policy, byte[] pk, String unit, long reported, long quota, long window, long tNanos,
+  private void merge(ScopeState s, String policy, byte[] pk, String unit, long reported, long quota, long window, long tNanos,
       long resetLow, boolean probeAtReset, long now, long uncounted, boolean ordered, String source, String selector, Permit permit,
       ResetMeaning meaning) {
     long r = reported;
@@ -472,7 +472,7 @@ final class BudgetTracker implements Budgets {
   }
 
   /** Gives a report of budget {@code e} to its models ({@link TrackedBudget#reported}). */
-  private void modelReport(Scope s, TrackedBudget e, Permit permit, long now, long said, long tNanos, long resetLow,
+  private void modelReport(ScopeState s, TrackedBudget e, Permit permit, long now, long said, long tNanos, long resetLow,
       ResetMeaning meaning) {
     // The server decided every request answered before this one was sent, and none sent after it was answered.
     e.reported(permit.seq, permit.admittedAt, now, said, tNanos, resetLow, permit.answeredAtAdmit + 1, s.lastSeq,
@@ -484,7 +484,7 @@ final class BudgetTracker implements Budgets {
    * {@code limit} is the quota, {@code remaining} is r, {@code resets_in} is t (clamped by
    * {@link Ceilings#maxReset()}), {@code window} the window.
    */
-  private void applyVend(Scope s, VendReading reading, long now, long uncounted, boolean ordered, Permit permit) {
+  private void applyVend(ScopeState s, VendReading reading, long now, long uncounted, boolean ordered, Permit permit) {
     Duration maxReset = ceilings.maxReset();
     for (VendReading.Limit l : reading.limits()) {
       Duration t = l.resetsIn();
@@ -494,7 +494,7 @@ final class BudgetTracker implements Budgets {
     }
   }
 
-  private TrackedBudget put(Scope s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
+  private TrackedBudget put(ScopeState s, String policy, byte[] pk, long remaining, long resetAt, long quota, long window,
       boolean probeAtReset, long now, String source) {
     String pkText = pk == null ? null : Base64.getEncoder().encodeToString(pk);
     String key = TrackedBudget.key(policy, pk);
@@ -557,7 +557,7 @@ final class BudgetTracker implements Budgets {
 
   @Override
   public synchronized List<Budget> snapshot(HttpRequest request) {
-    Scope s = scopes.get(scopeId(request));
+    ScopeState s = scopes.get(scopeId(request));
     String path = request.uri().getRawPath();
     Set<String> labels = Set.of();
     if (vend != null && vend.isVendCall(request) && s != null) {
@@ -570,7 +570,7 @@ final class BudgetTracker implements Budgets {
         }
       }
     }
-    List<TrackedBudget> active = active(s == null ? new Scope() : s, Origins.of(request.uri()), request.method(),
+    List<TrackedBudget> active = active(s == null ? new ScopeState() : s, Origins.of(request.uri()), request.method(),
         path == null || path.isEmpty() ? "/" : path, labels);
     long now = ticker.read();
     List<Budget> out = new ArrayList<>();
@@ -594,7 +594,7 @@ final class BudgetTracker implements Budgets {
     }
     List<CompletableFuture<Void>> wake = List.of();
     synchronized (this) {
-      Scope s = scope(scopeId(request));
+      ScopeState s = scope(scopeId(request));
       try {
         long now = ticker.read();
         put(s, policy, null, remaining, Ceilings.saturatingAdd(now, Ceilings.clampedNanos(reset, ceilings.maxReset())),
@@ -627,11 +627,11 @@ final class BudgetTracker implements Budgets {
     return id;
   }
 
-  private Scope scope(String id) {
-    return scopes.computeIfAbsent(id, k -> new Scope());
+  private ScopeState scope(String id) {
+    return scopes.computeIfAbsent(id, k -> new ScopeState());
   }
 
   /** The right to send one request, reported back with {@link #record} or {@link #release}. */
-  record Permit(Scope scope, boolean probe, long seq, boolean alone, long answeredAtAdmit, long admittedAt,
+  record Permit(ScopeState scope, boolean probe, long seq, boolean alone, long answeredAtAdmit, long admittedAt,
       RequestCost cost) {}
 }

@@ -16,7 +16,7 @@ final class EvenSpacing {
    * implies, so that against a token bucket the units above the reserve are spent by the reset while
    * the bucket refills at {@code q / w}. The reserve keeps the reported {@code r} off zero: a token
    * bucket that says {@code r=0} says {@code t} until it is full, which is a whole window. Neither
-   * term ever lets more than {@code r} units go: that is counted in {@link Admission#decide}. {@code H}
+   * term ever lets more than {@code r} units go: that is counted in {@link SendTiming#decide}. {@code H}
    * ends at {@link TrackedBudget#lastInWindow()}, the last instant a unit surely counts in the
    * window, not at the reset: a unit aimed at the reset of a fixed window lands in the next one and
    * is lost. Against a budget recognised as refilling but not as a token bucket, the refill term

@@ -35,7 +35,7 @@ final class TrackedBudget {
   SlidingWindowModel sliding = new SlidingWindowModel();
   /** What the reports say of the window when the fields state none ({@link Pacing#ADAPTIVE}); null otherwise. */
   WindowInference inferred;
-  /** The least r reported since the scope was last idle ({@link Scope#settle}). */
+  /** The least r reported since the scope was last idle ({@link ScopeState#settle}). */
   long batchLeast = Long.MAX_VALUE;
   /** The earliest and latest reset those reports named (receipt plus t). */
   long batchResetLow = Long.MAX_VALUE;
@@ -121,7 +121,7 @@ final class TrackedBudget {
     return inFlight > 0 ? UNIT_FOR_ANSWER : resetAt - now;
   }
 
-  /** Notes a report's r and reset (receipt plus t) for {@link Scope#settle}. */
+  /** Notes a report's r and reset (receipt plus t) for {@link ScopeState#settle}. */
   void noteBatch(long said, long resetAt) {
     batchLeast = Math.min(batchLeast, said);
     batchResetLow = Math.min(batchResetLow, resetAt);
@@ -208,7 +208,7 @@ final class TrackedBudget {
    */
   void creditRefill(long now, int inFlight) {
     long window = refillWindow();
-    // Past a reset that restores the quota, the new window starts there (Admission); a draft-10
+    // Past a reset that restores the quota, the new window starts there (SendTiming); a draft-10
     // reset is the next token only, and the refill goes on past it.
     if (quota <= 0 || window <= 0 || (now >= resetAt && resetRestoresQuota())) {
       return;

@@ -12,7 +12,7 @@ import java.util.concurrent.CompletableFuture;
  * One scope of {@link BudgetTracker}: its budgets, its requests in flight, what its answers said.
  * Not thread-safe: the tracker's lock guards it.
  */
-final class Scope {
+final class ScopeState {
   final LinkedHashMap<String, TrackedBudget> entries = new LinkedHashMap<>();
   final Map<String, String> current = new HashMap<>();
   final List<CompletableFuture<Void>> waiters = new ArrayList<>();

@@ -5,8 +5,8 @@ import java.util.OptionalDouble;
 import java.util.OptionalLong;
 
 /**
- * The admission decision of {@link BudgetTracker}: whether a request of a scope may go now, given
- * the scope's current budgets, or how long it waits, or whether it waits for an answer.
+ * When a request may be sent, for {@link BudgetTracker}: now, after a wait, or once an answer in
+ * flight has come, given its scope's current budgets.
  *
  * <h2>How is this designed, and why?</h2>
  *
@@ -31,12 +31,12 @@ import java.util.OptionalLong;
  * ({@link ResetMeaning#UNSTATED}), the units stated go at once and, once spent, one request at a
  * time asks.
  */
-final class Admission {
+final class SendTiming {
 
   private final Pacing pacing;
   private final Ceilings ceilings;
 
-  Admission(Pacing pacing, Ceilings ceilings) {
+  SendTiming(Pacing pacing, Ceilings ceilings) {
     this.pacing = pacing;
     this.ceilings = ceilings;
   }
@@ -45,7 +45,7 @@ final class Admission {
    * What a request of cost {@code cost} of scope {@code s}, drawing from its {@code active} budgets,
    * does at {@code now}: wait, wait for an answer, or go (its units taken from the budgets).
    */
-  Wait decide(Scope s, List<TrackedBudget> active, RequestCost cost, long now) {
+  Wait decide(ScopeState s, List<TrackedBudget> active, RequestCost cost, long now) {
     if (now < s.blockedUntil) {
       return Wait.nanos(s.blockedUntil - now);
     }
