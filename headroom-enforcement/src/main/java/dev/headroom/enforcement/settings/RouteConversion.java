@@ -55,7 +55,8 @@ final class RouteConversion {
     List<String> names = s.getPolicies() == null ? List.of() : s.getPolicies();
     List<String> shadowNames = s.getShadowPolicies() == null ? List.of() : s.getShadowPolicies();
     if (names.isEmpty() && shadowNames.isEmpty()) {
-      r.problem(r.path(at, "policies"), names, "names of one or more policies " + known);
+      r.problem(r.path(at, "policies"), names, "names of one or more policies of " + r.path("policies") + " "
+          + known);
     }
     Set<String> own = new LinkedHashSet<>();
     boolean read = names(r.path(at, "policies"), names, policies, known, own, b::policy);
@@ -95,7 +96,7 @@ final class RouteConversion {
       QuotaPolicy p = name == null ? null : policies.get(name);
       if (p == null) {
         if (name == null || !known.contains(name)) {
-          r.problem(at + "[" + i + "]", name, "the name of a policy " + known);
+          r.problem(at + "[" + i + "]", name, "the name of a policy of " + r.path("policies") + " " + known);
         }
         read = false;
       } else if (!seen.add(name)) {
