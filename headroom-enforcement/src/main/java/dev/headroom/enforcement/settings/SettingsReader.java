@@ -186,23 +186,28 @@ public final class SettingsReader {
     RuntimeException make(List<SettingsProblem> problems, Throwable cause);
   }
 
-  /** {@code service.origin}: an origin such as {@code https://api.example.com}, when set. */
+  /**
+   * {@code service.origin}: the public origin callers reach the service at, such as
+   * {@code https://api.example.com} (scheme, host and optional port only, as headroom-http's
+   * {@link LimitRefusals} takes it), when set.
+   */
   public Optional<URI> origin(ServiceSettings service) {
     String o = service.getOrigin();
     if (o == null) {
       return Optional.empty();
     }
-    return check(path("service.origin"), o, "an origin such as https://api.example.com", () -> {
-      try {
-        URI u = new URI(o);
-        if (u.getScheme() == null || u.getHost() == null) {
-          throw new IllegalArgumentException("no scheme or host");
-        }
-        return u;
-      } catch (URISyntaxException e) {
-        throw new IllegalArgumentException(e.getMessage(), e);
-      }
-    });
+    return check(path("service.origin"), o, "the public origin callers reach the service at, such as "
+        + "https://api.example.com (scheme, host and optional port only)", () -> {
+          URI u;
+          try {
+            u = new URI(o);
+          } catch (URISyntaxException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+          }
+          LimitRefusals.builder().ticker(Ticker.system()).origin(u).defaults(PolicyTexts.builder(NEUTRAL_WHY).build())
+              .build();
+          return u;
+        });
   }
 
   /**

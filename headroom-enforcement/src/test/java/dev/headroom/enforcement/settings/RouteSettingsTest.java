@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.headers.HeaderDialect;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,7 +64,7 @@ class RouteSettingsTest {
     assertThat(rules.maxCost()).isEqualTo(500);
     assertThat(rules.exposure()).isPresent();
     assertThat(rules.omitOnRedirect()).hasValue(true);
-    assertThat(rules.dialects()).hasValue(java.util.EnumSet.of(HeaderDialect.IETF, HeaderDialect.X_RATELIMIT));
+    assertThat(rules.dialects()).hasValue(EnumSet.of(HeaderDialect.IETF, HeaderDialect.X_RATELIMIT));
     assertThat(rules.listed()).isFalse();
     assertThat(rules.fields().jitter()).hasValue(Duration.ofSeconds(3));
   }
@@ -103,5 +104,26 @@ class RouteSettingsTest {
     r.routes("headroom.routes", List.of(s), set.policies());
     SettingsException e = catchThrowableOfType(r::throwIfProblems, SettingsException.class);
     assertThat(e.problems()).extracting(SettingsProblem::path).containsExactly("headroom.policies.api.quota");
+  }
+
+  @Test
+  void headersMustBeHeaderNamesAndAnOriginOnlyAnOrigin_rfc9110_section5_1_gb_sc6() {
+    RouteSettings s = new RouteSettings();
+    s.setPath("/a");
+    s.setPolicies(List.of("api"));
+    s.setCostHeader("X Cost");
+    s.setChargeHeader("X-Tokens:");
+    s.setMaxCost(10L);
+    ServiceSettings service = new ServiceSettings();
+    service.setOrigin("https://api.example.com/v1");
+    SettingsReader r = SettingsReader.properties("headroom");
+    assertThat(r.origin(service)).isEmpty();
+    PolicySet set = r.policies(WHY, Optional.empty(), policies("api"));
+    assertThat(r.routes("headroom.routes", List.of(s), set.policies())).isEmpty();
+    SettingsException e = catchThrowableOfType(r::throwIfProblems, SettingsException.class);
+    assertThat(e.problems()).extracting(SettingsProblem::path).containsExactly("headroom.service.origin",
+        "headroom.routes[0].cost-header", "headroom.routes[0].charge-header");
+    service.setOrigin("https://api.example.com:8443");
+    assertThat(SettingsReader.properties("headroom").origin(service)).isPresent();
   }
 }
