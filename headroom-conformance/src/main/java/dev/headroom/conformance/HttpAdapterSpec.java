@@ -20,7 +20,10 @@ import org.junit.jupiter.api.Test;
  * {@link HttpAdapterSpecCore} checks (fields, refusals, dialects, leases, content bytes, discovery),
  * and here the gateway's behaviour brought to every front end through headroom-http (store failure,
  * escalation, run-time capacity, jitter, fields only near exhaustion, the remaining/reset cap,
- * unlisted routes, vend routes, 404 bodies).
+ * unlisted routes, vend routes, 404 bodies), and the gateway's route rules every front end's
+ * configuration states too (a policy's method condition, counting only failures, a response charge
+ * header: {@link SpecRoute#when()}, {@link SpecRoute#counting()}, {@link SpecRoute#chargeHeader()},
+ * which each adapter maps into its own configuration).
  *
  * <p>An adapter's test extends this class and implements the hooks of {@link HttpAdapterSpecCore}
  * ({@link #start(SpecFixture)}, {@link #stop()}, {@link #reduceCapacity(String, double)}).

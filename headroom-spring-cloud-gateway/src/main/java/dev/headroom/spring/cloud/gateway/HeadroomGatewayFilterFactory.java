@@ -110,7 +110,7 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
     String at = "spring.cloud.gateway.routes[id=" + routeId + "].filters[Headroom]";
     if (c.getPolicies() == null || c.getPolicies().isEmpty()) {
       throw new CloudGatewayConfigurationException(at + ".policies", null, "one or more of headroom.cloud-gateway.policies "
-          + catalog.all().keySet());
+          + catalog.all().keySet() + ", or the route's rules in headroom.cloud-gateway.routes." + routeId);
     }
     RouteRules.Builder b;
     try {
