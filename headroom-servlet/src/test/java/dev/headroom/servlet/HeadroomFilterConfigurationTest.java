@@ -40,6 +40,15 @@ class HeadroomFilterConfigurationTest {
   }
 
   @Test
+  void aRouteOfRulesBuiltWholeKeepsEveryRule() {
+    RouteRules rules = RouteRules.builder("/a").methods("GET", "POST").policy(burst)
+        .when("burst", List.of("POST")).counting("burst", RouteRules.Counting.FAILURES).build();
+    HeadroomFilter f = valid().route(Route.of(rules, null)).build();
+    assertThat(f.gate().routes()).containsExactly(rules);
+    assertThat(f.gate().routes().get(0).appliesTo("burst", "GET")).isFalse();
+  }
+
+  @Test
   void aFilterHandedABuiltGateWritesItsRoutesAndRefusesGateSettingsOfItsOwn() {
     Gate<HttpServletRequest> gate = Gate.<HttpServletRequest>builder()
         .limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
