@@ -34,8 +34,9 @@ import org.springframework.web.server.WebFilter;
  * {@link ReactiveUserResolver} (the exchange's principal otherwise), {@link GateListener}s, and
  * {@link VendRoute}s. Error bodies are Spring Boot's own error handling's.
  *
- * <p>Not here (the servlet starter's only, for now): {@code @RateLimited} handler methods and the
- * Micrometer counters, whose listener speaks of servlet routes.
+ * <p>Not here (the servlet starter's only, for now): {@code @RateLimited} handler methods, and
+ * registering the Micrometer counters; {@link MicrometerDecisionListener} is a {@link GateListener},
+ * so a reactive application that defines it as a bean gets them.
  */
 @AutoConfiguration(afterName = "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration")
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
