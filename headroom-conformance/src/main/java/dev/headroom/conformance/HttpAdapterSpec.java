@@ -20,7 +20,10 @@ import org.junit.jupiter.api.Test;
  * {@link HttpAdapterSpecCore} checks (fields, refusals, dialects, leases, content bytes, discovery),
  * and here the gateway's behaviour brought to every front end through headroom-http (store failure,
  * escalation, run-time capacity, jitter, fields only near exhaustion, the remaining/reset cap,
- * unlisted routes, vend routes, 404 bodies).
+ * unlisted routes, vend routes, 404 bodies), and the gateway's route rules every front end's
+ * configuration states too (a policy's method condition, counting only failures, a response charge
+ * header: {@link SpecRoute#when()}, {@link SpecRoute#counting()}, {@link SpecRoute#chargeHeader()},
+ * which each adapter maps into its own configuration).
  *
  * <p>An adapter's test extends this class and implements the hooks of {@link HttpAdapterSpecCore}
  * ({@link #start(SpecFixture)}, {@link #stop()}, {@link #reduceCapacity(String, double)}).
@@ -274,6 +277,75 @@ public abstract class HttpAdapterSpec extends HttpAdapterSpecCore {
     assertThat(error.path("code").asText()).isEqualTo("RATE_LIMITED");
     assertThat(error.path("retryable").asBoolean()).isTrue();
     assertThat(header(refused, "Retry-After")).isEqualTo(Long.toString(error.at("/details/retry_after/value").asLong()));
+  }
+
+  // ---- the gateway's route rules on every front end, stated in each one's configuration (issue 31)
+
+  /**
+   * A policy applied only {@code when} its condition holds (the gateway's
+   * {@code policies.NAME.when.methods}): {@code when-writes} decides POSTs only, so GETs are
+   * neither counted nor refused by it and their fields name only {@code when-every}; the second
+   * POST is refused by it (draft-09 section 3: a policy is what the server applies to a request;
+   * section 4: the fields list the policies that applied). Were the condition ignored, the second
+   * GET would be refused.
+   */
+  @Test
+  void aPolicyAppliesOnlyWhenItsConditionHolds_draft09_sections3_and_4() throws Exception {
+    for (int i = 0; i < 2; i++) {
+      HttpResponse<String> read = get("/spec/when");
+      assertThat(read.statusCode()).as("GET %d", i + 1).isEqualTo(200);
+      assertThat(header(read, "RateLimit")).isEqualTo("\"when-every\";r=" + (4 - i) + ";t=60");
+    }
+    HttpResponse<String> write = send("POST", "/spec/when");
+    assertThat(write.statusCode()).isEqualTo(200);
+    assertThat(limit(fields(write), "when-writes").remaining()).hasValue(0);
+    assertThat(limit(fields(write), "when-every").remaining()).hasValue(2);
+    HttpResponse<String> refused = send("POST", "/spec/when");
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(json(refused).path("violated-policies")).extracting(JsonNode::asText).containsExactly("when-writes");
+    assertThat(get("/spec/when").statusCode()).isEqualTo(200);
+  }
+
+  /**
+   * A policy counting only failures (the gateway's {@code policies.NAME.count: failures}): each
+   * request is counted when decided and given back when its response is below 400, so successes
+   * never use the quota of 1 and the first failure does; the next request is refused whatever it
+   * would have answered (draft-09 section 5: the quota is what the server counts). Were the rule
+   * ignored, the second success would be refused.
+   */
+  @Test
+  void aPolicyCountingOnlyFailuresGivesSuccessesBack_draft09_section5() throws Exception {
+    for (int i = 0; i < 2; i++) {
+      assertThat(get("/spec/failures?status=200").statusCode()).as("success %d", i + 1).isEqualTo(200);
+      fixture.store().await("refund", "failures", partition(), TIMEOUT);
+    }
+    assertThat(get("/spec/failures?status=404").statusCode()).isEqualTo(404);
+    HttpResponse<String> refused = get("/spec/failures?status=200");
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(json(refused).path("violated-policies").get(0).asText()).isEqualTo("failures");
+  }
+
+  /**
+   * A response charge header (the gateway's {@code cost.chargeHeader}): the units the application
+   * states in {@link SpecFixture#CHARGE_HEADER} are charged to the route's requests policy once the
+   * response is complete, on top of the request's cost of 1, into debt if need be, which later
+   * requests wait out (draft-09 section 5: quota units are what the server says a request costs).
+   * Were the header ignored, the second response would say {@code r=8} and nothing would be refused.
+   */
+  @Test
+  void aResponseChargeHeaderChargesTheUnitsItStates_draft09_section5() throws Exception {
+    HttpResponse<String> first = get("/spec/charged?charge=6");
+    assertThat(first.statusCode()).isEqualTo(200);
+    assertThat(header(first, "RateLimit")).isEqualTo("\"charged\";r=9;t=60");
+    assertThat(fixture.store().await("charge", "charged", partition(), TIMEOUT).units()).isEqualTo(6);
+    HttpResponse<String> second = get("/spec/charged");
+    assertThat(second.statusCode()).isEqualTo(200);
+    assertThat(header(second, "RateLimit")).isEqualTo("\"charged\";r=2;t=60");
+    assertThat(get("/spec/charged?charge=" + SpecFixture.MAX_CHARGE).statusCode()).isEqualTo(200);
+    assertThat(fixture.store().await("charge", "charged", partition(), TIMEOUT).units()).isEqualTo(SpecFixture.MAX_CHARGE);
+    HttpResponse<String> refused = get("/spec/charged");
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(json(refused).path("violated-policies").get(0).asText()).isEqualTo("charged");
   }
 
   /**

@@ -114,6 +114,7 @@ public final class RecordingStore implements Store {
   @Override
   public void refund(Acquisition acquisition) {
     delegate.refund(acquisition);
+    record(new Event("refund", acquisition.policy().name(), acquisition.key(), acquisition.cost()));
   }
 
   @Override
@@ -130,7 +131,8 @@ public final class RecordingStore implements Store {
 
   @Override
   public CompletionStage<Void> refundAsync(Acquisition acquisition) {
-    return delegate.refundAsync(acquisition);
+    return delegate.refundAsync(acquisition).thenRun(() -> record(new Event("refund", acquisition.policy().name(),
+        acquisition.key(), acquisition.cost())));
   }
 
   @Override

@@ -35,5 +35,11 @@ public enum SpecEndpoint {
    * the server's own redirect call ({@code sendRedirect}, 302); {@code to=status}, by setting the
    * status 303 and a {@code Location} field, with no content. Without {@code to}: 200 {@code ok}.
    */
-  REDIRECT
+  REDIRECT,
+  /**
+   * Answers with the status the query's {@code status} says (200 without it), {@code text/plain},
+   * the body {@code ok}; with {@code charge=N} in the query, also the response header
+   * {@link SpecFixture#CHARGE_HEADER}{@code : N} (the units the request cost, known once answered).
+   */
+  STATUS
 }

@@ -7,6 +7,7 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.enforcement.Escalation;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.headers.FieldRules;
@@ -56,6 +57,12 @@ import java.util.Set;
  *   <td>ietf</td><td>OK</td></tr>
  * <tr><td>{@code GET /spec/hidden}</td><td>hidden: 2 requests / 60 s per API key, not listed in discovery</td>
  *   <td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET, POST /spec/when}</td><td>when-every: 5 requests / 60 s per API key; when-writes: 1
+ *   request / 60 s per API key, deciding only POST ({@link SpecRoute#when()})</td><td>ietf</td><td>OK</td></tr>
+ * <tr><td>{@code GET /spec/failures}</td><td>failures: 1 request / 60 s per API key, counting only responses
+ *   of 400 and up ({@link SpecRoute#counting()})</td><td>ietf</td><td>STATUS</td></tr>
+ * <tr><td>{@code GET /spec/charged}</td><td>charged: 10 requests / 60 s per API key, also charged what the
+ *   response states in {@link #CHARGE_HEADER} ({@link SpecRoute#chargeHeader()})</td><td>ietf</td><td>STATUS</td></tr>
  * <tr><td>{@code GET /spec/free}</td><td>none (not limited)</td><td>-</td><td>OK</td></tr>
  * </table>
  *
@@ -118,6 +125,12 @@ public final class SpecFixture {
   /** The policy of {@link #VEND_PATH}'s function scope: one call a minute. */
   public static final String VEND_POLICY = "vend-calls";
 
+  /** The response header {@code /spec/charged} states its units in ({@link SpecEndpoint#STATUS}). */
+  public static final String CHARGE_HEADER = "X-Spec-Charge";
+
+  /** The most units {@link #CHARGE_HEADER} may state. */
+  public static final long MAX_CHARGE = 100;
+
   /** The reason given for every limit. */
   public static final String WHY = "Limits keep the service responsive for every caller.";
 
@@ -171,6 +184,14 @@ public final class SpecFixture {
     }
     routes.add(new SpecRoute("GET", "/spec/hidden", List.of(requests("hidden", 2, "api-key")), ietf, SpecEndpoint.OK,
         FieldRules.none(), false, Map.of()));
+    // Rules the gateway's YAML states that every front end's configuration must state too (issue 31).
+    routes.add(new SpecRoute("GET", "/spec/when", List.of(requests("when-every", 5, "api-key"),
+        requests("when-writes", 1, "api-key")), ietf, SpecEndpoint.OK).onMethods("GET", "POST")
+        .when("when-writes", "POST"));
+    routes.add(new SpecRoute("GET", "/spec/failures", List.of(requests("failures", 1, "api-key")), ietf,
+        SpecEndpoint.STATUS).counting("failures", RouteRules.Counting.FAILURES));
+    routes.add(new SpecRoute("GET", "/spec/charged", List.of(requests("charged", 10, "api-key")), ietf,
+        SpecEndpoint.STATUS).chargeHeader(CHARGE_HEADER));
     routes.add(new SpecRoute("GET", "/spec/free", List.of(), ietf, SpecEndpoint.OK));
     store.failFor(FRAGILE);
   }

@@ -113,6 +113,12 @@ public final class SpecUpstream implements AutoCloseable {
             }
           }
         }
+        case STATUS -> {
+          if (query.containsKey("charge")) {
+            ex.getResponseHeaders().set(SpecFixture.CHARGE_HEADER, query.get("charge"));
+          }
+          text(ex, Integer.parseInt(query.getOrDefault("status", "200")), "text/plain", "ok", head);
+        }
         default -> throw new IllegalStateException(route.endpoint().toString());
       }
     }

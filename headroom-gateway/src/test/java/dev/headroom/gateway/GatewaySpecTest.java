@@ -10,7 +10,9 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
@@ -105,6 +107,11 @@ class GatewaySpecTest extends HttpAdapterSpec {
         if (r.policies().contains(p)) {
           r.escalation(p.name()).ifPresent(e -> y.append("    escalation: {threshold: ").append(e.threshold())
               .append(", block: ").append(e.block().getSeconds()).append("s}\n"));
+          // the gateway states these rules on the policy, not the route
+          Optional.ofNullable(r.when().get(p.name())).ifPresent(m -> y.append("    when: {methods: [")
+              .append(String.join(", ", m)).append("]}\n"));
+          Optional.ofNullable(r.counting().get(p.name())).ifPresent(c -> y.append("    count: ")
+              .append(c.name().toLowerCase(Locale.ROOT)).append('\n'));
         }
       }
     }
@@ -114,8 +121,8 @@ class GatewaySpecTest extends HttpAdapterSpec {
     y.append("  - {name: vend, type: vend, path: '").append(SpecFixture.VEND_PATH).append("', upstream: app, vend: {limits: {function: ")
         .append(SpecFixture.VEND_POLICY).append("}}}\n");
     for (SpecRoute r : fixture.routes()) {
-      y.append("  - name: '").append(r.method()).append(' ').append(r.template()).append("'\n")
-          .append("    method: ").append(r.method()).append('\n')
+      y.append("  - name: '").append(String.join(",", r.methods())).append(' ').append(r.template()).append("'\n")
+          .append("    methods: [").append(String.join(", ", r.methods())).append("]\n")
           .append("    path: '").append(r.template()).append("'\n")
           .append("    upstream: app\n")
           .append("    omitOnRedirect: ").append(SpecFixture.OMIT_ON_REDIRECT).append('\n')
@@ -127,6 +134,8 @@ class GatewaySpecTest extends HttpAdapterSpec {
           .append("    dialect: [").append(r.dialects().stream().sorted().map(HeaderDialect::token)
               .collect(Collectors.joining(", "))).append("]\n")
           .append("    listed: ").append(r.listed()).append('\n');
+      r.chargeHeader().ifPresent(h -> y.append("    cost: {chargeHeader: ").append(h).append(", max: ")
+          .append(SpecFixture.MAX_CHARGE).append("}\n"));
       r.fields().jitter().ifPresent(j -> y.append("    jitter: ").append(j.getSeconds()).append("s\n"));
       r.fields().onlyNearExhaustion().ifPresent(n -> y.append("    onlyNearExhaustion: ").append(n).append('\n'));
       r.fields().ratioCap().ifPresent(c -> y.append("    capRemainingToResetRatio: {factor: ").append(c.factor())

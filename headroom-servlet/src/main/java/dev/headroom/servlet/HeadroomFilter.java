@@ -1,8 +1,6 @@
 package dev.headroom.servlet;
 
-import dev.headroom.Decision;
 import dev.headroom.QuotaLimiter;
-import dev.headroom.StoreException;
 import dev.headroom.Ticker;
 import dev.headroom.enforcement.Admission;
 import dev.headroom.enforcement.Answer;
@@ -48,7 +46,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -58,22 +55,25 @@ import java.util.random.RandomGenerator;
 
 /**
  * Headroom in a Jakarta Servlet 6 application: a filter that applies quota policies to the
- * requests of its {@link Route}s and tells every caller where it stands.
+ * requests of its gate's routes and tells every caller where it stands.
  *
  * <pre>{@code
- * HeadroomFilter filter = HeadroomFilter.builder()
+ * Gate<HttpServletRequest> gate = Gate.<HttpServletRequest>builder()
  *     .limiter(QuotaLimiter.of(InMemoryStore.builder().build()))
  *     .refusals(LimitRefusals.builder().ticker(Ticker.system())
  *         .defaults(PolicyTexts.builder("Limits keep the service responsive for every caller.").build()).build())
- *     .route(Route.builder("/api/items/{id}").methods("GET").policy(perClient).build())
+ *     .route(RouteRules.builder("/api/items/{id}").methods("GET").policy(perClient).build())
  *     .discovery("Items API", "Catalogue of items.")
  *     .build();
+ * HeadroomFilter filter = HeadroomFilter.builder(gate).build();
  * servletContext.addFilter("headroom", filter).setAsyncSupported(true);
  * }</pre>
  *
- * <p>The enforcement itself is headroom-http's {@link Gate}, which the WebFlux and Spring Cloud
- * Gateway filters share; this filter turns servlet requests into {@link GateRequest}s and writes
- * what the gate decides.
+ * <p>The enforcement itself is headroom-enforcement's {@link Gate}, which every front end shares
+ * (routes, listener and store-failure mode included); this filter turns servlet requests into
+ * {@link GateRequest}s and writes what the gate decides. {@link #builder()} is a shortcut that
+ * takes the gate's settings too and builds the gate first; a {@link Route} there is a gate route
+ * with a condition on the servlet request.
  *
  * <h2>One request (ARCHITECTURE.md, "One request through any front end")</h2>
  * <ol>
@@ -106,7 +106,7 @@ import java.util.random.RandomGenerator;
  *   {@code temporary-reduced-capacity} (draft-09 section 5.2; headroom-http {@link CapacityReductions}),
  *   its plans' versions with it.
  * <li>Allow lists ({@link Builder#allow}): callers that bypass a policy (headroom-http {@link AllowList}).
- * <li>A store that cannot decide, with {@link StoreFailureMode#REFUSE}: 503
+ * <li>A store that cannot decide, with {@link Gate.StoreFailureMode#REFUSE}: 503
  *   {@code temporary-reduced-capacity} with the Retry-After every front end sends
  *   ({@link ServiceErrors#storeUnavailable}).
  * <li>Error bodies ({@link Builder#errorBodies}, opt-in): the application's and the container's
@@ -126,19 +126,7 @@ public final class HeadroomFilter implements Filter {
   /** The conventional discovery paths (Graceful Boundaries section 1). */
   public static final List<String> DEFAULT_DISCOVERY_PATHS = Gate.DEFAULT_DISCOVERY_PATHS;
 
-  /** What to do when the store cannot decide. */
-  public enum StoreFailureMode {
-    /** Let the request through without RateLimit fields: availability over enforcement. */
-    ALLOW,
-    /**
-     * Refuse with 503 {@code temporary-reduced-capacity} and the Retry-After every front end sends
-     * ({@link ServiceErrors#storeUnavailable}): enforcement over availability.
-     */
-    REFUSE
-  }
-
   private final Gate<HttpServletRequest> gate;
-  private final List<Route> routes;
   private final UserResolver users;
   private final boolean allowOnStoreFailure;
   private final boolean errorBodies;
@@ -146,7 +134,6 @@ public final class HeadroomFilter implements Filter {
 
   private HeadroomFilter(Builder b, Gate<HttpServletRequest> gate, List<CompiledVend> vend) {
     this.gate = gate;
-    this.routes = List.copyOf(b.routes);
     this.users = b.users;
     this.allowOnStoreFailure = gate.storeFailureMode() == Gate.StoreFailureMode.ALLOW;
     this.errorBodies = b.errorBodies;
@@ -154,9 +141,10 @@ public final class HeadroomFilter implements Filter {
   }
 
   /**
-   * Starts a configuration of the gate and the filter at once: the servlet {@link Route}s,
-   * {@link DecisionListener} and {@link StoreFailureMode}, and the gate's settings, through this
-   * builder.
+   * Starts a configuration of the gate and the filter at once: the gate's settings (headroom-enforcement
+   * {@link GateBuilder}: routes, policies, listener, store-failure mode, ...) through this builder,
+   * which builds the {@link Gate} at {@link Builder#build()} and then the filter exactly as
+   * {@link #builder(Gate)} does. A shortcut for applications that configure only this filter.
    */
   public static Builder builder() {
     return new Builder(null);
@@ -171,14 +159,6 @@ public final class HeadroomFilter implements Filter {
    */
   public static Builder builder(Gate<HttpServletRequest> gate) {
     return new Builder(Objects.requireNonNull(gate, "gate"));
-  }
-
-  /**
-   * The servlet routes, in matching order; empty for a filter handed a built gate, whose routes
-   * are the gate's ({@link Gate#routes()}).
-   */
-  public List<Route> routes() {
-    return routes;
   }
 
   /** The enforcement this filter writes: headroom-http's {@link Gate}. */
@@ -291,26 +271,6 @@ public final class HeadroomFilter implements Filter {
   /** A vend route and its header writer. */
   private record CompiledVend(VendRoute route, RateLimitHeaders headers) {}
 
-  /** The servlet listener, told of each decision with the servlet route it was made for. */
-  private static GateListener adapt(DecisionListener listener, Map<RouteRules, Route> byRules) {
-    return new GateListener() {
-      @Override
-      public void decided(RouteRules route, Decision decision) {
-        listener.decided(byRules.get(route), decision);
-      }
-
-      @Override
-      public void shadowDecided(RouteRules route, Decision decision) {
-        listener.shadowDecided(byRules.get(route), decision);
-      }
-
-      @Override
-      public void storeFailed(RouteRules route, StoreException failure) {
-        listener.storeFailed(byRules.get(route), failure);
-      }
-    };
-  }
-
   /**
    * Configures a {@link HeadroomFilter}: headroom-http's {@link GateBuilder} settings, plus what
    * only a servlet filter has (the user resolver, vend routes, error bodies). {@link #build()}
@@ -322,11 +282,8 @@ public final class HeadroomFilter implements Filter {
     private final Gate<HttpServletRequest> built;
     /** The first gate setting made here, which a filter handed a built gate refuses. */
     private String gateSetting;
-    private final List<Route> routes = new ArrayList<>();
     private final List<VendRoute> vendRoutes = new ArrayList<>();
     private UserResolver users = UserResolver.principal();
-    /** The servlet listener; null until set (none then). */
-    private DecisionListener listener;
     private boolean errorBodies;
 
     private Builder(Gate<HttpServletRequest> built) {
@@ -380,7 +337,7 @@ public final class HeadroomFilter implements Filter {
 
     /** A route; routes match in the order added. */
     public Builder route(Route route) {
-      routes.add(Objects.requireNonNull(route, "route"));
+      Objects.requireNonNull(route, "route");
       settings("route").route(route.rules(), route.condition());
       return this;
     }
@@ -424,17 +381,18 @@ public final class HeadroomFilter implements Filter {
       return this;
     }
 
-    /** Observes decisions (metrics); none by default. */
-    public Builder listener(DecisionListener listener) {
-      this.listener = Objects.requireNonNull(listener, "listener");
+    /**
+     * {@link GateBuilder#listener}: observes decisions (metrics, logs), told the {@link RouteRules}
+     * of each; none by default.
+     */
+    public Builder listener(GateListener listener) {
+      settings("listener").listener(listener);
       return this;
     }
 
-    /** What to do when the store fails; {@link StoreFailureMode#ALLOW} by default. */
-    public Builder storeFailureMode(StoreFailureMode mode) {
-      Objects.requireNonNull(mode, "storeFailureMode");
-      settings("storeFailureMode").storeFailureMode(
-          mode == StoreFailureMode.ALLOW ? Gate.StoreFailureMode.ALLOW : Gate.StoreFailureMode.REFUSE);
+    /** {@link GateBuilder#storeFailureMode}: what to do when the store fails; allow by default. */
+    public Builder storeFailureMode(Gate.StoreFailureMode mode) {
+      settings("storeFailureMode").storeFailureMode(mode);
       return this;
     }
 
@@ -526,17 +484,11 @@ public final class HeadroomFilter implements Filter {
      * @throws IllegalArgumentException naming the field, the value and what is expected
      */
     public HeadroomFilter build() {
-      if (built != null && (gateSetting != null || listener != null)) {
-        throw new IllegalArgumentException((gateSetting == null ? "listener" : gateSetting) + ": set on the gate, which"
-            + " was built already (HeadroomFilter.builder(Gate)); expected it on Gate.builder() instead");
+      if (built != null && gateSetting != null) {
+        throw new IllegalArgumentException(gateSetting + ": set on the gate, which was built already"
+            + " (HeadroomFilter.builder(Gate)); expected it on Gate.builder() instead");
       }
-      Gate<HttpServletRequest> built = this.built;
-      if (built == null) {
-        Map<RouteRules, Route> byRules = new IdentityHashMap<>();
-        routes.forEach(r -> byRules.put(r.rules(), r));
-        gate.listener(adapt(listener == null ? DecisionListener.none() : listener, byRules));
-        built = gate.build();
-      }
+      Gate<HttpServletRequest> built = this.built == null ? gate.build() : this.built;
       List<CompiledVend> vend = new ArrayList<>();
       for (VendRoute v : vendRoutes) {
         vend.add(new CompiledVend(v, built.headersFor(v.dialects())));

@@ -1,6 +1,7 @@
 package dev.headroom.servlet;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
@@ -14,11 +15,12 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * The policies that apply to requests of some methods on one path template
- * (ARCHITECTURE.md, request step 3):
- * {@code Route.builder("/api/items/{id}").methods("GET").policy(perClient).build()}. The rules
- * every front end shares are headroom-enforcement's {@link RouteRules} ({@link #rules()}); a servlet
- * route adds a {@link Builder#condition(Predicate) condition} on the servlet request.
+ * A route of {@link HeadroomFilter#builder()}: headroom-enforcement's {@link RouteRules} (the rules
+ * every front end shares, {@link #rules()}) and a {@link Builder#condition(Predicate) condition} on
+ * the servlet request, nothing more. {@link #of} takes rules built whole, with every rule they
+ * have; {@code Route.builder("/api/items/{id}").methods("GET").policy(perClient).build()} states the
+ * common ones. A filter handed a built gate ({@link HeadroomFilter#builder(Gate)})
+ * needs no Route: the gate's routes take a condition of their own.
  *
  * <p>Path templates are those of the one grammar every front end and the client share,
  * {@link PathTemplate}; they are matched against the path inside the application as the container
@@ -34,6 +36,15 @@ public final class Route {
   private Route(RouteRules rules, Predicate<HttpServletRequest> condition) {
     this.rules = rules;
     this.condition = condition;
+  }
+
+  /**
+   * A route of these rules, with every rule {@link RouteRules} has (a policy's method condition,
+   * counting per policy, the response charge header, the route's {@code pk}, its redirect rule),
+   * decided only for requests that also meet {@code condition} (null: every matching request).
+   */
+  public static Route of(RouteRules rules, Predicate<HttpServletRequest> condition) {
+    return new Route(Objects.requireNonNull(rules, "rules"), condition);
   }
 
   /** Starts a route on a path template such as {@code /api/items/{id}}. */

@@ -44,7 +44,7 @@ final class VendCalls {
   /**
    * Serves a call. When the store cannot decide, the call reaches the application without fields
    * ({@code allowOnStoreFailure}) or is refused 503 temporary-reduced-capacity, as the filter's
-   * other routes are ({@link HeadroomFilter.StoreFailureMode}).
+   * other routes are (the gate's {@code Gate.StoreFailureMode}).
    *
    * @param origin the service's origin for the 503 body, or null
    */

@@ -1,9 +1,9 @@
 /**
  * The servlet front end: {@link dev.headroom.servlet.HeadroomFilter}, a servlet {@code Filter} that
- * decides each request through headroom-enforcement's {@link dev.headroom.enforcement.Gate} with its
- * {@link dev.headroom.servlet.Route}s, and writes what the gate decided on the container's response;
- * {@link dev.headroom.servlet.UserResolver} names the authenticated user,
- * {@link dev.headroom.servlet.DecisionListener} observes decisions and
+ * decides each request through headroom-enforcement's {@link dev.headroom.enforcement.Gate} (its
+ * routes, listener and store-failure mode are the gate's; {@link dev.headroom.servlet.Route} is only
+ * a gate route with a condition on the servlet request), and writes what the gate decided on the
+ * container's response; {@link dev.headroom.servlet.UserResolver} names the authenticated user and
  * {@link dev.headroom.servlet.ErrorBodies} gives the container's own errors Graceful Boundaries
  * bodies. The request and response wrappers live in {@code dev.headroom.servlet.internal}.
  *

@@ -34,9 +34,18 @@ class HeadroomFilterConfigurationTest {
   void aValidConfigurationPublishesItsRoutes() {
     HeadroomFilter f = valid().route(Route.builder("/a/{id}").methods("get", "POST").policy(burst).key("a").build())
         .discovery("Svc", "Does things.").build();
-    assertThat(f.routes()).hasSize(1);
-    assertThat(f.routes().get(0).methods()).containsExactly("GET", "POST");
+    assertThat(f.gate().routes()).hasSize(1);
+    assertThat(f.gate().routes().get(0).methods()).containsExactly("GET", "POST");
     assertThat(f.discovery().orElseThrow().toJson()).contains("\"a-get\"").contains("\"a-post\"");
+  }
+
+  @Test
+  void aRouteOfRulesBuiltWholeKeepsEveryRule() {
+    RouteRules rules = RouteRules.builder("/a").methods("GET", "POST").policy(burst)
+        .when("burst", List.of("POST")).counting("burst", RouteRules.Counting.FAILURES).build();
+    HeadroomFilter f = valid().route(Route.of(rules, null)).build();
+    assertThat(f.gate().routes()).containsExactly(rules);
+    assertThat(f.gate().routes().get(0).appliesTo("burst", "GET")).isFalse();
   }
 
   @Test
@@ -48,7 +57,6 @@ class HeadroomFilterConfigurationTest {
     HeadroomFilter f = HeadroomFilter.builder(gate).errorBodies(true).build();
     assertThat(f.gate()).isSameAs(gate);
     assertThat(f.gate().routes()).extracting(RouteRules::template).containsExactly("/a/{id}");
-    assertThat(f.routes()).isEmpty();
     assertThatThrownBy(() -> HeadroomFilter.builder(gate).jitter(Duration.ofSeconds(2)).build())
         .hasMessageStartingWith("jitter: set on the gate, which was built already");
     assertThatThrownBy(() -> HeadroomFilter.builder(gate).listener((route, decision) -> {}).build())

@@ -9,6 +9,7 @@ import dev.headroom.Decision;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.GateListener;
 import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
@@ -35,12 +36,12 @@ class ShadowAndCostTest {
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
         .route(Route.builder("/five").policy(units).cost(5).build())
         .route(Route.builder("/stated").policy(units).costHeader("X-Cost", 4).shadowPolicy(trial).build())
-        .listener(new DecisionListener() {
+        .listener(new GateListener() {
           @Override
-          public void decided(Route route, Decision decision) {}
+          public void decided(RouteRules route, Decision decision) {}
 
           @Override
-          public void shadowDecided(Route route, Decision decision) {
+          public void shadowDecided(RouteRules route, Decision decision) {
             shadowed.add(decision);
           }
         })

@@ -7,7 +7,6 @@ import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecRoute;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
-import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.path.PathTemplate;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;
@@ -34,7 +33,7 @@ final class SpecApplication {
   /**
    * The filter for the fixture, handed a gate built with headroom-http's {@link Gate#builder()} as
    * every front end's is ({@link HeadroomFilter#builder(Gate)}): its routes (with their field rules,
-   * listing and escalation), limiter and texts, refusing when the store fails; the user from
+   * listing, escalation, method conditions, counting and charge header), limiter and texts, refusing when the store fails; the user from
    * {@link SpecFixture#USER_HEADER}; error bodies on.
    */
   static HeadroomFilter filter(SpecFixture fixture) {
@@ -47,8 +46,7 @@ final class SpecApplication {
         .discovery(SpecFixture.SERVICE, SpecFixture.DESCRIPTION);
     for (SpecRoute r : fixture.routes()) {
       if (!r.policies().isEmpty()) {
-        b.route(RouteRules.builder(r.template()).methods(r.method()).policies(r.policies()).dialects(r.dialects())
-            .fields(r.fields()).listed(r.listed()).build());
+        b.route(r.rules());
         r.policies().forEach(p -> r.escalation(p.name()).ifPresent(e -> b.escalation(p.name(), e)));
       }
     }
@@ -94,7 +92,7 @@ final class SpecApplication {
         return;
       }
       SpecEndpoint endpoint = routes.stream()
-          .filter(r -> r.method().equals(method) && PathTemplate.parse(r.template()).matchesDecoded(path))
+          .filter(r -> r.methods().contains(method) && PathTemplate.parse(r.template()).matchesDecoded(path))
           .map(SpecRoute::endpoint).findFirst().orElse(null);
       if (endpoint == null) {
         res.sendError(404);
@@ -167,6 +165,14 @@ final class SpecApplication {
           }
           break;
         }
+        case STATUS:
+          if (req.getParameter("charge") != null) {
+            res.setHeader(SpecFixture.CHARGE_HEADER, req.getParameter("charge"));
+          }
+          res.setStatus(req.getParameter("status") == null ? 200 : Integer.parseInt(req.getParameter("status")));
+          res.setContentType("text/plain; charset=utf-8");
+          res.getWriter().write("ok");
+          break;
         default:
           throw new AssertionError(endpoint);
       }

@@ -10,6 +10,9 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.GateListener;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.body.ProblemType;
@@ -49,19 +52,19 @@ class StoreFailureTest {
 
   private final AtomicInteger failures = new AtomicInteger();
 
-  private HttpResponse<String> requestThrough(HeadroomFilter.StoreFailureMode mode) throws Exception {
+  private HttpResponse<String> requestThrough(Gate.StoreFailureMode mode) throws Exception {
     ManualTicker ticker = ManualTicker.atFixedInstant();
     HeadroomFilter filter = HeadroomFilter.builder()
         .limiter(QuotaLimiter.of(new DownStore()))
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
         .route(Route.builder("/a").policy(QuotaPolicy.builder("p").quota(1).window(Duration.ofMinutes(1)).build()).build())
         .storeFailureMode(mode)
-        .listener(new DecisionListener() {
+        .listener(new GateListener() {
           @Override
-          public void decided(Route route, Decision decision) {}
+          public void decided(RouteRules route, Decision decision) {}
 
           @Override
-          public void storeFailed(Route route, StoreException failure) {
+          public void storeFailed(RouteRules route, StoreException failure) {
             failures.incrementAndGet();
           }
         })
@@ -84,7 +87,7 @@ class StoreFailureTest {
 
   @Test
   void allowLetsTheRequestThroughWithoutFields() throws Exception {
-    HttpResponse<String> r = requestThrough(HeadroomFilter.StoreFailureMode.ALLOW);
+    HttpResponse<String> r = requestThrough(Gate.StoreFailureMode.ALLOW);
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.body()).isEqualTo("ok");
     assertThat(r.headers().firstValue("RateLimit")).isEmpty();
@@ -94,7 +97,7 @@ class StoreFailureTest {
   /** As the gateway answers (draft-09 section 5.2; headroom-http ServiceErrors.storeUnavailable). */
   @Test
   void refuseAnswers503TemporaryReducedCapacityWithTheSharedRetryAfter() throws Exception {
-    HttpResponse<String> r = requestThrough(HeadroomFilter.StoreFailureMode.REFUSE);
+    HttpResponse<String> r = requestThrough(Gate.StoreFailureMode.REFUSE);
     assertThat(r.statusCode()).isEqualTo(503);
     assertThat(r.headers().firstValue("Retry-After")).hasValue(Long.toString(ServiceErrors.STORE_RETRY_AFTER_SECONDS));
     assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/problem+json");

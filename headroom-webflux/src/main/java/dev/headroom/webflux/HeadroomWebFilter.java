@@ -194,7 +194,9 @@ public final class HeadroomWebFilter implements WebFilter, Ordered {
         .doFinally(signal -> {
           // an error not yet answered is answered after this filter with its status: it counts as that
           int status = signal == SignalType.ON_ERROR && !response.isCommitted() ? failed[0] : status(response);
-          admission.completeAsync(status, metered == null ? 0 : metered.bytesWritten());
+          List<String> charge = admission.route().chargeHeader()
+              .map(h -> response.getHeaders().getOrEmpty(h)).orElse(List.of());
+          admission.completeAsync(status, metered == null ? 0 : metered.bytesWritten(), charge);
         });
   }
 

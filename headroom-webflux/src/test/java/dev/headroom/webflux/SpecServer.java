@@ -7,7 +7,6 @@ import dev.headroom.conformance.SpecFixture;
 import dev.headroom.conformance.SpecRoute;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
-import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.path.PathTemplate;
 import dev.headroom.vend.VendRateLimiter;
 import dev.headroom.vend.VendRateLimits;
@@ -80,8 +79,7 @@ final class SpecServer implements AutoCloseable {
         .discovery(SpecFixture.SERVICE, SpecFixture.DESCRIPTION);
     for (SpecRoute r : fixture.routes()) {
       if (!r.policies().isEmpty()) {
-        b.route(RouteRules.builder(r.template()).methods(r.method()).policies(r.policies()).dialects(r.dialects())
-            .fields(r.fields()).listed(r.listed()).build());
+        b.route(r.rules());
         r.policies().forEach(p -> r.escalation(p.name()).ifPresent(e -> b.escalation(p.name(), e)));
       }
     }
@@ -117,7 +115,7 @@ final class SpecServer implements AutoCloseable {
       String m = exchange.getRequest().getMethod().name();
       String method = m.equals("HEAD") ? "GET" : m;
       SpecEndpoint endpoint = routes.stream()
-          .filter(r -> r.method().equals(method) && PathTemplate.parse(r.template()).matchesDecoded(path))
+          .filter(r -> r.methods().contains(method) && PathTemplate.parse(r.template()).matchesDecoded(path))
           .map(SpecRoute::endpoint).findFirst().orElse(null);
       ServerHttpResponse res = exchange.getResponse();
       if (path.equals(SpecFixture.VEND_PATH)) { // the envelope, replayed by the filter
@@ -147,6 +145,15 @@ final class SpecServer implements AutoCloseable {
           return text(res, "ok");
         case BYTES:
           return bytes(exchange, res);
+        case STATUS: {
+          var q = exchange.getRequest().getQueryParams();
+          if (q.getFirst("charge") != null) {
+            res.getHeaders().set(SpecFixture.CHARGE_HEADER, q.getFirst("charge"));
+          }
+          res.setStatusCode(HttpStatus.valueOf(q.getFirst("status") == null ? 200 : Integer.parseInt(q.getFirst("status"))));
+          res.getHeaders().setContentType(new MediaType("text", "plain", StandardCharsets.UTF_8));
+          return res.writeWith(Mono.just(res.bufferFactory().wrap("ok".getBytes(StandardCharsets.UTF_8))));
+        }
         default:
           return Mono.error(new AssertionError(endpoint));
       }

@@ -7,10 +7,13 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.Ticker;
 import dev.headroom.enforcement.Escalation;
 import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.enforcement.partition.AllowList;
+import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import dev.headroom.enforcement.plan.Plan;
 import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.enforcement.plan.PolicyOverride;
+import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.LimitType;
 import dev.headroom.http.body.PolicyTexts;
@@ -38,9 +41,9 @@ import java.util.function.UnaryOperator;
 
 /**
  * The one converter of the settings model: {@link PolicySettings}, {@link PlansSettings},
- * {@link FieldRuleSettings} and the rest into headroom-core's {@link QuotaPolicy} and
- * headroom-http's {@link PolicyTexts}, {@link Escalation}, {@link AllowList}, {@link Plans} and
- * {@link FieldRules}, for every binding (the gateway's YAML, Spring Boot's {@code headroom.*},
+ * {@link FieldRuleSettings}, {@link RouteSettings} and the rest into headroom-core's
+ * {@link QuotaPolicy}, headroom-http's {@link PolicyTexts} and {@link FieldRules}, and this
+ * module's {@link Escalation}, {@link AllowList}, {@link Plans} and {@link RouteRules}, for every binding (the gateway's YAML, Spring Boot's {@code headroom.*},
  * Spring Cloud Gateway's {@code headroom.cloud-gateway.*}).
  *
  * <p>How is an error tied to its setting? Each value is checked alone: a library (the
@@ -183,23 +186,28 @@ public final class SettingsReader {
     RuntimeException make(List<SettingsProblem> problems, Throwable cause);
   }
 
-  /** {@code service.origin}: an origin such as {@code https://api.example.com}, when set. */
+  /**
+   * {@code service.origin}: the public origin callers reach the service at, such as
+   * {@code https://api.example.com} (scheme, host and optional port only, as headroom-http's
+   * {@link LimitRefusals} takes it), when set.
+   */
   public Optional<URI> origin(ServiceSettings service) {
     String o = service.getOrigin();
     if (o == null) {
       return Optional.empty();
     }
-    return check(path("service.origin"), o, "an origin such as https://api.example.com", () -> {
-      try {
-        URI u = new URI(o);
-        if (u.getScheme() == null || u.getHost() == null) {
-          throw new IllegalArgumentException("no scheme or host");
-        }
-        return u;
-      } catch (URISyntaxException e) {
-        throw new IllegalArgumentException(e.getMessage(), e);
-      }
-    });
+    return check(path("service.origin"), o, "the public origin callers reach the service at, such as "
+        + "https://api.example.com (scheme, host and optional port only)", () -> {
+          URI u;
+          try {
+            u = new URI(o);
+          } catch (URISyntaxException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+          }
+          LimitRefusals.builder().ticker(Ticker.system()).origin(u).defaults(PolicyTexts.builder(NEUTRAL_WHY).build())
+              .build();
+          return u;
+        });
   }
 
   /**
@@ -494,6 +502,46 @@ public final class SettingsReader {
           .orElse(base);
     }
     return f;
+  }
+
+  /**
+   * {@code routes}: each route at {@code at[i]} (a path of the binding's, such as
+   * {@code headroom.routes}) into {@link RouteRules}, in matching order, on the policies read by
+   * {@link #policies}; a route with a problem is left out. A route naming a policy that was
+   * declared but had problems of its own gets no second problem.
+   */
+  public List<RouteRules> routes(String at, List<? extends RouteSettings> routes, Map<String, QuotaPolicy> policies) {
+    List<RouteRules> out = new ArrayList<>();
+    for (int i = 0; routes != null && i < routes.size(); i++) {
+      route(at + "[" + i + "]", routes.get(i), policies).ifPresent(out::add);
+    }
+    return out;
+  }
+
+  /** One route at {@code at} (a path of the binding's) into {@link RouteRules}; see {@link #routes}. */
+  public Optional<RouteRules> route(String at, RouteSettings route, Map<String, QuotaPolicy> policies) {
+    return new RouteConversion(this).route(at, route, policies, declaredPolicies);
+  }
+
+  /**
+   * What is sent as {@code pk} in the ietf dialect: {@code off}, {@code hash} (a predictable hash
+   * of the partition) or {@code hmac} (a keyed HMAC with the base64 key at {@code keyAt}, never
+   * repeated in a problem); off after a problem.
+   */
+  public PartitionKeyExposure exposure(String at, String mode, String keyAt, String hmacKey) {
+    switch (mode == null ? "" : mode.strip().toLowerCase(Locale.ROOT)) {
+      case "off":
+        return PartitionKeyExposures.off();
+      case "hash":
+        return PartitionKeyExposures.predictableHash();
+      case "hmac":
+        return check(keyAt, hmacKey == null ? null : "(" + hmacKey.length() + " characters, not shown)",
+            "a base64 key of at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes",
+            () -> PartitionKeyExposures.hmacSha256Base64(hmacKey)).orElse(PartitionKeyExposures.off());
+      default:
+        problem(at, mode, "off, hash or hmac");
+        return PartitionKeyExposures.off();
+    }
   }
 
   /** What a request meets when the store cannot decide: {@code allow} or {@code refuse}. */

@@ -4,6 +4,7 @@ import dev.headroom.enforcement.Admission;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletResponse;
+import java.util.List;
 
 /**
  * When an allowed request's response is complete, its {@link Admission} completes (headroom-enforcement:
@@ -41,9 +42,13 @@ public final class Completion implements AsyncListener {
     return async;
   }
 
-  /** Gives back, charges and releases, once. */
+  /**
+   * Gives back, charges (the content bytes, and the units the response states in the route's
+   * charge header) and releases, once.
+   */
   public void finish() {
-    admission.complete(response.getStatus(), metered == null ? 0 : metered.bytesWritten());
+    List<String> charge = admission.route().chargeHeader().map(h -> List.copyOf(response.getHeaders(h))).orElse(List.of());
+    admission.complete(response.getStatus(), metered == null ? 0 : metered.bytesWritten(), charge);
   }
 
   @Override

@@ -1,25 +1,23 @@
 package dev.headroom.spring.boot;
 
-import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Store;
-import dev.headroom.StoreException;
 import dev.headroom.Ticker;
+import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.GateBuilder;
+import dev.headroom.enforcement.GateListener;
 import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.servlet.DecisionListener;
 import dev.headroom.servlet.HeadroomFilter;
-import dev.headroom.servlet.Route;
 import dev.headroom.servlet.UserResolver;
 import dev.headroom.vend.VendRoute;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
-import java.util.ArrayList;
-import java.util.List;
+import jakarta.servlet.http.HttpServletRequest;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -51,7 +49,7 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
  *   application's own {@code Store} bean. {@code headroom.store.type: redis} is the seam for the
  *   headroom-redis module: until that module is on the classpath it stops startup saying so;
  * <li>{@link UserResolver}: the servlet principal unless the application supplies who the user is;
- * <li>{@link DecisionListener}s: Micrometer counters when a {@code MeterRegistry} exists, plus any
+ * <li>{@link GateListener}s (headroom-enforcement): Micrometer counters when a {@code MeterRegistry} exists, plus any
  *   listener beans of the application;
  * <li>{@link VendRoute}s: every vend route bean of the application (the vend rate-limit extension).
  * </ul>
@@ -97,23 +95,21 @@ public class HeadroomAutoConfiguration {
   @Bean
   FilterRegistrationBean<HeadroomFilter> headroomFilter(HeadroomProperties props, HeadroomPolicies policies,
       QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, UserResolver users,
-      ObjectProvider<DecisionListener> listeners, ObjectProvider<RequestMappingHandlerMapping> mappings,
+      ObjectProvider<GateListener> listeners, ObjectProvider<RequestMappingHandlerMapping> mappings,
       ObjectProvider<HandlerMappingIntrospector> introspector, ObjectProvider<VendRoute> vendRoutes,
       Environment environment, HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
-    List<Route> routes = new ArrayList<>(policies.settings().routes());
+    GateBuilder<HttpServletRequest> g = Gate.builder();
+    policies.settings().gate(g, props, limiter, refusals, ticker, environment, planProps, planResolvers);
+    policies.settings().routes().forEach(g::route);
     HandlerMappingIntrospector found = introspector.getIfUnique();
     HandlerResolution resolution = found == null ? null : new HandlerResolution(found);
-    mappings.orderedStream().forEach(m -> routes.addAll(RateLimitedHandlers.routes(m, policies.byName(), resolution)));
-    List<DecisionListener> all = listeners.orderedStream().toList();
-    HeadroomFilter.Builder b = HeadroomFilter.builder()
-        .gate(g -> policies.settings().gate(g, props, limiter, refusals, ticker, environment, planProps,
-            planResolvers))
-        .users(users)
-        .routes(routes)
-        .listener(composite(all));
-    vendRoutes.orderedStream().forEach(b::vendRoute);
+    mappings.orderedStream().forEach(m -> RateLimitedHandlers.routes(m, policies.byName(), resolution)
+        .forEach(h -> g.route(h.rules(), h.condition())));
+    g.listener(HeadroomSettings.composite(listeners.orderedStream().toList()));
     HeadroomFilter filter;
     try {
+      HeadroomFilter.Builder b = HeadroomFilter.builder(g.build()).users(users);
+      vendRoutes.orderedStream().forEach(b::vendRoute);
       filter = b.build();
     } catch (HeadroomConfigurationException ex) {
       throw ex;
@@ -128,26 +124,6 @@ public class HeadroomAutoConfiguration {
     registration.setOrder(props.getFilterOrder());
     registration.addUrlPatterns("/*");
     return registration;
-  }
-
-  private static DecisionListener composite(List<DecisionListener> listeners) {
-    if (listeners.isEmpty()) {
-      return DecisionListener.none();
-    }
-    if (listeners.size() == 1) {
-      return listeners.get(0);
-    }
-    return new DecisionListener() {
-      @Override
-      public void decided(Route route, Decision decision) {
-        HeadroomSettings.tellEach(listeners, l -> l.decided(route, decision));
-      }
-
-      @Override
-      public void storeFailed(Route route, StoreException failure) {
-        HeadroomSettings.tellEach(listeners, l -> l.storeFailed(route, failure));
-      }
-    };
   }
 
   /** The {@code headroom} actuator endpoint, when actuator is on the classpath and the endpoint is available. */

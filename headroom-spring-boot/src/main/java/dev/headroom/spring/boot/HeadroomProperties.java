@@ -1,13 +1,12 @@
 package dev.headroom.spring.boot;
 
-import dev.headroom.enforcement.settings.FieldRuleSettings;
 import dev.headroom.enforcement.settings.HeaderSettings;
 import dev.headroom.enforcement.settings.LimitSettings;
 import dev.headroom.enforcement.settings.PolicySettings;
+import dev.headroom.enforcement.settings.RouteSettings;
 import dev.headroom.enforcement.settings.ServiceSettings;
 import dev.headroom.enforcement.settings.StoreSettings;
 import dev.headroom.http.DiscoveryPaths;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -235,153 +234,10 @@ public class HeadroomProperties extends LimitSettings<PolicySettings> {
     }
   }
 
-  /** One route: a path template, its methods, and the policies that apply. */
-  public static class Route extends FieldRuleSettings {
-
-    /** The path template (headroom-http's one grammar), such as /api/items/{id}; {id:regex} and * are one segment, a final ** any rest. */
-    private String path;
-
-    /** The methods, such as [GET, POST]; every method when empty. */
-    private List<String> methods = new ArrayList<>();
-
-    /** Names of policies from headroom.policies, decided together. */
-    private List<String> policies = new ArrayList<>();
-
-    /** The header dialects of this route; headroom.dialects when empty. */
-    private List<String> dialects = new ArrayList<>();
-
-    /** The endpoint key in the discovery document. */
-    private String key;
-
-    /** Additional context for the discovery document. */
-    private String note;
-
-    /** Whether the discovery document lists the route (leave internal routes out). */
-    private boolean listed = true;
-
-    /** Names of policies from headroom.policies decided in shadow: counted, metered, logged, never refusing. */
-    private List<String> shadowPolicies = new ArrayList<>();
-
-    /**
-     * Whether the shadow policies' RateLimit fields are sent: as decided while one would allow,
-     * r=0 with t until it would allow when it would refuse; the request is served either way.
-     */
-    private boolean shadowFields = false;
-
-    public boolean isShadowFields() {
-      return shadowFields;
-    }
-
-    public void setShadowFields(boolean shadowFields) {
-      this.shadowFields = shadowFields;
-    }
-
-    /** What a request costs in units of the route's requests policies. */
-    private long cost = 1;
-
-    /** A request header stating the request's cost (0 to max-cost). */
-    private String costHeader;
-
-    /** The largest cost cost-header may state. */
-    private long maxCost = 1;
-
-    /** Which requests count: all, failures (responses 400 and up) or successes. */
-    private String counting = "all";
-
-    public String getCounting() {
-      return counting;
-    }
-
-    public void setCounting(String counting) {
-      this.counting = counting;
-    }
-
-    public List<String> getShadowPolicies() {
-      return shadowPolicies;
-    }
-
-    public void setShadowPolicies(List<String> shadowPolicies) {
-      this.shadowPolicies = shadowPolicies;
-    }
-
-    public long getCost() {
-      return cost;
-    }
-
-    public void setCost(long cost) {
-      this.cost = cost;
-    }
-
-    public String getCostHeader() {
-      return costHeader;
-    }
-
-    public void setCostHeader(String costHeader) {
-      this.costHeader = costHeader;
-    }
-
-    public long getMaxCost() {
-      return maxCost;
-    }
-
-    public void setMaxCost(long maxCost) {
-      this.maxCost = maxCost;
-    }
-
-    public String getPath() {
-      return path;
-    }
-
-    public void setPath(String path) {
-      this.path = path;
-    }
-
-    public List<String> getMethods() {
-      return methods;
-    }
-
-    public void setMethods(List<String> methods) {
-      this.methods = methods;
-    }
-
-    public List<String> getPolicies() {
-      return policies;
-    }
-
-    public void setPolicies(List<String> policies) {
-      this.policies = policies;
-    }
-
-    public List<String> getDialects() {
-      return dialects;
-    }
-
-    public void setDialects(List<String> dialects) {
-      this.dialects = dialects;
-    }
-
-    public String getKey() {
-      return key;
-    }
-
-    public void setKey(String key) {
-      this.key = key;
-    }
-
-    public String getNote() {
-      return note;
-    }
-
-    public void setNote(String note) {
-      this.note = note;
-    }
-
-    public boolean isListed() {
-      return listed;
-    }
-
-    public void setListed(boolean listed) {
-      this.listed = listed;
-    }
-  }
+  /**
+   * One route: a path template, its methods, the policies that apply and every rule of the route
+   * (headroom-enforcement's {@link RouteSettings}, the settings model's route, as the gateway's YAML
+   * states it too).
+   */
+  public static class Route extends RouteSettings {}
 }

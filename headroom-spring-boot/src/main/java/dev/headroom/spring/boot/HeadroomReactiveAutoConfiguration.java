@@ -1,20 +1,15 @@
 package dev.headroom.spring.boot;
 
-import dev.headroom.Decision;
 import dev.headroom.QuotaLimiter;
-import dev.headroom.StoreException;
 import dev.headroom.Ticker;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
 import dev.headroom.enforcement.GateListener;
-import dev.headroom.enforcement.RouteRules;
 import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.servlet.Route;
 import dev.headroom.vend.VendRoute;
 import dev.headroom.webflux.HeadroomWebFilter;
 import dev.headroom.webflux.ReactiveUserResolver;
-import java.util.List;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -39,8 +34,9 @@ import org.springframework.web.server.WebFilter;
  * {@link ReactiveUserResolver} (the exchange's principal otherwise), {@link GateListener}s, and
  * {@link VendRoute}s. Error bodies are Spring Boot's own error handling's.
  *
- * <p>Not here (the servlet starter's only, for now): {@code @RateLimited} handler methods and the
- * Micrometer counters, whose listener speaks of servlet routes.
+ * <p>Not here (the servlet starter's only, for now): {@code @RateLimited} handler methods, and
+ * registering the Micrometer counters; {@link MicrometerDecisionListener} is a {@link GateListener},
+ * so a reactive application that defines it as a bean gets them.
  */
 @AutoConfiguration(afterName = "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration")
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
@@ -63,10 +59,8 @@ public class HeadroomReactiveAutoConfiguration {
       HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
     GateBuilder<ServerWebExchange> g = Gate.builder();
     policies.settings().gate(g, props, limiter, refusals, ticker, environment, planProps, planResolvers);
-    for (Route r : policies.settings().routes()) {
-      g.route(r.rules());
-    }
-    g.listener(composite(listeners.orderedStream().toList()));
+    policies.settings().routes().forEach(g::route);
+    g.listener(HeadroomSettings.composite(listeners.orderedStream().toList()));
     Gate<ServerWebExchange> gate;
     try {
       gate = g.build();
@@ -78,23 +72,6 @@ public class HeadroomReactiveAutoConfiguration {
     HeadroomWebFilter.Builder b = HeadroomWebFilter.builder(gate).users(users).order(props.getFilterOrder());
     vendRoutes.orderedStream().forEach(b::vendRoute);
     return b.build();
-  }
-
-  private static GateListener composite(List<GateListener> listeners) {
-    if (listeners.size() == 1) {
-      return listeners.get(0);
-    }
-    return new GateListener() {
-      @Override
-      public void decided(RouteRules route, Decision decision) {
-        HeadroomSettings.tellEach(listeners, l -> l.decided(route, decision));
-      }
-
-      @Override
-      public void storeFailed(RouteRules route, StoreException failure) {
-        HeadroomSettings.tellEach(listeners, l -> l.storeFailed(route, failure));
-      }
-    };
   }
 
   /** The {@code headroom} actuator endpoint, when actuator is on the classpath and the endpoint is available. */

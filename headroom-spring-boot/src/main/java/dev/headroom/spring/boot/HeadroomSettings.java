@@ -1,13 +1,14 @@
 package dev.headroom.spring.boot;
 
+import dev.headroom.Decision;
 import dev.headroom.QuotaLimiter;
-import dev.headroom.QuotaPolicy;
+import dev.headroom.StoreException;
 import dev.headroom.Ticker;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.GateBuilder;
+import dev.headroom.enforcement.GateListener;
 import dev.headroom.enforcement.RouteRules;
 import dev.headroom.enforcement.partition.ClientAddressResolver;
-import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.enforcement.settings.PolicySet;
@@ -16,12 +17,8 @@ import dev.headroom.http.PartitionKeyExposure;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.headers.FieldRules;
 import dev.headroom.http.headers.HeaderDialect;
-import dev.headroom.servlet.Route;
 import java.net.URI;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -30,8 +27,9 @@ import org.springframework.core.env.Environment;
 
 /**
  * {@code headroom.*} and {@code headroom.plans.*} read once, at startup, by headroom-http's
- * {@link SettingsReader} (the converter every binding of the settings model shares) plus what only
- * this starter has (routes, partition key exposure, trusted proxies). Every problem found becomes
+ * {@link SettingsReader} (the converter every binding of the settings model shares: policies,
+ * plans, routes, field rules, partition key exposure) plus what only this starter has (trusted
+ * proxies). Every problem found becomes
  * one {@link HeadroomConfigurationException} listing each property, its value and what is expected.
  *
  * @param policies the policies and their texts, escalations and allow lists
@@ -45,7 +43,7 @@ import org.springframework.core.env.Environment;
  */
 record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDialect> dialects, FieldRules fields,
     PartitionKeyExposure exposure, ClientAddressResolver clientAddresses, Gate.StoreFailureMode onFailure,
-    List<Route> routes) {
+    List<RouteRules> routes) {
 
   /**
    * Reads and checks every property.
@@ -62,10 +60,11 @@ record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDia
       r.problem("headroom.headers.jitter", null, "a whole number of seconds from 0s to 1h, such as 5s");
     }
     FieldRules fields = r.fields("headroom.headers", props.getHeaders());
-    PartitionKeyExposure exposure = exposure(r, props);
+    PartitionKeyExposure exposure = r.exposure("headroom.partition-key-exposure", props.getPartitionKeyExposure(),
+        "headroom.partition-key-hmac-key", props.getPartitionKeyHmacKey());
     ClientAddressResolver clients = clientAddresses(r, props);
     Gate.StoreFailureMode onFailure = r.onFailure("headroom.store.on-failure", props.getStore().getOnFailure());
-    List<Route> routes = routes(r, props, policies.policies());
+    List<RouteRules> routes = r.routes("headroom.routes", props.getRoutes(), policies.policies());
     r.throwIfProblems(HeadroomConfigurationException::new);
     return new HeadroomSettings(policies, plans, dialects, fields, exposure, clients, onFailure, routes);
   }
@@ -79,84 +78,6 @@ record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDia
     } catch (IllegalArgumentException ex) {
       throw new HeadroomConfigurationException("headroom.policies", ex.getMessage(),
           "guidance URLs that are relative or on headroom.service.origin", ex);
-    }
-  }
-
-  private static List<Route> routes(SettingsReader r, HeadroomProperties props, Map<String, QuotaPolicy> policies) {
-    List<Route> routes = new ArrayList<>();
-    List<HeadroomProperties.Route> list = props.getRoutes();
-    Set<String> declared = props.getPolicies().keySet();
-    for (int i = 0; i < list.size(); i++) {
-      HeadroomProperties.Route route = list.get(i);
-      int before = r.problems().size();
-      String at = "headroom.routes[" + i + "]";
-      if (route.getPath() == null) {
-        r.problem(at + ".path", null, "a path template such as /api/items/{id}");
-      }
-      if (route.getPolicies().isEmpty()) {
-        r.problem(at + ".policies", route.getPolicies(), "names of one or more policies of headroom.policies " + declared);
-      }
-      Route.Builder b = Route.builder(route.getPath() == null ? "/" : route.getPath());
-      policyNames(r, at + ".policies", route.getPolicies(), declared, policies, b::policy);
-      policyNames(r, at + ".shadow-policies", route.getShadowPolicies(), declared, policies,
-          p -> b.shadowPolicy(p, route.isShadowFields()));
-      switch (route.getCounting() == null ? "" : route.getCounting()) {
-        case "all" -> b.counting(RouteRules.Counting.ALL);
-        case "failures" -> b.counting(RouteRules.Counting.FAILURES);
-        case "successes" -> b.counting(RouteRules.Counting.SUCCESSES);
-        default -> r.problem(at + ".counting", route.getCounting(), "all, failures or successes");
-      }
-      r.checkExplained(at + ".cost", route.getCost(), "a cost of 0 or more units", () -> b.cost(route.getCost()));
-      if (route.getCostHeader() != null) {
-        r.checkExplained(at + ".cost-header", route.getCostHeader(), "a header name, with max-cost 0 or more",
-            () -> b.costHeader(route.getCostHeader(), route.getMaxCost()));
-      }
-      if (!route.getDialects().isEmpty()) {
-        b.dialects(r.dialects(at + ".dialects", route.getDialects()));
-      }
-      if (route.getKey() != null) {
-        b.key(route.getKey());
-      }
-      if (route.getNote() != null) {
-        b.note(route.getNote());
-      }
-      b.listed(route.isListed()).fields(r.fields(at, route));
-      if (r.problems().size() == before) {
-        r.checkExplained(at, route.getPath() + " " + route.getMethods(), "a valid route",
-            () -> b.methods(route.getMethods()).build()).ifPresent(routes::add);
-      }
-    }
-    return routes;
-  }
-
-  /** Each name of {@code names} is a policy; a declared policy with problems of its own is not named again. */
-  private static void policyNames(SettingsReader r, String at, List<String> names, Set<String> declared,
-      Map<String, QuotaPolicy> policies, Consumer<QuotaPolicy> add) {
-    for (int j = 0; j < names.size(); j++) {
-      QuotaPolicy p = policies.get(names.get(j));
-      if (p != null) {
-        add.accept(p);
-      } else if (!declared.contains(names.get(j))) {
-        r.problem(at + "[" + j + "]", names.get(j), "the name of a policy of headroom.policies " + declared);
-      }
-    }
-  }
-
-  private static PartitionKeyExposure exposure(SettingsReader r, HeadroomProperties props) {
-    String v = props.getPartitionKeyExposure();
-    String key = props.getPartitionKeyHmacKey();
-    switch (v == null ? "" : v.toLowerCase(Locale.ROOT)) {
-      case "off":
-        return PartitionKeyExposures.off();
-      case "hash":
-        return PartitionKeyExposures.predictableHash();
-      case "hmac":
-        return r.check("headroom.partition-key-hmac-key", key == null ? null : "(" + key.length() + " characters, not shown)",
-            "a base64 key of at least " + PartitionKeyExposures.MIN_HMAC_KEY_LENGTH + " bytes",
-            () -> PartitionKeyExposures.hmacSha256Base64(key)).orElse(PartitionKeyExposures.off());
-      default:
-        r.problem("headroom.partition-key-exposure", v, "off, hash or hmac");
-        return PartitionKeyExposures.off();
     }
   }
 
@@ -215,6 +136,29 @@ record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDia
         b.discoveryCustomizer(d -> d.changelog(changelog));
       }
     }
+  }
+
+  /** One listener telling each of {@code listeners} ({@link #tellEach}); none for none. */
+  static GateListener composite(List<GateListener> listeners) {
+    if (listeners.size() == 1) {
+      return listeners.get(0);
+    }
+    return new GateListener() {
+      @Override
+      public void decided(RouteRules route, Decision decision) {
+        tellEach(listeners, l -> l.decided(route, decision));
+      }
+
+      @Override
+      public void shadowDecided(RouteRules route, Decision decision) {
+        tellEach(listeners, l -> l.shadowDecided(route, decision));
+      }
+
+      @Override
+      public void storeFailed(RouteRules route, StoreException failure) {
+        tellEach(listeners, l -> l.storeFailed(route, failure));
+      }
+    };
   }
 
   /** Tells every listener: one that throws cannot keep the others from hearing (listener contracts). */

@@ -3,8 +3,8 @@ package dev.headroom.spring.boot;
 import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.StoreException;
-import dev.headroom.servlet.DecisionListener;
-import dev.headroom.servlet.Route;
+import dev.headroom.enforcement.GateListener;
+import dev.headroom.enforcement.RouteRules;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
@@ -24,7 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Tag values come from configured policy names only, so cardinality is bounded. Thread-safe.
  */
-public final class MicrometerDecisionListener implements DecisionListener {
+public final class MicrometerDecisionListener implements GateListener {
 
   /** The decisions counter. */
   public static final String DECISIONS = "headroom.decisions";
@@ -43,7 +43,7 @@ public final class MicrometerDecisionListener implements DecisionListener {
   }
 
   @Override
-  public void decided(Route route, Decision decision) {
+  public void decided(RouteRules route, Decision decision) {
     for (PolicyOutcome o : decision.outcomes()) {
       count(o.policy().name(), decision.allowed() ? "allowed" : o.allowed() ? "not-consumed" : "refused");
     }
@@ -57,14 +57,14 @@ public final class MicrometerDecisionListener implements DecisionListener {
 
   /** Shadow decisions count as {@code shadow-allowed} or {@code shadow-refused}. */
   @Override
-  public void shadowDecided(Route route, Decision decision) {
+  public void shadowDecided(RouteRules route, Decision decision) {
     for (PolicyOutcome o : decision.outcomes()) {
       count(o.policy().name(), o.allowed() ? "shadow-allowed" : "shadow-refused");
     }
   }
 
   @Override
-  public void storeFailed(Route route, StoreException failure) {
+  public void storeFailed(RouteRules route, StoreException failure) {
     failures.increment();
   }
 }

@@ -3,7 +3,8 @@ package dev.headroom.spring.boot;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.http.path.PathTemplate;
-import dev.headroom.servlet.Route;
+import dev.headroom.enforcement.RouteRules;
+import jakarta.servlet.http.HttpServletRequest;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.method.HandlerMethod;
@@ -22,7 +24,7 @@ import org.springframework.web.util.pattern.PathPatternParser;
 
 /**
  * Reads {@link RateLimited} from the handler methods Spring MVC has mapped and turns each mapping
- * into {@link Route}s: one per path pattern, with the mapping's methods. Spring path patterns become
+ * into {@link Handled} routes: one per path pattern, with the mapping's methods. Spring path patterns become
  * templates of Headroom's one grammar ({@link PathTemplate}): {@code {*rest}} and {@code **} become
  * a final {@code **}; {@code {name}} and {@code {name:regex}} stay as they are; a segment mixing
  * text and wildcards (such as {@code *.json}) becomes one whole-segment wildcard, which matches at
@@ -37,13 +39,19 @@ import org.springframework.web.util.pattern.PathPatternParser;
  */
 final class RateLimitedHandlers {
 
+  /**
+   * One route of an annotated handler: its rules, and the condition that the request is the
+   * handler's (null: every request its template matches).
+   */
+  record Handled(RouteRules rules, Predicate<HttpServletRequest> condition) {}
+
   private RateLimitedHandlers() {}
 
   /**
    * @param resolution finds the handler of each request; each route then applies only to requests
    *     that its own handler method serves (null: to every request its template matches)
    */
-  static List<Route> routes(RequestMappingHandlerMapping mapping, Map<String, QuotaPolicy> policies,
+  static List<Handled> routes(RequestMappingHandlerMapping mapping, Map<String, QuotaPolicy> policies,
       HandlerResolution resolution) {
     List<Entry> entries = new ArrayList<>();
     for (Map.Entry<RequestMappingInfo, HandlerMethod> e : mapping.getHandlerMethods().entrySet()) {
@@ -62,10 +70,8 @@ final class RateLimitedHandlers {
         methods.add(m.name());
       }
       for (String pattern : e.getKey().getPatternValues()) {
-        Route.Builder b = Route.builder(template(pattern)).methods(methods).listed(annotation.listed());
-        if (resolution != null) {
-          b.condition(request -> resolution.runs(request, method));
-        }
+        RouteRules.Builder b = RouteRules.builder(template(pattern)).methods(methods).listed(annotation.listed());
+        Predicate<HttpServletRequest> condition = resolution == null ? null : request -> resolution.runs(request, method);
         if (annotation.value().length == 0) {
           throw new HeadroomConfigurationException(where, "{}", "names of one or more policies of headroom.policies "
               + policies.keySet());
@@ -90,7 +96,7 @@ final class RateLimitedHandlers {
           b.note(annotation.note());
         }
         try {
-          entries.add(new Entry(PathPatternParser.defaultInstance.parse(pattern), b.build()));
+          entries.add(new Entry(PathPatternParser.defaultInstance.parse(pattern), new Handled(b.build(), condition)));
         } catch (IllegalArgumentException ex) {
           throw new HeadroomConfigurationException(where, pattern, "a usable route (" + ex.getMessage() + ")", ex);
         }
@@ -98,8 +104,8 @@ final class RateLimitedHandlers {
     }
     // Most specific first, as Spring MVC itself chooses among patterns; then by text for a stable order.
     entries.sort(Comparator.comparing((Entry en) -> en.pattern, PathPattern.SPECIFICITY_COMPARATOR)
-        .thenComparing(en -> en.route.toString()));
-    List<Route> routes = new ArrayList<>(entries.size());
+        .thenComparing(en -> en.route.rules().toString()));
+    List<Handled> routes = new ArrayList<>(entries.size());
     entries.forEach(en -> routes.add(en.route));
     return routes;
   }
@@ -131,9 +137,9 @@ final class RateLimitedHandlers {
 
   private static final class Entry {
     final PathPattern pattern;
-    final Route route;
+    final Handled route;
 
-    Entry(PathPattern pattern, Route route) {
+    Entry(PathPattern pattern, Handled route) {
       this.pattern = pattern;
       this.route = route;
     }

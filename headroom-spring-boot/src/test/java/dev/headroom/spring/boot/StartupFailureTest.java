@@ -54,6 +54,19 @@ class StartupFailureTest {
   }
 
   @Test
+  void everyRuleOfARouteNamesItsOwnProperty() {
+    assertThat(failure("headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst",
+        "headroom.routes[0].when[other][0]=POST", "headroom.routes[0].count[burst]=sometimes",
+        "headroom.routes[0].charge-header=X-Tokens", "headroom.routes[0].pk=plain"))
+        .startsWith("4 problems")
+        .contains("\n  - headroom.routes[0].count.burst: expected all, failures (responses 400 and up) or "
+            + "successes (below 400), got 'sometimes'")
+        .contains("\n  - headroom.routes[0].when.other: expected a policy of the route [burst], got 'other'")
+        .contains("\n  - headroom.routes[0].max-cost: expected the largest cost a header may state")
+        .contains("\n  - headroom.routes[0].pk: expected off, hash or hmac, got 'plain'");
+  }
+
+  @Test
   void quotaOutOfRange() {
     assertThat(failure("headroom.policies.burst.quota=0"))
         .isEqualTo("headroom.policies.burst.quota: expected an integer from 1 to " + QuotaPolicy.MAX_QUOTA + ", got '0'");

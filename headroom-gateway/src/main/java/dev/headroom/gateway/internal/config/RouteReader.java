@@ -1,6 +1,10 @@
 package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.RouteRules;
+import dev.headroom.enforcement.settings.RouteSettings;
+import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.gateway.config.PartitionKeyMode;
 import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
@@ -15,6 +19,7 @@ import dev.headroom.http.path.PathTemplate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +31,9 @@ import java.util.TreeSet;
  * Reads {@code routes}, in the order they are matched: method(s), path template, upstream, policies
  * and header dialects, each reference resolved against the upstreams and policies already read. A
  * vend route's settings are read by {@link VendReader}, a route's {@code pk} by {@link PartitionKeyReader}.
+ * The YAML's own reads are types and forms; an http route with policies is then read whole by the
+ * settings model's converter ({@link SettingsReader#route}, as Spring Boot's {@code headroom.routes}
+ * are), whose {@link RouteRules} give the route its field rules.
  */
 final class RouteReader extends SectionReader {
   /** Methods a route may name. */
@@ -60,6 +68,7 @@ final class RouteReader extends SectionReader {
     Set<String> routeNames = new LinkedHashSet<>();
     for (int i = 0; i < n.size(); i++) {
       String path = "routes[" + i + "]";
+      int before = problems.size();
       JsonNode r = n.get(i);
       if (!object(path, r)) {
         continue;
@@ -159,48 +168,93 @@ final class RouteReader extends SectionReader {
       Optional<PartitionKeyMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkReader.pkMode(path + ".pk", r.path("pk"));
       boolean listed = bool(path + ".listed", r.path("listed"), true);
       RouteCost cost = new RulesReader(problems).cost(path + ".cost", r.path("cost"));
+      RouteSettings settings = fieldOptions(path, r);
+      FieldRules fields = FieldRules.none();
+      if (problems.size() == before && !names.isEmpty()) {
+        settings.setPath(template);
+        settings.setMethods(List.copyOf(methods));
+        settings.setPolicies(names);
+        settings.setDialects(dialects);
+        settings.setListed(listed);
+        settings.setOmitOnRedirect(omitOnRedirect);
+        settings.setCost(cost.units());
+        cost.header().ifPresent(settings::setCostHeader);
+        cost.chargeHeader().ifPresent(settings::setChargeHeader);
+        if (cost.header().isPresent() || cost.chargeHeader().isPresent()) {
+          settings.setMaxCost(cost.max());
+        }
+        fields = model(path, settings, policies, before).map(RouteRules::fields).orElse(fields);
+      } else {
+        // a route the model cannot read whole (no policies, or problems of its own): its field rules alone
+        SettingsReader model = SettingsReader.of("", RouteReader::yamlKey);
+        fields = model.fields(path, settings);
+        addModelProblems(model.problems(), before);
+      }
       out.add(new Route(name, methods, template, upstream, names, dialects, normalise, omitOnRedirect, pk, vend, listed,
-          fieldOptions(path, r), cost));
+          fields, cost));
     }
     return out;
   }
 
   /**
-   * The route's optional field rules (headroom-http {@link FieldRules}): {@code jitter} (a
-   * duration of whole seconds, draft-09 section 8.5), {@code onlyNearExhaustion} (a share in (0, 1],
-   * section 6.2) and {@code capRemainingToResetRatio: {factor, minWindow}} (sections 6 and 8.5; without
+   * The settings model's reading of one route (headroom-enforcement's {@link SettingsReader}, the
+   * converter Spring Boot's {@code headroom.routes} and Spring Cloud Gateway's routes go through):
+   * the {@link RouteRules} every front end decides with, checked whole; each of its problems added
+   * in this reader's form, named by its YAML path.
+   */
+  private Optional<RouteRules> model(String path, RouteSettings settings, Map<String, Policy> policies, int before) {
+    Map<String, QuotaPolicy> quotas = new LinkedHashMap<>();
+    policies.forEach((n, p) -> quotas.put(n, p.quota()));
+    SettingsReader model = SettingsReader.of("", RouteReader::yamlKey);
+    Optional<RouteRules> rules = model.route(path, settings, quotas);
+    addModelProblems(model.problems(), before);
+    return rules;
+  }
+
+  /** The YAML key of one of the settings model's route keys. */
+  private static String yamlKey(String key) {
+    return switch (key) {
+      case "dialects" -> "dialect";
+      case "cost" -> "cost.units";
+      case "costHeader" -> "cost.header";
+      case "chargeHeader" -> "cost.chargeHeader";
+      case "maxCost" -> "cost.max";
+      case "capRemainingToResetRatio" -> "capRemainingToResetRatio.factor";
+      case "capMinWindow" -> "capRemainingToResetRatio.minWindow";
+      default -> key;
+    };
+  }
+
+  /**
+   * The route's optional field rules as the settings model holds them, read for their YAML form
+   * only (what the values mean is the model's, {@link #model}): {@code jitter} (a duration of whole
+   * seconds, draft-09 section 8.5), {@code onlyNearExhaustion} (a share in (0, 1], section 6.2) and
+   * {@code capRemainingToResetRatio: {factor, minWindow}} (sections 6 and 8.5; without
    * {@code minWindow} the cap applies to every window).
    */
-  private FieldRules fieldOptions(String path, JsonNode r) {
-    FieldRules f = FieldRules.none();
+  private RouteSettings fieldOptions(String path, JsonNode r) {
+    RouteSettings f = new RouteSettings();
     if (!r.path("jitter").isMissingNode()) {
-      Duration jitter = duration(path + ".jitter", r.path("jitter"), null);
-      if (jitter != null) {
-        try {
-          f = f.jitter(jitter);
-        } catch (IllegalArgumentException e) {
-          problem(path + ".jitter", r.path("jitter"), "a whole number of seconds from 0s to 1h");
-        }
-      }
+      f.setJitter(duration(path + ".jitter", r.path("jitter"), null));
     }
     JsonNode near = r.path("onlyNearExhaustion");
     if (!near.isMissingNode()) {
-      if (!near.isNumber() || !(near.asDouble() > 0 && near.asDouble() <= 1)) {
+      if (!near.isNumber()) {
         problem(path + ".onlyNearExhaustion", near, "a share above 0 and at most 1, such as 0.8");
       } else {
-        f = f.onlyNearExhaustion(near.asDouble());
+        f.setOnlyNearExhaustion(near.asDouble());
       }
     }
     JsonNode cap = r.path("capRemainingToResetRatio");
     if (!cap.isMissingNode() && object(path + ".capRemainingToResetRatio", cap)) {
       keys(path + ".capRemainingToResetRatio", cap, "factor", "minWindow");
       JsonNode factor = cap.path("factor");
-      Duration minWindow = duration(path + ".capRemainingToResetRatio.minWindow", cap.path("minWindow"), Duration.ZERO);
-      if (!factor.isNumber() || !(factor.asDouble() >= 1) || Double.isInfinite(factor.asDouble())) {
+      f.setCapMinWindow(duration(path + ".capRemainingToResetRatio.minWindow", cap.path("minWindow"), Duration.ZERO));
+      if (!factor.isNumber() || Double.isInfinite(factor.asDouble())) {
         problem(path + ".capRemainingToResetRatio.factor", factor,
             "a number of at least 1 (1 = the policy's nominal throughput q/w)");
-      } else if (minWindow != null) {
-        f = f.capRemainingToResetRatio(factor.asDouble(), minWindow);
+      } else {
+        f.setCapRemainingToResetRatio(factor.asDouble());
       }
     }
     return f;

@@ -1,15 +1,12 @@
 package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.headroom.Ticker;
 import dev.headroom.enforcement.discovery.ConformanceLevel;
+import dev.headroom.enforcement.settings.ServiceSettings;
+import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.gateway.config.Service;
-import dev.headroom.gateway.internal.proxy.GatewayMessages;
-import dev.headroom.http.body.LimitRefusals;
-import dev.headroom.http.body.PolicyTexts;
 import dev.headroom.http.path.PathTemplate;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -36,20 +33,13 @@ final class ServiceReader extends SectionReader {
     String description = optionalText("service.description", n.path("description")).orElse("");
     Optional<String> changelog = optionalUrl("service.changelog", n.path("changelog"));
     Optional<String> feed = optionalUrl("service.feed", n.path("feed"));
-    Optional<URI> origin = Optional.empty();
-    Optional<String> originText = optionalText("service.origin", n.path("origin"));
-    if (originText.isPresent()) {
-      try {
-        URI o = new URI(originText.get());
-        // headroom-http decides what an origin is (scheme, host, optional port only)
-        LimitRefusals.builder().ticker(Ticker.system()).origin(o)
-            .defaults(PolicyTexts.builder(GatewayMessages.DEFAULT_WHY).build()).build();
-        origin = Optional.of(o);
-      } catch (URISyntaxException | IllegalArgumentException e) {
-        problem("service.origin", n.path("origin"), "the public origin callers reach the gateway at, "
-            + "such as https://api.example.com (scheme, host and optional port only)");
-      }
-    }
+    // the settings model's ServiceSettings, read by its converter as Spring's headroom.service is
+    ServiceSettings settings = new ServiceSettings(name, description);
+    optionalText("service.origin", n.path("origin")).ifPresent(settings::setOrigin);
+    SettingsReader model = SettingsReader.of("", key -> key);
+    int before = problems.size();
+    Optional<URI> origin = model.origin(settings);
+    addModelProblems(model.problems(), before);
     Optional<String> statusUrl = optionalUrl("service.statusUrl", n.path("statusUrl"));
     Optional<String> humanUrl = humanUrl(n.path("humanUrl"));
     Optional<ConformanceLevel> conformance = Optional.empty();

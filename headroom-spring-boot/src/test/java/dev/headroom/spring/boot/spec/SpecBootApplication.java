@@ -2,6 +2,7 @@ package dev.headroom.spring.boot.spec;
 
 import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
+import dev.headroom.conformance.SpecEndpoint;
 import dev.headroom.conformance.SpecFixture;
 import dev.headroom.spring.boot.RateLimited;
 import dev.headroom.vend.VendRateLimiter;
@@ -16,10 +17,14 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -92,6 +97,23 @@ public class SpecBootApplication {
         "/spec/near", "/spec/capped", "/spec/hidden"})
     String configured() {
       return "ok";
+    }
+
+    /** {@code /spec/when}, read and written, limited through {@code headroom.routes} with a method condition. */
+    @RequestMapping(value = "/spec/when", method = {RequestMethod.GET, RequestMethod.POST})
+    String when() {
+      return "ok";
+    }
+
+    /** {@link SpecEndpoint#STATUS}: the status and the charge the query asks for. */
+    @GetMapping({"/spec/failures", "/spec/charged"})
+    ResponseEntity<String> status(@RequestParam(defaultValue = "200") int status,
+        @RequestParam(required = false) String charge) {
+      ResponseEntity.BodyBuilder b = ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN);
+      if (charge != null) {
+        b.header(SpecFixture.CHARGE_HEADER, charge);
+      }
+      return b.body("ok");
     }
 
     @GetMapping("/spec/slow")

@@ -14,6 +14,7 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -35,7 +36,8 @@ class SpringBootSpecTest extends HttpAdapterSpec {
    * the dialect and token-bucket routes.
    */
   private static final Set<String> CONFIGURED = Set.of("/spec/escalating", "/spec/escalating-twice",
-      "/spec/reducible", "/spec/fragile", "/spec/jitter", "/spec/near", "/spec/capped", "/spec/hidden");
+      "/spec/reducible", "/spec/fragile", "/spec/jitter", "/spec/near", "/spec/capped", "/spec/hidden", "/spec/when",
+      "/spec/failures", "/spec/charged");
 
   private ConfigurableApplicationContext context;
 
@@ -74,7 +76,19 @@ class SpringBootSpecTest extends HttpAdapterSpec {
           || CONFIGURED.contains(r.template())) {
         String at = "headroom.routes[" + i++ + "].";
         props.put(at + "path", r.template());
-        props.put(at + "methods[0]", r.method());
+        for (int k = 0; k < r.methods().size(); k++) {
+          props.put(at + "methods[" + k + "]", r.methods().get(k));
+        }
+        r.when().forEach((policy, methods) -> {
+          for (int k = 0; k < methods.size(); k++) {
+            props.put(at + "when[" + policy + "][" + k + "]", methods.get(k));
+          }
+        });
+        r.counting().forEach((policy, c) -> props.put(at + "count[" + policy + "]", c.name().toLowerCase(Locale.ROOT)));
+        r.chargeHeader().ifPresent(h -> {
+          props.put(at + "charge-header", h);
+          props.put(at + "max-cost", Long.toString(SpecFixture.MAX_CHARGE));
+        });
         for (int k = 0; k < r.policies().size(); k++) {
           props.put(at + "policies[" + k + "]", r.policies().get(k).name());
         }

@@ -3,11 +3,14 @@ package dev.headroom.spring.cloud.gateway;
 import dev.headroom.enforcement.settings.HeaderSettings;
 import dev.headroom.enforcement.settings.LimitSettings;
 import dev.headroom.enforcement.settings.PolicySettings;
+import dev.headroom.enforcement.settings.RouteSettings;
 import dev.headroom.enforcement.settings.ServiceSettings;
 import dev.headroom.enforcement.settings.StoreSettings;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -30,6 +33,21 @@ public class CloudGatewayProperties extends LimitSettings<CloudGatewayProperties
 
   /** Defaults of the RateLimit field rules; a route's arguments take precedence. */
   private final Headers headers = new Headers();
+
+  /**
+   * The Headroom rules of Spring Cloud Gateway routes, by route id: what a route's {@code Headroom}
+   * filter applies when its arguments name no policies (every rule of the settings model's route,
+   * as the gateway's YAML states it).
+   */
+  private Map<String, Route> routes = new LinkedHashMap<>();
+
+  public Map<String, Route> getRoutes() {
+    return routes;
+  }
+
+  public void setRoutes(Map<String, Route> routes) {
+    this.routes = routes;
+  }
 
   public CloudGatewayProperties() {
     super("Limits keep the service responsive for every caller.");
@@ -79,6 +97,17 @@ public class CloudGatewayProperties extends LimitSettings<CloudGatewayProperties
       setAlgorithm("fixed-window");
       setPartitioning("client-ip");
       setLeaseTimeout(Duration.ofMinutes(5));
+    }
+  }
+
+  /**
+   * {@code headroom.cloud-gateway.routes.ID.*}: one route's rules (headroom-enforcement's
+   * {@link RouteSettings}), on every path ({@code /**}) of the route unless path says otherwise;
+   * its discovery key is the route id unless key says otherwise.
+   */
+  public static class Route extends RouteSettings {
+    public Route() {
+      setPath("/**");
     }
   }
 

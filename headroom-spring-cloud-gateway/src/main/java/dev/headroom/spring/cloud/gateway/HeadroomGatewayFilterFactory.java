@@ -52,6 +52,11 @@ import org.springframework.cloud.gateway.support.HasRouteId;
  *           vend: {function: per-function}   # a vend endpoint (seed 003): POSTs to path are vend calls
  * }</pre>
  *
+ * <p>Or with no arguments ({@code - Headroom}), the rules of {@code headroom.cloud-gateway.routes.ID}
+ * for the route's id: every rule of the settings model's route (policies, a policy's method
+ * condition in {@code when}, counting per policy in {@code count}, {@code charge-header},
+ * {@code pk}, {@code omit-on-redirect}, the field rules, discovery), as the gateway's YAML states them.
+ *
  * <p>From the Java DSL: {@code .filters(f -> f.filter(headroom.apply("items", c -> c.setPolicies(List.of("per-key")))))},
  * with this factory as a bean ({@code HeadroomGatewayFilterFactory headroom}).
  *
@@ -90,8 +95,13 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
     }
     boolean vend = config.getVend() != null && !config.getVend().isEmpty();
     boolean policies = config.getPolicies() != null && !config.getPolicies().isEmpty();
-    routes.register(routeId, vend && !policies ? null : rules(routeId, config),
-        vend ? vendRoute(routeId, config) : null);
+    RouteRules rules;
+    if (!policies && catalog.route(routeId).isPresent()) {
+      rules = catalog.route(routeId).get(); // headroom.cloud-gateway.routes.ID
+    } else {
+      rules = vend && !policies ? null : rules(routeId, config);
+    }
+    routes.register(routeId, rules, vend ? vendRoute(routeId, config) : null);
     return new OrderedGatewayFilter((exchange, chain) -> routes.filter(exchange, chain::filter), ORDER);
   }
 
@@ -100,7 +110,7 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
     String at = "spring.cloud.gateway.routes[id=" + routeId + "].filters[Headroom]";
     if (c.getPolicies() == null || c.getPolicies().isEmpty()) {
       throw new CloudGatewayConfigurationException(at + ".policies", null, "one or more of headroom.cloud-gateway.policies "
-          + catalog.all().keySet());
+          + catalog.all().keySet() + ", or the route's rules in headroom.cloud-gateway.routes." + routeId);
     }
     RouteRules.Builder b;
     try {

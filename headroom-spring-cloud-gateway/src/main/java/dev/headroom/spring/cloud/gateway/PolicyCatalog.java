@@ -3,6 +3,7 @@ package dev.headroom.spring.cloud.gateway;
 import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.RouteRules;
 import dev.headroom.enforcement.settings.PolicySet;
 import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.http.body.PolicyTexts;
@@ -12,6 +13,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -22,7 +24,7 @@ import org.springframework.boot.convert.DurationStyle;
  * The named policies of {@code headroom.cloud-gateway.policies} with their texts, escalations and
  * allow lists, and the header defaults, read once at startup by headroom-http's
  * {@link SettingsReader} (the converter every binding of the settings model shares); and the
- * readers of the filter arguments routes give (a window, an algorithm, a cost), whose errors name
+ * routes of {@code headroom.cloud-gateway.routes}; and the readers of the filter arguments routes give (a window, an algorithm, a cost), whose errors name
  * the argument, the value and what is expected. Immutable.
  */
 final class PolicyCatalog {
@@ -30,18 +32,20 @@ final class PolicyCatalog {
   private final PolicySet set;
   private final Set<HeaderDialect> dialects;
   private final FieldRules fields;
+  private final Map<String, RouteRules> routes;
 
-  private PolicyCatalog(PolicySet set, Set<HeaderDialect> dialects, FieldRules fields) {
+  private PolicyCatalog(PolicySet set, Set<HeaderDialect> dialects, FieldRules fields, Map<String, RouteRules> routes) {
     this.set = set;
     this.dialects = Set.copyOf(dialects);
     this.fields = fields;
+    this.routes = Map.copyOf(routes);
   }
 
   /** Policies given in code, with no texts of their own, ietf fields and no field rules. */
   static PolicyCatalog of(Map<String, QuotaPolicy> policies) {
     PolicySet set = new PolicySet(policies, PolicyTexts.builder(new CloudGatewayProperties().getWhy()).build(),
         Map.of(), Map.of(), Map.of(), Optional.empty());
-    return new PolicyCatalog(set, EnumSet.of(HeaderDialect.IETF), FieldRules.none());
+    return new PolicyCatalog(set, EnumSet.of(HeaderDialect.IETF), FieldRules.none(), Map.of());
   }
 
   /**
@@ -56,12 +60,24 @@ final class PolicyCatalog {
     PolicySet set = r.policies(properties.getWhy(), origin, properties.getPolicies());
     Set<HeaderDialect> dialects = r.dialects(r.path("headers.dialects"), properties.getHeaders().getDialects());
     FieldRules fields = r.fields(r.path("headers"), properties.getHeaders());
+    Map<String, RouteRules> routes = new LinkedHashMap<>();
+    properties.getRoutes().forEach((id, route) -> {
+      if (route.getKey() == null) {
+        route.setKey(id);
+      }
+      r.route(r.path("routes") + "." + id, route, set.policies()).ifPresent(rules -> routes.put(id, rules));
+    });
     r.throwIfProblems(CloudGatewayConfigurationException::new);
-    return new PolicyCatalog(set, dialects, fields);
+    return new PolicyCatalog(set, dialects, fields, routes);
   }
 
   /** The prefix of this binding's properties. */
   static final String PREFIX = "headroom.cloud-gateway";
+
+  /** The rules of {@code routes.ID}, the route of this id, if the properties state them. */
+  Optional<RouteRules> route(String routeId) {
+    return Optional.ofNullable(routes.get(routeId));
+  }
 
   /** The policies with their texts, escalations and allow lists. */
   PolicySet policies() {

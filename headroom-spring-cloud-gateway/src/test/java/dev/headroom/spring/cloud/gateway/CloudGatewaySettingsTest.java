@@ -26,6 +26,8 @@ class CloudGatewaySettingsTest {
     p.put("headroom.cloud-gateway.policies.b.escalation-threshold", "0");
     p.put("headroom.cloud-gateway.headers.dialects", "draft-99");
     p.put("headroom.cloud-gateway.headers.only-near-exhaustion", "2");
+    p.put("headroom.cloud-gateway.routes.items.policies", "b");
+    p.put("headroom.cloud-gateway.routes.items.when[b]", "GE T");
     Throwable failure = catchThrowable(() -> GatewayApp.start(p).close());
     CloudGatewayConfigurationException cause = null;
     for (Throwable c = failure; c != null; c = c.getCause()) {
@@ -37,10 +39,11 @@ class CloudGatewaySettingsTest {
     assertThat(cause.problems()).extracting(SettingsProblem::path).containsExactly(
         "headroom.cloud-gateway.policies.a.quota", "headroom.cloud-gateway.policies.a.unit",
         "headroom.cloud-gateway.policies.b.alternative-endpoint", "headroom.cloud-gateway.policies.b.escalation-threshold",
-        "headroom.cloud-gateway.headers.dialects[0]", "headroom.cloud-gateway.headers.only-near-exhaustion");
+        "headroom.cloud-gateway.headers.dialects[0]", "headroom.cloud-gateway.headers.only-near-exhaustion",
+        "headroom.cloud-gateway.routes.items.when.b[0]");
     assertThat(cause.problems().get(1)).hasToString(
         "headroom.cloud-gateway.policies.a.unit: expected requests, content-bytes or concurrent-requests, got 'bytes'");
     assertThat(cause.problems().get(2).expected()).contains("SC-6");
-    assertThat(cause.getMessage()).startsWith("6 problems\n  - headroom.cloud-gateway.policies.a.quota: ");
+    assertThat(cause.getMessage()).startsWith("7 problems\n  - headroom.cloud-gateway.policies.a.quota: ");
   }
 }

@@ -12,6 +12,7 @@ import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.webflux.ReactiveUserResolver;
 import java.net.URI;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.springframework.context.support.GenericApplicationContext;
@@ -24,7 +25,10 @@ import reactor.core.publisher.Mono;
  * in front of {@link SpecUpstream}, configured only through properties the way an application is:
  * each fixture route is a route of {@code spring.cloud.gateway.routes} (its path and method as
  * predicates, {@code HEAD} beside {@code GET}) with a {@code Headroom} filter naming its policies,
- * dialects and field rules; the policies are {@code headroom.cloud-gateway.policies}. The fixture's
+ * dialects and field rules, or, for a route with rules only the settings model's route states (a
+ * policy's method condition, counting per policy, a response charge header), a bare {@code Headroom}
+ * filter and {@code headroom.cloud-gateway.routes.ID}; the policies are
+ * {@code headroom.cloud-gateway.policies}. The fixture's
  * store and clock are the application's {@code Store} and {@code Ticker} beans; its user is the
  * {@link SpecFixture#USER_HEADER} header ({@link ReactiveUserResolver}). {@link SpecFixture#VEND_PATH}
  * is a route whose {@code Headroom} filter has the vend scope {@code function}.
@@ -100,14 +104,22 @@ class CloudGatewaySpecTest extends HttpAdapterSpec {
     int i = 1;
     for (SpecRoute r : fixture.routes()) {
       String at = "spring.cloud.gateway.routes[" + i++ + "].";
-      p.put(at + "id", r.method() + " " + r.template());
+      boolean byProperties = !r.when().isEmpty() || !r.counting().isEmpty() || r.chargeHeader().isPresent();
+      String id = byProperties ? r.template().substring(1).replace('/', '-') : r.method() + " " + r.template();
+      p.put(at + "id", id);
       p.put(at + "uri", "http://127.0.0.1:" + upstreamPort);
       p.put(at + "predicates[0]", "Path=" + r.template());
-      p.put(at + "predicates[1]", "Method=" + (r.method().equals("GET") ? "GET,HEAD" : r.method()));
+      p.put(at + "predicates[1]", "Method=" + String.join(",", r.methods()) + (r.methods().contains("GET") ? ",HEAD" : ""));
       if (r.policies().isEmpty()) {
         continue;
       }
       String f = at + "filters[0].";
+      if (byProperties) {
+        // the rules only the settings model's route states: headroom.cloud-gateway.routes.ID
+        p.put(f + "name", "Headroom");
+        routeProperties(p, "headroom.cloud-gateway.routes." + id + ".", r);
+        continue;
+      }
       p.put(f + "name", "Headroom");
       p.put(f + "args.policies", r.policies().stream().map(QuotaPolicy::name).collect(Collectors.joining(",")));
       p.put(f + "args.path", r.template());
@@ -122,5 +134,24 @@ class CloudGatewaySpecTest extends HttpAdapterSpec {
       });
     }
     return p;
+  }
+
+  /** One fixture route as {@code headroom.cloud-gateway.routes.ID.*}. */
+  private static void routeProperties(Map<String, Object> p, String at, SpecRoute r) {
+    p.put(at + "path", r.template());
+    for (int k = 0; k < r.methods().size(); k++) {
+      p.put(at + "methods[" + k + "]", r.methods().get(k));
+    }
+    for (int k = 0; k < r.policies().size(); k++) {
+      p.put(at + "policies[" + k + "]", r.policies().get(k).name());
+    }
+    p.put(at + "dialects", r.dialects().stream().sorted().map(HeaderDialect::token).collect(Collectors.joining(",")));
+    p.put(at + "listed", Boolean.toString(r.listed()));
+    r.when().forEach((policy, methods) -> p.put(at + "when[" + policy + "]", String.join(",", methods)));
+    r.counting().forEach((policy, c) -> p.put(at + "count[" + policy + "]", c.name().toLowerCase(Locale.ROOT)));
+    r.chargeHeader().ifPresent(h -> {
+      p.put(at + "charge-header", h);
+      p.put(at + "max-cost", Long.toString(SpecFixture.MAX_CHARGE));
+    });
   }
 }
