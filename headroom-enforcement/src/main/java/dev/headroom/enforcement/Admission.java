@@ -221,7 +221,7 @@ public final class Admission {
     if (values.isEmpty() || chargeable.isEmpty()) {
       return 0;
     }
-    OptionalLong v = RequestCost.parse(values, route.rules.maxCost());
+    OptionalLong v = CostHeader.parse(values, route.rules.maxCost());
     if (v.isEmpty()) {
       LOG.log(System.Logger.Level.WARNING, "response header {0}: value is not valid; expected a whole number from 0 to"
           + " {1}; nothing charged", route.rules.chargeHeader().orElse(""), route.rules.maxCost());

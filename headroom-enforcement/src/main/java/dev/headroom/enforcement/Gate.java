@@ -195,8 +195,8 @@ public final class Gate<R> {
    * 503 temporary-reduced-capacity with the Retry-After every front end sends, for a front end's
    * own kind of route whose store could not decide under {@link StoreFailureMode#REFUSE}.
    */
-  public Answer unavailable(GateRequest request) {
-    return Answers.unavailable(request, refusals.origin().orElse(null), false);
+  public GateResponse unavailable(GateRequest request) {
+    return GateResponses.unavailable(request, refusals.origin().orElse(null), false);
   }
 
   /** The first discovery path, which error bodies name; empty when discovery is off. */
@@ -268,7 +268,7 @@ public final class Gate<R> {
    * @param nativeRequest the front end's own request, which route conditions test
    */
   public Verdict decide(GateRequest request, R nativeRequest) {
-    Answer d = discoveryOrNull(request);
+    GateResponse d = discoveryOrNull(request);
     if (d != null) {
       return Verdict.answer(d);
     }
@@ -309,7 +309,7 @@ public final class Gate<R> {
    * threads. It never fails for a store failure (that is a verdict); it fails only on a bug.
    */
   public CompletionStage<Verdict> decideAsync(GateRequest request, R nativeRequest) {
-    Answer d = discoveryOrNull(request);
+    GateResponse d = discoveryOrNull(request);
     if (d != null) {
       return CompletableFuture.completedFuture(Verdict.answer(d));
     }
@@ -422,7 +422,7 @@ public final class Gate<R> {
    *
    * @param allowedMethods for 405, the methods the resource accepts
    */
-  public Answer serviceError(GateRequest request, int status, List<String> allowedMethods) {
+  public GateResponse serviceError(GateRequest request, int status, List<String> allowedMethods) {
     int sent = status == 405 && allowedMethods.isEmpty() ? 400 : status;
     Refusal body = ServiceErrors.forStatus(sent, request.method(), request.path(),
         allowedMethods, discoveryPath);
@@ -430,7 +430,7 @@ public final class Gate<R> {
       body = body.toBuilder().origin(refusals.origin().get()).build();
     }
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
-    return Answers.refusal(sent, List.of(), format, format.body(body, null));
+    return GateResponses.refusal(sent, List.of(), format, format.body(body, null));
   }
 
   /** A request about to be decided by the store. */
@@ -497,7 +497,7 @@ public final class Gate<R> {
   private Verdict undecided(Ask ask, StoreException e) {
     notifyFailure(ask.route.rules, e);
     return storeFailureMode == StoreFailureMode.ALLOW ? Verdict.UNDECIDED
-        : Verdict.answer(Answers.unavailable(ask.request, refusals.origin().orElse(null), e.overloaded()));
+        : Verdict.answer(GateResponses.unavailable(ask.request, refusals.origin().orElse(null), e.overloaded()));
   }
 
   private void bypassed(RouteRules route, String policy) {
@@ -555,12 +555,12 @@ public final class Gate<R> {
    * front end that matches its routes itself ({@link #decideAsync(RouteRules, GateRequest)}); the
    * other entry points answer discovery on their own.
    */
-  public Optional<Answer> discoveryAnswer(GateRequest request) {
+  public Optional<GateResponse> discoveryAnswer(GateRequest request) {
     return Optional.ofNullable(discoveryOrNull(request));
   }
 
   /** The discovery document's answer, or null when the request is not for it. */
-  private Answer discoveryOrNull(GateRequest request) {
+  private GateResponse discoveryOrNull(GateRequest request) {
     String method = request.method();
     if (discovery == null || !(method.equals("GET") || method.equals("HEAD")) || !discoveryPaths.contains(request.path())) {
       return null;
@@ -569,9 +569,9 @@ public final class Gate<R> {
     List<Map.Entry<String, String>> fields = List.of(Map.entry("ETag", doc.etag()),
         Map.entry("Cache-Control", LimitsDiscoveryDocument.cacheControl()));
     if (EntityTag.matchesIfNoneMatch(request.header("If-None-Match"), doc.etag())) {
-      return new Answer(304, fields, null, new byte[0], false);
+      return new GateResponse(304, fields, null, new byte[0], false);
     }
-    return new Answer(200, fields, "application/json", doc.toJsonBytes(), false);
+    return new GateResponse(200, fields, "application/json", doc.toJsonBytes(), false);
   }
 
   /** The request's cost, or empty when its cost header is not valid. */
@@ -583,17 +583,17 @@ public final class Gate<R> {
     if (values.isEmpty()) {
       return OptionalLong.of(route.cost());
     }
-    return RequestCost.parse(values, route.maxCost());
+    return CostHeader.parse(values, route.maxCost());
   }
 
   /** 400 {@code invalid_cost} naming the header and the range (Graceful Boundaries section 6). */
-  private Answer badCost(GateRequest request, RouteRules route) {
+  private GateResponse badCost(GateRequest request, RouteRules route) {
     String header = route.costHeader().orElseThrow();
-    Refusal refusal = Refusal.builder(400).error(RequestCost.ERROR).detail(RequestCost.detail(header))
-        .why(RequestCost.WHY).field(header).expected(RequestCost.expected(header, route.maxCost()))
+    Refusal refusal = Refusal.builder(400).error(CostHeader.ERROR).detail(CostHeader.detail(header))
+        .why(CostHeader.WHY).field(header).expected(CostHeader.expected(header, route.maxCost()))
         .origin(refusals.origin().orElse(null)).build();
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
-    return Answers.refusal(400, List.of(), format, format.body(refusal, null));
+    return GateResponses.refusal(400, List.of(), format, format.body(refusal, null));
   }
 
   /** The units a policy is asked for: bytes are charged after the fact, a concurrency lease is one. */
@@ -606,14 +606,14 @@ public final class Gate<R> {
   }
 
   /** A partition blocked by an escalation: refused without asking the store (draft-09 section 5.3). */
-  private Answer refuseBlocked(GateRequest request, QuotaPolicy policy, long seconds) {
+  private GateResponse refuseBlocked(GateRequest request, QuotaPolicy policy, long seconds) {
     Refusal refusal = refusals.abnormal(policy, seconds, List.of(policy.name()));
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
-    return Answers.refusal(refusal.status(), List.of(Map.entry(HeaderNames.RETRY_AFTER, Long.toString(seconds))),
+    return GateResponses.refusal(refusal.status(), List.of(Map.entry(HeaderNames.RETRY_AFTER, Long.toString(seconds))),
         format, format.body(refusal, format == RefusalFormat.HTML ? request.target() : null));
   }
 
-  private Answer refuse(Ask ask, Decision decision) {
+  private GateResponse refuse(Ask ask, Decision decision) {
     EscalationView worst = escalate(decision, ask.keys);
     Refusal refusal;
     if (worst.blockSeconds > 0) {
@@ -639,12 +639,12 @@ public final class Gate<R> {
     if (written.isPresent() && retryAfter) {
       long wait = Math.max(written.get().getSeconds(), refusal.retryAfterSeconds().getAsLong());
       if (wait != written.get().getSeconds()) {
-        Answers.set(fields, HeaderNames.RETRY_AFTER, Long.toString(wait)); // an escalation's block outlasts t
+        GateResponses.set(fields, HeaderNames.RETRY_AFTER, Long.toString(wait)); // an escalation's block outlasts t
       }
       refusal = refusals.agreeing(refusal, wait);
     }
     RefusalFormat format = RefusalFormat.negotiate(ask.request.header("Accept"));
-    return Answers.refusal(status, fields, format,
+    return GateResponses.refusal(status, fields, format,
         format.body(refusal, format == RefusalFormat.HTML ? ask.request.target() : null));
   }
 
@@ -654,14 +654,14 @@ public final class Gate<R> {
    * one policy whose fields carry numbers only, the whole answer kept while the numbers stay the
    * same ({@link RefusalBodies}), so a refusal storm costs one lookup per request.
    */
-  private Answer refuseKept(Ask ask, Decision decision, ProblemType type) {
+  private GateResponse refuseKept(Ask ask, Decision decision, ProblemType type) {
     RefusalFormat format = RefusalFormat.negotiate(ask.request.header("Accept"));
     String target = format == RefusalFormat.HTML ? ask.request.target() : null;
     long second = ticker.read() / 1_000_000_000L;
     RefusalBodies.Whole whole = null;
     if (decision.outcomes().size() == 1 && ask.route.headers.numbersOnly()) {
       whole = RefusalBodies.whole(decision.outcomes().get(0), decision.retryAfterSeconds(), type, second, format, target);
-      Answer kept = ask.route.bodies.answer(whole);
+      GateResponse kept = ask.route.bodies.answer(whole);
       if (kept != null) {
         return kept;
       }
@@ -673,7 +673,7 @@ public final class Gate<R> {
     if (written.isPresent()) {
       wait = Math.max(written.get().getSeconds(), wait);
       if (wait != written.get().getSeconds()) {
-        Answers.set(fields, HeaderNames.RETRY_AFTER, Long.toString(wait));
+        GateResponses.set(fields, HeaderNames.RETRY_AFTER, Long.toString(wait));
       }
     }
     List<PolicyOutcome> violated = decision.violated();
@@ -684,7 +684,7 @@ public final class Gate<R> {
     long agreed = wait;
     byte[] body = ask.route.bodies.body(decision.mostConstraining().policy(), names, type, wait, second, format, target,
         () -> format.body(refusals.agreeing(refusals.refusal(decision, type), agreed), target));
-    Answer answer = Answers.refusal(type.status(), fields, format, body);
+    GateResponse answer = GateResponses.refusal(type.status(), fields, format, body);
     if (whole != null) {
       ask.route.bodies.keep(whole, answer);
     }

@@ -97,10 +97,10 @@ final class PlanStep {
   }
 
   /** 401 for an invalid credential, with {@code WWW-Authenticate: Bearer}. */
-  Answer refusal(GateRequest request, PlanResolution.Rejected r, URI origin) {
+  GateResponse refusal(GateRequest request, PlanResolution.Rejected r, URI origin) {
     Refusal refusal = Refusal.builder(401).error(r.error()).detail(r.detail()).why(r.why()).origin(origin).build();
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
-    return Answers.refusal(401, List.of(Map.entry("WWW-Authenticate", "Bearer error=\"" + r.error() + "\"")), format,
+    return GateResponses.refusal(401, List.of(Map.entry("WWW-Authenticate", "Bearer error=\"" + r.error() + "\"")), format,
         format.body(refusal, null));
   }
 }

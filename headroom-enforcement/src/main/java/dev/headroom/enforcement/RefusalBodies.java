@@ -43,7 +43,7 @@ final class RefusalBodies {
   record Whole(QuotaPolicy policy, long remaining, long resetSeconds, long nextQuotaSeconds, long cost,
       long retryAfterSeconds, ProblemType type, long second, RefusalFormat format, String htmlTarget) {}
 
-  private record KeptAnswer(Whole key, Answer answer) {}
+  private record KeptAnswer(Whole key, GateResponse answer) {}
 
   private final ConcurrentHashMap<String, Kept> byPolicy = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, KeptAnswer> answers = new ConcurrentHashMap<>();
@@ -56,13 +56,13 @@ final class RefusalBodies {
   }
 
   /** The whole refusal kept for these numbers, or null. */
-  Answer answer(Whole key) {
+  GateResponse answer(Whole key) {
     KeptAnswer kept = answers.get(key.policy().name());
     return kept != null && kept.key().equals(key) ? kept.answer() : null;
   }
 
   /** Keeps {@code answer} as the whole refusal for these numbers, while there is room. */
-  void keep(Whole key, Answer answer) {
+  void keep(Whole key, GateResponse answer) {
     String name = key.policy().name();
     if (answers.size() < MAX_POLICIES || answers.containsKey(name)) {
       answers.put(name, new KeptAnswer(key, answer));

@@ -34,16 +34,16 @@ public final class Verdict {
   static final Verdict UNDECIDED = new Verdict(Kind.UNDECIDED, null, null);
 
   private final Kind kind;
-  private final Answer answer;
+  private final GateResponse answer;
   private final Admission admission;
 
-  private Verdict(Kind kind, Answer answer, Admission admission) {
+  private Verdict(Kind kind, GateResponse answer, Admission admission) {
     this.kind = kind;
     this.answer = answer;
     this.admission = admission;
   }
 
-  static Verdict answer(Answer answer) {
+  static Verdict answer(GateResponse answer) {
     return new Verdict(Kind.ANSWER, Objects.requireNonNull(answer), null);
   }
 
@@ -61,7 +61,7 @@ public final class Verdict {
    *
    * @throws IllegalStateException unless the kind is {@link Kind#ANSWER}
    */
-  public Answer answer() {
+  public GateResponse answer() {
     if (answer == null) {
       throw new IllegalStateException("verdict: " + kind + " has no answer; expected ANSWER");
     }

@@ -5,12 +5,12 @@
  * {@link dev.headroom.enforcement.Verdict}: pass, an allowed request followed to the end of its
  * response ({@link dev.headroom.enforcement.Admission}: RateLimit fields for the status the
  * application sets, leases released, content bytes charged), or an
- * {@link dev.headroom.enforcement.Answer} the gate gives itself (a refusal, the discovery
+ * {@link dev.headroom.enforcement.GateResponse} the gate gives itself (a refusal, the discovery
  * document). Around it: escalation of callers who keep sending while told to wait
  * ({@link dev.headroom.enforcement.Escalations}), run-time capacity
  * ({@link dev.headroom.enforcement.CapacityReductions}) and limits
  * ({@link dev.headroom.enforcement.RuntimeLimits}), request costs
- * ({@link dev.headroom.enforcement.RequestCost}), shadow policies
+ * ({@link dev.headroom.enforcement.CostHeader}), shadow policies
  * ({@link dev.headroom.enforcement.ShadowFields}) and observers
  * ({@link dev.headroom.enforcement.GateListener}).
  *

@@ -105,7 +105,7 @@ class GateTest {
 
   @Test
   void discoveryIsAnsweredWithItsEtagAnd304() {
-    Answer doc = gate.decide(request("GET", "/.well-known/limits", "c"), "").answer();
+    GateResponse doc = gate.decide(request("GET", "/.well-known/limits", "c"), "").answer();
     assertThat(doc.status()).isEqualTo(200);
     assertThat(doc.refusal()).isFalse();
     assertThat(doc.contentType()).contains("application/json");
@@ -184,12 +184,12 @@ class GateTest {
     Gate<String> g = gateOf(RouteRules.builder("/storm").policy(one).build());
     g.decide(request("GET", "/storm", "a"), "").admission().complete(200, 0);
     g.decide(request("GET", "/storm", "b"), "").admission().complete(200, 0);
-    Answer first = g.decide(request("GET", "/storm", "a"), "").answer();
-    Answer again = g.decide(request("GET", "/storm", "b"), "").answer();
+    GateResponse first = g.decide(request("GET", "/storm", "a"), "").answer();
+    GateResponse again = g.decide(request("GET", "/storm", "b"), "").answer();
     assertThat(first.status()).isEqualTo(429);
     assertThat(again).isSameAs(first);
     ticker.advance(Duration.ofSeconds(1));
-    Answer later = g.decide(request("GET", "/storm", "a"), "").answer();
+    GateResponse later = g.decide(request("GET", "/storm", "a"), "").answer();
     assertThat(later).isNotSameAs(first);
     assertThat(later.fields()).contains(Map.entry("Retry-After", "59"));
     assertThat(first.fields()).contains(Map.entry("Retry-After", "60"));

@@ -3,7 +3,7 @@ package dev.headroom.servlet;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.Ticker;
 import dev.headroom.enforcement.Admission;
-import dev.headroom.enforcement.Answer;
+import dev.headroom.enforcement.GateResponse;
 import dev.headroom.enforcement.CapacityReductions;
 import dev.headroom.enforcement.Escalation;
 import dev.headroom.enforcement.Escalations;

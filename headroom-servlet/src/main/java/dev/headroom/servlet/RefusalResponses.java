@@ -1,6 +1,6 @@
 package dev.headroom.servlet;
 
-import dev.headroom.enforcement.Answer;
+import dev.headroom.enforcement.GateResponse;
 import dev.headroom.http.HeaderNames;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
@@ -22,10 +22,10 @@ final class RefusalResponses {
   private RefusalResponses() {}
 
   /**
-   * Writes a response the gate answered itself ({@link Answer}): its status and fields, then its
+   * Writes a response the gate answered itself ({@link GateResponse}): its status and fields, then its
    * body (none for HEAD), a refusal's unread request content settled first.
    */
-  static void write(HttpServletRequest request, HttpServletResponse response, Answer answer) throws IOException {
+  static void write(HttpServletRequest request, HttpServletResponse response, GateResponse answer) throws IOException {
     if (answer.refusal()) {
       settleUnreadBody(request, response);
     }

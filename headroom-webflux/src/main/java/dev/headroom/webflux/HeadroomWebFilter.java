@@ -1,7 +1,7 @@
 package dev.headroom.webflux;
 
 import dev.headroom.enforcement.Admission;
-import dev.headroom.enforcement.Answer;
+import dev.headroom.enforcement.GateResponse;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.Verdict;
 import dev.headroom.vend.VendRoute;
@@ -160,7 +160,7 @@ public final class HeadroomWebFilter implements WebFilter, Ordered {
   static final int CLIENT_CLOSED = 499;
 
   /** Writes a response the gate answered itself: status, fields, body (none for HEAD). */
-  static Mono<Void> answer(ServerWebExchange exchange, Answer answer) {
+  static Mono<Void> answer(ServerWebExchange exchange, GateResponse answer) {
     ServerHttpResponse response = exchange.getResponse();
     response.setStatusCode(HttpStatusCode.valueOf(answer.status()));
     HttpHeaders headers = response.getHeaders();

@@ -1,7 +1,7 @@
 package dev.headroom.webflux;
 
 import dev.headroom.StoreException;
-import dev.headroom.enforcement.Answer;
+import dev.headroom.enforcement.GateResponse;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.headers.RateLimitHeaders;

@@ -1,6 +1,6 @@
 package dev.headroom.gateway.internal.proxy;
 
-import dev.headroom.enforcement.Answer;
+import dev.headroom.enforcement.GateResponse;
 import dev.headroom.gateway.internal.wire.HeadBytes;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
@@ -46,7 +46,7 @@ final class LocalResponse {
    * The gate's own answer (a refusal, 400 for a bad cost, 401 for an invalid credential, 503 for a
    * store that cannot decide) as the gateway writes it; every field in it comes from headroom-http.
    */
-  static LocalResponse of(Answer answer) {
+  static LocalResponse of(GateResponse answer) {
     HttpHeaders h = ownHeaders();
     for (Map.Entry<String, String> f : answer.fields()) {
       h.add(f.getKey(), f.getValue());

@@ -1,6 +1,6 @@
 package dev.headroom.gateway.internal.proxy;
 
-import dev.headroom.enforcement.Answer;
+import dev.headroom.enforcement.GateResponse;
 import dev.headroom.http.DiscoveryPaths;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.vend.format.VendRequestException;
@@ -74,7 +74,7 @@ sealed interface Triage {
     }
     HttpMethod method = request.method();
     if ((path.equals(DISCOVERY_WELL_KNOWN) || path.equals(DISCOVERY_API)) && snap.gate() != null) {
-      Optional<Answer> doc = snap.gate().discoveryAnswer(new ProxiedRequest(request, path, null));
+      Optional<GateResponse> doc = snap.gate().discoveryAnswer(new ProxiedRequest(request, path, null));
       if (doc.isPresent()) {
         return new Local(LocalResponse.of(doc.get()), Body.DROP);
       }

@@ -13,14 +13,14 @@ import java.util.Optional;
  * for the application: the front end reads and drops what little of it there is, or closes the
  * connection, so that the connection can carry the next request. Immutable.
  */
-public final class Answer {
+public final class GateResponse {
   private final int status;
   private final List<Map.Entry<String, String>> fields;
   private final String contentType;
   private final byte[] body;
   private final boolean refusal;
 
-  Answer(int status, List<Map.Entry<String, String>> fields, String contentType, byte[] body, boolean refusal) {
+  GateResponse(int status, List<Map.Entry<String, String>> fields, String contentType, byte[] body, boolean refusal) {
     this.status = status;
     this.fields = Collections.unmodifiableList(new ArrayList<>(fields));
     this.contentType = contentType;

@@ -10,7 +10,7 @@ import java.util.OptionalLong;
  * that is not valid is 400 with {@link #ERROR}, {@link #detail}, {@link #WHY} and the class fields
  * {@code field} and {@code expected} (Graceful Boundaries section 6).
  */
-public final class RequestCost {
+public final class CostHeader {
   /** The {@code error} of a refused cost. */
   public static final String ERROR = "invalid_cost";
 
@@ -18,7 +18,7 @@ public final class RequestCost {
   public static final String WHY =
       "A request states its own cost within a bound, so that no request can claim more of the quota than it may.";
 
-  private RequestCost() {}
+  private CostHeader() {}
 
   /** The cost the field lines state: one line, a whole number from 0 to {@code max}; otherwise empty. */
   public static OptionalLong parse(List<String> values, long max) {

@@ -15,14 +15,14 @@ import java.util.Map;
  * {@code Cache-Control: no-store} and {@code Vary: Accept} ({@link RefusalFormat#refusalFields}).
  * Stateless.
  */
-final class Answers {
-  private Answers() {}
+final class GateResponses {
+  private GateResponses() {}
 
   /** A refusal: {@code fields} (in order), then the refusal fields, then the body. */
-  static Answer refusal(int status, List<Map.Entry<String, String>> fields, RefusalFormat format, byte[] body) {
+  static GateResponse refusal(int status, List<Map.Entry<String, String>> fields, RefusalFormat format, byte[] body) {
     List<Map.Entry<String, String>> all = new ArrayList<>(fields);
     RefusalFormat.refusalFields((name, value) -> set(all, name, value)); // Cache-Control: no-store, Vary: Accept
-    return new Answer(status, all, format.mediaType(), body, true);
+    return new GateResponse(status, all, format.mediaType(), body, true);
   }
 
   /** Replaces every field named {@code name} (case-insensitively) with one of {@code value}. */
@@ -36,7 +36,7 @@ final class Answers {
    * cannot decide under {@link Gate.StoreFailureMode#REFUSE} ({@link ServiceErrors#storeUnavailable}); a
    * shorter wait when the store says this process is overloaded ({@link StoreException#overloaded}).
    */
-  static Answer unavailable(GateRequest request, URI origin, boolean overloaded) {
+  static GateResponse unavailable(GateRequest request, URI origin, boolean overloaded) {
     Refusal refusal = ServiceErrors.storeUnavailable(overloaded, origin);
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
     return refusal(refusal.status(),
