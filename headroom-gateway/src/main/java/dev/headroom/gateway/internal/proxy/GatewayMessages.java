@@ -109,7 +109,7 @@ public final class GatewayMessages implements HttpVocabulary {
    * @throws IllegalArgumentException when headroom-http refuses part of it
    */
   public static void check(ConfigSections config) {
-    ConfiguredGate.check(config, of(config, Ticker.system()));
+    GateRoutes.check(config, of(config, Ticker.system()));
   }
 
   @Override
