@@ -35,11 +35,15 @@ public final class GatewayMetrics {
    */
   private final Counter[] local = new Counter[600];
   private final Counter clientBytes;
+  /** The access log's count of dropped lines, once it is on. */
+  private volatile LongSupplier accessLogDropped = () -> 0;
   private final UsageBoard board = new UsageBoard();
 
   /** Counts the access log lines dropped ({@code headroom_access_log_dropped_total}): a full buffer, a failed write. */
   public void accessLogDropped(LongSupplier dropped) {
-    FunctionCounter.builder("headroom.access.log.dropped", dropped, LongSupplier::getAsLong)
+    accessLogDropped = dropped;
+    // the meter reads through this object, which the gateway holds: a meter holds its object weakly
+    FunctionCounter.builder("headroom.access.log.dropped", this, m -> m.accessLogDropped.getAsLong())
         .description("Access log lines dropped: the buffer was full, or the line could not be written")
         .register(registry);
   }

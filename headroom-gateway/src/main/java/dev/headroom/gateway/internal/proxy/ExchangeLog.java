@@ -13,7 +13,7 @@ class ExchangeLog {
   /** Keeps nothing: the access log is off. */
   static final ExchangeLog NONE = new ExchangeLog(null, 0) {
     @Override
-    void status(int s) {}
+    void local(LocalResponse r, boolean head) {}
 
     @Override
     void head(int s, long wait) {}
@@ -29,6 +29,8 @@ class ExchangeLog {
   private final long start;
   /** The status answered; 0 while none was. */
   private int status;
+  /** The body bytes of the gateway's own answer (a relayed body is counted by the exchange). */
+  private long localBytes;
   /** Nanoseconds from the request head sent upstream to the response head; -1 without one. */
   private long upstreamWait = -1;
   private Verdict verdict;
@@ -38,9 +40,10 @@ class ExchangeLog {
     this.start = start;
   }
 
-  /** The gateway answered with {@code s} itself (a refusal, an error, a page). */
-  void status(int s) {
-    status = s;
+  /** The gateway answered itself with {@code r} (a refusal, an error, a page); its body unless {@code head}. */
+  void local(LocalResponse r, boolean head) {
+    status = r.status().code();
+    localBytes = head ? 0 : r.body().length;
   }
 
   /** The upstream's response head came, with {@code s}, {@code wait} nanoseconds after the request head went. */
@@ -59,7 +62,7 @@ class ExchangeLog {
     log.offer(new AccessRecord(log.settings(), log.clock().instant(), log.clock().getZone(), x.conn.peerText(),
         x.request.method().name(), x.request.uri(), x.request.protocolVersion().text(),
         x.request.headers().get("Referer"), x.request.headers().get("User-Agent"), status, x.requestBytes,
-        x.responseBytes, x.conn.now() - start, upstreamWait, x.snap.config().pk(), x.route, x.vend != null, verdict,
-        clean));
+        x.responseBytes + localBytes, x.conn.now() - start, upstreamWait, x.snap.config().pk(), x.route,
+        x.vend != null, verdict, clean));
   }
 }

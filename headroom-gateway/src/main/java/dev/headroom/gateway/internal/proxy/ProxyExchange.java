@@ -710,7 +710,7 @@ final class ProxyExchange implements ClientSink {
   @Override
   public void writeLocal(LocalResponse r) {
     state.metrics.localResponse(r.status().code());
-    log.status(r.status().code());
+    log.local(r, headRequest());
     if (!body.complete() && (body != BodyFate.DISCARDING || HttpUtil.is100ContinueExpected(request))) {
       // a client that expected 100-continue and got a final answer may never send its body
       // (RFC 9110 section 10.1.1): the connection ends rather than wait for it; what still
