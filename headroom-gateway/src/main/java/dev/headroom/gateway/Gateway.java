@@ -7,12 +7,17 @@ import dev.headroom.gateway.config.LeasingSettings;
 import dev.headroom.gateway.internal.EventLoops;
 import dev.headroom.gateway.internal.GatewayServer;
 import dev.headroom.gateway.internal.Timers;
+import dev.headroom.gateway.internal.accesslog.AccessLogWriter;
+import dev.headroom.gateway.internal.proxy.AccessLog;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.Leasing;
 import dev.headroom.redis.LeasingStore;
 import dev.headroom.redis.RedisStore;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,12 +40,14 @@ public final class Gateway implements AutoCloseable {
   private final GatewayServer server;
   private final Store ownedStore;
   private final EventLoops loops;
+  private final AccessLog accessLog;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private Gateway(GatewayServer server, Store ownedStore, EventLoops loops) {
+  private Gateway(GatewayServer server, Store ownedStore, EventLoops loops, AccessLog accessLog) {
     this.server = server;
     this.ownedStore = ownedStore;
     this.loops = loops;
+    this.accessLog = accessLog;
   }
 
   /** Starts a builder for the given configuration. */
@@ -88,6 +95,14 @@ public final class Gateway implements AutoCloseable {
     server.setCapacity(policy, factor);
   }
 
+  /**
+   * Closes the access log file and opens it again under its configured name (what SIGUSR1 does,
+   * for logrotate); nothing when the log is off or goes to standard output.
+   */
+  public void reopenLogs() {
+    accessLog.reopen();
+  }
+
   /** Stops listening and releases the event loops; closing again has no further effect. */
   @Override
   public void close() {
@@ -95,6 +110,7 @@ public final class Gateway implements AutoCloseable {
       return;
     }
     server.close();
+    accessLog.close(); // after the listeners: the exchanges they ended are written
     if (ownedStore != null) {
       // a store built from the configuration is the gateway's; its Redis connection runs on the
       // event loops, so it closes before them
@@ -113,6 +129,8 @@ public final class Gateway implements AutoCloseable {
     private boolean watch = true;
     private long maxConfigBytes = GatewayConfig.DEFAULT_MAX_BYTES;
     private int threads = Runtime.getRuntime().availableProcessors();
+    private Clock clock = Clock.systemUTC();
+    private int accessLogCapacity = AccessLogWriter.DEFAULT_CAPACITY;
 
     private Builder(GatewayConfig config) {
       this.config = Objects.requireNonNull(config, "config");
@@ -121,6 +139,18 @@ public final class Gateway implements AutoCloseable {
     /** The clock; exists so that tests can drive time with {@code ManualTicker}. */
     public Builder ticker(Ticker ticker) {
       this.ticker = Objects.requireNonNull(ticker, "ticker");
+      return this;
+    }
+
+    /** The wall clock the access log's times are read from; UTC by default. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** The access log's buffer in lines; package-private, for tests that fill it. */
+    Builder accessLogCapacity(int lines) {
+      this.accessLogCapacity = lines;
       return this;
     }
 
@@ -193,15 +223,27 @@ public final class Gateway implements AutoCloseable {
         throw e;
       }
       try {
-        return new Gateway(GatewayServer.start(config, s, ticker, timers, Optional.ofNullable(file),
-            maxConfigBytes, watch, loops),
-            store == null ? s : null, loops);
-      } catch (RuntimeException | InterruptedException e) {
+        GatewayServer server = GatewayServer.start(config, s, ticker, timers, Optional.ofNullable(file),
+            maxConfigBytes, watch, loops);
+        return new Gateway(server, store == null ? s : null, loops, accessLog(server));
+      } catch (RuntimeException | InterruptedException | ConfigException e) {
         if (store == null) {
           s.close();
         }
         loops.close();
         throw e;
+      }
+    }
+
+    /** The access log the configuration asks for; a file that cannot be opened stops the start. */
+    private AccessLog accessLog(GatewayServer server) throws ConfigException {
+      try {
+        return AccessLog.start(server.state(), clock, accessLogCapacity);
+      } catch (IOException e) {
+        server.close();
+        throw new ConfigException(config.source(), List.of("accessLog.path: \""
+            + config.accessLog().flatMap(a -> a.file()).map(Path::toString).orElse("stdout")
+            + "\" cannot be opened for appending (" + e + "); expected a file the gateway may write"));
       }
     }
 

@@ -1,5 +1,6 @@
 package dev.headroom.gateway;
 
+import dev.headroom.gateway.config.AccessLogSettings;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.config.Listen;
@@ -42,6 +43,7 @@ import java.util.Optional;
  * @param routes the routes, in the order they are matched
  * @param pk how the {@code pk} parameter of the RateLimit fields is made, unless a route says otherwise
  * @param plans the plans (policy overrides per plan) and where a request's plan is read from
+ * @param accessLog the access log ({@code accessLog}), off when absent
  * @param source where the configuration came from (a file name, or {@code <sample>})
  * @param text the configuration's text as read, served on the admin port
  */
@@ -58,6 +60,7 @@ public record GatewayConfig(
     List<Route> routes,
     PartitionKeySettings pk,
     Optional<PlanSettings> plans,
+    Optional<AccessLogSettings> accessLog,
     String source,
     String text) {
 
@@ -129,7 +132,7 @@ public record GatewayConfig(
   private static GatewayConfig read(String yaml, String source, Path folder) throws ConfigException {
     ConfigSections s = ConfigReader.read(yaml, source, System::getenv, folder);
     return new GatewayConfig(s.service(), s.listen(), s.admin(), s.store(), s.trustedProxies(), s.limits(),
-        s.timeouts(), s.upstreams(), s.policies(), s.routes(), s.pk(), s.plans(), source, yaml);
+        s.timeouts(), s.upstreams(), s.policies(), s.routes(), s.pk(), s.plans(), s.accessLog(), source, yaml);
   }
 
   /** The sample configuration: three policies in front of the built-in demo upstream. */
@@ -156,12 +159,12 @@ public record GatewayConfig(
   /** A copy listening on another port (the command line's {@code --port}). */
   public GatewayConfig withListenPort(int port) {
     return new GatewayConfig(service, new Listen(listen.host(), port), admin, store, trustedProxies,
-        limits, timeouts, upstreams, policies, routes, pk, plans, source, text);
+        limits, timeouts, upstreams, policies, routes, pk, plans, accessLog, source, text);
   }
 
   /** A copy with the admin listener on another port (the command line's {@code --admin-port}). */
   public GatewayConfig withAdminPort(int port) {
     return new GatewayConfig(service, listen, admin.withPort(port), store,
-        trustedProxies, limits, timeouts, upstreams, policies, routes, pk, plans, source, text);
+        trustedProxies, limits, timeouts, upstreams, policies, routes, pk, plans, accessLog, source, text);
   }
 }

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.headroom.gateway.config.AccessLogSettings;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -236,6 +238,45 @@ class ConfigValidationTest {
     String badFunction = yaml.replace("orders.create", "nodot");
     ConfigException f = catchThrowableOfType(() -> GatewayConfig.parse(badFunction, "bad.yaml"), ConfigException.class);
     assertThat(f.problems()).singleElement().asString().startsWith("routes[1].vend.limits:").contains("nodot");
+  }
+
+  /** {@code accessLog}: off when absent; each bad key named with its value and what it may be, here and in the schema. */
+  @Test
+  void theAccessLogIsOffByDefaultAndCheckedKeyByKey() throws Exception {
+    String yaml = """
+        service: {name: s, description: d}
+        accessLog: ACCESS
+        upstreams:
+          a: {url: "http://127.0.0.1:1"}
+        routes:
+          - {method: GET, path: /x, upstream: a}
+        """;
+    assertThat(GatewayConfig.sample().accessLog()).isEmpty();
+    String ok = yaml.replace("ACCESS", "{format: combined, path: logs/access.log, query: true}");
+    GatewayConfig c = GatewayConfig.parse(ok, "ok.yaml");
+    assertThat(c.accessLog()).hasValueSatisfying(a -> {
+      assertThat(a.format()).isEqualTo(AccessLogSettings.Format.COMBINED);
+      assertThat(a.file()).contains(Path.of("logs/access.log"));
+      assertThat(a.query()).isTrue();
+    });
+    assertThat(Schemas.validate(Schemas.CONFIG, readYaml(ok))).isEmpty();
+    GatewayConfig stdout = GatewayConfig.parse(yaml.replace("ACCESS", "{path: stdout}"), "ok.yaml");
+    assertThat(stdout.accessLog()).hasValueSatisfying(a -> {
+      assertThat(a.format()).isEqualTo(AccessLogSettings.Format.JSON);
+      assertThat(a.file()).isEmpty();
+      assertThat(a.query()).isFalse();
+    });
+    String bad = yaml.replace("ACCESS", "{format: xml, path: \"\", query: sometimes, colour: red}");
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).containsExactlyInAnyOrder(
+        "accessLog.colour: unknown key; expected one of [format, path, query]",
+        "accessLog.format: \"xml\" is not valid; expected json or combined",
+        "accessLog.path: \"\" is not valid; expected stdout or a file path",
+        "accessLog.query: \"sometimes\" is not valid; expected true or false");
+    assertThat(Schemas.validate(Schemas.CONFIG, readYaml(bad))).hasSizeGreaterThanOrEqualTo(4);
+    ConfigException notAMapping = catchThrowableOfType(() -> GatewayConfig.parse(yaml.replace("ACCESS", "stdout"),
+        "bad.yaml"), ConfigException.class);
+    assertThat(notAMapping.problems()).containsExactly("accessLog: \"stdout\" is not valid; expected a mapping");
   }
 
   private static JsonNode readYaml(String s) {

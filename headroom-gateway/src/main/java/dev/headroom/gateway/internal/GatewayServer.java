@@ -223,7 +223,7 @@ public final class GatewayServer implements AutoCloseable {
   public static ConfigSections sections(GatewayConfig config) {
     return new ConfigSections(config.service(), config.listen(), config.admin(), config.store(),
         config.trustedProxies(), config.limits(), config.timeouts(), config.upstreams(), config.policies(),
-        config.routes(), config.pk(), config.plans());
+        config.routes(), config.pk(), config.plans(), config.accessLog());
   }
 
   /** The proxy listener's address. */
@@ -234,6 +234,11 @@ public final class GatewayServer implements AutoCloseable {
   /** The admin listener's address, when enabled. */
   public Optional<InetSocketAddress> adminAddress() {
     return admin == null ? Optional.empty() : Optional.of((InetSocketAddress) admin.localAddress());
+  }
+
+  /** What every connection shares. */
+  public GatewayState state() {
+    return state;
   }
 
   /** The configuration in force. */

@@ -6,7 +6,8 @@
  *
  * <p>Sub-packages, one job each: {@code config} reads the configuration, {@code proxy} handles
  * requests, {@code admin} serves the admin listener and keeps the meters, {@code wire} reads and
- * writes HTTP/1.1 bytes to upstreams.
+ * writes HTTP/1.1 bytes to upstreams, {@code accesslog} writes the access log's lines off the event
+ * loops.
  *
  * <p>May use: every sub-package. The sub-packages use of this package only the small shared
  * pieces (timers, lingering close, plan resolvers), never {@code GatewayServer}.

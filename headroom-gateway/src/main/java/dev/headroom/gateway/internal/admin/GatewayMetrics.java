@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * The gateway's meters: decisions by policy and outcome, store latency, upstream latency by
@@ -34,7 +35,18 @@ public final class GatewayMetrics {
    */
   private final Counter[] local = new Counter[600];
   private final Counter clientBytes;
+  /** The access log's count of dropped lines, once it is on. */
+  private volatile LongSupplier accessLogDropped = () -> 0;
   private final UsageBoard board = new UsageBoard();
+
+  /** Counts the access log lines dropped ({@code headroom_access_log_dropped_total}): a full buffer, a failed write. */
+  public void accessLogDropped(LongSupplier dropped) {
+    accessLogDropped = dropped;
+    // the meter reads through this object, which the gateway holds: a meter holds its object weakly
+    FunctionCounter.builder("headroom.access.log.dropped", this, m -> m.accessLogDropped.getAsLong())
+        .description("Access log lines dropped: the buffer was full, or the line could not be written")
+        .register(registry);
+  }
 
   /** The gateway's meters, registered in {@code registry}. */
   public GatewayMetrics(MeterRegistry registry) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.gateway.ConfigException;
+import dev.headroom.gateway.config.AccessLogSettings;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.config.Listen;
@@ -48,7 +49,8 @@ import java.util.function.Function;
  *   <li>{@link RouteReader}: {@code routes} (methods, path, references, dialects);
  *   <li>{@link VendReader}: a vend route's {@code vend};
  *   <li>{@link PartitionKeyReader}: {@code pk} and a route's {@code pk};
- *   <li>{@link PlansReader}: {@code plans} (catalog, fallback, resolver).
+ *   <li>{@link PlansReader}: {@code plans} (catalog, fallback, resolver);
+ *   <li>{@link AccessLogReader}: {@code accessLog}.
  * </ul>
  * Once every section is valid, {@link #vocabulary} builds what requests will use to catch parts
  * that disagree with each other.
@@ -104,7 +106,7 @@ public final class ConfigReader {
       return null;
     }
     top.keys("", root, "service", "listen", "admin", "store", "trustedProxies", "limits", "timeouts",
-        "upstreams", "policies", "routes", "pk", "plans");
+        "upstreams", "policies", "routes", "pk", "plans", "accessLog");
     Service service = new ServiceReader(problems).service(root.path("service"));
     ListenReader listenReader = new ListenReader(problems, env, folder);
     Listen listen = listenReader.listen(root.path("listen"));
@@ -128,11 +130,12 @@ public final class ConfigReader {
     PartitionKeySettings pk = pkReader.pk(root.path("pk"), routes);
     whenRoutes(policies, routes);
     Optional<PlanSettings> plans = new PlansReader(problems, env, folder).plans(root.path("plans"), policies);
+    Optional<AccessLogSettings> accessLog = new AccessLogReader(problems, folder).accessLog(root.path("accessLog"));
     if (!problems.isEmpty()) {
       return null;
     }
     ConfigSections config = new ConfigSections(service, listen, admin, store, trusted, limits, timeouts,
-        upstreams, policies, routes, pk, plans);
+        upstreams, policies, routes, pk, plans, accessLog);
     vocabulary(config);
     return problems.isEmpty() ? config : null;
   }

@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal.config;
 
+import dev.headroom.gateway.config.AccessLogSettings;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.config.Listen;
@@ -30,6 +31,7 @@ import java.util.Optional;
  * @param policies by name, in file order
  * @param routes in the order they are matched
  * @param plans the plans and their resolver, when the file declares them
+ * @param accessLog the access log, when the file turns it on
  */
 public record ConfigSections(
     Service service,
@@ -43,7 +45,8 @@ public record ConfigSections(
     Map<String, Policy> policies,
     List<Route> routes,
     PartitionKeySettings pk,
-    Optional<PlanSettings> plans) {
+    Optional<PlanSettings> plans,
+    Optional<AccessLogSettings> accessLog) {
 
   /** Copied as {@link dev.headroom.gateway.GatewayConfig} copies them, so the load-time check iterates what requests will. */
   public ConfigSections {

@@ -37,6 +37,8 @@ public final class GatewayState implements LiveGateway {
   /** The least time between two log lines about the store failing to decide. */
   static final Duration STORE_WARNING_INTERVAL = Duration.ofSeconds(10);
   private volatile Snapshot snapshot;
+  /** The access log, put in place by {@link AccessLog#start} once the gateway listens; {@link AccessLog#OFF} until then. */
+  volatile AccessLog accessLog = AccessLog.OFF;
 
 
   /** The shared state over {@code store}; {@code initial} may be null until the first snapshot is built. */

@@ -87,17 +87,20 @@ final class ProxyExchange implements ClientSink {
   /** A vend call's envelope while it is read whole, until it goes upstream in one piece. */
   private VendEnvelope envelope;
   /** Request body bytes read so far: the content-bytes charge, the body bound, the stall check. */
-  private long requestBytes;
+  long requestBytes;
   /** Response body bytes relayed so far: the content-bytes charge. */
   long responseBytes;
   /** {@link #requestBytes} at the connection timer's last look: a stalled body shows no change between looks. */
   private long progressSeen = -1;
   /** When {@link #progressSeen} last changed (the timers' time): a stall lasts from then. */
   private long progressSince;
+  /** What the access log line of the exchange will say ({@link ExchangeLog#NONE} when it is off). */
+  private final ExchangeLog log;
 
   ProxyExchange(ProxyHandler conn, Snapshot snap, HttpRequest request) {
     this.conn = conn;
     this.state = conn.state;
+    this.log = state.accessLog.open(conn.now());
     this.snap = snap;
     this.request = request;
     this.keepAlive = HttpUtil.isKeepAlive(request);
@@ -254,6 +257,7 @@ final class ProxyExchange implements ClientSink {
       }
       return;
     }
+    log.verdict(v);
     if (v.kind() == Verdict.Kind.ANSWER) {
       refused(route.refusal().of(v.answer()));
     } else {
@@ -297,7 +301,7 @@ final class ProxyExchange implements ClientSink {
       return;
     }
     if (!f.isSuccess()) {
-      upstreamFailed(f.cause());
+      badGateway(GatewayMessages.upstreamUnreachable(f.cause()));
       return;
     }
     boolean whole = envelope != null; // a vend call: its body was read whole to be decided
@@ -516,6 +520,7 @@ final class ProxyExchange implements ClientSink {
       accounting.response(h.status(), route.route().cost().chargeHeader().map(h::get).orElse(null));
     }
     state.metrics.upstreamLatency(upstream.pool.name(), conn.now() - upstream.sentNanos);
+    log.head(h.status(), conn.now() - upstream.sentNanos);
     enter(ExchangePhase.RELAYING);
     if (!h.keepAlive()) {
       upstream.doNotReuse();
@@ -596,10 +601,6 @@ final class ProxyExchange implements ClientSink {
     local(snap.vocabulary().error(GatewayMessages.requestBodyTimedOut(snap.config().timeouts().idle()), format, path()));
   }
 
-  private void upstreamFailed(Throwable cause) {
-    badGateway(GatewayMessages.upstreamUnreachable(cause));
-  }
-
   /**
    * 502 for an HTTP/1.0 client whose response carries a transfer coding such as gzip: the data
    * re-framed without it would reach the client still coded and unlabelled. The upstream
@@ -641,11 +642,6 @@ final class ProxyExchange implements ClientSink {
   void vendAllowed(VendCall.Allowed call) {
     vendCall = call;
     connect();
-  }
-
-  /** A vend call answered by the gateway (refused, invalid, or a capabilities call it answers itself). */
-  void answer(LocalResponse r) {
-    local(r);
   }
 
   private void releaseBuffers() {
@@ -714,6 +710,7 @@ final class ProxyExchange implements ClientSink {
   @Override
   public void writeLocal(LocalResponse r) {
     state.metrics.localResponse(r.status().code());
+    log.local(r, headRequest());
     if (!body.complete() && (body != BodyFate.DISCARDING || HttpUtil.is100ContinueExpected(request))) {
       // a client that expected 100-continue and got a final answer may never send its body
       // (RFC 9110 section 10.1.1): the connection ends rather than wait for it; what still
@@ -771,6 +768,7 @@ final class ProxyExchange implements ClientSink {
 
   private void end(boolean clean) {
     enter(ExchangePhase.ENDED);
+    log.end(this, clean);
     releaseBuffers();
     relay = null;
     if (accounting != null) {

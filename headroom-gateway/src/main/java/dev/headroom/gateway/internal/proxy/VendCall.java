@@ -35,7 +35,7 @@ final class VendCall {
     try {
       call = vend.reader().parse(envelope);
     } catch (VendRequestException e) {
-      ex.answer(Triage.vendError(e));
+      ex.refused(Triage.vendError(e));
       return;
     }
     String user = vend.settings().userHeader().map(h -> ex.request.headers().get(h)).orElse(null);
@@ -62,7 +62,7 @@ final class VendCall {
       d = f.join();
     } catch (CompletionException e) {
       if (e.getCause() instanceof VendRequestException v) {
-        ex.answer(Triage.vendError(v)); // X-Vend-Caller is not a caller name
+        ex.refused(Triage.vendError(v)); // X-Vend-Caller is not a caller name
         return;
       }
       storeFailed(ex, e.getCause() == null ? e : e.getCause());
@@ -83,14 +83,14 @@ final class VendCall {
       LocalResponse r = new LocalResponse(HttpResponseStatus.valueOf(d.httpStatus()), "application/json",
           new byte[0]);
       byte[] body = d.refuse(headers, r.headers()::add);
-      ex.answer(new LocalResponse(r.status(), r.contentType(), body, r.headers()));
+      ex.refused(new LocalResponse(r.status(), r.contentType(), body, r.headers()));
       return;
     }
     if (call.isCapabilities() && !ex.vend.settings().mergeCapabilities()) {
       LocalResponse r = new LocalResponse(HttpResponseStatus.OK, "application/json",
           d.successResponse(ex.vend.limiter().capabilities()));
       d.writeHeaders(headers, 200, r.headers()::add);
-      ex.answer(r);
+      ex.refused(r);
       return;
     }
     ex.vendAllowed(new Allowed(call, d));
@@ -108,6 +108,6 @@ final class VendCall {
     boolean overloaded = why instanceof StoreException se && se.overloaded();
     LocalResponse r = ex.snap.vocabulary().error(GatewayMessages.storeUnavailable(overloaded), ex.format, ex.path());
     r.headers().set(HttpHeaderNames.RETRY_AFTER, Long.toString(ServiceErrors.storeRetryAfterSeconds(overloaded)));
-    ex.answer(r);
+    ex.refused(r);
   }
 }

@@ -9,7 +9,8 @@
  *
  * <p>May use: the configuration records, headroom-enforcement, headroom-http and headroom-vend;
  * the wire ({@code internal.wire}); the sections and vend limits of {@code internal.config}; the
- * meters and {@code LiveGateway} of {@code internal.admin}; and of {@code internal} the timers,
+ * meters and {@code LiveGateway} of {@code internal.admin}; the access log's writer
+ * ({@code internal.accesslog}); and of {@code internal} the timers,
  * lingering close and the plan resolvers' holds. It never refers to the server that builds it
  * ({@code GatewayServer}), which keeps the packages free of a circle: the server depends on the
  * proxy, never the reverse.
