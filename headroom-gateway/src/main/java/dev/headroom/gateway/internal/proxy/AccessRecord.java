@@ -5,7 +5,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.headroom.Decision;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.QuotaPolicy;
-import dev.headroom.enforcement.Answer;
+import dev.headroom.enforcement.GateResponse;
 import dev.headroom.enforcement.Verdict;
 import dev.headroom.gateway.config.AccessLogSettings;
 import dev.headroom.gateway.config.PartitionKeySettings;
@@ -193,7 +193,7 @@ record AccessRecord(AccessLogSettings settings, Instant time, ZoneId zone, Strin
         : new Outcome("allowed", names, null, pk);
   }
 
-  private Outcome answered(Answer a) {
+  private Outcome answered(GateResponse a) {
     Map<String, List<String>> fields = a.fields().stream().collect(Collectors.groupingBy(
         e -> e.getKey().toLowerCase(Locale.ROOT), Collectors.mapping(Map.Entry::getValue, Collectors.toList())));
     RateLimitFields parsed = RateLimitFields.parse(n -> fields.getOrDefault(n.toLowerCase(Locale.ROOT), List.of()),
