@@ -13,6 +13,7 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.Shutdown;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
 import dev.headroom.gateway.internal.proxy.GatewayMessages;
@@ -42,7 +43,7 @@ import java.util.function.Function;
  *   <li>{@link ServiceReader}: {@code service};
  *   <li>{@link ListenReader}: {@code listen}, {@code admin}, {@code trustedProxies};
  *   <li>{@link StoreReader}: {@code store};
- *   <li>{@link LimitsReader}: {@code limits}, {@code timeouts};
+ *   <li>{@link LimitsReader}: {@code limits}, {@code timeouts}, {@code shutdown};
  *   <li>{@link UpstreamReader}: {@code upstreams};
  *   <li>{@link PolicyReader}: {@code policies} and their texts and guidance;
  *   <li>{@link RouteReader}: {@code routes} (methods, path, references, dialects);
@@ -104,7 +105,7 @@ public final class ConfigReader {
       return null;
     }
     top.keys("", root, "service", "listen", "admin", "store", "trustedProxies", "limits", "timeouts",
-        "upstreams", "policies", "routes", "pk", "plans");
+        "shutdown", "upstreams", "policies", "routes", "pk", "plans");
     Service service = new ServiceReader(problems).service(root.path("service"));
     ListenReader listenReader = new ListenReader(problems, env, folder);
     Listen listen = listenReader.listen(root.path("listen"));
@@ -115,6 +116,7 @@ public final class ConfigReader {
     LimitsReader limitsReader = new LimitsReader(problems);
     Limits limits = limitsReader.limits(root.path("limits"));
     Timeouts timeouts = limitsReader.timeouts(root.path("timeouts"));
+    Shutdown shutdown = limitsReader.shutdown(root.path("shutdown"));
     Map<String, Upstream> upstreams = new UpstreamReader(problems).upstreams(root.path("upstreams"));
     Map<String, Policy> policies = new PolicyReader(problems, service == null ? null
         : service.origin().orElse(null)).policies(root.path("policies"));
@@ -132,7 +134,7 @@ public final class ConfigReader {
       return null;
     }
     ConfigSections config = new ConfigSections(service, listen, admin, store, trusted, limits, timeouts,
-        upstreams, policies, routes, pk, plans);
+        shutdown, upstreams, policies, routes, pk, plans);
     vocabulary(config);
     return problems.isEmpty() ? config : null;
   }
