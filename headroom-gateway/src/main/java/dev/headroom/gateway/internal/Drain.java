@@ -31,6 +31,8 @@ final class Drain {
   private final ChannelGroup clients = new DefaultChannelGroup("clients", ImmediateEventExecutor.INSTANCE);
   private final CompletableFuture<Boolean> done = new CompletableFuture<>();
   private volatile boolean begun;
+  /** Whether the timeout passed: the connections closing now were cut, not finished. */
+  private volatile boolean cutting;
 
   /** Tracks a client connection from its start; one accepted during a drain is retired at once. */
   void track(Channel ch) {
@@ -83,11 +85,12 @@ final class Drain {
       return;
     }
     LOG.warn("drain: {} connections still busy after shutdown.drainTimeout ({}); closing them", clients.size(), timeout);
+    cutting = true;
     clients.close().addListener(f -> done.complete(false));
   }
 
   private void overIfIdle() {
-    if (begun && clients.isEmpty()) {
+    if (begun && !cutting && clients.isEmpty()) {
       done.complete(true);
     }
   }
