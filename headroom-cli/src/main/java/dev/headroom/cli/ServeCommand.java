@@ -161,7 +161,8 @@ final class ServeCommand implements Callable<Integer> {
     });
     InetSocketAddress a = gateway.address();
     gateway.adminAddress().ifPresent(admin ->
-        LOG.info("admin on http://{}:{} (/dashboard, /health, /metrics, /config, /capacity, /reload)", host(admin), admin.getPort()));
+        LOG.info("admin on http://{}:{} (/dashboard, /health, /ready, /metrics, /config, /capacity, /reload, /drain)",
+            host(admin), admin.getPort()));
     out.println("listening on http://" + host(a) + ":" + a.getPort());
     out.flush();
     try {

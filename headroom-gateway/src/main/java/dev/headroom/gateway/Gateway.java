@@ -129,7 +129,10 @@ public final class Gateway implements AutoCloseable {
     return server.drained();
   }
 
-  /** Stops listening and releases the event loops at once, cutting exchanges in flight; closing again has no further effect. */
+  /**
+   * Stops listening and releases the event loops at once, cutting exchanges in flight (see
+   * {@link #drain(Duration)} for a graceful stop); closing again has no further effect.
+   */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
