@@ -3,12 +3,14 @@ package dev.headroom.cli;
 import dev.headroom.gateway.ConfigException;
 import dev.headroom.gateway.Gateway;
 import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.ListenException;
 import io.netty.util.ResourceLeakDetector;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -16,9 +18,19 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine;
 
 /**
- * {@code headroom serve}: runs the gateway until interrupted. Prints exactly one line
+ * {@code headroom serve}: runs the gateway until told to stop. Prints exactly one line
  * {@code listening on http://ADDRESS:PORT} on standard output once it accepts connections, so that
  * scripts can wait for it. SIGHUP reloads the configuration file, as does a change to the file.
+ *
+ * <p>Stopping: SIGTERM, SIGINT or {@code POST /drain} on the admin port drain the gateway
+ * ({@link Gateway#drain(java.time.Duration)}: no new connections, {@code Connection: close} on the
+ * next response of each open one, exchanges in flight finish within {@code shutdown.drainTimeout}),
+ * then the command returns 0. The signals are handled directly ({@link Signals#onTerminate}), so
+ * that the JVM does not begin its own shutdown (whose exit status would be 143 or 130); the
+ * shutdown hook drains the same way when the JVM stops for another reason.
+ *
+ * <p>A listener that cannot open its address (in use, say) is one line on standard error naming
+ * the address and the option that moves it, and status 4: never a stack trace.
  */
 @Command(name = "serve",
     mixinStandardHelpOptions = true,
@@ -38,7 +50,12 @@ import picocli.CommandLine;
         "SIGHUP, a change to the configuration file, or POST /reload on the admin port reloads the "
             + "configuration without dropping requests in flight or resetting unchanged policies.",
         "",
-        "Exit status: 0 after a clean stop, 2 for a bad command line, 3 for a bad configuration."},
+        "SIGTERM, SIGINT or POST /drain on the admin port drains the gateway: it refuses new connections, "
+            + "closes each open one after its request in flight, waits up to shutdown.drainTimeout "
+            + "(default 30s), then exits. GET /ready on the admin port is 503 meanwhile.",
+        "",
+        "Exit status: 0 after a clean stop, 2 for a bad command line, 3 for a bad configuration, 4 when "
+            + "an address cannot be listened on."},
     exitCodeOnInvalidInput = 2)
 final class ServeCommand implements Callable<Integer> {
   /** Progress and events go to the log, in the gateway's one format (simplelogger.properties). */
@@ -119,11 +136,21 @@ final class ServeCommand implements Callable<Integer> {
       err.println(e.getMessage());
       err.flush();
       return 3;
+    } catch (ListenException e) {
+      err.println("headroom serve: " + e.getMessage() + "; choose another port with "
+          + (e.setting().equals("admin") ? "--admin-port" : "--port") + " N (0 picks any free port)");
+      err.flush();
+      return 4;
     }
-    CountDownLatch stopped = new CountDownLatch(1);
+    CompletableFuture<Void> stop = new CompletableFuture<>();
+    gateway.drained().thenRun(() -> stop.complete(null)); // POST /drain on the admin port
+    if (!Signals.onTerminate(() -> stop.complete(null))) {
+      LOG.warn("SIGTERM and SIGINT cannot be handled here; the shutdown hook drains the gateway instead");
+    }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      gateway.close();
-      stopped.countDown();
+      if (!gateway.drained().toCompletableFuture().isDone()) {
+        drain(gateway); // the JVM stops for another reason than the signals handled above
+      }
     }, "headroom-shutdown"));
     Signals.onHangup(() -> {
       try {
@@ -134,11 +161,31 @@ final class ServeCommand implements Callable<Integer> {
     });
     InetSocketAddress a = gateway.address();
     gateway.adminAddress().ifPresent(admin ->
-        LOG.info("admin on http://{}:{} (/dashboard, /health, /metrics, /config, /capacity, /reload)", host(admin), admin.getPort()));
+        LOG.info("admin on http://{}:{} (/dashboard, /health, /ready, /metrics, /config, /capacity, /reload, /drain)",
+            host(admin), admin.getPort()));
     out.println("listening on http://" + host(a) + ":" + a.getPort());
     out.flush();
-    stopped.await();
+    try {
+      stop.get();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e.getCause());
+    }
+    drain(gateway);
     return 0;
+  }
+
+  /** Drains the gateway (or joins the drain under way) and closes it; logs what had to be cut. */
+  private static void drain(Gateway gateway) {
+    try {
+      if (gateway.drain()) {
+        LOG.info("stopped: every exchange in flight finished");
+      } else {
+        LOG.warn("stopped: exchanges still in flight after shutdown.drainTimeout were cut");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      gateway.close();
+    }
   }
 
   private static String host(InetSocketAddress a) {

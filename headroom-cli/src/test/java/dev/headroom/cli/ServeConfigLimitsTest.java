@@ -22,9 +22,10 @@ class ServeConfigLimitsTest {
 
   @TempDir Path dir;
 
-  private record Run(int status, String out, String err) {}
+  record Run(int status, String out, String err) {}
 
-  private static Run headroom(String... args) {
+  /** Runs the command line in this JVM, capturing what it writes. */
+  static Run headroom(String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     CommandLine cli = HeadroomCommand.commandLine();

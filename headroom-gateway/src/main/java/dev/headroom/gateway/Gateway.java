@@ -17,9 +17,12 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -103,7 +106,48 @@ public final class Gateway implements AutoCloseable {
     accessLog.reopen();
   }
 
-  /** Stops listening and releases the event loops; closing again has no further effect. */
+  /**
+   * Stops gracefully, waiting up to {@code shutdown.drainTimeout} of the configuration in force;
+   * see {@link #drain(Duration)}.
+   */
+  public boolean drain() throws InterruptedException {
+    return drain(server.config().shutdown().drainTimeout());
+  }
+
+  /**
+   * Stops gracefully, then closes: the proxy listener closes (new connections are refused), the
+   * next response of each open connection carries {@code Connection: close} (RFC 9112 section 9.6)
+   * and idle keep-alive connections close, exchanges in flight finish until {@code timeout} has
+   * passed, and those still running then are cut. {@code GET /ready} on the admin port is 503
+   * meanwhile. A drain already under way ({@code POST /drain}) is joined, not restarted.
+   *
+   * @return {@code true} when every exchange in flight finished within {@code timeout}
+   */
+  public boolean drain(Duration timeout) throws InterruptedException {
+    Objects.requireNonNull(timeout, "timeout");
+    boolean all;
+    try {
+      all = server.drain(timeout).toCompletableFuture().get();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("the drain failed", e.getCause());
+    }
+    close();
+    return all;
+  }
+
+  /**
+   * Completes when a drain is over, however it began ({@link #drain(Duration)}, or
+   * {@code POST /drain} on the admin port, after which the host closes the gateway), or when the
+   * gateway is closed: {@code true} when no exchange in flight had to be cut.
+   */
+  public CompletionStage<Boolean> drained() {
+    return server.drained();
+  }
+
+  /**
+   * Stops listening and releases the event loops at once, cutting exchanges in flight (see
+   * {@link #drain(Duration)} for a graceful stop); closing again has no further effect.
+   */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
@@ -212,6 +256,7 @@ public final class Gateway implements AutoCloseable {
     /**
      * Starts the gateway; returns once it accepts connections.
      * @throws ConfigException when the configured store cannot be built
+     * @throws ListenException when the proxy or admin listener cannot open its address (in use, say)
      */
     public Gateway start() throws ConfigException, InterruptedException {
       EventLoops loops = EventLoops.start(threads);

@@ -10,6 +10,7 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.Shutdown;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
 import dev.headroom.gateway.internal.config.ConfigReader;
@@ -38,6 +39,7 @@ import java.util.Optional;
  *     the gateway believes when it derives a client's address ({@code Forwarded} when both came)
  * @param limits size limits on requests
  * @param timeouts upstream and client timeouts
+ * @param shutdown how long a drain lets exchanges in flight finish
  * @param upstreams the origin servers, by name
  * @param policies the quota policies, by name
  * @param routes the routes, in the order they are matched
@@ -55,6 +57,7 @@ public record GatewayConfig(
     List<String> trustedProxies,
     Limits limits,
     Timeouts timeouts,
+    Shutdown shutdown,
     Map<String, Upstream> upstreams,
     Map<String, Policy> policies,
     List<Route> routes,
@@ -132,7 +135,7 @@ public record GatewayConfig(
   private static GatewayConfig read(String yaml, String source, Path folder) throws ConfigException {
     ConfigSections s = ConfigReader.read(yaml, source, System::getenv, folder);
     return new GatewayConfig(s.service(), s.listen(), s.admin(), s.store(), s.trustedProxies(), s.limits(),
-        s.timeouts(), s.upstreams(), s.policies(), s.routes(), s.pk(), s.plans(), s.accessLog(), source, yaml);
+        s.timeouts(), s.shutdown(), s.upstreams(), s.policies(), s.routes(), s.pk(), s.plans(), s.accessLog(), source, yaml);
   }
 
   /** The sample configuration: three policies in front of the built-in demo upstream. */
@@ -159,12 +162,12 @@ public record GatewayConfig(
   /** A copy listening on another port (the command line's {@code --port}). */
   public GatewayConfig withListenPort(int port) {
     return new GatewayConfig(service, new Listen(listen.host(), port), admin, store, trustedProxies,
-        limits, timeouts, upstreams, policies, routes, pk, plans, accessLog, source, text);
+        limits, timeouts, shutdown, upstreams, policies, routes, pk, plans, accessLog, source, text);
   }
 
   /** A copy with the admin listener on another port (the command line's {@code --admin-port}). */
   public GatewayConfig withAdminPort(int port) {
     return new GatewayConfig(service, listen, admin.withPort(port), store,
-        trustedProxies, limits, timeouts, upstreams, policies, routes, pk, plans, accessLog, source, text);
+        trustedProxies, limits, timeouts, shutdown, upstreams, policies, routes, pk, plans, accessLog, source, text);
   }
 }

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code /echo...}: 200 JSON with the request's headers (as seen upstream) and body length</li>
  *   <li>{@code /status/N}: N with a text/plain body (a bare non-success response)</li>
  *   <li>{@code /hang}: never answers until the test releases it</li>
+ *   <li>{@code /slow/N}: 200 {@code slow} after N milliseconds (a slow upstream call)</li>
  *   <li>{@code /bytes/N}: N bytes of body, streamed in 64 KiB chunks</li>
  *   <li>{@code /drip}: chunks of 1 KiB until the client goes away or 10 MiB are sent</li>
  *   <li>{@code /sink}: reads the whole request body, answers its length</li>
@@ -50,6 +51,13 @@ public final class TestUpstream implements AutoCloseable {
     return server.getAddress().getPort();
   }
 
+  /** Waits until a request for {@code path} has reached this upstream (taking the requests seen before it). */
+  public void awaitRequest(String path) throws InterruptedException {
+    while (!requests.take().path().equals(path)) {
+      // an earlier request: not the one waited for
+    }
+  }
+
   private void handle(HttpExchange ex) throws IOException {
     String path = ex.getRequestURI().getPath();
     Map<String, List<String>> headers = new ConcurrentHashMap<>();
@@ -61,6 +69,16 @@ public final class TestUpstream implements AutoCloseable {
         byte[] b = ("upstream says " + code).getBytes(StandardCharsets.UTF_8);
         ex.getResponseHeaders().set("Content-Type", "text/plain");
         ex.sendResponseHeaders(code, b.length);
+        ex.getResponseBody().write(b);
+      } else if (path.startsWith("/slow/")) {
+        try {
+          Thread.sleep(Long.parseLong(path.substring("/slow/".length())));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        byte[] b = "slow".getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().set("Content-Type", "text/plain");
+        ex.sendResponseHeaders(200, b.length);
         ex.getResponseBody().write(b);
       } else if (path.equals("/hang")) {
         try {

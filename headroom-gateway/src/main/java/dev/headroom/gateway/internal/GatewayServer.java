@@ -5,6 +5,7 @@ import dev.headroom.Ticker;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.gateway.ConfigException;
 import dev.headroom.gateway.GatewayConfig;
+import dev.headroom.gateway.ListenException;
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.config.PlanSettings;
 import dev.headroom.gateway.config.Policy;
@@ -14,6 +15,7 @@ import dev.headroom.gateway.internal.admin.AdminHandler;
 import dev.headroom.gateway.internal.admin.Dashboard;
 import dev.headroom.gateway.internal.admin.GatewayMetrics;
 import dev.headroom.gateway.internal.admin.MeterClock;
+import dev.headroom.gateway.internal.admin.Readiness;
 import dev.headroom.gateway.internal.admin.StoreMetrics;
 import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.gateway.internal.config.ConfigWatcher;
@@ -27,6 +29,7 @@ import dev.headroom.gateway.internal.proxy.RouteTable;
 import dev.headroom.gateway.internal.proxy.Snapshot;
 import dev.headroom.gateway.internal.proxy.UpstreamPool;
 import dev.headroom.gateway.internal.proxy.VendRoutes;
+import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.LeasingStore;
 import dev.headroom.redis.RedisStore;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -34,6 +37,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -44,18 +48,21 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The running gateway: Netty event loops, the proxy listener, the admin listener, demo upstreams,
- * and the swap of configurations on reload. Use through {@link dev.headroom.gateway.Gateway}.
+ * the swap of configurations on reload, and the graceful stop ({@link Drain}). Use through
+ * {@link dev.headroom.gateway.Gateway}.
  *
  * <p>Thread-safety: {@link #reload} and {@link #close} are synchronized; request handling reads the
  * current snapshot through a volatile field.
@@ -80,6 +87,13 @@ public final class GatewayServer implements AutoCloseable {
   private ConfigWatcher watcher;
   /** The plan resolver, kept across reloads while {@code plans.resolver} is unchanged. */
   private final PlanResolvers planResolvers;
+  /** The open client connections and the graceful stop. */
+  private final Drain drain = new Drain();
+  /**
+   * The Redis store when it fails closed: without a connection it cannot decide, so the gateway is
+   * not ready ({@link #readiness}); null for any other store.
+   */
+  private final RedisStore failsClosed;
 
   private GatewayServer(GatewayConfig config, Store store, Ticker ticker, Timers timers, Optional<Path> file,
       long maxConfigBytes, EventLoops loops) {
@@ -101,6 +115,8 @@ public final class GatewayServer implements AutoCloseable {
     if (central instanceof RedisStore redis) {
       metrics.redisStore(redis);
     }
+    this.failsClosed = central instanceof RedisStore redis && redis.failurePolicy() == FailurePolicy.FAIL_CLOSED
+        ? redis : null;
     if (store instanceof LeasingStore leasing) {
       metrics.leasingStore(leasing);
     }
@@ -148,13 +164,14 @@ public final class GatewayServer implements AutoCloseable {
                 limits.maxHeaderBytes(), 65536, state.metrics()));
             ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
             ch.pipeline().addLast("proxy", new ProxyHandler(state));
+            drain.track(ch);
           }
         });
-    listener = b.bind(config.listen().host(), config.listen().port()).sync().channel();
+    listener = listen(b, "listen", config.listen().host(), config.listen().port());
     if (config.admin().enabled()) {
       // its own timers on the ticker: the connections' timers (state.timers()) are for connections only
       dashboard = new Dashboard(state, registry, Timers.on(state.ticker()), boss.next());
-      AdminHandler handler = new AdminHandler(state, state.timers(), registry, this::reloadFromFile, dashboard,
+      AdminHandler handler = new AdminHandler(state, state.timers(), registry, actions(), dashboard,
           config.admin().token());
       ServerBootstrap a = new ServerBootstrap().group(boss, workers).channel(serverChannel)
           .childHandler(new ChannelInitializer<Channel>() {
@@ -163,9 +180,67 @@ public final class GatewayServer implements AutoCloseable {
               ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(65536), handler);
             }
           });
-      admin = a.bind(config.admin().host(), config.admin().port()).sync().channel();
+      admin = listen(a, "admin", config.admin().host(), config.admin().port());
       dashboard.start();
     }
+  }
+
+  /** Binds {@code host:port}; a failure (the address in use, say) is a one-line {@link ListenException}. */
+  private static Channel listen(ServerBootstrap b, String setting, String host, int port) throws InterruptedException {
+    ChannelFuture f = b.bind(host, port).await();
+    if (!f.isSuccess()) {
+      throw new ListenException(setting, host, port, f.cause());
+    }
+    return f.channel();
+  }
+
+  /** What the admin port can ask of the gateway. */
+  private AdminHandler.Actions actions() {
+    return new AdminHandler.Actions() {
+      @Override
+      public String reload() throws ConfigException {
+        return reloadFromFile();
+      }
+
+      @Override
+      public Duration drain() {
+        Duration timeout = config().shutdown().drainTimeout();
+        GatewayServer.this.drain(timeout);
+        return timeout;
+      }
+
+      @Override
+      public Readiness readiness() {
+        return GatewayServer.this.readiness();
+      }
+    };
+  }
+
+  /**
+   * Begins the graceful stop ({@link Drain}), or finds it under way: the proxy listener closes, open
+   * connections close after their exchange in flight, and those still open after {@code timeout}
+   * are closed. Never blocks; the admin listener stays open. Returns when it is over: {@code true}
+   * when no exchange had to be cut.
+   */
+  public CompletionStage<Boolean> drain(Duration timeout) {
+    return drain.begin(listener, timeout, state.timers(), boss.next()).minimalCompletionStage();
+  }
+
+  /** Completes when a drain (or {@link #close}) is over: {@code true} when no exchange had to be cut. */
+  public CompletionStage<Boolean> drained() {
+    return drain.over();
+  }
+
+  /**
+   * Whether the gateway should be sent traffic: not while it drains, nor while a Redis store that
+   * fails closed has no connection (its {@link RedisStore#connected()}, a cheap reading of the
+   * connection's state; a store that fails open or falls back still answers every request).
+   */
+  public Readiness readiness() {
+    if (drain.begun()) {
+      return Readiness.DRAINING;
+    }
+    return failsClosed != null && !failsClosed.connected() ? Readiness.STORE_UNAVAILABLE : Readiness.READY;
   }
 
   /** Builds a snapshot, reusing the pools of upstreams whose origin did not change. */
@@ -222,7 +297,7 @@ public final class GatewayServer implements AutoCloseable {
    */
   public static ConfigSections sections(GatewayConfig config) {
     return new ConfigSections(config.service(), config.listen(), config.admin(), config.store(),
-        config.trustedProxies(), config.limits(), config.timeouts(), config.upstreams(), config.policies(),
+        config.trustedProxies(), config.limits(), config.timeouts(), config.shutdown(), config.upstreams(), config.policies(),
         config.routes(), config.pk(), config.plans(), config.accessLog());
   }
 
@@ -340,5 +415,6 @@ public final class GatewayServer implements AutoCloseable {
     }
     meterClock.stop();
     registry.close();
+    drain.closing();
   }
 }

@@ -1,7 +1,8 @@
 /**
  * What ties the gateway's parts together: {@code GatewayServer} (binds the listeners, builds a
  * {@code Snapshot} of the proxy from a configuration, swaps it on reload, closes everything),
- * the event loops, the connections' timers, lingering close, the demo upstream, and the plan
+ * the graceful stop ({@code Drain}: the open client connections, retired and waited for), the
+ * event loops, the connections' timers, lingering close, the demo upstream, and the plan
  * resolvers kept alive across reloads ({@code PlanResolvers}, {@code HeldResolver}).
  *
  * <p>Sub-packages, one job each: {@code config} reads the configuration, {@code proxy} handles

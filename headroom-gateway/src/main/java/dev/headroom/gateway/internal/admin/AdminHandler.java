@@ -23,6 +23,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
@@ -31,7 +32,13 @@ import java.util.regex.Pattern;
 /**
  * The admin listener (loopback by default):
  * <ul>
- *   <li>{@code GET /health}: {@code {"status":"up"}}</li>
+ *   <li>{@code GET /health}: {@code {"status":"up"}}, the liveness check: 200 whatever the store does</li>
+ *   <li>{@code GET /ready}: the readiness check: 200 {@code {"status":"ready"}} while the gateway
+ *       takes traffic; 503 with a Graceful Boundaries body ({@code error}, {@code detail},
+ *       {@code why}) while it drains, and with {@code Retry-After} while a Redis store that fails
+ *       closed has no connection ({@link Readiness}; RFC 9110 section 15.6.4)</li>
+ *   <li>{@code POST /drain}: begins the graceful stop (as SIGTERM does for {@code headroom serve}):
+ *       202 with the {@code shutdown.drainTimeout} in force (RFC 9110 section 15.3.3)</li>
  *   <li>{@code GET /metrics}: Prometheus text (decisions by policy and outcome, store latency,
  *       upstream latency, JVM)</li>
  *   <li>{@code GET /config}: the configuration in force, as its YAML text</li>
@@ -42,7 +49,8 @@ import java.util.regex.Pattern;
  *       {@code GET /usage/stream} the same as server-sent events ({@link Dashboard})</li>
  * </ul>
  * When the configuration names an admin token ({@code admin.tokenEnv} / {@code tokenFile}, required
- * when the listener is bound beyond loopback), every request but {@code /health} must carry it, as
+ * when the listener is bound beyond loopback), every request but the probes {@code /health} and
+ * {@code /ready} must carry it, as
  * {@code Authorization: Bearer TOKEN} or as the password of {@code Basic} credentials (which a
  * browser asks for and then sends with the page's own requests, the event stream included);
  * without it the answer is 401. The configuration served at {@code /config} has the password of
@@ -55,6 +63,12 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
   public interface Actions {
     /** Reloads the configuration file; returns its source. */
     String reload() throws ConfigException;
+
+    /** Begins the graceful stop (or finds it under way) without waiting for it; returns its timeout. */
+    Duration drain();
+
+    /** Whether the gateway should be sent traffic now. */
+    Readiness readiness();
   }
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -72,7 +86,7 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
    * @param gateway what {@code /config} and {@code /capacity} read and set
    * @param timers the client connections' timers, which bound how long a closing connection lingers
    * @param registry what {@code /metrics} renders
-   * @param actions what {@code /reload} runs
+   * @param actions what {@code /reload} and {@code /drain} run, and what {@code /ready} reads
    * @param dashboard what serves {@code /dashboard}, {@code /usage} and {@code /usage/stream}
    * @param token the token every request but {@code /health} must carry, when configured
    */
@@ -102,7 +116,7 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
     String path = q.path();
     HttpMethod m = req.method();
     FullHttpResponse resp;
-    if (!path.equals("/health") && token.isPresent() && !token.get().matches(presented(req))) {
+    if (!path.equals("/health") && !path.equals("/ready") && token.isPresent() && !token.get().matches(presented(req))) {
       resp = problem(HttpResponseStatus.UNAUTHORIZED, "unauthorized", "This admin request carries no valid token.",
           "The admin listener is reachable from other machines, so it answers only requests that carry the "
               + "token named by admin.tokenEnv or admin.tokenFile.",
@@ -126,6 +140,12 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
           "The dashboard serves its page and the files the page loads, nothing else.", "Open /dashboard."));
     } else if (path.equals("/health") && m.equals(HttpMethod.GET)) {
       resp = json(HttpResponseStatus.OK, JSON.createObjectNode().put("status", "up"));
+    } else if (path.equals("/ready") && m.equals(HttpMethod.GET)) {
+      resp = ready(actions.readiness());
+    } else if (path.equals("/drain") && m.equals(HttpMethod.POST)) {
+      Duration timeout = actions.drain();
+      resp = json(HttpResponseStatus.ACCEPTED, JSON.createObjectNode().put("status", "draining")
+          .put("drainTimeoutSeconds", timeout.toMillis() / 1000.0));
     } else if (path.equals("/metrics") && m.equals(HttpMethod.GET)) {
       resp = text(HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
     } else if (path.equals("/config") && m.equals(HttpMethod.GET)) {
@@ -146,7 +166,7 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
       }
     } else {
       resp = json(HttpResponseStatus.NOT_FOUND, JSON.createObjectNode().put("error", "not_found")
-          .put("detail", "Admin endpoints: GET /health, GET /metrics, GET /config, GET|POST /capacity, POST /reload, "
+          .put("detail", "Admin endpoints: GET /health, GET /ready, GET /metrics, GET /config, GET|POST /capacity, POST /reload, POST /drain, "
               + "GET /dashboard, GET /usage, GET /usage/stream"));
     }
     boolean keepAlive = HttpUtil.isKeepAlive(req);
@@ -155,6 +175,26 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
     if (!keepAlive) {
       f.addListener(x -> LingeringClose.close(ctx.channel(), timers)); // RFC 9112 section 9.6
     }
+  }
+
+  /** {@code GET /ready}: 200 while the gateway takes traffic, else 503 saying why and when to look again. */
+  private static FullHttpResponse ready(Readiness r) {
+    FullHttpResponse resp = switch (r) {
+      case READY -> json(HttpResponseStatus.OK, JSON.createObjectNode().put("status", "ready"));
+      case DRAINING -> problem(HttpResponseStatus.SERVICE_UNAVAILABLE, "draining",
+          "The gateway is draining: it accepts no new connections and stops once the exchanges in flight finish.",
+          "It was told to stop (SIGTERM, SIGINT or POST /drain); a load balancer should send new traffic elsewhere.",
+          "Send requests to another instance.");
+      case STORE_UNAVAILABLE -> problem(HttpResponseStatus.SERVICE_UNAVAILABLE, "store_unavailable",
+          "The gateway has no connection to its Redis store, which fails closed: limited requests are refused 503.",
+          "store.failurePolicy is fail-closed, so no request is admitted on a route with policies until Redis answers.",
+          "Send requests to another instance, or ask again once Redis is reachable.");
+    };
+    if (r == Readiness.STORE_UNAVAILABLE) {
+      resp.headers().set(HttpHeaderNames.RETRY_AFTER, "1"); // a drain does not end for this instance: no Retry-After
+    }
+    resp.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
+    return resp;
   }
 
   private ObjectNode capacity() {

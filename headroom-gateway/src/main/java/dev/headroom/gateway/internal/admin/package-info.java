@@ -1,6 +1,6 @@
 /**
- * The admin listener and what it shows: health, Prometheus metrics, the configuration in force
- * (passwords redacted), run-time capacity, reload, and the live usage dashboard with its data,
+ * The admin listener and what it shows: health and readiness, Prometheus metrics, the configuration in force
+ * (passwords redacted), run-time capacity, reload, the graceful stop ({@code POST /drain}), and the live usage dashboard with its data,
  * event stream and static assets; and the meters behind them (decisions by policy and outcome,
  * store and upstream latency, the in-memory store's keys, the heavy hitters).
  *

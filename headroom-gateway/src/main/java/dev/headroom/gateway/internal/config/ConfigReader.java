@@ -14,6 +14,7 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.Shutdown;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
 import dev.headroom.gateway.internal.proxy.GatewayMessages;
@@ -43,7 +44,7 @@ import java.util.function.Function;
  *   <li>{@link ServiceReader}: {@code service};
  *   <li>{@link ListenReader}: {@code listen}, {@code admin}, {@code trustedProxies};
  *   <li>{@link StoreReader}: {@code store};
- *   <li>{@link LimitsReader}: {@code limits}, {@code timeouts};
+ *   <li>{@link LimitsReader}: {@code limits}, {@code timeouts}, {@code shutdown};
  *   <li>{@link UpstreamReader}: {@code upstreams};
  *   <li>{@link PolicyReader}: {@code policies} and their texts and guidance;
  *   <li>{@link RouteReader}: {@code routes} (methods, path, references, dialects);
@@ -106,7 +107,7 @@ public final class ConfigReader {
       return null;
     }
     top.keys("", root, "service", "listen", "admin", "store", "trustedProxies", "limits", "timeouts",
-        "upstreams", "policies", "routes", "pk", "plans", "accessLog");
+        "shutdown", "upstreams", "policies", "routes", "pk", "plans", "accessLog");
     Service service = new ServiceReader(problems).service(root.path("service"));
     ListenReader listenReader = new ListenReader(problems, env, folder);
     Listen listen = listenReader.listen(root.path("listen"));
@@ -117,6 +118,7 @@ public final class ConfigReader {
     LimitsReader limitsReader = new LimitsReader(problems);
     Limits limits = limitsReader.limits(root.path("limits"));
     Timeouts timeouts = limitsReader.timeouts(root.path("timeouts"));
+    Shutdown shutdown = limitsReader.shutdown(root.path("shutdown"));
     Map<String, Upstream> upstreams = new UpstreamReader(problems).upstreams(root.path("upstreams"));
     Map<String, Policy> policies = new PolicyReader(problems, service == null ? null
         : service.origin().orElse(null)).policies(root.path("policies"));
@@ -135,7 +137,7 @@ public final class ConfigReader {
       return null;
     }
     ConfigSections config = new ConfigSections(service, listen, admin, store, trusted, limits, timeouts,
-        upstreams, policies, routes, pk, plans, accessLog);
+        shutdown, upstreams, policies, routes, pk, plans, accessLog);
     vocabulary(config);
     return problems.isEmpty() ? config : null;
   }

@@ -10,6 +10,7 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.Shutdown;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
 import java.util.List;
@@ -41,6 +42,7 @@ public record ConfigSections(
     List<String> trustedProxies,
     Limits limits,
     Timeouts timeouts,
+    Shutdown shutdown,
     Map<String, Upstream> upstreams,
     Map<String, Policy> policies,
     List<Route> routes,

@@ -2,11 +2,15 @@ package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.Limits;
+import dev.headroom.gateway.config.Shutdown;
 import dev.headroom.gateway.config.Timeouts;
 import java.time.Duration;
 import java.util.List;
 
-/** Reads the size bounds on requests ({@code limits}) and the upstream {@code timeouts}. */
+/**
+ * Reads the size bounds on requests ({@code limits}), the upstream and client {@code timeouts}, and
+ * how long a drain waits for exchanges in flight ({@code shutdown}).
+ */
 final class LimitsReader extends SectionReader {
   LimitsReader(List<String> problems) {
     super(problems);
@@ -38,5 +42,16 @@ final class LimitsReader extends SectionReader {
     Duration response = duration("timeouts.response", n.path("response"), Duration.ofSeconds(30));
     Duration idle = duration("timeouts.idle", n.path("idle"), Duration.ofSeconds(60));
     return new Timeouts(connect, response, idle);
+  }
+
+  Shutdown shutdown(JsonNode n) {
+    if (n.isMissingNode()) {
+      return new Shutdown(Shutdown.DEFAULT_DRAIN_TIMEOUT);
+    }
+    if (!object("shutdown", n)) {
+      return null;
+    }
+    keys("shutdown", n, "drainTimeout");
+    return new Shutdown(duration("shutdown.drainTimeout", n.path("drainTimeout"), Shutdown.DEFAULT_DRAIN_TIMEOUT));
   }
 }

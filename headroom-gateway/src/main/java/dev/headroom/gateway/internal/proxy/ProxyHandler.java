@@ -71,6 +71,11 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private ProxyExchange current;
   /** Whether the connection takes no more requests (it is closing, lingering or closed). */
   private boolean closing;
+  /**
+   * Whether the gateway is draining ({@link #retire}): the exchange in progress, or the next one to
+   * start, is the connection's last.
+   */
+  private boolean retiring;
   /** Whether {@link #drain} is on the stack (it is re-entered from the exchange it starts). */
   private boolean draining;
   /** Whether writes to the client wait for a flush at the end of the upstream's read batch. */
@@ -404,7 +409,35 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private void start(HttpRequest request) {
     ProxyExchange ex = new ProxyExchange(this, state.snapshot(), request);
     current = ex;
+    if (retiring) {
+      ex.closeAfter(); // the gateway drains: this response says Connection: close (RFC 9112 section 9.6)
+    }
     ex.begin();
+  }
+
+  /**
+   * The gateway drains: the connection takes no new exchange. The exchange in progress finishes and
+   * its response, unless its head is already out, carries {@code Connection: close}; a request head
+   * still arriving is served the same way; an idle keep-alive connection closes now, lingering. A
+   * server that will close says so in the response (RFC 9112 section 9.6), and a client whose idle
+   * connection closes retries on a new one (RFC 9112 section 9.3.1). Runs on the connection's loop.
+   */
+  public void retire() {
+    if (retiring || closing || !ctx.channel().isActive()) {
+      retiring = true;
+      return;
+    }
+    retiring = true;
+    if (current != null) {
+      current.closeAfter();
+      return;
+    }
+    RequestDecoder decoder = ctx.pipeline().get(RequestDecoder.class);
+    if (!pending.isEmpty() || decoder != null && decoder.holdsPartialRequest()) {
+      return; // a request is on its way: start() marks it the last
+    }
+    closing = true;
+    LingeringClose.close(ctx.channel(), timers);
   }
 
   /** Called by an exchange once its response is written and its request fully read. */
