@@ -61,13 +61,15 @@ class StagedRepositoryTest {
       for (String classifier : List.of("", "sources", "javadoc")) {
         checked(artifactId, classifier, "jar", problems);
       }
-      checked(artifactId, "", "pom", problems).ifPresent(pom -> {
+      Optional<Path> pom = checked(artifactId, "", "pom", problems);
+      if (pom.isPresent()) {
+        Element project = StagedBuild.xml(pom.get()).getDocumentElement();
         for (String field : List.of("name", "description")) {
-          if (textOf(pom, field).isEmpty()) {
-            problems.add(pom.getFileName() + ": no <" + field + ">");
+          if (StagedBuild.text(project, field).isEmpty()) {
+            problems.add(pom.get().getFileName() + ": no <" + field + ">");
           }
         }
-      });
+      }
       checked(artifactId, "cyclonedx", "json", problems);
       Optional<Path> jar = build.file(artifactId, "", "jar");
       if (jar.isPresent()) {
@@ -159,14 +161,6 @@ class StagedRepositoryTest {
       }
     }
     return file;
-  }
-
-  private static String textOf(Path pom, String field) {
-    try {
-      return StagedBuild.text(StagedBuild.xml(pom).getDocumentElement(), field);
-    } catch (IOException e) {
-      return "";
-    }
   }
 
   private static Element first(Element project, String name) {
