@@ -21,8 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The distribution as an operator gets it: target/headroom-VERSION.tar.gz unpacked with tar into a
  * folder outside the repository, run through bin/headroom (POSIX sh) on real sockets. It serves its
  * own sample configuration (conf/headroom.yaml, the demo upstream in-process), passes
- * {@code headroom check} at Graceful Boundaries level 4 (the level the sample declares, section 5
- * of the Graceful Boundaries specification), and stops on SIGTERM sent to the process the script
+ * {@code headroom check} at level 4 of the Graceful Boundaries specification's "Conformance
+ * Levels" (the level the sample declares), and stops on SIGTERM sent to the process the script
  * started: the script execs java, so the signal reaches the JVM and its shutdown hook.
  */
 class DistributionIT {
