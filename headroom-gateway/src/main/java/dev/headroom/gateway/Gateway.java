@@ -91,7 +91,7 @@ public final class Gateway implements AutoCloseable {
   }
 
   /**
-   * Lowers a policy's capacity at run time to {@code factor} (0 < factor <= 1; 1 restores it);
+   * Lowers a policy's capacity at run time to {@code factor} ({@code 0 < factor <= 1}; 1 restores it);
    * refusals under a reduced policy are 503 temporary-reduced-capacity.
    */
   public void setCapacity(String policy, double factor) {
