@@ -60,7 +60,7 @@ class TokenBudgetTest {
           i -> client.sendAsync(call(server, 300), BodyHandlers.discarding(), RequestCost.of("tokens", 300))));
       // Three calls of 300 tokens fit a window of 1000; the fourth waits for the next window.
       assertThat(server.refusals()).isZero();
-      assertThat(server.admittedPerWindow()).containsExactly(3L, 3L, 3L, 3L);
+      assertThat(server.admittedPerBusyWindow()).containsExactly(3L, 3L, 3L, 3L);
       assertThat(client.budgets().snapshot(call(server, 0))).anySatisfy(b -> {
         assertThat(b.policy()).isEqualTo("tpm");
         assertThat(b.unit()).isEqualTo("tokens");
@@ -89,7 +89,7 @@ class TokenBudgetTest {
       assertTimeoutPreemptively(Duration.ofSeconds(30), () -> fourCallers(8,
           i -> client.sendAsync(call(server, 200), BodyHandlers.discarding(), RequestCost.of("tokens", 400))));
       assertThat(server.refusals()).isZero();
-      assertThat(server.admittedPerWindow()).containsExactly(4L, 4L);
+      assertThat(server.admittedPerBusyWindow()).containsExactly(4L, 4L);
     }
   }
 
@@ -101,7 +101,7 @@ class TokenBudgetTest {
       assertTimeoutPreemptively(Duration.ofSeconds(30), () -> fourCallers(10,
           i -> client.sendAsync(call(server, 450), BodyHandlers.discarding())));
       assertThat(server.refusals()).isZero();
-      assertThat(server.admittedPerWindow()).containsExactly(2L, 2L, 2L, 2L, 2L);
+      assertThat(server.admittedPerBusyWindow()).containsExactly(2L, 2L, 2L, 2L, 2L);
     }
   }
 

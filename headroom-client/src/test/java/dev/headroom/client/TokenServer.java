@@ -97,6 +97,19 @@ public final class TokenServer implements AutoCloseable {
     return out;
   }
 
+  /**
+   * Requests admitted in each window that admitted any, in order. For callers on several threads
+   * sharing one virtual clock ({@code Scheduler.advancing}): two callers whose waits were computed
+   * at the same virtual instant each advance the clock by their own wait, so the clock may pass a
+   * whole window nobody was awake in. What the pacing is judged by is then the windows that
+   * admitted requests: how many each took, in order, and that none was refused.
+   */
+  public synchronized List<Long> admittedPerBusyWindow() {
+    List<Long> out = new ArrayList<>(admittedPerWindow());
+    out.removeIf(n -> n == 0);
+    return out;
+  }
+
   /** The most tokens admitted in one window. */
   public synchronized long mostTokensInAWindow() {
     return used.values().stream().mapToLong(u -> u[1]).max().orElse(0);

@@ -52,7 +52,7 @@ class TokenCostTest {
         assertThat(status).isEqualTo(200);
       });
       assertThat(server.refusals()).isZero();
-      assertThat(server.admittedPerWindow()).containsExactly(3L, 3L, 2L);
+      assertThat(server.admittedPerBusyWindow()).containsExactly(3L, 3L, 2L);
     }
   }
 
@@ -67,7 +67,7 @@ class TokenCostTest {
         assertThat(r.getCode()).isEqualTo(200);
       });
       assertThat(server.refusals()).isZero();
-      assertThat(server.admittedPerWindow()).containsExactly(3L, 3L, 2L);
+      assertThat(server.admittedPerBusyWindow()).containsExactly(3L, 3L, 2L);
     }
   }
 }

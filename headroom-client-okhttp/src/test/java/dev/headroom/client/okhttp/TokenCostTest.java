@@ -38,7 +38,7 @@ class TokenCostTest {
       });
       // Three calls of 300 tokens fit a window of 1000: no refusal, three windows.
       assertThat(server.refusals()).isZero();
-      assertThat(server.admittedPerWindow()).containsExactly(3L, 3L, 2L);
+      assertThat(server.admittedPerBusyWindow()).containsExactly(3L, 3L, 2L);
     }
   }
 }
