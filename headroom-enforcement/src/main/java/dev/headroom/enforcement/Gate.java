@@ -36,6 +36,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
@@ -154,6 +155,7 @@ public final class Gate<R> {
     this.allows = b.allows;
     this.escalations = b.escalationState;
     this.routes.forEach(r -> byRules.put(r.rules, r));
+    this.routes.forEach(r -> r.failures = e -> notifyFailure(r.rules, e));
     this.shadows = new ShadowStep(limiter, allows, listener, ticker);
   }
 
@@ -411,7 +413,7 @@ public final class Gate<R> {
       return Verdict.PASS;
     }
     return Verdict.admit(new Admission(limiter, ask.route, Decision.of(shadowFields), List.of(), List.of(), List.of(),
-        ask.request.method().equals("HEAD"), e -> notifyFailure(ask.route.rules, e)));
+        ask.request.method().equals("HEAD"), ask.route.failures));
   }
 
   /**
@@ -447,7 +449,8 @@ public final class Gate<R> {
     CompletionStage<List<PolicyOutcome>> shadowFields = shadows.decide(route, view, cost.getAsLong(), async);
     List<QuotaPolicy> policies = route.rules.policies();
     List<Acquisition> acquisitions = new ArrayList<>(policies.size());
-    List<PartitionKey> keys = new ArrayList<>(policies.size());
+    // the keys are kept only for escalation, which counts a refusal against the refused partition
+    List<PartitionKey> keys = escalationsByPolicy.isEmpty() ? List.of() : new ArrayList<>(policies.size());
     List<Admission.Conditional> conditional = List.of();
     List<Acquisition> chargeable = List.of();
     long now = Long.MIN_VALUE; // read once, and only for a policy that escalates
@@ -474,7 +477,9 @@ public final class Gate<R> {
           return Verdict.answer(refuseBlocked(request, p, Escalations.seconds(blocked)));
         }
       }
-      keys.add(key);
+      if (!escalationsByPolicy.isEmpty()) {
+        keys.add(key);
+      }
       // content-bytes are charged after the fact; the request itself asks for nothing but is
       // refused while the partition is in debt.
       Acquisition a = Acquisition.of(p, key, units(p, cost.getAsLong()));
@@ -526,7 +531,7 @@ public final class Gate<R> {
       return Verdict.answer(refuse(ask, decision));
     }
     return Verdict.admit(new Admission(limiter, ask.route, decision, shadowFields, ask.conditional, ask.chargeable,
-        ask.request.method().equals("HEAD"), e -> notifyFailure(ask.route.rules, e)));
+        ask.request.method().equals("HEAD"), ask.route.failures));
   }
 
   private void notifyFailure(RouteRules route, StoreException e) {
@@ -742,6 +747,8 @@ public final class Gate<R> {
     final boolean countsBytes;
     /** The route's last refusal body per policy. */
     final RefusalBodies bodies = new RefusalBodies();
+    /** Tells the gate's listener of a store failure on this route; set once by the gate that owns the route. */
+    Consumer<StoreException> failures;
 
     CompiledRoute(RouteRules rules, Predicate<Object> condition, List<PartitionKeyDerivation> derivations,
         List<PartitionKeyDerivation> shadowDerivations, RateLimitHeaders headers) {
