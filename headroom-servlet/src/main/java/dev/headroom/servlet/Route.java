@@ -180,7 +180,7 @@ public final class Route {
       return this;
     }
 
-    /** {@link RouteRules.Builder#shadowPolicy}: reported to {@link DecisionListener#shadowDecided}. */
+    /** {@link RouteRules.Builder#shadowPolicy}: reported to the gate's listener ({@code GateListener.shadowDecided}). */
     public Builder shadowPolicy(QuotaPolicy policy) {
       rules.shadowPolicy(policy);
       return this;
