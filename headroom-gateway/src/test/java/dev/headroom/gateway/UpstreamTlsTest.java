@@ -259,6 +259,24 @@ class UpstreamTlsTest {
     assertThat(get(g, "/echo/ip").statusCode()).isEqualTo(200);
   }
 
+  @Test
+  void aReloadThatChangesTheTlsSettingsConnectsAnewWithThem() throws Exception {
+    TlsUpstream up = upstream("good", false);
+    Path file = Files.createTempFile(certs, "headroom-", ".yaml");
+    Files.writeString(file, yaml("https://localhost:" + up.port, ""));
+    Gateway g = Gateway.builder(GatewayConfig.load(file)).configFile(file).watchFile(false)
+        .ticker(ticker).threads(2).start();
+    closing.add(g);
+    assertNotSecure(get(g, "/echo/1"), "unknown-ca", "its certificate is not issued by a trusted certificate authority");
+    Files.writeString(file, yaml("https://localhost:" + up.port, "{trustedCa: ca.pem}"));
+    g.reloadFromFile();
+    assertThat(get(g, "/echo/2").statusCode()).isEqualTo(200);
+    // and back: the pool of the trusting settings is not kept for settings that trust less
+    Files.writeString(file, yaml("https://localhost:" + up.port, ""));
+    g.reloadFromFile();
+    assertNotSecure(get(g, "/echo/3"), "unknown-ca", "its certificate is not issued by a trusted certificate authority");
+  }
+
   // ---- handshakes that fail ----
 
   @Test
