@@ -441,6 +441,9 @@ class UpstreamTlsTest {
     assertThat(up.port()).isEqualTo(443);
     assertThat(up.scheme()).isEqualTo("https");
     assertThat(up.tls()).isPresent();
+    Upstream v6 = GatewayConfig.parse(yaml("https://[::1]", ""), "v6.yaml").upstreams().get("up");
+    assertThat(v6.host()).isEqualTo("::1"); // the address itself, as the certificate's IP entries are compared
+    assertThat(v6.port()).isEqualTo(443);
     assertThat(GatewayConfig.parse(yaml("http://api.example.com", ""), "plain.yaml").upstreams().get("up").port())
         .isEqualTo(80);
   }

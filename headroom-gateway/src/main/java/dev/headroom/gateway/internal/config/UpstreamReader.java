@@ -39,7 +39,7 @@ final class UpstreamReader extends SectionReader {
   Map<String, Upstream> upstreams(JsonNode n) {
     Map<String, Upstream> out = new LinkedHashMap<>();
     if (n.isMissingNode() || !n.isObject() || n.isEmpty()) {
-      problem("upstreams", n, "a mapping of one or more upstream names to {url: http://host:port}");
+      problem("upstreams", n, "a mapping of one or more upstream names to {url: http://host:port} or {url: https://host:port}");
       return out;
     }
     for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
@@ -77,6 +77,9 @@ final class UpstreamReader extends SectionReader {
         } else {
           https = "https".equals(uri.getScheme());
           host = uri.getHost();
+          if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1); // an IPv6 literal: the address, as TLS checks it against the certificate
+          }
           port = uri.getPort() != -1 ? uri.getPort() : https ? 443 : 80;
         }
       }
