@@ -41,7 +41,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -322,6 +324,41 @@ class UpstreamTlsTest {
     TlsUpstream up = upstream("good", false);
     Gateway g = gateway(yaml("https://localhost:" + up.port, ""));
     assertNotSecure(get(g, "/echo/1"), "unknown-ca", "its certificate is not issued by a trusted certificate authority");
+  }
+
+  @Test
+  void aPlainHttpServerBehindAnHttpsUrlIsAFailedHandshake() throws Exception {
+    // a plain HTTP server answers the ClientHello as a bad request, as nginx and others do
+    try (ServerSocket plain = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+      Thread server = new Thread(() -> {
+        try (java.net.Socket s = plain.accept()) {
+          s.getInputStream().read(new byte[512]);
+          s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+              .getBytes(UTF_8));
+        } catch (IOException e) {
+          // the test has ended
+        }
+      });
+      server.start();
+      Gateway g = gateway(yaml("https://localhost:" + plain.getLocalPort(), "{trustedCa: ca.pem}"));
+      String log = capturingLog(() ->
+          assertNotSecure(get(g, "/echo/1"), "handshake-failed", "the TLS handshake with it failed"));
+      assertThat(log).contains("could not be reached securely").contains("it does not speak TLS on this port")
+          .doesNotContain("485454502f"); // the upstream's bytes are not dumped into the log
+      server.join(5000);
+    }
+  }
+
+  @Test
+  void anUpstreamThatNeverAnswersTheHandshakeFailsItWithinTheConnectTimeout() throws Exception {
+    // the kernel completes the TCP connection (the backlog), nobody ever speaks TLS on it
+    try (ServerSocket silent = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
+      Gateway g = gateway(yaml("https://localhost:" + silent.getLocalPort(), "{trustedCa: ca.pem}")
+          .replace("connect: 5s", "connect: 1s"));
+      String log = capturingLog(() ->
+          assertNotSecure(get(g, "/echo/1"), "handshake-failed", "the TLS handshake with it failed"));
+      assertThat(log).contains("handshake timed out after 1000ms");
+    }
   }
 
   // ---- mutual TLS ----

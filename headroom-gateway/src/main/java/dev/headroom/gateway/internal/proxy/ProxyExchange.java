@@ -22,6 +22,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import java.time.Duration;
@@ -633,11 +634,18 @@ final class ProxyExchange implements ClientSink {
     local(snap.vocabulary().error(GatewayMessages.upstreamNotSecure(failure), format, path()));
   }
 
-  /** The handshake's own words for the log: the deepest message of its causes, bounded. */
+  /**
+   * The handshake's own words for the log: the deepest message of its causes, bounded; Netty's
+   * message for bytes that are not TLS (a plain HTTP server on the port) is their hex dump, so that
+   * one is said in words.
+   */
   private static String tlsReason(Throwable cause) {
     String reason = "no reason given";
     Throwable t = cause;
     for (int i = 0; t != null && i < 16; i++, t = t.getCause()) {
+      if (t instanceof NotSslRecordException) {
+        return "it answered with bytes that are not a TLS record: it does not speak TLS on this port";
+      }
       if (t.getMessage() != null) {
         reason = t.getMessage();
       }
