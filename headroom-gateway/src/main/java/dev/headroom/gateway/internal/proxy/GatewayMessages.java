@@ -64,7 +64,7 @@ public final class GatewayMessages implements HttpVocabulary {
   private GatewayMessages(ConfigSections config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
     this.config = config;
     this.ticker = ticker;
-    // trustedProxies believes Forwarded and X-Forwarded-For (README): Forwarded wins when a
+    // trustedProxies believes Forwarded and X-Forwarded-For (headroom-gateway/README.md, "Client addresses"): Forwarded wins when a
     // request carries both (RFC 7239 section 7.4), and the two are never mixed into one chain
     this.clients = ClientAddressResolver.builder()
         .trustedProxies(config.trustedProxies())
