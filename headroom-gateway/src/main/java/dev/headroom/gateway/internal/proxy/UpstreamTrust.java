@@ -6,7 +6,6 @@ import java.security.KeyStore;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLEngine;
@@ -158,6 +157,7 @@ final class UpstreamTrust extends X509ExtendedTrustManager {
 
   @Override
   public String toString() {
-    return "UpstreamTrust" + Arrays.toString(delegates.stream().map(d -> d.getAcceptedIssuers().length).toArray());
+    return "UpstreamTrust[" + delegates.size() + " trust stores: the JDK's"
+        + (delegates.size() > 1 ? " and tls.trustedCa" : "") + "]";
   }
 }
