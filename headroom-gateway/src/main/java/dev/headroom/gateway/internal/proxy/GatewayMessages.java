@@ -290,6 +290,19 @@ public final class GatewayMessages implements HttpVocabulary {
     return "The upstream service could not be reached (" + IoFailure.inWords(cause) + ").";
   }
 
+  /**
+   * 502: the upstream is {@code https://} and its TLS handshake failed, so nothing was sent to it.
+   * Says only the class of the failure ({@code tlsFailure}: {@code unknown-ca}, {@code wrong-name},
+   * {@code expired}, {@code handshake-failed}); the certificate's details go to the log, not to callers.
+   */
+  static GatewayError upstreamNotSecure(UpstreamTlsFailure failure) {
+    return new GatewayError(502, "upstream_not_secure",
+        "The upstream service could not be reached securely: " + failure.words + ".",
+        "The gateway forwards a request only over a connection on which the service behind it has proved who it is,"
+            + " so that no request or answer passes through anyone else.",
+        Map.of("tlsFailure", failure.token));
+  }
+
   static final String UPSTREAM_CLOSED_EARLY = "The upstream service closed the connection before answering.";
   static final String UPSTREAM_RESPONSE_INVALID = "The upstream sent a response that is not valid HTTP/1.1.";
 
