@@ -11,6 +11,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpServerUpgradeHandler;
 import io.netty.handler.codec.http2.Http2CodecUtil;
@@ -20,6 +23,8 @@ import io.netty.handler.codec.http2.Http2ServerUpgradeCodec;
 import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.HttpConversionUtil;
 import io.netty.util.AsciiString;
+import io.netty.util.ReferenceCountUtil;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -53,8 +58,6 @@ public final class Http2Front {
   /** A TLS handshake chose {@code h2} by ALPN. */
   public static final String ALPN = "alpn";
   private static final String UPGRADE = "upgrade";
-  /** The largest request an {@code Upgrade: h2c} may carry (it is read whole before the switch). */
-  static final int MAX_UPGRADE_BODY = 16384;
 
   /**
    * Installs HTTP/2 at the end of {@code pipeline}, whose channel's next bytes are the client preface;
@@ -145,7 +148,38 @@ public final class Http2Front {
         }
       };
     };
-    return new HttpServerUpgradeHandler(from, to, MAX_UPGRADE_BODY);
+    return new FirstRequestUpgrade(from, to);
+  }
+
+  /**
+   * Netty's upgrade handler, on the connection's first request only and only when it has no body: the
+   * gateway's request decoder hands such a request on whole, which Netty's aggregator would pass by, and a
+   * request with a body is served over HTTP/1.1 (a server may ignore {@code Upgrade}, RFC 9110 section
+   * 7.8) rather than held in memory until the switch. After the first request the handler leaves the
+   * pipeline.
+   */
+  private static final class FirstRequestUpgrade extends HttpServerUpgradeHandler {
+    FirstRequestUpgrade(SourceCodec from, UpgradeCodecFactory to) {
+      super(from, to, 0);
+    }
+
+    @Override
+    public boolean acceptInboundMessage(Object msg) {
+      return msg instanceof HttpObject;
+    }
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, HttpObject msg, List<Object> out) throws Exception {
+      if (msg instanceof FullHttpRequest r && r.headers().contains(HttpHeaderNames.UPGRADE)
+          && !r.content().isReadable()) {
+        super.decode(ctx, msg, out); // upgrades (and leaves the pipeline), or hands the request on
+      } else {
+        out.add(ReferenceCountUtil.retain(msg));
+      }
+      if (msg instanceof HttpRequest && !ctx.isRemoved()) {
+        ctx.pipeline().remove(this);
+      }
+    }
   }
 
   /** Builds a stream's child channel: the adapter, then what an HTTP/1.1 connection runs. */
