@@ -38,10 +38,11 @@ final class CountingFrameCodec extends Http2FrameCodec {
 
   @Override
   protected void onConnectionError(ChannelHandlerContext ctx, boolean outbound, Throwable cause, Http2Exception error) {
-    if (!outbound && !(error instanceof ConnectionGuard.Breach)) {
+    // error is null when the cause is no HTTP/2 error (a write failing because the client went away)
+    if (error != null && !outbound && !(error instanceof ConnectionGuard.Breach)) {
       metrics.http2Refused(kind(error));
     }
-    LOG.debug("HTTP/2 connection {} ends: {} {}", ctx.channel(), error.error(), error.getMessage());
+    LOG.debug("HTTP/2 connection {} ends: {}", ctx.channel(), error != null ? error.error() + " " + error.getMessage() : cause);
     super.onConnectionError(ctx, outbound, cause, error);
   }
 
