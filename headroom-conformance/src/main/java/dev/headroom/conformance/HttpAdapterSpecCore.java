@@ -110,11 +110,20 @@ public abstract class HttpAdapterSpecCore {
     return "user";
   }
 
+  /**
+   * The HTTP version the specification's client speaks: HTTP/1.1 unless a front end that also speaks
+   * HTTP/2 runs the specification over it too ({@code HTTP_2} on an {@code http://} base: the JDK
+   * client's {@code Upgrade: h2c}, then streams on the upgraded connection).
+   */
+  protected HttpClient.Version httpVersion() {
+    return HttpClient.Version.HTTP_1_1;
+  }
+
   @BeforeAll
   void startServer() throws Exception {
     fixture = new SpecFixture();
     base = start(fixture);
-    client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(TIMEOUT).build();
+    client = HttpClient.newBuilder().version(httpVersion()).connectTimeout(TIMEOUT).build();
   }
 
   @AfterAll

@@ -44,8 +44,8 @@ import java.util.stream.Collectors;
  */
 class GatewaySpecTest extends HttpAdapterSpec {
 
-  private SpecUpstream upstream;
-  private Gateway gateway;
+  SpecUpstream upstream;
+  Gateway gateway;
 
   @Override
   protected URI start(SpecFixture fixture) throws Exception {

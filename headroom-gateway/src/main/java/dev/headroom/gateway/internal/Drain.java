@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.gateway.internal.h2.Http2Front;
 import dev.headroom.gateway.internal.proxy.ProxyHandler;
 import io.netty.channel.Channel;
 import io.netty.channel.group.ChannelGroup;
@@ -99,6 +100,8 @@ final class Drain {
     ProxyHandler h = ch.pipeline().get(ProxyHandler.class);
     if (h != null) {
       ch.eventLoop().execute(h::retire);
+    } else {
+      Http2Front.retire(ch); // GOAWAY; its streams' exchanges finish
     }
   }
 }

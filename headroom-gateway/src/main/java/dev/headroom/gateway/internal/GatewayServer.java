@@ -19,6 +19,7 @@ import dev.headroom.gateway.internal.admin.Readiness;
 import dev.headroom.gateway.internal.admin.StoreMetrics;
 import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.gateway.internal.config.ConfigWatcher;
+import dev.headroom.gateway.internal.h2.Http2Front;
 import dev.headroom.gateway.internal.proxy.ConfiguredGate;
 import dev.headroom.gateway.internal.proxy.GatewayMessages;
 import dev.headroom.gateway.internal.proxy.GatewayState;
@@ -40,6 +41,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
@@ -160,10 +162,11 @@ public final class GatewayServer implements AutoCloseable {
             // a decoder and an encoder, not HttpServerCodec: that codec's encoder pairs each
             // response with a request method from a queue, and proxied responses bypass the
             // encoder (they are written through its context as bytes), which would unpair them
-            ch.pipeline().addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(),
-                limits.maxHeaderBytes(), 65536, state.metrics()));
-            ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
-            ch.pipeline().addLast("proxy", new ProxyHandler(state));
+            if (config.listen().http2()) {
+              Http2Front.cleartext(ch.pipeline(), state, p -> http1(p, limits));
+            } else {
+              http1(ch.pipeline(), limits);
+            }
             drain.track(ch);
           }
         });
@@ -183,6 +186,14 @@ public final class GatewayServer implements AutoCloseable {
       admin = listen(a, "admin", config.admin().host(), config.admin().port());
       dashboard.start();
     }
+  }
+
+  /** Installs the HTTP/1.1 handlers of a client connection. */
+  private void http1(ChannelPipeline p, Limits limits) {
+    p.addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(), limits.maxHeaderBytes(), 65536,
+        state.metrics()));
+    p.addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
+    p.addLast("proxy", new ProxyHandler(state));
   }
 
   /** Binds {@code host:port}; a failure (the address in use, say) is a one-line {@link ListenException}. */

@@ -35,6 +35,8 @@ public final class GatewayMetrics {
    */
   private final Counter[] local = new Counter[600];
   private final Counter clientBytes;
+  private final Counter http2Streams;
+  private final Map<String, Counter> http2Refused = new ConcurrentHashMap<>();
   /** The access log's count of dropped lines, once it is on. */
   private volatile LongSupplier accessLogDropped = () -> 0;
   private final UsageBoard board = new UsageBoard();
@@ -54,6 +56,8 @@ public final class GatewayMetrics {
     this.clientBytes = Counter.builder("headroom.client.received").baseUnit("bytes")
         .description("Bytes read from client connections: request heads and bodies (not what a lingering close drops)")
         .register(registry);
+    this.http2Streams = Counter.builder("headroom.http2.streams")
+        .description("HTTP/2 streams served as exchanges").register(registry);
     this.storeLatency = Timer.builder("headroom.store.latency")
         .description("Time the store takes to decide one request (every policy at once)")
         .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(1_000))
@@ -168,6 +172,30 @@ public final class GatewayMetrics {
     FunctionCounter.builder("headroom.store.leasing.local", store,
             LeasingStore::localDecisions)
         .description("Acquisitions decided from a local slice, without a round trip").register(registry);
+  }
+
+  /** HTTP/2 client connections opened, by how they began ({@code prior-knowledge}, {@code upgrade}, {@code alpn}). */
+  public void http2Connection(String how) {
+    Counter.builder("headroom.http2.connections").description("HTTP/2 client connections opened, by how they began")
+        .tag("start", how).register(registry).increment();
+  }
+
+  /** One HTTP/2 stream served as an exchange. */
+  public void http2Stream() {
+    http2Streams.increment();
+  }
+
+  /**
+   * One hostile or broken HTTP/2 behaviour bounded, by kind ({@code rapid-reset}, {@code settings-flood},
+   * {@code ping-flood}, {@code rst-flood}, {@code window-update-flood}, {@code empty-data-flood},
+   * {@code continuation-flood}, {@code priority-flood}, {@code header-list-too-large},
+   * {@code excess-streams}, {@code protocol-error}...): a connection ended with GOAWAY, or a stream
+   * refused.
+   */
+  public void http2Refused(String kind) {
+    http2Refused.computeIfAbsent(kind, k -> Counter.builder("headroom.http2.refused")
+        .description("Hostile or broken HTTP/2 bounded: connections ended with GOAWAY or streams refused, by kind")
+        .tag("kind", k).register(registry)).increment();
   }
 
   /** One answer the gateway gave itself, by status. */

@@ -23,11 +23,13 @@ final class LimitsReader extends SectionReader {
     if (!object("limits", n)) {
       return null;
     }
-    keys("limits", n, "maxRequestLineBytes", "maxHeaderBytes", "maxBodyBytes");
+    keys("limits", n, "maxRequestLineBytes", "maxHeaderBytes", "maxBodyBytes", "maxConcurrentStreams");
     int line = (int) integer("limits.maxRequestLineBytes", n.path("maxRequestLineBytes"), 4096, 256, 1 << 20);
     int headers = (int) integer("limits.maxHeaderBytes", n.path("maxHeaderBytes"), 8192, 256, 1 << 20);
     long body = integer("limits.maxBodyBytes", n.path("maxBodyBytes"), 10L * 1024 * 1024, 0, Long.MAX_VALUE);
-    return new Limits(line, headers, body);
+    int streams = (int) integer("limits.maxConcurrentStreams", n.path("maxConcurrentStreams"),
+        Limits.DEFAULT_MAX_CONCURRENT_STREAMS, 1, 10_000);
+    return new Limits(line, headers, body, streams);
   }
 
   Timeouts timeouts(JsonNode n) {

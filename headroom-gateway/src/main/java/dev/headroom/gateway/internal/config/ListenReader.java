@@ -35,10 +35,11 @@ final class ListenReader extends SectionReader {
     if (!object("listen", n)) {
       return null;
     }
-    keys("listen", n, "host", "port");
+    keys("listen", n, "host", "port", "http2");
     String host = optionalText("listen.host", n.path("host")).orElse("127.0.0.1");
     int port = (int) integer("listen.port", n.path("port"), 8080, 0, 65535);
-    return new Listen(host, port);
+    boolean http2 = bool("listen.http2", n.path("http2"), false);
+    return new Listen(host, port, http2);
   }
 
   Admin admin(JsonNode n) {

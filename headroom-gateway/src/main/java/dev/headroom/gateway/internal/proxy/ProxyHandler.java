@@ -145,6 +145,16 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
     this.rawOut = ctx.pipeline().context(CODEC);
   }
 
+  /** Taken out of the pipeline (the connection switched to HTTP/2): its timer stops, it takes no more requests. */
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    closing = true;
+    if (timer != null) {
+      timer.cancel();
+      timer = null;
+    }
+  }
+
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
     this.ctx = ctx;
