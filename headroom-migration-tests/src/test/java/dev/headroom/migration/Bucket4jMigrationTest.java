@@ -177,7 +177,8 @@ class Bucket4jMigrationTest {
   static List<Boolean> runHeadroom(List<Step> trace) throws Exception {
     PropertySource<?> mapped = yaml("headroom-from-bucket4j.yml");
     try (ConfigurableApplicationContext app = new SpringApplicationBuilder(Api.class).web(WebApplicationType.REACTIVE)
-        .properties("server.address=127.0.0.1", "server.port=0", "spring.main.banner-mode=off",
+        .properties("server.address=127.0.0.1", "server.port=0", "server.shutdown=immediate",
+            "spring.main.banner-mode=off",
             // this module also carries Spring Cloud Gateway for the other guide's test: off here
             "spring.cloud.gateway.enabled=false", "headroom.cloud-gateway.enabled=false",
             "spring.autoconfigure.exclude=org.springframework.cloud.gateway.config.GatewayRedisAutoConfiguration")
