@@ -189,7 +189,6 @@ class Bucket4jMigrationTest {
         .run()) {
       URI base = URI.create("http://127.0.0.1:" + ((WebServerApplicationContext) app).getWebServer().getPort());
       ManualTicker ticker = app.getBean(ManualTicker.class);
-      HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
       // fresh keys per run: the store is in memory, but the keys say which partition is which
       String run = UUID.randomUUID().toString();
       List<Boolean> admitted = new ArrayList<>();
@@ -198,6 +197,8 @@ class Bucket4jMigrationTest {
         ticker.advance(Duration.ofSeconds(step.second() - at));
         at = step.second();
         for (int i = 0; i < step.count(); i++) {
+          // a connection per request, as in SpringCloudGatewayMigrationTest: decisions are compared, not connection reuse
+          HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(TIMEOUT).build();
           HttpResponse<String> r = client.send(HttpRequest.newBuilder(base.resolve("/api/items/1")).timeout(TIMEOUT)
               .header("X-Api-Key", step.key() + "-" + run).GET().build(), HttpResponse.BodyHandlers.ofString());
           assertThat(r.statusCode()).as("status of %s's request at %s s: 200 or 429", step.key(), step.second())
