@@ -49,6 +49,16 @@ public interface RequestView {
   Optional<String> user();
 
   /**
+   * The subject of the certificate the client presented on its TLS connection, verified by the
+   * host against its trusted CAs, in RFC 2253 form ({@code CN=alice,O=Example}); empty when the
+   * connection is not TLS, no certificate was presented, or the host does not know (the default).
+   * What the {@code client-cert} partitioning reads.
+   */
+  default Optional<String> clientCertificateSubject() {
+    return Optional.empty();
+  }
+
+  /**
    * The keys derived from this request's connection peer alone, kept for the connection's life
    * ({@link PeerKeys}); {@link PeerKeys#NONE} (the default) for a host whose requests have no
    * lasting connection of their own.

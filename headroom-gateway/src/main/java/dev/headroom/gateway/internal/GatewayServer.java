@@ -19,6 +19,7 @@ import dev.headroom.gateway.internal.admin.Readiness;
 import dev.headroom.gateway.internal.admin.StoreMetrics;
 import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.gateway.internal.config.ConfigWatcher;
+import dev.headroom.gateway.internal.proxy.ClientTransport;
 import dev.headroom.gateway.internal.proxy.ConfiguredGate;
 import dev.headroom.gateway.internal.proxy.GatewayMessages;
 import dev.headroom.gateway.internal.proxy.GatewayState;
@@ -29,6 +30,8 @@ import dev.headroom.gateway.internal.proxy.RouteTable;
 import dev.headroom.gateway.internal.proxy.Snapshot;
 import dev.headroom.gateway.internal.proxy.UpstreamPool;
 import dev.headroom.gateway.internal.proxy.VendRoutes;
+import dev.headroom.gateway.internal.tls.ListenerTls;
+import dev.headroom.gateway.internal.tls.ProtocolPipelines;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.LeasingStore;
 import dev.headroom.redis.RedisStore;
@@ -45,6 +48,7 @@ import io.netty.channel.ServerChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -85,6 +89,10 @@ public final class GatewayServer implements AutoCloseable {
   private Channel admin;
   private Dashboard dashboard;
   private ConfigWatcher watcher;
+  /** The listener's TLS when {@code listen.tls} is set; null for a cleartext listener. */
+  private ListenerTls tls;
+  /** Whether the TLS files are watched for changes (as the configuration file is). */
+  private boolean watchTls;
   /** The plan resolver, kept across reloads while {@code plans.resolver} is unchanged. */
   private final PlanResolvers planResolvers;
   /** The open client connections and the graceful stop. */
@@ -135,6 +143,7 @@ public final class GatewayServer implements AutoCloseable {
     GatewayServer s = new GatewayServer(config, store, ticker, timers, file, maxConfigBytes, loops);
     try {
       s.state.swap(s.snapshot(config, Map.of()));
+      s.watchTls = watchFile;
       s.bind(config);
       if (watchFile && file.isPresent()) {
         s.watcher = ConfigWatcher.start(file.get(), s::reloadQuietly);
@@ -147,7 +156,10 @@ public final class GatewayServer implements AutoCloseable {
   }
 
   private void bind(GatewayConfig config) throws InterruptedException {
-    Limits limits = config.limits();
+    ClientPipelines pipelines = new ClientPipelines(config.limits());
+    if (config.listen().tls().isPresent()) {
+      tls = ListenerTls.start(config.listen().tls().get(), pipelines.offered(), state.ticker(), watchTls);
+    }
     ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(serverChannel)
         .option(ChannelOption.SO_BACKLOG, 1024)
         .childOption(ChannelOption.AUTO_READ, false)
@@ -155,15 +167,12 @@ public final class GatewayServer implements AutoCloseable {
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
-            // timeouts (idle, response) are the proxy handler's own timer: no IdleStateHandler,
-            // whose listener on every write cost a promise and a notification per response
-            // a decoder and an encoder, not HttpServerCodec: that codec's encoder pairs each
-            // response with a request method from a queue, and proxied responses bypass the
-            // encoder (they are written through its context as bytes), which would unpair them
-            ch.pipeline().addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(),
-                limits.maxHeaderBytes(), 65536, state.metrics()));
-            ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
-            ch.pipeline().addLast("proxy", new ProxyHandler(state));
+            if (tls == null) {
+              pipelines.http1(ch, ClientTransport.PLAIN);
+            } else {
+              // the protocol's handlers join after the handshake, as ALPN chose (AlpnSwitch)
+              tls.install(ch, pipelines, state.metrics(), state.timers(), state.snapshot().config().timeouts().idle());
+            }
             drain.track(ch);
           }
         });
@@ -182,6 +191,49 @@ public final class GatewayServer implements AutoCloseable {
           });
       admin = listen(a, "admin", config.admin().host(), config.admin().port());
       dashboard.start();
+    }
+  }
+
+  /**
+   * The protocols a client connection may speak, each installed by one method: on a cleartext
+   * listener HTTP/1.1 at once, on a TLS listener the protocol ALPN chose after the handshake.
+   */
+  private final class ClientPipelines implements ProtocolPipelines {
+    private final Limits limits;
+
+    ClientPipelines(Limits limits) {
+      this.limits = limits;
+    }
+
+    @Override
+    public List<String> offered() {
+      return List.of(ApplicationProtocolNames.HTTP_1_1);
+    }
+
+    /**
+     * HTTP/1.1. Timeouts (idle, response) are the proxy handler's own timer: no IdleStateHandler,
+     * whose listener on every write cost a promise and a notification per response. A decoder and
+     * an encoder, not HttpServerCodec: that codec's encoder pairs each response with a request
+     * method from a queue, and proxied responses bypass the encoder (they are written through its
+     * context as bytes), which would unpair them.
+     */
+    @Override
+    public void http1(Channel ch, ClientTransport transport) {
+      ch.pipeline().addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(),
+          limits.maxHeaderBytes(), 65536, state.metrics()));
+      ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
+      ProxyHandler proxy = new ProxyHandler(state, transport);
+      ch.pipeline().addLast("proxy", proxy);
+      if (transport.secure() && drain.begun()) {
+        // the handshake ended during a drain: this connection's first exchange is its last
+        ch.eventLoop().execute(proxy::retire);
+      }
+    }
+
+    /** HTTP/2: never chosen while {@link #offered()} does not list {@code h2}. */
+    @Override
+    public void h2(Channel ch, ClientTransport transport) {
+      throw new IllegalStateException("h2 is not offered on this listener");
     }
   }
 
@@ -400,6 +452,9 @@ public final class GatewayServer implements AutoCloseable {
     }
     if (listener != null) {
       listener.close().syncUninterruptibly();
+    }
+    if (tls != null) {
+      tls.close();
     }
     if (admin != null) {
       admin.close().syncUninterruptibly();
