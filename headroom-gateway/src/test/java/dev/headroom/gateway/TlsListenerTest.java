@@ -4,6 +4,8 @@ import static java.nio.charset.StandardCharsets.ISO_8859_1;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.headroom.ManualTicker;
 import dev.headroom.gateway.TestCertificates.KeyKind;
 import dev.headroom.gateway.TestCertificates.Pair;
@@ -370,6 +372,21 @@ class TlsListenerTest {
     assertThat(problem("{certificate: " + quoted(server.certificate()) + ", key: " + quoted(server.key())
         + ", clientAuth: sometimes, clientCa: " + quoted(ca.ca()) + "}"))
         .startsWith("listen.tls.clientAuth: \"sometimes\" is not valid; expected none, optional");
+  }
+
+  @Test
+  void theSchemaDescribesListenTls() throws Exception {
+    String ok = yaml("{certificate: " + quoted(server.certificate()) + ", key: " + quoted(server.key())
+        + ", protocols: [TLSv1.3], clientAuth: optional, clientCa: " + quoted(ca.ca()) + "}", LOTS);
+    assertThat(GatewayConfig.parse(ok, "tls.yaml").listen().tls()).hasValueSatisfying(t -> {
+      assertThat(t.protocols()).containsExactly("TLSv1.3");
+      assertThat(t.clientCa()).contains(ca.ca());
+    });
+    ObjectMapper yaml = new ObjectMapper(new YAMLFactory());
+    assertThat(Schemas.validate(Schemas.CONFIG, yaml.readTree(ok))).isEmpty();
+    assertThat(Schemas.validate(Schemas.CONFIG, yaml.readTree(ok.replace("TLSv1.3]", "SSLv3]")))).isNotEmpty();
+    assertThat(Schemas.validate(Schemas.CONFIG, yaml.readTree(ok.replace("clientAuth: optional", "clientAuth: maybe"))))
+        .isNotEmpty();
   }
 
   @Test

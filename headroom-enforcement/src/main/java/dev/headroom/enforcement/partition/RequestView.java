@@ -79,6 +79,7 @@ public interface RequestView {
     private String path = "/";
     private String route;
     private String user;
+    private String certificateSubject;
     private final Map<String, List<String>> headers = new LinkedHashMap<>();
 
     private Builder() {}
@@ -113,6 +114,12 @@ public interface RequestView {
       return this;
     }
 
+    /** The subject of the client's verified TLS certificate, RFC 2253 form. */
+    public Builder clientCertificateSubject(String subject) {
+      this.certificateSubject = subject;
+      return this;
+    }
+
     /** Adds one field line of a header. */
     public Builder header(String name, String value) {
       Objects.requireNonNull(name, "name");
@@ -125,7 +132,8 @@ public interface RequestView {
     public RequestView build() {
       Map<String, List<String>> copy = new LinkedHashMap<>();
       headers.forEach((k, v) -> copy.put(k, List.copyOf(v)));
-      return new SimpleRequestView(remoteAddress, method, path, route, user, Collections.unmodifiableMap(copy));
+      return new SimpleRequestView(remoteAddress, method, path, route, user, certificateSubject,
+          Collections.unmodifiableMap(copy));
     }
   }
 }
@@ -137,15 +145,17 @@ final class SimpleRequestView implements RequestView {
   private final String path;
   private final String route;
   private final String user;
+  private final String certificateSubject;
   private final Map<String, List<String>> headers;
 
   SimpleRequestView(String remoteAddress, String method, String path, String route, String user,
-      Map<String, List<String>> headers) {
+      String certificateSubject, Map<String, List<String>> headers) {
     this.remoteAddress = remoteAddress;
     this.method = method;
     this.path = path;
     this.route = route;
     this.user = user;
+    this.certificateSubject = certificateSubject;
     this.headers = headers;
   }
 
@@ -177,6 +187,11 @@ final class SimpleRequestView implements RequestView {
   @Override
   public Optional<String> user() {
     return Optional.ofNullable(user);
+  }
+
+  @Override
+  public Optional<String> clientCertificateSubject() {
+    return Optional.ofNullable(certificateSubject);
   }
 
   @Override
