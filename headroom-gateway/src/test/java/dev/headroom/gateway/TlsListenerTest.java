@@ -278,6 +278,18 @@ class TlsListenerTest {
   }
 
   @Test
+  void aDrainClosesAnIdleTlsConnectionCleanly() throws Exception {
+    start(yaml(tls(server), LOTS));
+    try (Connection idle = new Connection(ca.trusting(), port())) {
+      assertThat(idle.get("/echo/before")).isEqualTo("HTTP/1.1 200 OK");
+      assertThat(gateway.drain(Duration.ofSeconds(10))).isTrue();
+      // close_notify before the TCP close: the JDK reads a clean end of stream, not an error
+      assertThat(idle.in.read()).isEqualTo(-1);
+    }
+    gateway = null;
+  }
+
+  @Test
   void clientCertificatesPartitionBySubjectHashedInPk() throws Exception {
     Pair alice = ca.client("alice", "/O=Example/CN=alice");
     Pair bob = ca.client("bob", "/O=Example/CN=bob");
