@@ -163,8 +163,9 @@ stime_run() { # key port proxy-pids: full handshakes (no session reuse), one GET
   px0=$(ticks $proxy)
   out=$(openssl s_time -connect "127.0.0.1:$port" -new -time "$secs" -www /ok -CAfile "$work/ca.pem" 2>&1 || true)
   px1=$(ticks $proxy)
-  n=$(awk '/connections in [0-9.]+s;/ {print $1; exit}' <<<"$out")
-  t=$(awk '/connections in [0-9.]+s;/ {sub(/s;/, "", $4); print $4; exit}' <<<"$out")
+  # "N connections in T real seconds": the wall-clock rate (the other line divides by s_time's CPU time)
+  n=$(awk '/connections in [0-9]+ real seconds/ {print $1; exit}' <<<"$out")
+  t=$(awk '/connections in [0-9]+ real seconds/ {print $4; exit}' <<<"$out")
   [[ -n "$n" ]] || { echo "openssl s_time against $port failed: $out" >&2; n=0; t=1; }
   REQS[$key]=$(( ${REQS[$key]:-0} + n )); TOOK[$key]=$(awk -v a="${TOOK[$key]:-0}" -v b="$t" 'BEGIN { print a + b }')
   PXT[$key]=$(( ${PXT[$key]:-0} + px1 - px0 ))

@@ -84,7 +84,8 @@ final class ServeCommand implements Callable<Integer> {
           + "(such as 2MiB); a larger one is refused before it is parsed. Default: 1MiB; at most 64MiB.")
   long maxConfigBytes = GatewayConfig.DEFAULT_MAX_BYTES;
 
-  @Option(names = "--no-watch", description = "Do not reload when the configuration file, or a file of listen.tls, changes (SIGHUP still reloads the configuration).")
+  @Option(names = "--no-watch", description = "Do not reload when the configuration file, or a file of "
+      + "listen.tls, changes (SIGHUP still reloads the configuration).")
   boolean noWatch;
 
   @CommandLine.Spec
