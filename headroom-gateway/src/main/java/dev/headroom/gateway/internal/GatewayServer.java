@@ -171,7 +171,8 @@ public final class GatewayServer implements AutoCloseable {
               pipelines.http1(ch, ClientTransport.PLAIN);
             } else {
               // the protocol's handlers join after the handshake, as ALPN chose (AlpnSwitch)
-              tls.install(ch, pipelines, state.metrics(), state.timers(), state.snapshot().config().timeouts().idle());
+              tls.install(ch, pipelines, state.metrics(), state.timers(),
+                  state.snapshot().config().timeouts().idle());
             }
             drain.track(ch);
           }
