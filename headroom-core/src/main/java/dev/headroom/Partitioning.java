@@ -49,7 +49,8 @@ public final class Partitioning {
   /** The header {@link Component#API_KEY} reads. */
   public static final String API_KEY_HEADER = "X-Api-Key";
 
-  private static final String COMPONENTS = "client-ip, api-key, header:Name, user, client-cert, route, method or global";
+  private static final String COMPONENTS =
+      "client-ip, api-key, header:Name, user, client-cert, route, method or global";
 
   /** Every request in one partition. */
   public static final Partitioning GLOBAL = new Partitioning(List.of(List.of(new Part(Component.GLOBAL, null))));

@@ -20,7 +20,8 @@ import picocli.CommandLine;
 /**
  * {@code headroom serve}: runs the gateway until told to stop. Prints exactly one line
  * {@code listening on http://ADDRESS:PORT} ({@code https://} with {@code listen.tls}) on standard
- * output once it accepts connections, so that scripts can wait for it. SIGHUP reloads the configuration file, as does a change to the file.
+ * output once it accepts connections, so that scripts can wait for it. SIGHUP reloads the
+ * configuration file, as does a change to the file.
  *
  * <p>Stopping: SIGTERM, SIGINT or {@code POST /drain} on the admin port drain the gateway
  * ({@link Gateway#drain(java.time.Duration)}: no new connections, {@code Connection: close} on the

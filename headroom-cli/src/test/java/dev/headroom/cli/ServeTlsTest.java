@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code headroom serve} with {@code listen.tls}: run in its own JVM with the command line's main
- * class, it says which TLS engine it uses (OpenSSL where netty-tcnative loads, the JDK's otherwise), prints {@code listening on https://...}, and curl,
+ * class, it says which TLS engine it uses (OpenSSL where netty-tcnative loads, the JDK's
+ * otherwise), prints {@code listening on https://...}, and curl,
  * trusting the test CA only, gets the upstream's 200 through it. The certificate and key paths
  * are relative to the configuration file.
  */
@@ -68,7 +69,8 @@ class ServeTlsTest {
         assertThat(line).startsWith("listening on https://127.0.0.1:");
         int port = Integer.parseInt(line.substring(line.lastIndexOf(':') + 1));
         Process curl = new ProcessBuilder("curl", "-sS", "--cacert", ca.ca().toString(), "-o", "/dev/null",
-            "-w", "%{http_code} %{scheme}", "https://127.0.0.1:" + port + "/echo/cli").redirectErrorStream(true).start();
+            "-w", "%{http_code} %{scheme}", "https://127.0.0.1:" + port + "/echo/cli")
+            .redirectErrorStream(true).start();
         String got = new String(curl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(curl.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(got).isEqualTo("200 HTTPS");
