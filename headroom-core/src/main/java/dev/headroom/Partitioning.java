@@ -18,8 +18,8 @@ import java.util.Optional;
  * <pre>
  * partitioning = alternative *( "|" alternative )         ; at most 8 alternatives
  * alternative  = component *( "+" component )              ; at most 8 components
- * component    = "client-ip" / "api-key" / "header:" field-name / "user" / "route"
- *              / "method" / "global"
+ * component    = "client-ip" / "api-key" / "header:" field-name / "user" / "client-cert"
+ *              / "route" / "method" / "global"
  * </pre>
  *
  * <p>Whitespace around components is ignored, component names are case-insensitive, {@code ip}
@@ -49,7 +49,8 @@ public final class Partitioning {
   /** The header {@link Component#API_KEY} reads. */
   public static final String API_KEY_HEADER = "X-Api-Key";
 
-  private static final String COMPONENTS = "client-ip, api-key, header:Name, user, route, method or global";
+  private static final String COMPONENTS =
+      "client-ip, api-key, header:Name, user, client-cert, route, method or global";
 
   /** Every request in one partition. */
   public static final Partitioning GLOBAL = new Partitioning(List.of(List.of(new Part(Component.GLOBAL, null))));
@@ -70,6 +71,8 @@ public final class Partitioning {
     HEADER("header"),
     /** The authenticated user. */
     USER("user"),
+    /** The subject of the client's verified TLS certificate. */
+    CLIENT_CERT("client-cert"),
     /** The matched route template. */
     ROUTE("route"),
     /** The request method. */
@@ -242,6 +245,8 @@ public final class Partitioning {
         return new Part(Component.API_KEY, null);
       case "user":
         return new Part(Component.USER, null);
+      case "client-cert":
+        return new Part(Component.CLIENT_CERT, null);
       case "route":
         return new Part(Component.ROUTE, null);
       case "method":

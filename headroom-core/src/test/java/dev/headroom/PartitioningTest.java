@@ -18,7 +18,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class PartitioningTest {
 
   private static final String EXPECTED_COMPONENT =
-      "expected one of client-ip, api-key, header:Name, user, route, method or global, got ";
+      "expected one of client-ip, api-key, header:Name, user, client-cert, route, method or global, got ";
 
   @ParameterizedTest(name = "''{0}'' reads as {1}")
   @CsvSource(delimiter = ';', quoteCharacter = '"', value = {
@@ -32,6 +32,9 @@ class PartitioningTest {
       "header:X-Tenant; header:X-Tenant",
       "HEADER: X-Tenant ; header:X-Tenant",
       "user; user",
+      "client-cert; client-cert",
+      "CLIENT-CERT; client-cert",
+      "client-cert|client-ip; client-cert|client-ip",
       "route; route",
       "method; method",
       "global; global",
@@ -70,7 +73,7 @@ class PartitioningTest {
 
   @Test
   void blankOversizedAndNullTextsAreRefused() {
-    String rule = "partitioning: expected components client-ip, api-key, header:Name, user, route, method or global "
+    String rule = "partitioning: expected components client-ip, api-key, header:Name, user, client-cert, route, method or global "
         + "joined by + and | (at most 256 characters), got ";
     assertThatThrownBy(() -> Partitioning.parse("")).hasMessage(rule + "''");
     assertThatThrownBy(() -> Partitioning.parse("  ")).hasMessage(rule + "'  '");

@@ -70,17 +70,17 @@ class QuotaPolicyValidationTest {
         Arguments.of("concurrency quota above 100000", valid().quota(100_001).unit(QuotaUnit.CONCURRENT_REQUESTS),
             "policy 'api': quota: a concurrency policy tracks each lease, expected at most 100000 concurrent requests, got 100001"),
         Arguments.of("empty partitioning", valid().partitioning(""),
-            "policy 'api': partitioning: expected components client-ip, api-key, header:Name, user, route, method or "
+            "policy 'api': partitioning: expected components client-ip, api-key, header:Name, user, client-cert, route, method or "
                 + "global joined by + and | (at most 256 characters), got ''"),
         Arguments.of("257-character partitioning", valid().partitioning("p".repeat(257)),
-            "policy 'api': partitioning: expected components client-ip, api-key, header:Name, user, route, method or "
+            "policy 'api': partitioning: expected components client-ip, api-key, header:Name, user, client-cert, route, method or "
                 + "global joined by + and | (at most 256 characters), got '" + "p".repeat(80) + "...(257 chars)'"),
         Arguments.of("partitioning with a tab", valid().partitioning("client\tip"),
             "policy 'api': partitioning: in 'client\\u0009ip' at position 0: expected one of client-ip, api-key, "
-                + "header:Name, user, route, method or global, got 'client\\u0009ip'"),
+                + "header:Name, user, client-cert, route, method or global, got 'client\\u0009ip'"),
         Arguments.of("free-text partitioning", valid().partitioning("per customer"),
             "policy 'api': partitioning: in 'per customer' at position 0: expected one of client-ip, api-key, "
-                + "header:Name, user, route, method or global, got 'per customer'"),
+                + "header:Name, user, client-cert, route, method or global, got 'per customer'"),
         Arguments.of("zero lease timeout", valid().unit(QuotaUnit.CONCURRENT_REQUESTS).leaseTimeout(Duration.ZERO),
             "policy 'api': leaseTimeout: expected more than zero and at most PT24H, got PT0S"),
         Arguments.of("negative lease timeout", valid().unit(QuotaUnit.CONCURRENT_REQUESTS).leaseTimeout(Duration.ofSeconds(-1)),

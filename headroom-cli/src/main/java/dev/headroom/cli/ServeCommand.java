@@ -19,8 +19,9 @@ import picocli.CommandLine;
 
 /**
  * {@code headroom serve}: runs the gateway until told to stop. Prints exactly one line
- * {@code listening on http://ADDRESS:PORT} on standard output once it accepts connections, so that
- * scripts can wait for it. SIGHUP reloads the configuration file, as does a change to the file.
+ * {@code listening on http://ADDRESS:PORT} ({@code https://} with {@code listen.tls}) on standard
+ * output once it accepts connections, so that scripts can wait for it. SIGHUP reloads the
+ * configuration file, as does a change to the file.
  *
  * <p>Stopping: SIGTERM, SIGINT or {@code POST /drain} on the admin port drain the gateway
  * ({@link Gateway#drain(java.time.Duration)}: no new connections, {@code Connection: close} on the
@@ -45,7 +46,8 @@ import picocli.CommandLine;
             + "concurrency limit) on GET /hello and GET|POST /items/{id}, with cached copies under /cached/, "
             + "plans at /pricing and the limits page at /docs/limits.",
         "",
-        "Once it accepts connections it prints one line: listening on http://ADDRESS:PORT",
+        "Once it accepts connections it prints one line: listening on http://ADDRESS:PORT (https:// when "
+            + "listen.tls is set).",
         "",
         "SIGHUP, a change to the configuration file, or POST /reload on the admin port reloads the "
             + "configuration without dropping requests in flight or resetting unchanged policies.",
@@ -83,7 +85,8 @@ final class ServeCommand implements Callable<Integer> {
           + "(such as 2MiB); a larger one is refused before it is parsed. Default: 1MiB; at most 64MiB.")
   long maxConfigBytes = GatewayConfig.DEFAULT_MAX_BYTES;
 
-  @Option(names = "--no-watch", description = "Do not reload when the configuration file changes (SIGHUP still does).")
+  @Option(names = "--no-watch", description = "Do not reload when the configuration file, or a file of "
+      + "listen.tls, changes (SIGHUP still reloads the configuration).")
   boolean noWatch;
 
   @CommandLine.Spec
@@ -163,7 +166,8 @@ final class ServeCommand implements Callable<Integer> {
     gateway.adminAddress().ifPresent(admin ->
         LOG.info("admin on http://{}:{} (/dashboard, /health, /ready, /metrics, /config, /capacity, /reload, /drain)",
             host(admin), admin.getPort()));
-    out.println("listening on http://" + host(a) + ":" + a.getPort());
+    String scheme = gateway.config().listen().tls().isPresent() ? "https" : "http";
+    out.println("listening on " + scheme + "://" + host(a) + ":" + a.getPort());
     out.flush();
     try {
       stop.get();

@@ -45,6 +45,11 @@ final class RoutedView implements GateRequest {
   }
 
   @Override
+  public Optional<String> clientCertificateSubject() {
+    return request.clientCertificateSubject();
+  }
+
+  @Override
   public PeerKeys peerKeys() {
     return request.peerKeys();
   }

@@ -238,7 +238,11 @@ public final class Gateway implements AutoCloseable {
       return this;
     }
 
-    /** Whether changes to the configuration file reload it; on by default when there is a file. */
+    /**
+     * Whether changes to the configuration file reload it, and changes to the files of
+     * {@code listen.tls} (certificate, key, client CA) replace the certificate new connections
+     * use; on by default.
+     */
     public Builder watchFile(boolean watch) {
       this.watch = watch;
       return this;

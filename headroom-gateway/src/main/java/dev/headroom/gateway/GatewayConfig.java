@@ -161,7 +161,7 @@ public record GatewayConfig(
 
   /** A copy listening on another port (the command line's {@code --port}). */
   public GatewayConfig withListenPort(int port) {
-    return new GatewayConfig(service, new Listen(listen.host(), port, listen.http2()), admin, store, trustedProxies,
+    return new GatewayConfig(service, listen.withPort(port), admin, store, trustedProxies,
         limits, timeouts, shutdown, upstreams, policies, routes, pk, plans, accessLog, source, text);
   }
 

@@ -30,6 +30,11 @@ import java.util.Optional;
  *   <tr><td>{@code user}</td><td>{@link RequestView#user()}</td><td>{@code user:alice}; a value
  *       longer than {@value #MAX_USER_LENGTH} characters or not printable ASCII becomes
  *       {@code user:sha256-} + hash as above</td><td>{@code user:anonymous}</td></tr>
+ *   <tr><td>{@code client-cert}</td><td>{@link RequestView#clientCertificateSubject()}</td>
+ *       <td>{@code cert:CN=alice,O=Example}; a subject longer than {@value #MAX_SUBJECT_LENGTH}
+ *       characters or not printable ASCII becomes {@code cert:sha256-} + hash as above. A subject
+ *       names a client, it is not a secret, but {@code pk} hashes it as it hashes every key</td>
+ *       <td>{@code cert:none}</td></tr>
  *   <tr><td>{@code route}</td><td>{@link RequestView#route()}</td><td>{@code route:/api/items/{id}}
  *       (hashed as for users when oversized); never the raw path</td><td>{@code route:unmatched}</td></tr>
  *   <tr><td>{@code method}</td><td>{@link RequestView#method()}</td><td>{@code method:GET}</td>
@@ -60,6 +65,9 @@ public final class PartitionKeyDerivation {
   /** User names up to this length of printable ASCII are kept readable in the key. */
   public static final int MAX_USER_LENGTH = 128;
 
+  /** Certificate subjects up to this length of printable ASCII are kept readable in the key. */
+  public static final int MAX_SUBJECT_LENGTH = 256;
+
   /** Route templates up to this length are kept readable in the key. */
   public static final int MAX_ROUTE_LENGTH = 256;
 
@@ -73,6 +81,11 @@ public final class PartitionKeyDerivation {
    * connection's peer alone and be kept per connection ({@link PeerKeys}); null otherwise.
    */
   private final ClientAddressResolver clientOnly;
+  /**
+   * Whether the derivation is {@code client-cert} alone: the certificate is the connection's, so
+   * its key is kept per connection ({@link PeerKeys}) and derived once.
+   */
+  private final boolean certificateOnly;
 
   private PartitionKeyDerivation(List<List<Part>> alternatives) {
     this(alternatives, Partitioning.of(alternatives.stream().map(alt -> alt.stream().map(p -> p.typed).toList()).toList()));
@@ -83,6 +96,8 @@ public final class PartitionKeyDerivation {
     this.partitioning = partitioning;
     this.clientOnly = alternatives.size() == 1 && alternatives.get(0).size() == 1
         && alternatives.get(0).get(0) instanceof ClientPart ? ((ClientPart) alternatives.get(0).get(0)).resolver : null;
+    this.certificateOnly = alternatives.size() == 1 && alternatives.get(0).size() == 1
+        && alternatives.get(0).get(0).typed.component() == Partitioning.Component.CLIENT_CERT;
   }
 
   private static PartitionKeyDerivation of(Part part) {
@@ -135,6 +150,14 @@ public final class PartitionKeyDerivation {
           @Override
           Optional<String> component(RequestView r) {
             return r.user().filter(u -> !u.isEmpty()).map(u -> "user:" + readableOrHash(u, MAX_USER_LENGTH));
+          }
+        };
+      case CLIENT_CERT:
+        return new Part(p, LimitScope.KEY, "cert:none") {
+          @Override
+          Optional<String> component(RequestView r) {
+            return r.clientCertificateSubject().filter(s -> !s.isEmpty())
+                .map(s -> "cert:" + readableOrHash(s, MAX_SUBJECT_LENGTH, true));
           }
         };
       case ROUTE:
@@ -248,18 +271,18 @@ public final class PartitionKeyDerivation {
 
   /**
    * The partition the request is counted in; never fails, see the class comment for fallbacks. A
-   * {@code client-ip} key that depends on the connection's peer alone is derived once per
-   * connection when the request's host keeps {@link RequestView#peerKeys()}.
+   * {@code client-ip} key that depends on the connection's peer alone, and a {@code client-cert}
+   * key, are derived once per connection when the request's host keeps {@link RequestView#peerKeys()}.
    */
   public PartitionKey derive(RequestView request) {
-    if (clientOnly == null) {
+    if (clientOnly == null && !certificateOnly) {
       return deriveEach(request);
     }
     PeerKeys kept = request.peerKeys();
     PartitionKey key = kept.get(this);
     if (key == null) {
       key = deriveEach(request);
-      if (kept != PeerKeys.NONE && clientOnly.readsPeerOnly(request)) {
+      if (kept != PeerKeys.NONE && (certificateOnly || clientOnly.readsPeerOnly(request))) {
         kept.put(this, key);
       }
     }
@@ -345,11 +368,16 @@ public final class PartitionKeyDerivation {
   }
 
   private static String readableOrHash(String value, int maxLength) {
+    return readableOrHash(value, maxLength, false);
+  }
+
+  /** The value when short and printable ({@code spaces} allowed or not, never {@code |}), else its hash. */
+  private static String readableOrHash(String value, int maxLength, boolean spaces) {
     if (value.length() <= maxLength) {
       boolean printable = true;
       for (int i = 0; i < value.length() && printable; i++) {
         char c = value.charAt(i);
-        printable = c > 0x20 && c < 0x7f && c != '|';
+        printable = (c > 0x20 || (spaces && c == 0x20)) && c < 0x7f && c != '|';
       }
       if (printable) {
         return value;

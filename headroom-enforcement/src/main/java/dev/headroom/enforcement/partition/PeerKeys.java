@@ -9,7 +9,8 @@ import dev.headroom.PartitionKey;
  * request the connection carries. A front end that owns its connections (the standalone gateway)
  * makes one per connection ({@link #forConnection()}) and hands it to the gate through
  * {@link RequestView#peerKeys()}; {@link PartitionKeyDerivation#derive} then parses and formats
- * the address once per connection and derivation instead of once per request.
+ * the address once per connection and derivation instead of once per request. A {@code client-cert}
+ * key is kept the same way: the certificate is the TLS connection's, presented once in its handshake.
  *
  * <p>A key derived with a trusted peer is never kept: it depends on the forwarding header of each
  * request. Entries are keyed by the derivation's identity, so a reloaded configuration (new

@@ -49,6 +49,16 @@ public interface RequestView {
   Optional<String> user();
 
   /**
+   * The subject of the certificate the client presented on its TLS connection, verified by the
+   * host against its trusted CAs, in RFC 2253 form ({@code CN=alice,O=Example}); empty when the
+   * connection is not TLS, no certificate was presented, or the host does not know (the default).
+   * What the {@code client-cert} partitioning reads.
+   */
+  default Optional<String> clientCertificateSubject() {
+    return Optional.empty();
+  }
+
+  /**
    * The keys derived from this request's connection peer alone, kept for the connection's life
    * ({@link PeerKeys}); {@link PeerKeys#NONE} (the default) for a host whose requests have no
    * lasting connection of their own.
@@ -69,6 +79,7 @@ public interface RequestView {
     private String path = "/";
     private String route;
     private String user;
+    private String certificateSubject;
     private final Map<String, List<String>> headers = new LinkedHashMap<>();
 
     private Builder() {}
@@ -103,6 +114,12 @@ public interface RequestView {
       return this;
     }
 
+    /** The subject of the client's verified TLS certificate, RFC 2253 form. */
+    public Builder clientCertificateSubject(String subject) {
+      this.certificateSubject = subject;
+      return this;
+    }
+
     /** Adds one field line of a header. */
     public Builder header(String name, String value) {
       Objects.requireNonNull(name, "name");
@@ -115,7 +132,8 @@ public interface RequestView {
     public RequestView build() {
       Map<String, List<String>> copy = new LinkedHashMap<>();
       headers.forEach((k, v) -> copy.put(k, List.copyOf(v)));
-      return new SimpleRequestView(remoteAddress, method, path, route, user, Collections.unmodifiableMap(copy));
+      return new SimpleRequestView(remoteAddress, method, path, route, user, certificateSubject,
+          Collections.unmodifiableMap(copy));
     }
   }
 }
@@ -127,15 +145,17 @@ final class SimpleRequestView implements RequestView {
   private final String path;
   private final String route;
   private final String user;
+  private final String certificateSubject;
   private final Map<String, List<String>> headers;
 
   SimpleRequestView(String remoteAddress, String method, String path, String route, String user,
-      Map<String, List<String>> headers) {
+      String certificateSubject, Map<String, List<String>> headers) {
     this.remoteAddress = remoteAddress;
     this.method = method;
     this.path = path;
     this.route = route;
     this.user = user;
+    this.certificateSubject = certificateSubject;
     this.headers = headers;
   }
 
@@ -167,6 +187,11 @@ final class SimpleRequestView implements RequestView {
   @Override
   public Optional<String> user() {
     return Optional.ofNullable(user);
+  }
+
+  @Override
+  public Optional<String> clientCertificateSubject() {
+    return Optional.ofNullable(certificateSubject);
   }
 
   @Override

@@ -27,7 +27,7 @@ public class PolicySettings {
   private String algorithm;
 
   /**
-   * Who is counted apart: client-ip, api-key, header:Name, user, route, method, global, joined by
+   * Who is counted apart: client-ip, api-key, header:Name, user, client-cert, route, method, global, joined by
    * + (composite) and | (alternatives).
    */
   private String partitioning = "global";

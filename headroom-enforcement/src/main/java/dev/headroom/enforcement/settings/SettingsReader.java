@@ -262,7 +262,7 @@ public final class SettingsReader {
           () -> Algorithm.fromToken(p.getAlgorithm())).ifPresent(b::algorithm);
     }
     checkExplained(path(at, "partitioning"), p.getPartitioning(),
-        "components client-ip, api-key, header:Name, user, route, method or global joined by + and |",
+        "components client-ip, api-key, header:Name, user, client-cert, route, method or global joined by + and |",
         () -> Partitioning.parse(p.getPartitioning())).ifPresent(b::partitioning);
     Duration lease = p.getLeaseTimeout();
     if (lease != null) {

@@ -42,6 +42,22 @@ class PartitionKeyDerivationTest {
   }
 
   @Test
+  void clientCertIsTheVerifiedSubjectReadableOrHashed() throws Exception {
+    RequestView alice = RequestView.builder().clientCertificateSubject("CN=alice,O=Example Corp").build();
+    assertThat(key("client-cert", alice)).isEqualTo("cert:CN=alice,O=Example Corp");
+    assertThat(key("client-cert", RequestView.builder().build())).isEqualTo("cert:none");
+    String odd = "CN=" + "x".repeat(300);
+    assertThat(key("client-cert", RequestView.builder().clientCertificateSubject(odd).build()))
+        .isEqualTo("cert:sha256-" + sha256Hex16(odd));
+    assertThat(key("client-cert", RequestView.builder().clientCertificateSubject("CN=a|b").build()))
+        .isEqualTo("cert:sha256-" + sha256Hex16("CN=a|b"));
+    // without a certificate the next alternative decides
+    assertThat(key("client-cert|client-ip", RequestView.builder().remoteAddress("203.0.113.9").build()))
+        .isEqualTo("ip:203.0.113.9");
+    assertThat(PartitionKeyDerivation.parse("client-cert", PROXIES).scope()).isEqualTo(LimitScope.KEY);
+  }
+
+  @Test
   void missingOversizedOrRepeatedHeadersFallBack() {
     assertThat(key("api-key", RequestView.builder().build())).isEqualTo("key:none");
     assertThat(key("api-key", RequestView.builder().header("X-Api-Key", "x".repeat(5000)).build())).isEqualTo("key:none");

@@ -61,9 +61,29 @@ class PeerKeysTest {
     }
 
     @Override
+    public Optional<String> clientCertificateSubject() {
+      peerReads.incrementAndGet();
+      return view.clientCertificateSubject();
+    }
+
+    @Override
     public PeerKeys peerKeys() {
       return kept;
     }
+  }
+
+  @Test
+  void aClientCertificatesKeyIsDerivedOncePerConnection() {
+    PartitionKeyDerivation d = PartitionKeyDerivation.parse("client-cert", PROXIES);
+    PeerKeys connection = PeerKeys.forConnection();
+    AtomicInteger reads = new AtomicInteger();
+    RequestView alice = RequestView.builder().clientCertificateSubject("CN=alice").build();
+    assertThat(d.derive(new OnConnection(alice, connection, reads)).value()).isEqualTo("cert:CN=alice");
+    assertThat(reads.get()).isEqualTo(1);
+    for (int i = 0; i < 3; i++) {
+      assertThat(d.derive(new OnConnection(alice, connection, reads)).value()).isEqualTo("cert:CN=alice");
+    }
+    assertThat(reads.get()).as("subject reads after the first request").isEqualTo(1);
   }
 
   @Test

@@ -20,6 +20,7 @@ import dev.headroom.gateway.internal.admin.StoreMetrics;
 import dev.headroom.gateway.internal.config.ConfigSections;
 import dev.headroom.gateway.internal.config.ConfigWatcher;
 import dev.headroom.gateway.internal.h2.Http2Front;
+import dev.headroom.gateway.internal.proxy.ClientTransport;
 import dev.headroom.gateway.internal.proxy.ConfiguredGate;
 import dev.headroom.gateway.internal.proxy.GatewayMessages;
 import dev.headroom.gateway.internal.proxy.GatewayState;
@@ -30,6 +31,8 @@ import dev.headroom.gateway.internal.proxy.RouteTable;
 import dev.headroom.gateway.internal.proxy.Snapshot;
 import dev.headroom.gateway.internal.proxy.UpstreamPool;
 import dev.headroom.gateway.internal.proxy.VendRoutes;
+import dev.headroom.gateway.internal.tls.ListenerTls;
+import dev.headroom.gateway.internal.tls.ProtocolPipelines;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.LeasingStore;
 import dev.headroom.redis.RedisStore;
@@ -47,6 +50,7 @@ import io.netty.channel.ServerChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -87,6 +91,10 @@ public final class GatewayServer implements AutoCloseable {
   private Channel admin;
   private Dashboard dashboard;
   private ConfigWatcher watcher;
+  /** The listener's TLS when {@code listen.tls} is set; null for a cleartext listener. */
+  private ListenerTls tls;
+  /** Whether the TLS files are watched for changes (as the configuration file is). */
+  private boolean watchTls;
   /** The plan resolver, kept across reloads while {@code plans.resolver} is unchanged. */
   private final PlanResolvers planResolvers;
   /** The open client connections and the graceful stop. */
@@ -137,6 +145,7 @@ public final class GatewayServer implements AutoCloseable {
     GatewayServer s = new GatewayServer(config, store, ticker, timers, file, maxConfigBytes, loops);
     try {
       s.state.swap(s.snapshot(config, Map.of()));
+      s.watchTls = watchFile;
       s.bind(config);
       if (watchFile && file.isPresent()) {
         s.watcher = ConfigWatcher.start(file.get(), s::reloadQuietly);
@@ -149,7 +158,10 @@ public final class GatewayServer implements AutoCloseable {
   }
 
   private void bind(GatewayConfig config) throws InterruptedException {
-    Limits limits = config.limits();
+    ClientPipelines pipelines = new ClientPipelines(config.limits(), config.listen().http2());
+    if (config.listen().tls().isPresent()) {
+      tls = ListenerTls.start(config.listen().tls().get(), pipelines.offered(), state.ticker(), watchTls);
+    }
     ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(serverChannel)
         .option(ChannelOption.SO_BACKLOG, 1024)
         .childOption(ChannelOption.AUTO_READ, false)
@@ -157,15 +169,16 @@ public final class GatewayServer implements AutoCloseable {
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
-            // timeouts (idle, response) are the proxy handler's own timer: no IdleStateHandler,
-            // whose listener on every write cost a promise and a notification per response
-            // a decoder and an encoder, not HttpServerCodec: that codec's encoder pairs each
-            // response with a request method from a queue, and proxied responses bypass the
-            // encoder (they are written through its context as bytes), which would unpair them
-            if (config.listen().http2()) {
-              Http2Front.cleartext(ch.pipeline(), state, p -> http1(p, limits));
+            if (tls == null && config.listen().http2()) {
+              // a cleartext port that speaks both: the preface or Upgrade: h2c switches to HTTP/2
+              Http2Front.cleartext(ch.pipeline(), state, ClientTransport.PLAIN,
+                  p -> pipelines.http1(ch, ClientTransport.PLAIN));
+            } else if (tls == null) {
+              pipelines.http1(ch, ClientTransport.PLAIN);
             } else {
-              http1(ch.pipeline(), limits);
+              // the protocol's handlers join after the handshake, as ALPN chose (AlpnSwitch)
+              tls.install(ch, pipelines, state.metrics(), state.timers(),
+                  state.snapshot().config().timeouts().idle());
             }
             drain.track(ch);
           }
@@ -188,12 +201,53 @@ public final class GatewayServer implements AutoCloseable {
     }
   }
 
-  /** Installs the HTTP/1.1 handlers of a client connection. */
-  private void http1(ChannelPipeline p, Limits limits) {
-    p.addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(), limits.maxHeaderBytes(), 65536,
-        state.metrics()));
-    p.addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
-    p.addLast("proxy", new ProxyHandler(state));
+  /**
+   * The protocols a client connection may speak, each installed by one method: on a cleartext
+   * listener HTTP/1.1 at once, on a TLS listener the protocol ALPN chose after the handshake.
+   */
+  private final class ClientPipelines implements ProtocolPipelines {
+    private final Limits limits;
+    private final boolean http2;
+
+    ClientPipelines(Limits limits, boolean http2) {
+      this.limits = limits;
+      this.http2 = http2;
+    }
+
+    @Override
+    public List<String> offered() {
+      return http2 ? List.of(ApplicationProtocolNames.HTTP_2, ApplicationProtocolNames.HTTP_1_1)
+          : List.of(ApplicationProtocolNames.HTTP_1_1);
+    }
+
+    /**
+     * HTTP/1.1. Timeouts (idle, response) are the proxy handler's own timer: no IdleStateHandler,
+     * whose listener on every write cost a promise and a notification per response. A decoder and
+     * an encoder, not HttpServerCodec: that codec's encoder pairs each response with a request
+     * method from a queue, and proxied responses bypass the encoder (they are written through its
+     * context as bytes), which would unpair them.
+     */
+    @Override
+    public void http1(Channel ch, ClientTransport transport) {
+      ch.pipeline().addLast("decoder", new RequestDecoder(limits.maxRequestLineBytes(),
+          limits.maxHeaderBytes(), 65536, state.metrics()));
+      ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
+      ProxyHandler proxy = new ProxyHandler(state, transport);
+      ch.pipeline().addLast("proxy", proxy);
+      if (transport.secure() && drain.begun()) {
+        // the handshake ended during a drain: this connection's first exchange is its last
+        ch.eventLoop().execute(proxy::retire);
+      }
+    }
+
+    /** HTTP/2, chosen by ALPN: offered when {@code listen.http2} is on (the default with TLS). */
+    @Override
+    public void h2(Channel ch, ClientTransport transport) {
+      Http2Front.install(ch.pipeline(), state, Http2Front.ALPN, transport);
+      if (transport.secure() && drain.begun()) {
+        Http2Front.retire(ch); // the handshake ended during a drain: GOAWAY at once
+      }
+    }
   }
 
   /** Binds {@code host:port}; a failure (the address in use, say) is a one-line {@link ListenException}. */
@@ -411,6 +465,9 @@ public final class GatewayServer implements AutoCloseable {
     }
     if (listener != null) {
       listener.close().syncUninterruptibly();
+    }
+    if (tls != null) {
+      tls.close();
     }
     if (admin != null) {
       admin.close().syncUninterruptibly();

@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 
@@ -61,13 +62,24 @@ public final class LingeringClose extends ChannelInboundHandlerAdapter {
         ch.close();
         return;
       }
-      duplex.shutdownOutput().addListener(s -> {
-        if (!s.isSuccess()) {
-          ch.close();
-        }
-      });
+      // on TLS, what was written is encrypted and out: end the TLS stream too (close_notify,
+      // RFC 8446 section 6.1) before the TCP one, so that the client sees a clean end
+      SslHandler ssl = ch.pipeline().get(SslHandler.class);
+      if (ssl == null) {
+        shutdownOutput(duplex);
+      } else {
+        ssl.closeOutbound().addListener(n -> shutdownOutput(duplex));
+      }
     });
     ch.read(); // auto-read is off on client connections: ask for what the client still sends
+  }
+
+  private static void shutdownOutput(DuplexChannel duplex) {
+    duplex.shutdownOutput().addListener(s -> {
+      if (!s.isSuccess()) {
+        duplex.close();
+      }
+    });
   }
 
   @Override

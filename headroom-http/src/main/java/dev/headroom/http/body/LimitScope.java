@@ -12,7 +12,7 @@ import dev.headroom.QuotaPolicy;
 public enum LimitScope {
   /** One partition per client address. */
   IP("ip"),
-  /** One partition per API key or credential header. */
+  /** One partition per API key, credential header or client certificate. */
   KEY("key"),
   /** One partition per authenticated user. */
   USER("user"),
@@ -56,6 +56,7 @@ public enum LimitScope {
         return IP;
       case API_KEY:
       case HEADER:
+      case CLIENT_CERT:
         return KEY;
       case USER:
         return USER;

@@ -37,6 +37,8 @@ public final class GatewayMetrics {
   private final Counter clientBytes;
   private final Counter http2Streams;
   private final Map<String, Counter> http2Refused = new ConcurrentHashMap<>();
+  private final Counter tlsPlaintext;
+  private final Counter tlsHandshakeFailures;
   /** The access log's count of dropped lines, once it is on. */
   private volatile LongSupplier accessLogDropped = () -> 0;
   private final UsageBoard board = new UsageBoard();
@@ -58,6 +60,12 @@ public final class GatewayMetrics {
         .register(registry);
     this.http2Streams = Counter.builder("headroom.http2.streams")
         .description("HTTP/2 streams served as exchanges").register(registry);
+    this.tlsPlaintext = Counter.builder("headroom.tls.plaintext.refused")
+        .description("Connections to the TLS listener that sent cleartext (plain HTTP to the https port): answered 400 and closed")
+        .register(registry);
+    this.tlsHandshakeFailures = Counter.builder("headroom.tls.handshake.failures")
+        .description("TLS handshakes on the listener that failed: no common version, a missing or untrusted client certificate")
+        .register(registry);
     this.storeLatency = Timer.builder("headroom.store.latency")
         .description("Time the store takes to decide one request (every policy at once)")
         .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(1_000))
@@ -66,6 +74,16 @@ public final class GatewayMetrics {
 
   MeterRegistry registry() {
     return registry;
+  }
+
+  /** A connection to the TLS listener sent cleartext ({@code headroom_tls_plaintext_refused_total}). */
+  public void tlsPlaintextRefused() {
+    tlsPlaintext.increment();
+  }
+
+  /** A TLS handshake on the listener failed ({@code headroom_tls_handshake_failures_total}). */
+  public void tlsHandshakeFailed() {
+    tlsHandshakeFailures.increment();
   }
 
   /** One read from a client connection (counted per read, not per byte: one adder update). */

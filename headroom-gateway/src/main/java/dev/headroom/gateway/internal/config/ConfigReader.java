@@ -1,5 +1,6 @@
 package dev.headroom.gateway.internal.config;
 
+import dev.headroom.Partitioning;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.enforcement.settings.SettingsReader;
@@ -8,6 +9,7 @@ import dev.headroom.gateway.config.AccessLogSettings;
 import dev.headroom.gateway.config.Admin;
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.config.Listen;
+import dev.headroom.gateway.config.ListenTls;
 import dev.headroom.gateway.config.PartitionKeySettings;
 import dev.headroom.gateway.config.PlanSettings;
 import dev.headroom.gateway.config.Policy;
@@ -131,6 +133,7 @@ public final class ConfigReader {
     }
     PartitionKeySettings pk = pkReader.pk(root.path("pk"), routes);
     whenRoutes(policies, routes);
+    clientCertificates(listen, policies);
     Optional<PlanSettings> plans = new PlansReader(problems, env, folder).plans(root.path("plans"), policies);
     Optional<AccessLogSettings> accessLog = new AccessLogReader(problems, folder).accessLog(root.path("accessLog"));
     if (!problems.isEmpty()) {
@@ -149,6 +152,25 @@ public final class ConfigReader {
     policies.forEach((name, p) -> p.rules().routes().stream().filter(r -> !names.contains(r)).sorted().forEach(r ->
         problems.add("policies." + name + ".when.routes: \"" + r + "\" is not valid; expected one of the route names "
             + names)));
+  }
+
+  /**
+   * A policy that partitions by {@code client-cert} needs client certificates: without
+   * {@code listen.tls.clientAuth} every request would fall in the one partition {@code cert:none}.
+   */
+  private void clientCertificates(Listen listen, Map<String, Policy> policies) {
+    boolean asked = listen != null && listen.tls().map(t -> t.clientAuth() != ListenTls.ClientAuth.NONE).orElse(false);
+    if (asked) {
+      return;
+    }
+    policies.forEach((name, p) -> {
+      boolean reads = p.partition().alternatives().stream().flatMap(List::stream)
+          .anyMatch(part -> part.component() == Partitioning.Component.CLIENT_CERT);
+      if (reads) {
+        problems.add("policies." + name + ".partition: \"" + p.partition() + "\" is not valid; expected listen.tls "
+            + "with clientAuth optional or required, since client-cert partitions by the client's certificate");
+      }
+    });
   }
 
   /** The names under {@code policies}, valid or not. */

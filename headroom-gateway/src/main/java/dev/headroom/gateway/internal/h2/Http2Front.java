@@ -2,6 +2,7 @@ package dev.headroom.gateway.internal.h2;
 
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.internal.admin.GatewayMetrics;
+import dev.headroom.gateway.internal.proxy.ClientTransport;
 import dev.headroom.gateway.internal.proxy.GatewayState;
 import dev.headroom.gateway.internal.proxy.ProxyHandler;
 import dev.headroom.gateway.internal.proxy.RequestDecoder;
@@ -62,10 +63,12 @@ public final class Http2Front {
   /**
    * Installs HTTP/2 at the end of {@code pipeline}, whose channel's next bytes are the client preface;
    * {@code start} says how it began ({@link #PRIOR_KNOWLEDGE}, {@link #ALPN}). The channel is read from
-   * then on continuously.
+   * then on continuously. {@code transport}: what the connection's TLS told (every stream's
+   * exchange forwards its {@code proto} and partitions by its client certificate).
    */
-  public static void install(ChannelPipeline pipeline, GatewayState state, String start) {
-    Parts parts = parts(state);
+  public static void install(ChannelPipeline pipeline, GatewayState state, String start,
+      ClientTransport transport) {
+    Parts parts = parts(state, transport);
     pipeline.addLast(ConnectionGuard.NAME, parts.guard);
     pipeline.addLast("h2", parts.codec);
     pipeline.addLast("h2-streams", parts.multiplex);
@@ -78,12 +81,13 @@ public final class Http2Front {
    * the client does not begin with the preface, and an {@code Upgrade: h2c} request switches such a
    * connection to HTTP/2, the request becoming stream 1.
    */
-  public static void cleartext(ChannelPipeline pipeline, GatewayState state, Consumer<ChannelPipeline> http1) {
+  public static void cleartext(ChannelPipeline pipeline, GatewayState state, ClientTransport transport,
+      Consumer<ChannelPipeline> http1) {
     Runnable h1 = () -> {
       http1.accept(pipeline);
-      pipeline.addAfter(ProxyHandler.CODEC, "h2c-upgrade", upgrade(pipeline, state));
+      pipeline.addAfter(ProxyHandler.CODEC, "h2c-upgrade", upgrade(pipeline, state, transport));
     };
-    Runnable h2 = () -> install(pipeline, state, PRIOR_KNOWLEDGE);
+    Runnable h2 = () -> install(pipeline, state, PRIOR_KNOWLEDGE, transport);
     pipeline.addLast("h2-preface", new PrefaceDetector(h1, h2, state.timers(),
         state.snapshot().config().timeouts().idle()));
   }
@@ -104,7 +108,7 @@ public final class Http2Front {
   /** The handlers of one HTTP/2 connection. */
   private record Parts(ConnectionGuard guard, Http2FrameCodec codec, Http2MultiplexHandler multiplex) {}
 
-  private static Parts parts(GatewayState state) {
+  private static Parts parts(GatewayState state, ClientTransport transport) {
     Limits limits = state.snapshot().config().limits();
     GatewayMetrics metrics = state.metrics();
     Http2Settings settings = Http2Settings.defaultSettings()
@@ -120,13 +124,14 @@ public final class Http2Front {
         .build();
     ConnectionGuard guard = new ConnectionGuard(metrics, state.timers(), codec.connection(),
         limits.maxConcurrentStreams(), limits.maxHeaderBytes(), state.snapshot().config().timeouts().idle());
-    Http2MultiplexHandler multiplex = new Http2MultiplexHandler(new Streams(state, guard, false),
-        new Streams(state, guard, true));
+    Http2MultiplexHandler multiplex = new Http2MultiplexHandler(new Streams(state, guard, false, transport),
+        new Streams(state, guard, true, transport));
     return new Parts(guard, codec, multiplex);
   }
 
   /** The handler that switches an HTTP/1.1 connection on {@code Upgrade: h2c}. */
-  private static ChannelHandler upgrade(ChannelPipeline pipeline, GatewayState state) {
+  private static ChannelHandler upgrade(ChannelPipeline pipeline, GatewayState state,
+      ClientTransport transport) {
     HttpServerUpgradeHandler.SourceCodec from = ctx -> {
       pipeline.remove(ProxyHandler.class);
       pipeline.remove(ProxyHandler.CODEC);
@@ -136,7 +141,7 @@ public final class Http2Front {
       if (!AsciiString.contentEquals(Http2CodecUtil.HTTP_UPGRADE_PROTOCOL_NAME, protocol)) {
         return null;
       }
-      Parts parts = parts(state);
+      Parts parts = parts(state, transport);
       return new Http2ServerUpgradeCodec(parts.codec, parts.multiplex) {
         @Override
         public void upgradeTo(ChannelHandlerContext ctx, FullHttpRequest request) {
@@ -187,11 +192,13 @@ public final class Http2Front {
     private final GatewayState state;
     private final ConnectionGuard guard;
     private final boolean upgraded;
+    private final ClientTransport transport;
 
-    Streams(GatewayState state, ConnectionGuard guard, boolean upgraded) {
+    Streams(GatewayState state, ConnectionGuard guard, boolean upgraded, ClientTransport transport) {
       this.state = state;
       this.guard = guard;
       this.upgraded = upgraded;
+      this.transport = transport;
     }
 
     @Override
@@ -199,7 +206,7 @@ public final class Http2Front {
       ch.config().setAutoRead(false); // the exchange reads the stream as its upstream takes the data
       ch.pipeline().addLast("h2-stream", new StreamAdapter(state.metrics(), guard, upgraded));
       ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
-      ch.pipeline().addLast("proxy", new ProxyHandler(state));
+      ch.pipeline().addLast("proxy", new ProxyHandler(state, transport));
     }
   }
 }

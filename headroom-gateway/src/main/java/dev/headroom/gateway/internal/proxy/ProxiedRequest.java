@@ -10,7 +10,7 @@ import java.util.Optional;
  * A request the gateway forwards, as headroom-http's {@link GateRequest} sees it: its method, its
  * path (up to the query, as the route table matched it), its header fields, the peer's address
  * (the client address the trusted proxies resolve from) and the keys derived from it alone, both
- * kept per connection, and no user (the gateway runs outside the
+ * kept per connection, the subject of the client's TLS certificate (read once per connection), and no user (the gateway runs outside the
  * application, so it knows none). Read on the connection's event loop, and by the gate on whatever
  * thread decides; the request head is not changed meanwhile.
  */
@@ -59,6 +59,11 @@ final class ProxiedRequest implements GateRequest {
   @Override
   public String header(String name) {
     return request.headers().get(name);
+  }
+
+  @Override
+  public Optional<String> clientCertificateSubject() {
+    return conn == null ? Optional.empty() : conn.transport().certificateSubject();
   }
 
   @Override

@@ -320,14 +320,15 @@ final class ProxyExchange implements ClientSink {
       ByteBuf call = envelope.take();
       envelope = null;
       upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, false, call.readableBytes(),
-          conn.ctx.alloc()));
+          conn.transport().secure(), conn.ctx.alloc()));
       body = BodyFate.SENT;
       awaitResponse();
       upstream.writeAndFlush(call);
       upstream.read();
       return;
     }
-    upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, upstream.chunked, -1, conn.ctx.alloc()));
+    upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, upstream.chunked, -1,
+        conn.transport().secure(), conn.ctx.alloc()));
     awaitResponse();
     if (body.complete()) {
       body = BodyFate.SENT;

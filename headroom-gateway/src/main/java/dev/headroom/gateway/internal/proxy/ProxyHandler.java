@@ -90,10 +90,24 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   private String forwardedHost;
   private String forwardedElement;
 
-  /** The handler of one client connection, sharing {@code state} with every other. */
+  /** What the connection's transport says: TLS or not, and the client certificate's subject. */
+  private final ClientTransport transport;
+
+  /** The handler of one cleartext client connection, sharing {@code state} with every other. */
   public ProxyHandler(GatewayState state) {
+    this(state, ClientTransport.PLAIN);
+  }
+
+  /** The handler of one client connection over {@code transport}, sharing {@code state} with every other. */
+  public ProxyHandler(GatewayState state, ClientTransport transport) {
     this.state = state;
     this.timers = state.timers;
+    this.transport = transport;
+  }
+
+  /** The connection's transport: TLS or not, and the client certificate's subject, decided once. */
+  ClientTransport transport() {
+    return transport;
   }
 
   InetAddress peerAddress() {
@@ -132,7 +146,8 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
     if (forwardedElement != null && Objects.equals(host, forwardedHost)) {
       return forwardedElement;
     }
-    String fwd = "for=" + (forFor.indexOf(':') >= 0 ? "\"[" + forFor + "]\"" : forFor) + ";proto=http"
+    String fwd = "for=" + (forFor.indexOf(':') >= 0 ? "\"[" + forFor + "]\"" : forFor)
+        + (transport.secure() ? ";proto=https" : ";proto=http")
         + (host == null ? "" : ";host=\"" + host.replace("\"", "") + "\"");
     forwardedHost = host;
     forwardedElement = fwd;

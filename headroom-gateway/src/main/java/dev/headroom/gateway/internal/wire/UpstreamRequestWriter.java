@@ -29,6 +29,7 @@ public final class UpstreamRequestWriter {
   private static final byte[] X_FORWARDED_FOR_ = ascii("x-forwarded-for: ");
   private static final byte[] X_FORWARDED_HOST_ = ascii("x-forwarded-host: ");
   private static final byte[] X_FORWARDED_PROTO_HTTP = ascii("x-forwarded-proto: http\r\n");
+  private static final byte[] X_FORWARDED_PROTO_HTTPS = ascii("x-forwarded-proto: https\r\n");
   private static final int CRLF = ('\r' << 8) | '\n';
 
   private UpstreamRequestWriter() {}
@@ -74,9 +75,10 @@ public final class UpstreamRequestWriter {
    * @param forwarded this hop's Forwarded element
    * @param chunked whether the body goes up chunked (it came chunked)
    * @param bodyLength the length of a body sent whole (a vend call's), or -1 to keep the client's framing
+   * @param secure whether the client connection is TLS (X-Forwarded-Proto: https)
    */
   public static ByteBuf head(HttpRequest request, String host, String forFor, String forwarded, boolean chunked,
-      int bodyLength, ByteBufAllocator alloc) {
+      int bodyLength, boolean secure, ByteBufAllocator alloc) {
     HttpHeaders h = request.headers();
     Set<String> listed = HopByHop.connectionListed(h);
     String prior = null;
@@ -129,7 +131,7 @@ public final class UpstreamRequestWriter {
     b.field(FORWARDED_, prior == null ? forwarded : prior + ", " + forwarded);
     b.field(X_FORWARDED_FOR_, xff == null ? forFor : xff + ", " + forFor);
     if (!xProto) {
-      b.writeBytes(X_FORWARDED_PROTO_HTTP);
+      b.writeBytes(secure ? X_FORWARDED_PROTO_HTTPS : X_FORWARDED_PROTO_HTTP);
     }
     if (host != null && !xHost) {
       b.field(X_FORWARDED_HOST_, host);

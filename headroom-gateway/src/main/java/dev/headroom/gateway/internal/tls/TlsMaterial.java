@@ -1,0 +1,96 @@
+package dev.headroom.gateway.internal.tls;
+
+import dev.headroom.gateway.config.ListenTls;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.PrivateKey;
+import java.security.Signature;
+import java.security.cert.X509Certificate;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import javax.security.auth.x500.X500Principal;
+
+/**
+ * What the files of {@code listen.tls} hold, read and checked together: the certificate chain, the
+ * private key, which must be the key of the chain's first certificate (checked by signing a probe
+ * with it and verifying the signature with the certificate's public key, which works alike for RSA
+ * and EC), and the client CA's certificates. Immutable.
+ *
+ * @param chain the server's certificate first
+ * @param key the private key of {@code chain.get(0)}
+ * @param clientCa the certificates client certificates are verified against; empty without clientAuth
+ */
+public record TlsMaterial(List<X509Certificate> chain, PrivateKey key, List<X509Certificate> clientCa) {
+
+  private static final byte[] PROBE = "headroom listen.tls key check".getBytes(StandardCharsets.US_ASCII);
+
+  /** Copies the lists. */
+  public TlsMaterial {
+    chain = List.copyOf(chain);
+    clientCa = List.copyOf(clientCa);
+  }
+
+  /**
+   * Reads the files {@code tls} names.
+   *
+   * @throws TlsFileException naming the setting and the file that cannot serve
+   */
+  public static TlsMaterial read(ListenTls tls) {
+    List<X509Certificate> chain = PemFiles.certificates("listen.tls.certificate", tls.certificate());
+    PrivateKey key = PemFiles.privateKey("listen.tls.key", tls.key());
+    if (!matches(key, chain.get(0))) {
+      throw new TlsFileException("listen.tls.key", tls.key(), "does not match the certificate in \""
+          + tls.certificate() + "\" (" + subject(chain.get(0)) + "); expected the private key of that certificate");
+    }
+    List<X509Certificate> ca = tls.clientCa().map(f -> PemFiles.certificates("listen.tls.clientCa", f))
+        .orElse(List.of());
+    return new TlsMaterial(chain, key, ca);
+  }
+
+  /**
+   * A one-line warning when the server's certificate is not valid at {@code now}: expired, or not
+   * yet valid. Clients will refuse it, but the gateway still starts (a certificate renewed in
+   * place is picked up without a restart).
+   */
+  public Optional<String> validityWarning(String file, Instant now) {
+    X509Certificate c = chain.get(0);
+    if (now.isAfter(c.getNotAfter().toInstant())) {
+      return Optional.of("listen.tls.certificate: \"" + file + "\" (" + subject(c) + ") expired at "
+          + c.getNotAfter().toInstant() + "; clients will refuse it until it is renewed");
+    }
+    if (now.isBefore(c.getNotBefore().toInstant())) {
+      return Optional.of("listen.tls.certificate: \"" + file + "\" (" + subject(c) + ") is not valid before "
+          + c.getNotBefore().toInstant() + "; clients will refuse it until then");
+    }
+    return Optional.empty();
+  }
+
+  /** The certificate's subject, RFC 2253 form. */
+  static String subject(X509Certificate c) {
+    return c.getSubjectX500Principal().getName(X500Principal.RFC2253);
+  }
+
+  private static boolean matches(PrivateKey key, X509Certificate cert) {
+    String algorithm = switch (key.getAlgorithm()) {
+      case "RSA" -> "SHA256withRSA";
+      case "EC" -> "SHA256withECDSA";
+      default -> null;
+    };
+    if (algorithm == null || !key.getAlgorithm().equals(cert.getPublicKey().getAlgorithm())) {
+      return false;
+    }
+    try {
+      Signature sign = Signature.getInstance(algorithm);
+      sign.initSign(key);
+      sign.update(PROBE);
+      byte[] signature = sign.sign();
+      Signature verify = Signature.getInstance(algorithm);
+      verify.initVerify(cert.getPublicKey());
+      verify.update(PROBE);
+      return verify.verify(signature);
+    } catch (GeneralSecurityException e) {
+      return false;
+    }
+  }
+}
