@@ -66,7 +66,7 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
    * 101 (Switching Protocols) ends HTTP on the connection: the decoder hands on the head and
    * decodes nothing after it, leaving the bytes that followed it in its buffer, which Netty passes
    * on to the next handler when this decoder is removed (the tunnel's end). Without an upgrade
-   * asked for, a 101 is an interim response like any other 1xx.
+   * asked for, a 101 is a failed head (RFC 9110 section 15.2.2: a server switches only when asked).
    */
   public void expectUpgrade(boolean upgrade) {
     this.upgrade = upgrade;
@@ -161,10 +161,11 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       in.skipBytes(in.readableBytes());
       return;
     }
+    if (h.status() == 101) {
+      state = State.SWITCHED; // asked for (see parse): the connection speaks the new protocol from the next byte
+      return;
+    }
     if (h.status() < 200) {
-      if (h.status() == 101 && upgrade) {
-        state = State.SWITCHED; // the connection speaks the upgraded protocol from the next byte
-      }
       return; // interim response: the final one follows
     }
     switch (h.framing()) {
@@ -217,10 +218,10 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
     if (status < 100 || status > 599) {
       return ResponseHead.failed("the status code " + status + " is not from 100 to 599");
     }
-    if (status == 101) {
-      // the gateway removes Upgrade from every request, so no switch was asked for (RFC 9110
-      // section 15.2.2); what would follow is not HTTP/1.1
-      return ResponseHead.failed("the upstream switched protocols (101), which the gateway never asks for");
+    if (status == 101 && !upgrade) {
+      // the gateway asks for an upgrade only on a route that allows it (expectUpgrade), so no
+      // switch was asked for (RFC 9110 section 15.2.2); what would follow is not HTTP/1.1
+      return ResponseHead.failed("the upstream switched protocols (101) without being asked to");
     }
     int reasonStart = Math.min(13, lineEnd);
     for (int i = reasonStart; i < lineEnd; i++) {
