@@ -385,6 +385,45 @@ class WebSocketGatewayTest {
     assertThat(a.get("durationMs").asDouble()).isPositive();
   }
 
+  /**
+   * A drain lets an open tunnel run (it has no response to end with Connection: close) until
+   * shutdown.drainTimeout, then cuts it; the cut tunnel still settles and writes its log line.
+   */
+  @Test
+  void aDrainLetsATunnelRunUntilTheDrainTimeoutThenCutsIt() throws Exception {
+    Path log = dir.resolve("access.log");
+    start("5m", 10, "accessLog: {format: json, path: \"" + log + "\"}");
+    Collector c = new Collector();
+    WebSocket w = open("/ws/draining", c);
+    int port = gateway.address().getPort();
+    CompletableFuture<Boolean> drained = CompletableFuture.supplyAsync(() -> {
+      try {
+        return gateway.drain(Duration.ofSeconds(2));
+      } catch (InterruptedException e) {
+        throw new CompletionException(e);
+      }
+    });
+    // the drain has begun once the listener refuses new connections
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (true) {
+      try (Socket s = new Socket()) {
+        s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1000);
+      } catch (IOException refused) {
+        break;
+      }
+      assertThat(System.nanoTime() - deadline).as("the drain never began").isNegative();
+      Thread.sleep(20);
+    }
+    CompletableFuture<Object> echoed = c.expect();
+    w.sendText("during the drain", true).get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+    assertThat(echoed.get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)).isEqualTo("during the drain");
+    assertThat(drained.get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)).as("the tunnel was cut, not finished").isFalse();
+    assertThat(c.ended.get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)).isNotNull();
+    List<String> lines = Files.readAllLines(log);
+    assertThat(lines).hasSize(1);
+    assertThat(JSON.readTree(lines.get(0)).get("status").asInt()).isEqualTo(101);
+  }
+
   /** Sends {@code request} on a new connection and reads one response. */
   Message raw(String request) throws IOException {
     try (Socket s = new Socket()) {
