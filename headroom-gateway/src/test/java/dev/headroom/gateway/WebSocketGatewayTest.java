@@ -32,6 +32,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -422,6 +423,34 @@ class WebSocketGatewayTest {
     List<String> lines = Files.readAllLines(log);
     assertThat(lines).hasSize(1);
     assertThat(JSON.readTree(lines.get(0)).get("status").asInt()).isEqualTo(101);
+  }
+
+  /** Python's websockets library (python3-websockets) as the client: a second, independent implementation. */
+  @Test
+  void aPythonWebsocketsClientEchoesThroughTheGateway() throws Exception {
+    Path python = Path.of("/usr/bin/python3");
+    Assumptions.assumeTrue(Files.isExecutable(python), "no /usr/bin/python3");
+    Process probe = new ProcessBuilder(python.toString(), "-c", "import websockets").redirectErrorStream(true).start();
+    Assumptions.assumeTrue(probe.waitFor(30, TimeUnit.SECONDS) && probe.exitValue() == 0, "no python3-websockets");
+    start("5m", 10, "");
+    String script = """
+        import asyncio, hashlib, os, sys, websockets
+        async def main():
+            async with websockets.connect(sys.argv[1], max_size=None) as ws:
+                await ws.send("hello from python")
+                print(await ws.recv())
+                big = os.urandom(3 * 1024 * 1024)
+                await ws.send(big)
+                echoed = await ws.recv()
+                print(hashlib.sha256(echoed).hexdigest() == hashlib.sha256(big).hexdigest(), len(echoed))
+        asyncio.run(main())
+        """;
+    Process p = new ProcessBuilder(python.toString(), "-c", script, ws("/ws/python").toString())
+        .redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), ISO_8859_1);
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as(out).isZero();
+    assertThat(out.lines().toList()).containsExactly("hello from python", "True " + (3 * 1024 * 1024));
   }
 
   /** Sends {@code request} on a new connection and reads one response. */
