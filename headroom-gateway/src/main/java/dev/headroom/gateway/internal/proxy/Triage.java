@@ -7,6 +7,7 @@ import dev.headroom.vend.format.VendRequestException;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -37,11 +38,12 @@ import java.util.TreeSet;
  * limits page at {@code service.humanUrl} ({@link LimitsPage}; 405 for other methods), the
  * route table (404, 405 with Allow), then the declared Content-Length against the vend route's
  * envelope bound and {@code limits.maxBodyBytes} (413), then an HTTP/1.1 request's offer to upgrade
- * its connection ({@code Upgrade}, RFC 9110 section 7.8) against the route's {@code upgrade}: 400
- * when the route allows none of the protocols offered (a route without {@code upgrade} allows
- * none: the request is refused rather than served without the upgrade, so that a WebSocket client
- * learns why instead of reading an ordinary response as a failed handshake), 400 for an upgrade
- * request with a body, else forwarded asking for the protocols the route allows.
+ * its connection ({@code Upgrade} with {@code Connection: upgrade}, RFC 9110 section 7.8) against
+ * the route's {@code upgrade}: 400 when the route allows none of the protocols offered (a route
+ * without {@code upgrade} allows none: the request is refused rather than served without the
+ * upgrade, so that a WebSocket client learns why instead of reading an ordinary response as a
+ * failed handshake), 400 for an upgrade request with a body, else forwarded asking for the
+ * protocols the route allows.
  */
 sealed interface Triage {
   String DISCOVERY_WELL_KNOWN = DiscoveryPaths.WELL_KNOWN;
@@ -144,12 +146,16 @@ sealed interface Triage {
   /**
    * The protocols an HTTP/1.1 request offers to upgrade its connection to (its Upgrade fields, RFC
    * 9110 section 7.8), as a comma-separated list, without {@code h2c}; null when it offers none.
-   * An HTTP/1.0 request's Upgrade is ignored (section 7.8 requires it), and so is {@code h2c}:
-   * RFC 9113 section 3.1 deprecates that upgrade, and a server that does not take an offered
-   * upgrade may carry on in HTTP/1.1 (section 7.8), which is what clients offering it expect.
+   * An offer is an Upgrade field together with the {@code upgrade} connection option, which its
+   * sender must send with it (section 7.8): an Upgrade field alone is a hop-by-hop field that
+   * lost its option on the way, and is dropped like any other (section 7.6.1). An HTTP/1.0
+   * request's Upgrade is ignored (section 7.8 requires it), and so is {@code h2c}: RFC 9113
+   * section 3.1 deprecates that upgrade, and a server that does not take an offered upgrade may
+   * carry on in HTTP/1.1 (section 7.8), which is what clients offering it expect.
    */
   static String upgradeOffer(HttpRequest request) {
-    if (!request.headers().contains(HttpHeaderNames.UPGRADE)) {
+    if (!request.headers().contains(HttpHeaderNames.UPGRADE)
+        || !request.headers().containsValue(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE, true)) {
       return null;
     }
     StringBuilder out = new StringBuilder();

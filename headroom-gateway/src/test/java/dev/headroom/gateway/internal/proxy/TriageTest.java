@@ -207,6 +207,10 @@ class TriageTest {
   @Test
   void h2cAndAnHttp10UpgradeAreIgnored_rfc9113_3_1_rfc9110_7_8() {
     assertThat(((Triage.Forward) admit(upgrade("/items", "h2c"))).upgrade()).isNull();
+    // without the upgrade connection option, Upgrade is a stray hop-by-hop field: dropped, not an offer
+    HttpRequest stray = get("/items");
+    stray.headers().set("connection", "keep-alive").set("upgrade", "websocket");
+    assertThat(((Triage.Forward) admit(stray)).upgrade()).isNull();
     HttpRequest old = new DefaultFullHttpRequest(HttpVersion.HTTP_1_0, HttpMethod.GET, "/items", Unpooled.EMPTY_BUFFER);
     old.headers().set("upgrade", "websocket");
     assertThat(((Triage.Forward) admit(old)).upgrade()).isNull();
@@ -215,7 +219,7 @@ class TriageTest {
   @Test
   void anUpgradeRequestWithABodyIs400AndTheBodyIsNotRead() throws Exception {
     HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/live");
-    r.headers().set("upgrade", "websocket").set("content-length", "5");
+    r.headers().set("connection", "upgrade").set("upgrade", "websocket").set("content-length", "5");
     JsonNode b = json(local(admit(r), 400, Triage.Body.UNREAD));
     assertThat(b.get("detail").asText()).isEqualTo("The request asks to upgrade its connection and carries a body.");
   }
