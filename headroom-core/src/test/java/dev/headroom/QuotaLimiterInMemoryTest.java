@@ -9,7 +9,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * The first example of {@link QuotaLimiter}'s class comment and the README's "Embedding Headroom",
+ * The first example of {@link QuotaLimiter}'s class comment and headroom-core/README.md's example,
  * run exactly as written: {@link QuotaLimiter#inMemory()} and one acquire line.
  */
 class QuotaLimiterInMemoryTest {

@@ -6,7 +6,8 @@
  * a {@link dev.headroom.gateway.ListenException}) and stops gracefully through
  * {@link dev.headroom.gateway.Gateway#drain(java.time.Duration)}. The configuration's sections are the
  * records of {@code dev.headroom.gateway.config}; the proxy itself is internal. The module's README
- * follows one request through it and records the design and performance decisions behind it.
+ * is the configuration reference (checked against the JSON Schema by its tests),
+ * follows one request through the proxy and records the design and performance decisions behind it.
  *
  * <p>May use: headroom-enforcement, headroom-vend, headroom-plans, headroom-redis (and what they may
  * use), Netty, Jackson (YAML), Micrometer and SLF4J. Never the checker or picocli.

@@ -39,7 +39,11 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * chromedriver, opens {@code /dashboard} on the admin port of a gateway under load (one API key
  * flooding, others within their quota), and the page must draw its charts, keep updating them from
  * the event stream, and show the flooding key at the top of the refusals table as its {@code pk}
- * hash. A screenshot is saved to {@code target/dashboard.png}.
+ * hash. The page reads as a person sees it: the heading is the service's name once (not "Headroom
+ * Headroom demo"), each legend shows the latest second's values while no cursor is over its chart
+ * (uPlot's "--" otherwise), and the time axis's ticks stand further apart than its widest label.
+ * A screenshot is saved to {@code target/dashboard.png} (the root README's picture, {@code
+ * docs/dashboard.png}, is a copy of one).
  *
  * <p>Needs {@code /usr/bin/chromium} and {@code /usr/bin/chromedriver} (Debian's {@code chromium}
  * and {@code chromium-driver}); {@code .ci/run} installs them when they are missing. Without them
@@ -62,7 +66,7 @@ class DashboardBrowserTest {
     upstream = new TestUpstream();
     Path config = dir.resolve("headroom.yaml");
     Files.writeString(config, """
-        service: {name: Browser test, description: "A gateway under load, watched in a browser."}
+        service: {name: Headroom demo, description: "A gateway under load, watched in a browser."}
         listen: {host: 127.0.0.1, port: 0}
         admin: {host: 127.0.0.1, port: 0}
         upstreams:
@@ -152,6 +156,21 @@ class DashboardBrowserTest {
     assertThat(top.getText()).contains("per-key").contains(flooding);
     assertThat(browser.findElement(By.id("status")).getText()).startsWith("Live");
     assertThat(browser.getPageSource()).doesNotContain("flooder-key").doesNotContain("calm-key");
+
+    assertThat(browser.findElement(By.tagName("h1")).getText()).isEqualTo("Headroom demo");
+    assertThat(browser.getTitle()).isEqualTo("Headroom demo: live usage");
+    for (String chart : List.of("chart-decisions", "chart-refusals", "chart-latency")) {
+      List<String> legend = browser.findElements(By.cssSelector("#" + chart + " .u-legend .u-value")).stream()
+          .map(WebElement::getText).toList();
+      assertThat(legend).as("%s legend", chart).isNotEmpty().doesNotContain("--", "");
+      assertThat(legend.get(0)).as("%s legend's time", chart).matches("\\d\\d:\\d\\d:\\d\\d");
+      WebElement el = browser.findElement(By.id(chart));
+      int gap = Integer.parseInt(el.getAttribute("data-x-gap"));
+      int label = Integer.parseInt(el.getAttribute("data-x-label"));
+      assertThat(label).as("%s: widest time label, px", chart).isPositive();
+      assertThat(gap).as("%s: narrowest gap between time ticks, px, against the widest label", chart)
+          .isGreaterThan(label);
+    }
 
     File shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
     Path saved = Path.of("target", "dashboard.png");

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The admin listener's live usage dashboard (README, "Admin port"): {@code /usage} and
+ * The admin listener's live usage dashboard (headroom-gateway/README.md, "Watching it live"): {@code /usage} and
  * {@code /usage/stream} through a running gateway on real sockets, the heavy hitters shown as
  * {@code pk} hashes and never as keys, the token that guards an admin listener bound beyond
  * loopback, and {@code /config} without passwords.
@@ -118,7 +118,7 @@ class DashboardTest {
 
     JsonNode top = u.path("topRefused").get(0);
     assertThat(top.path("policy").asText()).isEqualTo("per-key");
-    // the api-key partition: "key:" and the first 16 bytes of the key's SHA-256, in hex (README)
+    // the api-key partition: "key:" and the first 16 bytes of the key's SHA-256, in hex (headroom-gateway/README.md, "pk")
     String flooding = top.path("pk").asText();
     assertThat(flooding).isEqualTo(pk("per-key", "key:" + sha256Hex("flooding-caller-secret")));
     assertThat(top.path("count").asLong()).isEqualTo(35);

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A flood of distinct API keys against a gateway with {@code store.maxKeys: 20}: the refused key
- * stays refused (README, store section), and {@code /metrics} shows what the bounded store did:
+ * stays refused (headroom-gateway/README.md, "A key flood buys no quota"), and {@code /metrics} shows what the bounded store did:
  * keys tracked, evictions at rest and live, keys restored from what the store remembered, and
  * decisions made from the sketch for keys kept out.
  */

@@ -41,7 +41,12 @@ public final class TestUpstream implements AutoCloseable {
   private final ExecutorService pool = Executors.newCachedThreadPool();
 
   public TestUpstream() throws IOException {
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+    this(HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64));
+  }
+
+  /** The same script on {@code server}, bound and not yet started: an {@code HttpsServer} for an https upstream. */
+  TestUpstream(HttpServer server) {
+    this.server = server;
     server.createContext("/", this::handle);
     server.setExecutor(pool);
     server.start();

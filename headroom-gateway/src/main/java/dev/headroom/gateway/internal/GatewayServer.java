@@ -260,10 +260,10 @@ public final class GatewayServer implements AutoCloseable {
         port = d.port();
       }
       UpstreamPool old = previous.get(u.name());
-      if (old != null && old.sameOrigin(host, port)) {
+      if (old != null && old.sameOrigin(host, port, u.tls())) {
         pools.put(u.name(), old);
       } else {
-        pools.put(u.name(), new UpstreamPool(u.name(), host, port, u.maxConnections(),
+        pools.put(u.name(), new UpstreamPool(u.name(), host, port, u.tls(), u.maxConnections(),
             config.timeouts().connect(), clientChannel));
       }
     }

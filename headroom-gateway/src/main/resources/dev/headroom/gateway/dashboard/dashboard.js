@@ -12,6 +12,55 @@
 
   function width(el) { return Math.max(300, el.clientWidth || 460); }
 
+  var AXIS_FONT = "12px system-ui, sans-serif";
+  var measure = document.createElement("canvas").getContext("2d");
+
+  function two(n) { return (n < 10 ? "0" : "") + n; }
+
+  // An instant (epoch seconds) as the local time of day, hh:mm:ss: the window is two minutes, so
+  // the date would only repeat itself on every tick.
+  function clock(s) {
+    var d = new Date(s * 1000);
+    return two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds());
+  }
+
+  // The time axis's labels: uPlot places ticks at least `space` pixels apart, wider than a label,
+  // so labels never overlap. The narrowest gap between ticks and the widest label are kept on the
+  // chart's element (data-x-gap, data-x-label) for the browser test to compare.
+  function timeLabels(u, splits) {
+    var labels = splits.map(clock);
+    measure.font = AXIS_FONT;
+    var gap = Infinity;
+    var label = 0;
+    for (var i = 0; i < splits.length; i++) {
+      label = Math.max(label, measure.measureText(labels[i]).width);
+      if (i > 0) { gap = Math.min(gap, u.valToPos(splits[i], "x") - u.valToPos(splits[i - 1], "x")); }
+    }
+    var el = u.root.parentNode;
+    if (el) {
+      el.dataset.xGap = isFinite(gap) ? String(Math.round(gap)) : "";
+      el.dataset.xLabel = String(Math.ceil(label));
+    }
+    return labels;
+  }
+
+  // The value axis is as wide as its widest label, plus room for its unit's label beside it.
+  function valueAxisSize(u, values) {
+    measure.font = AXIS_FONT;
+    var w = 0;
+    (values || []).forEach(function (v) { w = Math.max(w, measure.measureText(String(v)).width); });
+    return Math.max(50, Math.ceil(w) + 36);
+  }
+
+  // The legend shows the values under the cursor; with no cursor over the chart (uPlot would show
+  // "--") it shows the latest second's values instead.
+  function latest(u) {
+    var n = u.data[0].length;
+    if (u.cursor.idx == null && n > 0) {
+      u.setLegend({ idx: n - 1 }, false);
+    }
+  }
+
   // (Re)draws the chart in element `id` with x values `t` and named series; the chart is rebuilt
   // only when the set of series changes, otherwise its data is replaced.
   function draw(id, t, series, unit) {
@@ -27,13 +76,21 @@
       var opts = {
         width: width(el), height: 220,
         scales: { x: { time: true } },
-        axes: [{}, { label: unit, size: 60 }],
-        series: [{}].concat(names.map(function (n, i) {
-          return { label: n, stroke: PALETTE[i % PALETTE.length], width: 1.5, spanGaps: false };
-        }))
+        axes: [
+          { font: AXIS_FONT, space: 90, values: timeLabels },
+          { font: AXIS_FONT, label: unit, size: valueAxisSize }
+        ],
+        padding: [null, 32, null, null],   // room for the last time label, centred on the last tick
+        legend: { live: true },
+        hooks: { ready: [latest], draw: [latest], setCursor: [latest] },
+        series: [{ label: "Time", value: function (u, v) { return v == null ? "--" : clock(v); } }]
+          .concat(names.map(function (n, i) {
+            return { label: n, stroke: PALETTE[i % PALETTE.length], width: 1.5, spanGaps: false };
+          }))
       };
       charts[id] = { key: key, plot: new uPlot(opts, data, el) };
     }
+    latest(charts[id].plot);
     el.dataset.points = String(t.length);
   }
 
@@ -66,6 +123,7 @@
 
   function render(u) {
     byId("service").textContent = u.service;
+    document.title = u.service + ": live usage";
     byId("window").textContent = String(u.seconds);
     var decisions = {};
     Object.keys(u.decisions).forEach(function (policy) {

@@ -81,7 +81,7 @@ public final class ConfigReader {
    * @param env the environment variables {@code pk.keyEnv} may name
    * @param folder the configuration file's folder, which relative file paths ({@code plans.resolver.file},
    *     {@code jwksFile}, {@code keyFile}, {@code passwordFile}, {@code pk.keyFile},
-   *     {@code admin.tokenFile}) resolve against; null for text without a file (the working directory)
+   *     {@code admin.tokenFile}, {@code upstreams.NAME.tls} files) resolve against; null for text without a file (the working directory)
    * @return every section, valid and with every reference resolved
    * @throws ConfigException listing every problem found
    */
@@ -119,7 +119,7 @@ public final class ConfigReader {
     Limits limits = limitsReader.limits(root.path("limits"));
     Timeouts timeouts = limitsReader.timeouts(root.path("timeouts"));
     Shutdown shutdown = limitsReader.shutdown(root.path("shutdown"));
-    Map<String, Upstream> upstreams = new UpstreamReader(problems).upstreams(root.path("upstreams"));
+    Map<String, Upstream> upstreams = new UpstreamReader(problems, folder).upstreams(root.path("upstreams"));
     Map<String, Policy> policies = new PolicyReader(problems, service == null ? null
         : service.origin().orElse(null)).policies(root.path("policies"));
     storeReader.leasedPolicies(store, policies);

@@ -64,7 +64,7 @@ public final class GatewayMessages implements HttpVocabulary {
   private GatewayMessages(ConfigSections config, Ticker ticker, Function<Route, PartitionKeyExposure> exposures) {
     this.config = config;
     this.ticker = ticker;
-    // trustedProxies believes Forwarded and X-Forwarded-For (README): Forwarded wins when a
+    // trustedProxies believes Forwarded and X-Forwarded-For (headroom-gateway/README.md, "Client addresses"): Forwarded wins when a
     // request carries both (RFC 7239 section 7.4), and the two are never mixed into one chain
     this.clients = ClientAddressResolver.builder()
         .trustedProxies(config.trustedProxies())
@@ -314,6 +314,19 @@ public final class GatewayMessages implements HttpVocabulary {
 
   static String upstreamUnreachable(Throwable cause) {
     return "The upstream service could not be reached (" + IoFailure.inWords(cause) + ").";
+  }
+
+  /**
+   * 502: the upstream is {@code https://} and its TLS handshake failed, so nothing was sent to it.
+   * Says only the class of the failure ({@code tlsFailure}: {@code unknown-ca}, {@code wrong-name},
+   * {@code expired}, {@code handshake-failed}); the certificate's details go to the log, not to callers.
+   */
+  static GatewayError upstreamNotSecure(UpstreamTlsFailure failure) {
+    return new GatewayError(502, "upstream_not_secure",
+        "The upstream service could not be reached securely: " + failure.words + ".",
+        "The gateway forwards a request only over a connection on which the service behind it has proved who it is,"
+            + " so that no request or answer passes through anyone else.",
+        Map.of("tlsFailure", failure.token));
   }
 
   static final String UPSTREAM_CLOSED_EARLY = "The upstream service closed the connection before answering.";

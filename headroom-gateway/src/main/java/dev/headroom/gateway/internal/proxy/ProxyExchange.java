@@ -22,11 +22,13 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
+import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -306,7 +308,11 @@ final class ProxyExchange implements ClientSink {
       return;
     }
     if (!f.isSuccess()) {
-      badGateway(GatewayMessages.upstreamUnreachable(f.cause()));
+      if (f.cause() instanceof UpstreamHandshakeException h) {
+        notSecure(pool, h.failure(), h.getCause());
+      } else {
+        badGateway(GatewayMessages.upstreamUnreachable(f.cause()));
+      }
       return;
     }
     boolean whole = envelope != null; // a vend call: its body was read whole to be decided
@@ -486,7 +492,7 @@ final class ProxyExchange implements ClientSink {
         case WRITABLE -> conn.maybeRead();
         case READ_COMPLETE -> upstreamReadComplete();
         case INACTIVE -> upstreamClosed();
-        case ERROR -> upstream.fail();
+        case ERROR -> upstreamFailed((Throwable) msg);
       }
     } finally {
       conn.exitEvent(outer);
@@ -670,6 +676,63 @@ final class ProxyExchange implements ClientSink {
   private void badGateway(String detail) {
     discardBody();
     local(snap.vocabulary().error(GatewayMessages.badGateway(detail), format, path()));
+  }
+
+  /**
+   * 502 for an https upstream whose handshake failed (nothing was sent to it), with one log line
+   * per {@link UpstreamPool#TLS_WARNING_INTERVAL} for the upstream, which names the reason.
+   */
+  private void notSecure(UpstreamPool pool, UpstreamTlsFailure failure, Throwable cause) {
+    pool.tlsWarning.warn(state.ticker, "upstream " + pool.name() + " (" + pool.authority()
+        + ") could not be reached securely: " + failure.words + " (" + tlsReason(cause) + ")");
+    discardBody();
+    local(snap.vocabulary().error(GatewayMessages.upstreamNotSecure(failure), format, path()));
+  }
+
+  /**
+   * The handshake's own words for the log: the deepest message of its causes, bounded; Netty's
+   * message for bytes that are not TLS (a plain HTTP server on the port) is their hex dump, so that
+   * one is said in words.
+   */
+  private static String tlsReason(Throwable cause) {
+    String reason = "no reason given";
+    Throwable t = cause;
+    for (int i = 0; t != null && i < 16; i++, t = t.getCause()) {
+      if (t instanceof NotSslRecordException) {
+        return "it answered with bytes that are not a TLS record: it does not speak TLS on this port";
+      }
+      if (t.getMessage() != null) {
+        reason = t.getMessage();
+      }
+    }
+    return reason.length() > 300 ? reason.substring(0, 300) + "..." : reason;
+  }
+
+  /**
+   * The upstream connection failed. A TLS failure before any of the response arrived is the
+   * handshake's end, not the exchange's: with TLS 1.3 the client's side of the handshake completes
+   * before the upstream has checked the client certificate, so an upstream refusing it (mutual
+   * TLS) says so with an alert after the request went up. That is a 502 saying the upstream
+   * could not be reached securely; any other failure closes the connection (heard as INACTIVE).
+   */
+  private void upstreamFailed(Throwable cause) {
+    if (isTls(cause) && !responseStarted() && phase.compareTo(ExchangePhase.RESPONDED) < 0) {
+      UpstreamPool pool = upstream.pool;
+      closeUpstream();
+      notSecure(pool, UpstreamTlsFailure.of(cause), cause);
+      return;
+    }
+    upstream.fail();
+  }
+
+  private static boolean isTls(Throwable cause) {
+    Throwable t = cause;
+    for (int i = 0; t != null && i < 16; i++, t = t.getCause()) {
+      if (t instanceof SSLException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void upstreamClosed() {

@@ -1,5 +1,7 @@
 package dev.headroom.gateway.internal.proxy;
 
+import dev.headroom.enforcement.ThrottledWarning;
+import dev.headroom.gateway.config.UpstreamTls;
 import dev.headroom.gateway.internal.wire.UpstreamHandler;
 import dev.headroom.gateway.internal.wire.UpstreamResponseDecoder;
 import io.netty.bootstrap.Bootstrap;
@@ -8,19 +10,27 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.LoggerFactory;
 
 /**
  * Keep-alive connections to one upstream, pooled per event loop: a client connection served by an
  * event loop takes its upstream connection from the same loop, so a request never crosses threads.
  * Each loop keeps at most {@code maxIdle} idle connections; an idle connection that the upstream
  * closes leaves the pool on its own.
+ *
+ * <p>An {@code https://} upstream's connections carry TLS ({@link UpstreamTlsContext}): a new
+ * connection is handed out only once its handshake has succeeded, and is pooled and reused like a
+ * plain one afterwards, so a keep-alive connection pays for one handshake however many exchanges
+ * it carries. A failed handshake fails the acquisition with an {@link UpstreamHandshakeException}.
  *
  * <p>Thread-safety: the deque of each loop is only touched from that loop.
  */
@@ -29,9 +39,13 @@ public final class UpstreamPool {
   static final AttributeKey<UpstreamPool> POOL = AttributeKey.valueOf("headroom.pool");
   /** Pipeline names of the response decoder and the exchange's handler on every upstream channel. */
   static final String DECODER = "decoder";
+  /** Pipeline name of the TLS handler on the channels of an {@code https://} upstream. */
+  static final String TLS = "tls";
   static final String EXCHANGE = "exchange";
   /** Longest response head accepted from an upstream: status line and fields. */
   static final int MAX_RESPONSE_HEAD = 4096 + 65536;
+  /** The least time between two log lines about this upstream's failed TLS handshakes. */
+  static final Duration TLS_WARNING_INTERVAL = Duration.ofSeconds(10);
 
   private final String name;
   private final String host;
@@ -39,6 +53,16 @@ public final class UpstreamPool {
   private final int maxIdle;
   private final Duration connectTimeout;
   private final Class<? extends Channel> channelClass;
+  /** The TLS settings (present for an https upstream), kept to tell whether a reload may keep this pool. */
+  private final Optional<UpstreamTls> tlsSettings;
+  /** TLS to the upstream; null for an http upstream. */
+  private final UpstreamTlsContext tls;
+  /**
+   * This upstream's failed TLS handshakes, logged at most once per {@link #TLS_WARNING_INTERVAL}
+   * with a count of the others: an upstream whose certificate expired fails every request alike.
+   */
+  final ThrottledWarning tlsWarning = new ThrottledWarning(TLS_WARNING_INTERVAL,
+      LoggerFactory.getLogger(UpstreamPool.class)::warn);
   private final Map<EventLoop, ArrayDeque<Channel>> idle = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
@@ -46,16 +70,21 @@ public final class UpstreamPool {
    * A pool of connections to {@code host:port}, keeping at most {@code maxIdle} idle per event loop.
    *
    * @param name the upstream's name in the configuration
+   * @param tls how TLS is spoken to the upstream; empty for plain HTTP
+   * @param connectTimeout bounds the TCP connect, and then the TLS handshake
    * @param channelClass the socket channel type of the event loops
+   * @throws IllegalArgumentException when the JDK refuses the TLS settings' certificates or key
    */
-  public UpstreamPool(String name, String host, int port, int maxIdle, Duration connectTimeout,
-      Class<? extends Channel> channelClass) {
+  public UpstreamPool(String name, String host, int port, Optional<UpstreamTls> tls, int maxIdle,
+      Duration connectTimeout, Class<? extends Channel> channelClass) {
     this.name = name;
     this.host = host;
     this.port = port;
     this.maxIdle = maxIdle;
     this.connectTimeout = connectTimeout;
     this.channelClass = channelClass;
+    this.tlsSettings = tls;
+    this.tls = tls.map(UpstreamTlsContext::of).orElse(null);
   }
 
   String name() {
@@ -66,9 +95,9 @@ public final class UpstreamPool {
     return host + ":" + port;
   }
 
-  /** Whether this pool connects to {@code host:port}, so that a reload can keep it. */
-  public boolean sameOrigin(String host, int port) {
-    return this.host.equals(host) && this.port == port;
+  /** Whether this pool connects to {@code host:port} with the same TLS settings, so that a reload can keep it. */
+  public boolean sameOrigin(String host, int port, Optional<UpstreamTls> tls) {
+    return this.host.equals(host) && this.port == port && tlsSettings.equals(tls);
   }
 
   /** An open connection on the given loop: an idle one, or a new one. Call on {@code loop}. */
@@ -90,6 +119,9 @@ public final class UpstreamPool {
         .handler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
+            if (tls != null) {
+              ch.pipeline().addLast(TLS, tls.newHandler(ch.alloc(), host, port, connectTimeout));
+            }
             // no encoder: the exchange writes request heads and bodies as bytes (ProxyHandler)
             ch.pipeline().addLast(DECODER, new UpstreamResponseDecoder(MAX_RESPONSE_HEAD));
             ch.pipeline().addLast(EXCHANGE, new UpstreamHandler());
@@ -106,12 +138,33 @@ public final class UpstreamPool {
             c.eventLoop().execute(() -> q2.remove(c));
           }
         });
-        promise.setSuccess(c);
+        if (tls == null) {
+          promise.setSuccess(c);
+        } else {
+          handshake(c, promise);
+        }
       } else {
         promise.setFailure(done.cause());
       }
     });
     return promise;
+  }
+
+  /**
+   * Hands {@code c} out once its TLS handshake succeeded. Auto-read is off, so the first read is
+   * asked for here; the TLS handler asks for more itself until the handshake is done.
+   */
+  private void handshake(Channel c, Promise<Channel> promise) {
+    SslHandler ssl = (SslHandler) c.pipeline().get(TLS);
+    ssl.handshakeFuture().addListener(h -> {
+      if (h.isSuccess()) {
+        promise.setSuccess(c);
+      } else {
+        c.close();
+        promise.setFailure(new UpstreamHandshakeException(UpstreamTlsFailure.of(h.cause()), h.cause()));
+      }
+    });
+    c.read();
   }
 
   /** Returns a connection whose exchange completed cleanly. Call on the channel's loop. */
