@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.headroom.ManualTicker;
 import dev.headroom.gateway.ProxyFramingTest.Message;
 import dev.headroom.gateway.ProxyFramingTest.Wire;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -58,12 +59,14 @@ class WebSocketGatewayTest {
   Path dir;
   WebSocketEchoUpstream upstream;
   Gateway gateway;
+  /** The gateway's timers in virtual time, for the test that drives them; null for the rest. */
+  ManualTimers timers;
   final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   /** Starts the echo and a gateway in front of it; {@code extra} is YAML added at the top level. */
   void start(String tunnelIdle, int inFlight, String extra) throws Exception {
     upstream = new WebSocketEchoUpstream();
-    gateway = Gateway.builder(GatewayConfig.parse("""
+    Gateway.Builder b = Gateway.builder(GatewayConfig.parse("""
         service: {name: WebSocket test}
         listen: {host: 127.0.0.1, port: 0}
         admin: {host: 127.0.0.1, port: 0}
@@ -78,7 +81,11 @@ class WebSocketGatewayTest {
           - {name: ws, method: GET, path: "/ws/**", upstream: echo, policies: [in-flight], upgrade: [websocket]}
           - {name: refusing, method: GET, path: "/reject", upstream: echo, upgrade: [websocket]}
           - {name: plain, method: GET, path: "/plain", upstream: echo}
-        """.formatted(tunnelIdle, extra, upstream.port(), inFlight), "ws.yaml")).threads(2).start();
+        """.formatted(tunnelIdle, extra, upstream.port(), inFlight), "ws.yaml"));
+    if (timers != null) {
+      b.ticker(timers.ticker()).timers(timers);
+    }
+    gateway = b.threads(2).start();
   }
 
   @AfterEach
@@ -300,19 +307,32 @@ class WebSocketGatewayTest {
     }
   }
 
-  /** A tunnel that carries nothing for timeouts.tunnelIdle is closed, and its lease given back. */
+  /**
+   * A tunnel that carries nothing either way for timeouts.tunnelIdle is closed, and its lease given
+   * back; each byte it carries starts the idle time again. Time is virtual (the gateway's timers).
+   */
   @Test
   void anIdleTunnelClosesAfterTunnelIdleAndGivesItsLeaseBack() throws Exception {
-    start("400ms", 1, "");
+    timers = new ManualTimers(ManualTicker.atFixedInstant());
+    start("10s", 1, "");
     Collector c = new Collector();
     WebSocket w = open("/ws/idle", c);
-    CompletableFuture<Object> echoed = c.expect();
-    w.sendText("ping", true).get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
-    assertThat(echoed.get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)).isEqualTo("ping");
+    echo(w, c, "at 0s");
+    timers.advance(Duration.ofSeconds(9));
+    echo(w, c, "at 9s, before the idle time"); // still open, and the idle time starts again
+    timers.advance(Duration.ofSeconds(9));
+    echo(w, c, "at 18s, 9s after the last message");
+    assertThat(c.ended).isNotDone();
+    timers.advance(Duration.ofSeconds(10));
     // the gateway closes both connections without a WebSocket close frame: the client sees the end
-    Object end = c.ended.get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
-    assertThat(end).isNotNull();
+    assertThat(c.ended.get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)).isNotNull();
     openOnceReleased("/ws/after-idle").abort();
+  }
+
+  void echo(WebSocket w, Collector c, String text) throws Exception {
+    CompletableFuture<Object> echoed = c.expect();
+    w.sendText(text, true).get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+    assertThat(echoed.get(TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)).isEqualTo(text);
   }
 
   @Test
