@@ -12,7 +12,9 @@ import java.util.Set;
  * redirects (3xx) go out without RateLimit fields (draft-09 section 6), whether the route is listed
  * in the discovery document ({@code listed: false} keeps it out, Graceful Boundaries SC-4), and the
  * optional field rules it turns on (jitter, fields only near exhaustion, the remaining/reset ratio
- * cap: headroom-http {@link FieldRules}), and what a request costs.
+ * cap: headroom-http {@link FieldRules}), what a request costs, and the protocols a request may
+ * upgrade its connection to ({@code upgrade}, lower case, such as {@code websocket}; empty: none,
+ * and a request asking for an upgrade is refused with 400).
  */
 public record Route(
     String name,
@@ -27,9 +29,11 @@ public record Route(
     Optional<Vend> vend,
     boolean listed,
     FieldRules fields,
-    RouteCost cost) {
+    RouteCost cost,
+    Set<String> upgrade) {
   public Route {
     methods = Set.copyOf(methods);
+    upgrade = Set.copyOf(upgrade);
     policies = List.copyOf(policies);
     dialects = List.copyOf(dialects);
   }

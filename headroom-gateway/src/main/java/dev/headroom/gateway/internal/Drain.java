@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * close}, RFC 9112 section 9.6, and an idle keep-alive connection closes at once), and the drain is
  * over when the last client connection has closed, or when {@code shutdown.drainTimeout} has passed
  * on the gateway's {@link Timers}, whichever is first; connections still open then are closed, which
- * cuts their exchanges.
+ * cuts their exchanges. A connection that became a tunnel (an upgrade, such as a WebSocket) has no
+ * response left to say {@code Connection: close} with, so it is not retired: it runs until it
+ * closes or is cut, and its exchange then settles (its leases given back) as any other.
  *
  * <p>State: the open client connections (a channel group, each removed as it closes), whether the
  * drain has begun, and its outcome ({@code true} when every exchange finished in time). A connection

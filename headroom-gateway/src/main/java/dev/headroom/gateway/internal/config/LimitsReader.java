@@ -8,7 +8,7 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Reads the size bounds on requests ({@code limits}), the upstream and client {@code timeouts}, and
+ * Reads the size bounds on requests ({@code limits}), the upstream, client and tunnel {@code timeouts}, and
  * how long a drain waits for exchanges in flight ({@code shutdown}).
  */
 final class LimitsReader extends SectionReader {
@@ -39,11 +39,12 @@ final class LimitsReader extends SectionReader {
     if (!object("timeouts", n)) {
       return null;
     }
-    keys("timeouts", n, "connect", "response", "idle");
+    keys("timeouts", n, "connect", "response", "idle", "tunnelIdle");
     Duration connect = duration("timeouts.connect", n.path("connect"), Duration.ofSeconds(2));
     Duration response = duration("timeouts.response", n.path("response"), Duration.ofSeconds(30));
     Duration idle = duration("timeouts.idle", n.path("idle"), Duration.ofSeconds(60));
-    return new Timeouts(connect, response, idle);
+    Duration tunnelIdle = duration("timeouts.tunnelIdle", n.path("tunnelIdle"), Timeouts.DEFAULT_TUNNEL_IDLE);
+    return new Timeouts(connect, response, idle, tunnelIdle);
   }
 
   Shutdown shutdown(JsonNode n) {

@@ -22,10 +22,12 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 /**
  * Reads {@code routes}, in the order they are matched: method(s), path template, upstream, policies
@@ -74,7 +76,7 @@ final class RouteReader extends SectionReader {
         continue;
       }
       keys(path, r, "name", "type", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors", "omitOnRedirect",
-          "pk", "vend", "listed", "jitter", "onlyNearExhaustion", "capRemainingToResetRatio", "cost");
+          "pk", "vend", "listed", "jitter", "onlyNearExhaustion", "capRemainingToResetRatio", "cost", "upgrade");
       String type = optionalText(path + ".type", r.path("type")).orElse("http");
       if (!type.equals("http") && !type.equals("vend")) {
         problem(path + ".type", r.path("type"), "http (forwarded as it is) or vend (the vend rate-limit extension)");
@@ -168,6 +170,7 @@ final class RouteReader extends SectionReader {
       Optional<PartitionKeyMode> pk = r.path("pk").isMissingNode() ? Optional.empty() : pkReader.pkMode(path + ".pk", r.path("pk"));
       boolean listed = bool(path + ".listed", r.path("listed"), true);
       RouteCost cost = new RulesReader(problems).cost(path + ".cost", r.path("cost"));
+      Set<String> upgrade = upgrade(path + ".upgrade", r.path("upgrade"), methods, isVend);
       RouteSettings settings = fieldOptions(path, r);
       FieldRules fields = FieldRules.none();
       if (problems.size() == before && !names.isEmpty()) {
@@ -191,10 +194,52 @@ final class RouteReader extends SectionReader {
         addModelProblems(model.problems(), before);
       }
       out.add(new Route(name, methods, template, upstream, names, dialects, normalise, omitOnRedirect, pk, vend, listed,
-          fields, cost));
+          fields, cost, upgrade));
     }
     return out;
   }
+
+  /**
+   * The protocols a request on the route may upgrade its connection to ({@code upgrade}, RFC 9110
+   * section 7.8): a list of protocol names such as {@code websocket}, each a token, kept in lower
+   * case (the names are case-insensitive). Not on a vend route, and only on a route that takes GET
+   * (a WebSocket handshake is a GET, RFC 6455 section 4.1). {@code h2c} is refused: RFC 9113
+   * section 3.1 deprecates it, and the gateway ignores a request's offer of it.
+   */
+  private Set<String> upgrade(String path, JsonNode n, Set<String> methods, boolean isVend) {
+    if (n.isMissingNode()) {
+      return Set.of();
+    }
+    if (isVend) {
+      problem(path, n, "no upgrade on a vend route: a vend call is one request and one response");
+      return Set.of();
+    }
+    if (!n.isArray() || n.isEmpty()) {
+      problem(path, n, "a list of protocols such as [websocket]");
+      return Set.of();
+    }
+    Set<String> out = new LinkedHashSet<>();
+    for (int i = 0; i < n.size(); i++) {
+      JsonNode p = n.get(i);
+      String pp = path + "[" + i + "]";
+      String name = p.isTextual() ? p.asText().toLowerCase(Locale.ROOT) : "";
+      if (!UPGRADE_TOKEN.matcher(name).matches()) {
+        problem(pp, p, "a protocol name (a token, such as websocket)");
+      } else if (name.equals("h2c")) {
+        problem(pp, p, "a protocol other than h2c (deprecated by RFC 9113 section 3.1; offers of it are ignored)");
+      } else if (!out.add(name)) {
+        problem(pp, p, "each protocol once");
+      }
+    }
+    if (!out.isEmpty() && !methods.contains("GET")) {
+      problem(path, n, "upgrade only on a route that takes GET (a WebSocket handshake is a GET, RFC 6455 section 4.1)");
+    }
+    return out;
+  }
+
+  /** A protocol name of Upgrade (RFC 9110 section 7.8): a token, with an optional "/" version token. */
+  private static final Pattern UPGRADE_TOKEN =
+      Pattern.compile("[!#$%&'*+.^_`|~0-9a-z-]+(/[!#$%&'*+.^_`|~0-9a-z-]+)?");
 
   /**
    * The settings model's reading of one route (headroom-enforcement's {@link SettingsReader}, the

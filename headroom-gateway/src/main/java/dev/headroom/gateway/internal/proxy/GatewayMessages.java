@@ -231,6 +231,32 @@ public final class GatewayMessages implements HttpVocabulary {
         Map.of("allowedMethods", List.copyOf(allowed)));
   }
 
+  /**
+   * 400: the request asks to upgrade its connection (RFC 9110 section 7.8) to {@code offered},
+   * which the route does not allow ({@code allowed}, sorted; empty when the route takes no upgrade,
+   * {@code routes[].upgrade}).
+   */
+  static GatewayError upgradeNotAllowed(String path, String offered, Collection<String> allowed) {
+    String accepts = allowed.isEmpty() ? "does not accept connection upgrades"
+        : "accepts Upgrade: " + String.join(", ", allowed) + " only";
+    return new GatewayError(400, "upgrade_not_allowed",
+        "The route " + path + " " + accepts + ", not Upgrade: " + offered + ".",
+        "A route switches a connection only to the protocols its service is configured to speak, so that no"
+            + " connection becomes a tunnel its limits were not set for.",
+        Map.of("field", "Upgrade", "allowedUpgrades", List.copyOf(allowed),
+            "expected", allowed.isEmpty() ? "A request without Upgrade." : "Upgrade: " + String.join(", ", allowed) + "."));
+  }
+
+  /** 400: an upgrade request with a body: the connection would switch in the middle of it (RFC 9110 section 7.8). */
+  static GatewayError upgradeWithBody() {
+    return new GatewayError(400, "malformed_request",
+        "The request asks to upgrade its connection and carries a body.",
+        "A connection switches protocols right after the request that asks for it, so that request has no body to"
+            + " finish first.",
+        Map.of("field", "Upgrade", "expected", "An upgrade request without a body, such as a WebSocket handshake"
+            + " (RFC 6455 section 4.1)."));
+  }
+
   /** 413: the request body is over {@code limits.maxBodyBytes} (RFC 9110 section 15.5.14). */
   static GatewayError contentTooLarge(long maxBody) {
     return new GatewayError(413, "content_too_large",

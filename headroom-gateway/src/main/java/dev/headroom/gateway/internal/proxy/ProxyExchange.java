@@ -69,6 +69,8 @@ final class ProxyExchange implements ClientSink {
   final CompiledRoute route;
   /** A vend route's settings (seed 003); null for any other request. */
   final VendRoutes vend;
+  /** The Upgrade protocols asked of the upstream (RFC 9110 section 7.8); null for an ordinary request. */
+  final String upgrade;
 
   // Mutable, each for the reason given: the rest of the exchange's state lives in the upstream
   // leg, the relay, and the values the decision steps return.
@@ -113,12 +115,15 @@ final class ProxyExchange implements ClientSink {
     if (triage instanceof Triage.Forward f) {
       this.route = f.route();
       this.vend = null;
+      this.upgrade = f.upgrade();
     } else if (triage instanceof Triage.Vend v) {
       this.route = v.route();
       this.vend = v.vend();
+      this.upgrade = null;
     } else {
       this.route = null;
       this.vend = null;
+      this.upgrade = null;
     }
   }
 
@@ -320,14 +325,17 @@ final class ProxyExchange implements ClientSink {
       ByteBuf call = envelope.take();
       envelope = null;
       upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, false, call.readableBytes(),
-          conn.transport().secure(), conn.ctx.alloc()));
+          null, conn.transport().secure(), conn.ctx.alloc()));
       body = BodyFate.SENT;
       awaitResponse();
       upstream.writeAndFlush(call);
       upstream.read();
       return;
     }
-    upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, upstream.chunked, -1,
+    if (upgrade != null) {
+      upstream.expectUpgrade();
+    }
+    upstream.write(UpstreamRequestWriter.head(request, host, forFor, forwarded, upstream.chunked, -1, upgrade,
         conn.transport().secure(), conn.ctx.alloc()));
     awaitResponse();
     if (body.complete()) {
@@ -519,6 +527,10 @@ final class ProxyExchange implements ClientSink {
       }
       return;
     }
+    if (h.status() == 101 && upgrade != null) {
+      switchProtocols(h);
+      return;
+    }
     if (h.status() < 200) {
       upstream.read(); // interim responses: 100-continue was answered already
       return;
@@ -543,6 +555,48 @@ final class ProxyExchange implements ClientSink {
     } else {
       upstream.read(); // read whole: a normalised error's body is dropped, a vend response decorated
     }
+  }
+
+  /**
+   * The upstream accepted the upgrade (101, RFC 9110 section 15.2.2): its head goes to the client
+   * with the protocol it switched to, and both connections become a {@link Tunnel}. The request
+   * was decided as one request; the decision's leases (a {@code concurrent-requests} policy's)
+   * stay held until the tunnel closes, when the exchange ends and settles as any other, its bytes
+   * each way counted as request and response bytes (and charged to {@code content-bytes}
+   * policies), and its access log line written with status 101. The upstream connection never
+   * goes back to its pool.
+   */
+  private void switchProtocols(ResponseHead h) {
+    if (accounting != null) {
+      accounting.response(h.status(), route.route().cost().chargeHeader().map(h::get).orElse(null));
+    }
+    long wait = conn.now() - upstream.sentNanos;
+    state.metrics.upstreamLatency(upstream.pool.name(), wait);
+    log.head(h.status(), wait);
+    enter(ExchangePhase.RELAYING);
+    String protocol = h.get("upgrade");
+    Channel client = conn.ctx.channel();
+    conn.rawOut.write(RawRelay.head(h, this, true, false, protocol == null ? upgrade : protocol, conn.ctx.alloc()),
+        conn.rawOut.voidPromise());
+    UpstreamLeg leg = upstream;
+    upstream = null; // the tunnel owns the connection now, and closes it
+    Channel up = leg.switched();
+    conn.handOver(this);
+    Tunnel.open(client, up, conn.state.timers, snap.config().timeouts().tunnelIdle(), this::tunnelClosed);
+    conn.dropDecoder(); // bytes the client sent after the request reach the tunnel
+    leg.dropDecoder(); // bytes the upstream sent after its 101 reach the tunnel, after the head
+    client.flush();
+  }
+
+  /** The tunnel closed: the exchange ends with the bytes it carried each way. */
+  private void tunnelClosed(Tunnel.Closed c) {
+    requestBytes = c.fromClient();
+    responseBytes = c.fromUpstream();
+    LOG.debug("tunnel closed ({}): {} bytes from the client, {} from the upstream", c.reason(), c.fromClient(),
+        c.fromUpstream());
+    keepAlive = false;
+    enter(ExchangePhase.RESPONDED);
+    end(true);
   }
 
   /** The upstream's read batch is over: flush what it produced to the client, once. */

@@ -465,6 +465,40 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
     LingeringClose.close(ctx.channel(), timers);
   }
 
+  /**
+   * The exchange in progress switched the connection to another protocol (a 101 it asked for, RFC
+   * 9110 section 7.8): the connection leaves HTTP for good. Its timer stops, anything queued after
+   * the request is dropped (a client sends nothing after an upgrade request until it reads the
+   * 101, RFC 6455 section 4.1), and this handler and the HTTP encoder come out of the pipeline,
+   * so that the tunnel's end added after this call is the last handler; call
+   * {@link #dropDecoder} once it is in place. From here on the tunnel owns the connection, and the
+   * exchange ends when it closes; a drain leaves it running until {@code shutdown.drainTimeout}.
+   */
+  void handOver(ProxyExchange ex) {
+    if (current == ex) {
+      current = null;
+    }
+    closing = true;
+    if (timer != null) {
+      timer.cancel();
+      timer = null;
+    }
+    Object m;
+    while ((m = pending.pollFirst()) != null) {
+      ReferenceCountUtil.release(m);
+    }
+    ctx.pipeline().remove(this);
+    ctx.pipeline().remove(CODEC);
+  }
+
+  /** Removes the request decoder, which hands the bytes it holds after the request on to the tunnel's end. */
+  void dropDecoder() {
+    RequestDecoder decoder = ctx.pipeline().get(RequestDecoder.class);
+    if (decoder != null) {
+      ctx.pipeline().remove(decoder);
+    }
+  }
+
   /** Called by an exchange once its response is written and its request fully read. */
   void finished(ProxyExchange ex, boolean keepAlive) {
     if (current != ex) {

@@ -7,6 +7,7 @@ import dev.headroom.gateway.internal.wire.ResponseHead;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The raw path: a response forwarded as received. The head's kept field lines are copied as
@@ -20,6 +21,7 @@ final class RawRelay implements ResponseRelay {
   /** Body pieces up to this size are copied into the head's buffer rather than written apart. */
   private static final int JOIN_BYTES = 4096;
   private static final int CRLF = ('\r' << 8) | '\n';
+  private static final byte[] CONNECTION_UPGRADE = "connection: upgrade\r\n".getBytes(StandardCharsets.US_ASCII);
 
   private final ClientSink client;
   private final ChannelHandlerContext out;
@@ -29,12 +31,17 @@ final class RawRelay implements ResponseRelay {
   RawRelay(ClientSink client, ResponseHead h) {
     this.client = client;
     this.out = client.bytesOut();
-    this.pendingHead = head(h, client, client.keepAlive(), client.http10(), out.alloc());
+    this.pendingHead = head(h, client, client.keepAlive(), client.http10(), null, out.alloc());
   }
 
-  /** The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours. */
+  /**
+   * The client's response head from the upstream's: its fields minus hop-by-hop ones, plus ours.
+   * With {@code upgrade} (a 101 the client asked for, RFC 9110 section 15.2.2) the connection's fate
+   * is {@code Connection: upgrade} and {@code Upgrade: upgrade}, the protocol the connection now
+   * speaks; without it (null), close or keep-alive as {@code keepAlive} says.
+   */
   static ByteBuf head(ResponseHead h, ClientSink client, boolean keepAlive,
-      boolean http10Client, ByteBufAllocator alloc) {
+      boolean http10Client, String upgrade, ByteBufAllocator alloc) {
     byte[] raw = h.raw();
     HeadBytes b = HeadBytes.begin();
     // Lines that go out exactly as they came (an HTTP/1.1 status line with its reason, field
@@ -86,7 +93,10 @@ final class RawRelay implements ResponseRelay {
       b.writeBytes(raw, runStart, runEnd - runStart);
     }
     client.writeFields(h.status(), (name, value) -> b.field(name, value));
-    if (!keepAlive) {
+    if (upgrade != null) {
+      b.writeBytes(CONNECTION_UPGRADE);
+      b.field("upgrade", upgrade);
+    } else if (!keepAlive) {
       b.writeBytes(HeadBytes.CONNECTION_CLOSE);
     } else if (http10Client) {
       b.writeBytes(HeadBytes.CONNECTION_KEEP_ALIVE);

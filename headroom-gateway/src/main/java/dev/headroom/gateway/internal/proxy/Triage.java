@@ -7,15 +7,21 @@ import dev.headroom.vend.format.VendRequestException;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * What the gateway does with a request, decided from its head alone, before any quota is
@@ -31,7 +37,13 @@ import java.util.OptionalLong;
  * gate's answer, {@code Gate.discoveryAnswer}: ETag, Cache-Control, 304 for If-None-Match), the
  * limits page at {@code service.humanUrl} ({@link LimitsPage}; 405 for other methods), the
  * route table (404, 405 with Allow), then the declared Content-Length against the vend route's
- * envelope bound and {@code limits.maxBodyBytes} (413).
+ * envelope bound and {@code limits.maxBodyBytes} (413), then an HTTP/1.1 request's offer to upgrade
+ * its connection ({@code Upgrade} with {@code Connection: upgrade}, RFC 9110 section 7.8) against
+ * the route's {@code upgrade}: 400 when the route allows none of the protocols offered (a route
+ * without {@code upgrade} allows none: the request is refused rather than served without the
+ * upgrade, so that a WebSocket client learns why instead of reading an ordinary response as a
+ * failed handshake), 400 for an upgrade request with a body, else forwarded asking for the
+ * protocols the route allows.
  */
 sealed interface Triage {
   String DISCOVERY_WELL_KNOWN = DiscoveryPaths.WELL_KNOWN;
@@ -48,8 +60,12 @@ sealed interface Triage {
   /** The gateway answers the request itself. */
   record Local(LocalResponse response, Body body) implements Triage {}
 
-  /** The request goes to the route's upstream once its policies allow it. */
-  record Forward(CompiledRoute route) implements Triage {}
+  /**
+   * The request goes to the route's upstream once its policies allow it; {@code upgrade} is the
+   * Upgrade protocols it asks the upstream for (those of the request's that the route allows), or
+   * null for an ordinary request.
+   */
+  record Forward(CompiledRoute route, String upgrade) implements Triage {}
 
   /** A vend route's call: its envelope is read whole and decided before anything is forwarded. */
   record Vend(CompiledRoute route, VendRoutes vend) implements Triage {}
@@ -111,7 +127,65 @@ sealed interface Triage {
     if (declared > maxBody) {
       return new Local(snap.vocabulary().error(GatewayMessages.contentTooLarge(maxBody), format, path), Body.UNREAD);
     }
-    return vend != null ? new Vend(route, vend) : new Forward(route);
+    String offered = request.protocolVersion().equals(HttpVersion.HTTP_1_1) ? upgradeOffer(request) : null;
+    if (offered != null) {
+      String accepted = vend == null ? accepted(offered, route.route().upgrade()) : null;
+      if (accepted == null) {
+        String quoted = offered.length() <= 80 ? offered : offered.substring(0, 80) + "...";
+        return new Local(snap.vocabulary().error(GatewayMessages.upgradeNotAllowed(path, quoted,
+            new TreeSet<>(vend == null ? route.route().upgrade() : Set.of())), format, path), Body.DROP);
+      }
+      if (!(request instanceof LastHttpContent)) {
+        return new Local(snap.vocabulary().error(GatewayMessages.upgradeWithBody(), format, path), Body.UNREAD);
+      }
+      return new Forward(route, accepted);
+    }
+    return vend != null ? new Vend(route, vend) : new Forward(route, null);
+  }
+
+  /**
+   * The protocols an HTTP/1.1 request offers to upgrade its connection to (its Upgrade fields, RFC
+   * 9110 section 7.8), as a comma-separated list, without {@code h2c}; null when it offers none.
+   * An offer is an Upgrade field together with the {@code upgrade} connection option, which its
+   * sender must send with it (section 7.8): an Upgrade field alone is a hop-by-hop field that
+   * lost its option on the way, and is dropped like any other (section 7.6.1). An HTTP/1.0
+   * request's Upgrade is ignored (section 7.8 requires it), and so is {@code h2c}: RFC 9113
+   * section 3.1 deprecates that upgrade, and a server that does not take an offered upgrade may
+   * carry on in HTTP/1.1 (section 7.8), which is what clients offering it expect.
+   */
+  static String upgradeOffer(HttpRequest request) {
+    if (!request.headers().contains(HttpHeaderNames.UPGRADE)
+        || !request.headers().containsValue(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE, true)) {
+      return null;
+    }
+    StringBuilder out = new StringBuilder();
+    for (String line : request.headers().getAll(HttpHeaderNames.UPGRADE)) {
+      for (String member : line.split(",")) {
+        String p = member.strip();
+        if (!p.isEmpty() && !p.equalsIgnoreCase("h2c")) {
+          out.append(out.length() == 0 ? "" : ", ").append(p);
+        }
+      }
+    }
+    return out.length() == 0 ? null : out.toString();
+  }
+
+  /**
+   * The offered protocols that {@code allowed} (lower case) names, as the request wrote them, in
+   * its order; null when there is none. A protocol offered with a version ({@code name/version})
+   * is allowed by its name alone or by the name with that version.
+   */
+  static String accepted(String offered, Set<String> allowed) {
+    StringBuilder out = new StringBuilder();
+    for (String member : offered.split(",")) {
+      String p = member.strip();
+      String lower = p.toLowerCase(Locale.ROOT);
+      int slash = lower.indexOf('/');
+      if (allowed.contains(lower) || slash > 0 && allowed.contains(lower.substring(0, slash))) {
+        out.append(out.length() == 0 ? "" : ", ").append(p);
+      }
+    }
+    return out.length() == 0 ? null : out.toString();
   }
 
   /**

@@ -42,6 +42,30 @@ final class UpstreamLeg {
     handler.attach(sink);
     decoder.expectNoBody(headRequest);
     decoder.dechunk(false);
+    decoder.expectUpgrade(false);
+  }
+
+  /** The request asks to upgrade the connection: a 101 switches it (see {@link UpstreamResponseDecoder#expectUpgrade}). */
+  void expectUpgrade() {
+    decoder.expectUpgrade(true);
+    reusable = false; // whatever the answer, a connection asked to switch goes back to no pool
+  }
+
+  /**
+   * The upstream switched protocols: the connection leaves HTTP and its pool for good. The
+   * exchange's handler comes out of its pipeline, so that what the connection reads next reaches
+   * the end a {@link Tunnel} adds; call {@link #dropDecoder} once that end is in place.
+   */
+  Channel switched() {
+    reusable = false;
+    handler.detach();
+    channel.pipeline().remove(handler);
+    return channel;
+  }
+
+  /** Removes the response decoder, which hands the bytes it holds after the 101 on to the tunnel's end. */
+  void dropDecoder() {
+    channel.pipeline().remove(decoder);
   }
 
   /**

@@ -19,7 +19,10 @@ import java.util.Set;
  * section 7.6.1) and Expect, with this hop's Forwarded element and X-Forwarded-* (RFC 7239)
  * added, and the body's framing: chunked when it came chunked, else its Content-Length (a vend
  * call's collected body: its length). Values go out byte for byte as they came (ISO-8859-1 both
- * ways). The body follows piece by piece, in a chunk each when chunked. Stateless.
+ * ways). The body follows piece by piece, in a chunk each when chunked. A request that upgrades its
+ * connection on a route that allows it (RFC 9110 section 7.8) goes up with {@code Connection:
+ * upgrade} and the {@code Upgrade} protocols the route accepts: both are hop-by-hop, so this hop
+ * states them anew rather than forwarding the client's. Stateless.
  */
 public final class UpstreamRequestWriter {
   public static final byte[] LAST_CHUNK = ascii("0\r\n\r\n");
@@ -28,6 +31,8 @@ public final class UpstreamRequestWriter {
   private static final byte[] FORWARDED_ = ascii("forwarded: ");
   private static final byte[] X_FORWARDED_FOR_ = ascii("x-forwarded-for: ");
   private static final byte[] X_FORWARDED_HOST_ = ascii("x-forwarded-host: ");
+  private static final byte[] CONNECTION_UPGRADE = ascii("connection: upgrade\r\n");
+  private static final byte[] UPGRADE_ = ascii("upgrade: ");
   private static final byte[] X_FORWARDED_PROTO_HTTP = ascii("x-forwarded-proto: http\r\n");
   private static final byte[] X_FORWARDED_PROTO_HTTPS = ascii("x-forwarded-proto: https\r\n");
   private static final int CRLF = ('\r' << 8) | '\n';
@@ -75,10 +80,11 @@ public final class UpstreamRequestWriter {
    * @param forwarded this hop's Forwarded element
    * @param chunked whether the body goes up chunked (it came chunked)
    * @param bodyLength the length of a body sent whole (a vend call's), or -1 to keep the client's framing
+   * @param upgrade the Upgrade protocols to ask the upstream for, or null for an ordinary request
    * @param secure whether the client connection is TLS (X-Forwarded-Proto: https)
    */
   public static ByteBuf head(HttpRequest request, String host, String forFor, String forwarded, boolean chunked,
-      int bodyLength, boolean secure, ByteBufAllocator alloc) {
+      int bodyLength, String upgrade, boolean secure, ByteBufAllocator alloc) {
     HttpHeaders h = request.headers();
     Set<String> listed = HopByHop.connectionListed(h);
     String prior = null;
@@ -127,6 +133,10 @@ public final class UpstreamRequestWriter {
     }
     if (chunked) {
       b.field("transfer-encoding", "chunked");
+    }
+    if (upgrade != null) {
+      b.writeBytes(CONNECTION_UPGRADE);
+      b.field(UPGRADE_, upgrade);
     }
     b.field(FORWARDED_, prior == null ? forwarded : prior + ", " + forwarded);
     b.field(X_FORWARDED_FOR_, xff == null ? forFor : xff + ", " + forFor);

@@ -15,7 +15,8 @@ import java.util.List;
  * the connection is unusable and everything else it sends is dropped.
  *
  * <p>State: where in the response the bytes are (head, fixed-length body, chunk-size line, chunk
- * data, the CRLF after chunk data, trailer section, body until close, failed), the bytes left in
+ * data, the CRLF after chunk data, trailer section, body until close, failed, switched to another
+ * protocol by a 101 the request asked for), the bytes left in
  * the body or the current chunk, and the trailer bytes seen. The head is scanned for its end once
  * and parsed from one copy of its bytes; body pieces are slices of what arrived, chunk framing
  * included (the client side forwards them as they are) unless {@link #dechunk} asked for the data
@@ -39,12 +40,14 @@ import java.util.List;
 public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
   private static final int MAX_CHUNK_LINE = 4096;
 
-  private enum State { HEAD, FIXED, CHUNK_SIZE, CHUNK_DATA, CHUNK_END, TRAILERS, UNTIL_CLOSE, FAILED }
+  private enum State { HEAD, FIXED, CHUNK_SIZE, CHUNK_DATA, CHUNK_END, TRAILERS, UNTIL_CLOSE, FAILED, SWITCHED }
 
   private final int maxHead;
   private State state = State.HEAD;
   private boolean noBody;
   private boolean dechunk;
+  /** Whether the request in flight asked to upgrade the connection, so that a 101 switches it. */
+  private boolean upgrade;
   private long remaining;
   private int trailerBytes;
 
@@ -56,6 +59,17 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
   /** Whether the request in flight is a HEAD request, whose response has no body. */
   public void expectNoBody(boolean head) {
     this.noBody = head;
+  }
+
+  /**
+   * Whether the request in flight asked to upgrade the connection (RFC 9110 section 7.8). If so, a
+   * 101 (Switching Protocols) ends HTTP on the connection: the decoder hands on the head and
+   * decodes nothing after it, leaving the bytes that followed it in its buffer, which Netty passes
+   * on to the next handler when this decoder is removed (the tunnel's end). Without an upgrade
+   * asked for, a 101 is a failed head (RFC 9110 section 15.2.2: a server switches only when asked).
+   */
+  public void expectUpgrade(boolean upgrade) {
+    this.upgrade = upgrade;
   }
 
   /** Whether chunked bodies are handed on as data alone (true) or with their framing (false). */
@@ -81,6 +95,7 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
         }
       }
       case FAILED -> in.skipBytes(in.readableBytes());
+      case SWITCHED -> { } // not HTTP any more: left for the tunnel (see expectUpgrade)
       default -> throw new AssertionError(state);
     }
   }
@@ -146,6 +161,10 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
       in.skipBytes(in.readableBytes());
       return;
     }
+    if (h.status() == 101) {
+      state = State.SWITCHED; // asked for (see parse): the connection speaks the new protocol from the next byte
+      return;
+    }
     if (h.status() < 200) {
       return; // interim response: the final one follows
     }
@@ -199,10 +218,10 @@ public final class UpstreamResponseDecoder extends ByteToMessageDecoder {
     if (status < 100 || status > 599) {
       return ResponseHead.failed("the status code " + status + " is not from 100 to 599");
     }
-    if (status == 101) {
-      // the gateway removes Upgrade from every request, so no switch was asked for (RFC 9110
-      // section 15.2.2); what would follow is not HTTP/1.1
-      return ResponseHead.failed("the upstream switched protocols (101), which the gateway never asks for");
+    if (status == 101 && !upgrade) {
+      // the gateway asks for an upgrade only on a route that allows it (expectUpgrade), so no
+      // switch was asked for (RFC 9110 section 15.2.2); what would follow is not HTTP/1.1
+      return ResponseHead.failed("the upstream switched protocols (101) without being asked to");
     }
     int reasonStart = Math.min(13, lineEnd);
     for (int i = reasonStart; i < lineEnd; i++) {

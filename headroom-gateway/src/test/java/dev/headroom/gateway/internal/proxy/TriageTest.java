@@ -47,6 +47,7 @@ class TriageTest {
       routes:
         - {method: GET, path: /items, upstream: up, policies: [svc]}
         - {method: POST, path: /items, upstream: up}
+        - {method: GET, path: /live, upstream: up, upgrade: [websocket, irc]}
         - {name: calls, type: vend, path: /vend, upstream: up, vend: {limits: {service: svc}, maxRequestBytes: 256}}
       """;
 
@@ -174,5 +175,52 @@ class TriageTest {
     HttpRequest post = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/.well-known/limits",
         Unpooled.EMPTY_BUFFER);
     local(admit(post), 404, Triage.Body.DROP); // only GET and HEAD read the document
+  }
+
+  private static HttpRequest upgrade(String uri, String protocols) {
+    HttpRequest r = get(uri);
+    r.headers().set("connection", "Upgrade").set("upgrade", protocols);
+    return r;
+  }
+
+  @Test
+  void anUpgradeTheRouteAllowsIsForwardedAskingForTheAllowedProtocolsOnly_rfc9110_7_8() {
+    Triage a = admit(upgrade("/live", "foo, WebSocket, IRC/6.9, h2c"));
+    assertThat(a).isInstanceOf(Triage.Forward.class);
+    assertThat(((Triage.Forward) a).upgrade()).isEqualTo("WebSocket, IRC/6.9");
+    assertThat(((Triage.Forward) admit(get("/live"))).upgrade()).isNull();
+  }
+
+  @Test
+  void anUpgradeTheRouteDoesNotAllowIs400NamingWhatItAllows() throws Exception {
+    JsonNode b = json(local(admit(upgrade("/live", "spdy/3")), 400, Triage.Body.DROP));
+    assertThat(b.get("error").asText()).isEqualTo("upgrade_not_allowed");
+    assertThat(b.get("detail").asText()).isEqualTo("The route /live accepts Upgrade: irc, websocket only, not Upgrade: spdy/3.");
+    assertThat(b.get("allowedUpgrades").toString()).isEqualTo("[\"irc\",\"websocket\"]");
+    assertThat(b.get("field").asText()).isEqualTo("Upgrade");
+    JsonNode none = json(local(admit(upgrade("/items", "websocket")), 400, Triage.Body.DROP));
+    assertThat(none.get("detail").asText()).isEqualTo(
+        "The route /items does not accept connection upgrades, not Upgrade: websocket.");
+    assertThat(none.get("expected").asText()).isEqualTo("A request without Upgrade.");
+  }
+
+  @Test
+  void h2cAndAnHttp10UpgradeAreIgnored_rfc9113_3_1_rfc9110_7_8() {
+    assertThat(((Triage.Forward) admit(upgrade("/items", "h2c"))).upgrade()).isNull();
+    // without the upgrade connection option, Upgrade is a stray hop-by-hop field: dropped, not an offer
+    HttpRequest stray = get("/items");
+    stray.headers().set("connection", "keep-alive").set("upgrade", "websocket");
+    assertThat(((Triage.Forward) admit(stray)).upgrade()).isNull();
+    HttpRequest old = new DefaultFullHttpRequest(HttpVersion.HTTP_1_0, HttpMethod.GET, "/items", Unpooled.EMPTY_BUFFER);
+    old.headers().set("upgrade", "websocket");
+    assertThat(((Triage.Forward) admit(old)).upgrade()).isNull();
+  }
+
+  @Test
+  void anUpgradeRequestWithABodyIs400AndTheBodyIsNotRead() throws Exception {
+    HttpRequest r = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/live");
+    r.headers().set("connection", "upgrade").set("upgrade", "websocket").set("content-length", "5");
+    JsonNode b = json(local(admit(r), 400, Triage.Body.UNREAD));
+    assertThat(b.get("detail").asText()).isEqualTo("The request asks to upgrade its connection and carries a body.");
   }
 }

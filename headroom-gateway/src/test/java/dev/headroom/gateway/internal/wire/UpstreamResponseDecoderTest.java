@@ -353,6 +353,44 @@ class UpstreamResponseDecoderTest {
     }
   }
 
+  /**
+   * An upgrade the request asked for (RFC 9110 section 7.8): after a 101 the connection is no longer
+   * HTTP, so the decoder hands on the head and decodes nothing more; the bytes after the head stay
+   * in its buffer until it is removed, when Netty passes them on as they are (to the tunnel's end).
+   */
+  @Nested
+  class Upgrades {
+    @Test
+    void a101AskedForEndsDecodingAndTheBytesAfterItAreHandedOnWhenTheDecoderIsRemoved() {
+      Run run = new Run();
+      run.decoder.expectUpgrade(true);
+      run.feed("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\u0081\u0002hi");
+      assertThat(run.only().head.status()).isEqualTo(101);
+      assertThat(run.only().head.get("upgrade")).isEqualTo("websocket");
+      assertThat(run.decoder.idle()).isFalse(); // never back to a pool
+      run.feed("HTTP/1.1 200 OK\r\n\r\n"); // not HTTP any more: not decoded either
+      assertThat(run.responses).hasSize(1);
+      run.channel.pipeline().remove(run.decoder);
+      ByteBuf rest = run.channel.readInbound();
+      try {
+        assertThat(rest.toString(StandardCharsets.ISO_8859_1)).isEqualTo("\u0081\u0002hiHTTP/1.1 200 OK\r\n\r\n");
+      } finally {
+        rest.release();
+      }
+      run.close();
+    }
+
+    @Test
+    void withAnUpgradeAskedForAnyOtherAnswerIsAnOrdinaryResponse() {
+      Run run = new Run();
+      run.decoder.expectUpgrade(true);
+      run.feed("HTTP/1.1 400 Bad Request\r\nContent-Length: 2\r\n\r\nno").close();
+      assertThat(run.only().head.status()).isEqualTo(400);
+      assertThat(run.only().body()).isEqualTo("no");
+      assertThat(run.decoder.idle()).isTrue();
+    }
+  }
+
   /** What the class comment says is refused: a failed head that says why, then nothing at all. */
   @Nested
   class Refusals {
@@ -369,7 +407,7 @@ class UpstreamResponseDecoderTest {
       assertRefused("HTTP/1.1 099 Low\r\n\r\n", "the status code 99 is not from 100 to 599");
       assertRefused("HTTP/1.1 600 High\r\n\r\n", "the status code 600 is not from 100 to 599");
       assertRefused("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n",
-          "the upstream switched protocols (101), which the gateway never asks for");
+          "the upstream switched protocols (101) without being asked to");
     }
 
     @Test
