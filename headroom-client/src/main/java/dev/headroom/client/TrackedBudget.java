@@ -60,6 +60,14 @@ final class TrackedBudget {
   long firstWindowLow = Long.MIN_VALUE;
   long firstWindowHigh = Long.MIN_VALUE;
   private boolean reportedOnce;
+  /**
+   * The last report of a budget read as a documented leak ({@link DocumentedAlgorithm}): the
+   * admission number of its request when it was alone on the wire ({@code -1} otherwise), its
+   * {@code r}, its receipt.
+   */
+  long leakSeq = -1;
+  long leakSaid;
+  long leakAt;
   /** Units are held back to narrow a fixed window's reset ({@link ResetBisection}). */
   boolean bisecting;
   /** The uncertainty when the last probe went, until its answer ({@link ResetBisection}); 0 when none. */
@@ -121,6 +129,13 @@ final class TrackedBudget {
     return inFlight > 0 ? UNIT_FOR_ANSWER : resetAt - now;
   }
 
+  /** Notes a report of a budget read as a documented leak (see {@link #leakSeq}). */
+  void leakReport(long seq, long said, long at) {
+    leakSeq = seq;
+    leakSaid = said;
+    leakAt = at;
+  }
+
   /** Notes a report's r and reset (receipt plus t) for {@link ScopeState#settle}. */
   void noteBatch(long said, long resetAt) {
     batchLeast = Math.min(batchLeast, said);
@@ -152,7 +167,7 @@ final class TrackedBudget {
     // traffic after it, and their least upper bound is the first one's, 35 ms before the unit the
     // burst left came back (a refusal at 4.95 s into a 5 s window, 1 to 20 ms per request).
     boolean unknownAtReset = confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN && meaning == ResetMeaning.UNTIL_RESET;
-    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || unknownAtReset) && seen.bounded()) {
+    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || unknownAtReset) && seen.bounded() && meaning != ResetMeaning.UNSTATED) {
       // Reports of one fixed window bound one instant: the tightest upper bound is as safe. Until
       // the algorithm is recognised, a reset reached this way is confirmed by one request alone.
       resetAt = Math.min(resetAt, seen.high());

@@ -124,7 +124,8 @@ public final class ClientPacingBenchmark {
       this.label = label;
     }
 
-    void write(PolicyOutcome o, boolean allowed, long nowNanos, int q, long w, BiConsumer<String, String> out) {
+    void write(PolicyOutcome o, boolean allowed, long nowNanos, int q, long w, long usedThisMinute,
+        BiConsumer<String, String> out) {
       long t = o.resetSeconds();
       switch (this) {
         case DRAFT_8:
@@ -153,7 +154,7 @@ public final class ClientPacingBenchmark {
           out.accept("Ratelimit-Policy", "\"default\";q=" + q + ";w=" + w);
           break;
         default:
-          VendorForms.write(label, o, allowed, nowNanos, q, w, out);
+          VendorForms.write(label, o, allowed, nowNanos, q, w, usedThisMinute, out);
           return;
       }
       if (!allowed) {
@@ -261,12 +262,15 @@ public final class ClientPacingBenchmark {
     AtomicInteger sent = new AtomicInteger();
     AtomicLong first = new AtomicLong(Long.MIN_VALUE);
     AtomicLong lastAdmitted = new AtomicLong(Long.MIN_VALUE);
+    // The requests admitted in the current UTC minute (Kong's minute budget): index, count.
+    long[] minute = {Long.MIN_VALUE, 0};
     ExecutorService serverThreads = Executors.newFixedThreadPool(2);
     HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
     server.createContext("/", ex -> {
       try (ex) {
         Decision d;
         long now;
+        long usedThisMinute;
         synchronized (limiter) {
           now = ticker.read();
           d = limiter.acquire(policy, PartitionKey.of("client"));
@@ -274,18 +278,28 @@ public final class ClientPacingBenchmark {
           if (d.allowed()) {
             lastAdmitted.set(now);
           }
+          long index = Math.floorDiv(now, 60_000_000_000L);
+          if (index != minute[0]) {
+            minute[0] = index;
+            minute[1] = 0;
+          }
+          if (d.allowed()) {
+            minute[1]++;
+          }
+          usedThisMinute = minute[1];
         }
         sent.incrementAndGet();
         if (TRACE) {
           PolicyOutcome o = d.outcomes().get(0);
-          System.out.printf(Locale.ROOT, "%s %s %8.3f %s r=%d t=%d (window phase %.3f)%n", algorithm, dialect.label,
+          System.out.printf(Locale.ROOT, "%s %s [run %.2f] %8.3f %s r=%d t=%d (window phase %.3f)%n", algorithm,
+              dialect.label, Math.floorMod(first.get() - WINDOW_PHASE, w * 1_000_000_000L) / 1e9,
               (now - first.get()) / 1e9, d.allowed() ? "allowed" : "REFUSED", o.remaining(), o.resetSeconds(),
               Math.floorMod(now - WINDOW_PHASE, w * 1_000_000_000L) / 1e9);
         }
         if (!d.allowed()) {
           refusals.incrementAndGet();
         }
-        dialect.write(d.outcomes().get(0), d.allowed(), now, q, w, (k, v) -> ex.getResponseHeaders().add(k, v));
+        dialect.write(d.outcomes().get(0), d.allowed(), now, q, w, usedThisMinute, (k, v) -> ex.getResponseHeaders().add(k, v));
         ex.sendResponseHeaders(d.allowed() ? 200 : 429, -1);
       }
     });
