@@ -95,12 +95,23 @@ import java.util.function.BiConsumer;
  * java -Xms256m -Xmx256m -Dsun.net.httpserver.nodelay=true -cp headroom-benchmarks/target/benchmarks.jar \
  *     dev.headroom.benchmarks.client.ClientPacingBenchmark [q=10] [w-seconds=5] [n=50] [callers=4] [pacing=ALL] [algorithm] [dialect]
  * </pre>
+ * The algorithm may also be {@code LEAKY_BUCKET}: Shopify's bucket as its documentation gives it,
+ * {@code q} requests leaking a twentieth of {@code q} a second ({@link #LEAK_SECONDS}), served as
+ * the token bucket above with that window (a leaky bucket as a meter is that GCRA).
  * The runs of one pacing go at the same time (one server and one client each; at a few requests
  * per second each they are light); the pacings one after another.
  */
 public final class ClientPacingBenchmark {
 
   private ClientPacingBenchmark() {}
+
+  /**
+   * Seconds a leaky bucket of Shopify's documented rate takes to drain whole (a twentieth of its size
+   * a second): {@code LEAKY_BUCKET} as the algorithm serves {@link Algorithm#TOKEN_BUCKET} with this
+   * window, which is that bucket (GCRA, burst {@code q}, one unit per {@code w / q}), whatever
+   * {@code w} the command gave.
+   */
+  static final int LEAK_SECONDS = 20;
 
   /** {@code -Dheadroom.trace=true}: every decision of the servers, for reading a run. */
   private static final boolean TRACE = Boolean.getBoolean("headroom.trace");
@@ -167,15 +178,19 @@ public final class ClientPacingBenchmark {
 
   public static void main(String[] args) throws Exception {
     int q = args.length > 0 ? Integer.parseInt(args[0]) : 10;
-    int w = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+    int w0 = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     int n = args.length > 2 ? Integer.parseInt(args[2]) : 50;
     int callers = args.length > 3 ? Integer.parseInt(args[3]) : 4;
     List<Pacing> pacings = args.length > 4 && !args[4].equals("ALL") ? List.of(Pacing.valueOf(args[4]))
         : List.of(Pacing.ADAPTIVE, Pacing.BURST, Pacing.EVEN);
-    List<Algorithm> algorithms = args.length > 5 ? List.of(Algorithm.valueOf(args[5]))
+    boolean leaky = args.length > 5 && args[5].equals("LEAKY_BUCKET");
+    // Shopify's documented bucket: q requests, leaking a twentieth of q a second (40 at 2 a second).
+    int w = leaky ? LEAK_SECONDS : w0;
+    List<Algorithm> algorithms = leaky ? List.of(Algorithm.TOKEN_BUCKET) : args.length > 5 ? List.of(Algorithm.valueOf(args[5]))
         : List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW, Algorithm.TOKEN_BUCKET);
     List<Dialect> dialects = args.length > 6 ? List.of(Dialect.valueOf(args[6])) : List.of(Dialect.values());
-    System.out.printf(Locale.ROOT, "q=%d w=%ds, %d requests from %d callers%n", q, w, n, callers);
+    System.out.printf(Locale.ROOT, "q=%d w=%ds, %d requests from %d callers%s%n", q, w, n, callers,
+        leaky ? " (a leaky bucket: the token bucket below, burst q, one unit per w / q)" : "");
     String phases = System.getProperty("phases");
     if (phases != null) {
       sweep(phases, pacings, algorithms, dialects, q, w, n, callers);
