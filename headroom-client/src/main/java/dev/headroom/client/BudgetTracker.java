@@ -432,6 +432,9 @@ final class BudgetTracker implements Budgets {
       if (e != null && DocumentedAlgorithm.fixedWindow(limit)) {
         e.seen.documentedFixedWindow();
       }
+      if (e != null && meaning == ResetMeaning.UNSTATED && unit.equals(RequestCost.REQUESTS)) {
+        e.unstatedReport(limit.remaining().getAsLong(), permit.probe(), refused, permit.admittedAt());
+      }
       if (e != null && assumedLeak) {
         e.leakReport(ordered ? permit.seq() : -1, Math.min(limit.remaining().getAsLong(), quota < 0 ? Long.MAX_VALUE : quota), now);
       }

@@ -95,8 +95,13 @@ final class SendTiming {
         // rounded up) later into its second, and the next window's first request as late (Azure
         // Resource Manager, 1.0 s into a 5 s window: 1.19x the ideal schedule in virtual time).
         if (e.remaining <= 0 || now >= e.resetAt) {
+          // Past a refusal's Retry-After the request that asks goes at once; a budget spent within
+          // its window asks at the fraction of a second its window opened at (TrackedBudget#askAt).
+          long ask = now < e.resetAt ? e.askAt(now) : now;
           if (s.inFlight() > 0) {
             waitForAnswer = true;
+          } else if (ask > now) {
+            wait = Math.max(wait, ask - now);
           } else {
             probe = true;
           }

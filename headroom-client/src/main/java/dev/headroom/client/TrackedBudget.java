@@ -129,6 +129,51 @@ final class TrackedBudget {
     return inFlight > 0 ? UNIT_FOR_ANSWER : resetAt - now;
   }
 
+  /**
+   * A budget that states no reset ({@link ResetMeaning#UNSTATED}): when its window opened, that is
+   * when the request that asked after a refusal was admitted and got units back
+   * ({@code Long.MIN_VALUE} before), whether it got back as many as any report of the budget ever
+   * said (the whole quota, as a fixed window gives it; a refill gives less), the most any report
+   * said, and whether the last request that asked was refused.
+   */
+  long openedAt = Long.MIN_VALUE;
+  boolean openedWhole;
+  long mostSaid = -1;
+  boolean askRefused;
+
+  /** Notes a report of a budget that states no reset (see {@link #openedAt}). */
+  void unstatedReport(long said, boolean asked, boolean refused, long admittedAt) {
+    if (refused) {
+      askRefused = true;
+    } else if (asked && askRefused) {
+      openedAt = admittedAt;
+      openedWhole = said >= mostSaid;
+      askRefused = false;
+    }
+    mostSaid = Math.max(mostSaid, said);
+  }
+
+  /**
+   * When a request asks again once this budget, stating no reset, is spent within its window: at
+   * {@code now}, unless its window opened after a refusal with the whole quota back (a fixed window's
+   * reset), then at the first instant a whole number of seconds after that opening. The refusal it
+   * gets says when quota returns only to the second (Retry-After, rounded up), counted from the
+   * instant it was decided: asked as soon as the window's units were spent, each window opened
+   * later by the time they took, and the delays added up window after window (Azure Resource
+   * Manager, 5 s windows on a loaded machine: the fifth window opened 0.5 s later than the
+   * second, 1.06x the ideal schedule). Asked at the fraction of a second the window opened at, the
+   * next one opens at the same fraction. The units are spent and the window does not refill, so
+   * the request loses nothing by waiting; a budget that refills (less than the whole quota back)
+   * asks at once, since its answer may bring units.
+   */
+  long askAt(long now) {
+    if (openedAt == Long.MIN_VALUE || !openedWhole || now <= openedAt) {
+      return now;
+    }
+    long seconds = Math.floorDiv(now - openedAt + ObservedAlgorithm.SECOND - 1, ObservedAlgorithm.SECOND);
+    return Ceilings.saturatingAdd(openedAt, Ceilings.saturatingMultiply(seconds, ObservedAlgorithm.SECOND));
+  }
+
   /** Notes a report of a budget read as a documented leak (see {@link #leakSeq}). */
   void leakReport(long seq, long said, long at) {
     leakSeq = seq;

@@ -35,20 +35,28 @@ class VendorFormScheduleTest {
   private static final int REQUESTS = 50;
   private static final int CALLERS = 4;
 
-  @ParameterizedTest(name = "{0} at {1} s into the window")
+  @ParameterizedTest(name = "{0} at {1} s into the window, {2} ms a request")
   @CsvSource({
       // Kong: the minute's budget (a fixed window Kong documents) no longer spaces the 5 s window's units.
-      "KONG, 1.0", "KONG, 2.5", "KONG, 4.0",
-      // Azure Resource Manager: remaining only; one refusal a window says when quota returns.
-      "AZURE_RESOURCE_MANAGER, 1.0", "AZURE_RESOURCE_MANAGER, 2.5", "AZURE_RESOURCE_MANAGER, 4.0",
+      "KONG, 1.0, 0", "KONG, 2.5, 0", "KONG, 4.0, 0", "KONG, 2.5, 25",
+      // Azure Resource Manager: remaining only; one refusal a window says when quota returns, and
+      // with time on the wire every window opens at the fraction of a second the second one did.
+      "AZURE_RESOURCE_MANAGER, 1.0, 0", "AZURE_RESOURCE_MANAGER, 2.5, 0", "AZURE_RESOURCE_MANAGER, 4.0, 0",
+      "AZURE_RESOURCE_MANAGER, 1.0, 25", "AZURE_RESOURCE_MANAGER, 2.5, 25", "AZURE_RESOURCE_MANAGER, 4.0, 25",
       // Shopify's leaky bucket, served by a fixed window: the leak is not seen, and not assumed.
-      "SHOPIFY, 1.0", "SHOPIFY, 2.5", "SHOPIFY, 4.0"})
-  void fourCallersKeepToTheIdealScheduleOfAFixedWindow(VendorPeers.Form form, double phase) throws Exception {
+      "SHOPIFY, 1.0, 0", "SHOPIFY, 2.5, 0", "SHOPIFY, 4.0, 0", "SHOPIFY, 2.5, 25"})
+  void fourCallersKeepToTheIdealScheduleOfAFixedWindow(VendorPeers.Form form, double phase, int serverMillis)
+      throws Exception {
     ManualTicker ticker = ManualTicker.atFixedInstant();
     ticker.advanceNanos(Math.round(phase * 1e9));
     SteppingScheduler scheduler = new SteppingScheduler(ticker);
-    try (TestServer server = new TestServer(ticker,
-        VendorPeers.server(form, ticker, QUOTA, WINDOW, dev.headroom.Algorithm.FIXED_WINDOW))) {
+    TestServer.Handler limiter = VendorPeers.server(form, ticker, QUOTA, WINDOW, dev.headroom.Algorithm.FIXED_WINDOW);
+    // Each request takes serverMillis on the wire before the server decides it (virtual time).
+    TestServer.Handler slow = req -> {
+      ticker.advance(Duration.ofMillis(serverMillis));
+      return limiter.handle(req);
+    };
+    try (TestServer server = new TestServer(ticker, slow)) {
       HeadroomClient client = HeadroomClient.builder(HTTP).ticker(ticker).scheduler(scheduler)
           .retry(RetryPolicy.builder().maxAttempts(100).jitter(0).build()).addNetworkInterceptor(scheduler.wire()).build();
       AtomicInteger issued = new AtomicInteger();
@@ -68,15 +76,44 @@ class VendorFormScheduleTest {
       long ideal = firstWindowEnd - first + (long) ((REQUESTS + QUOTA - 1) / QUOTA - 2) * w;
       StringBuilder trace = new StringBuilder();
       for (TestServer.Logged l : log) {
-        trace.append(String.format(Locale.ROOT, "%.3f%s ", (l.request().atNanos() - first) / 1e9, l.status() == 200 ? "" : "!"));
+        trace.append(String.format(Locale.ROOT, "%.3f%s ", (l.request().atNanos() - first) / 1e9,
+            l.status() == 200 ? "" : "!"));
       }
       assertThat(server.count(200)).isEqualTo(REQUESTS);
       boolean statesReset = form == VendorPeers.Form.KONG;
       assertThat(last - first).as("actual %.3f / ideal %.3f; admissions (! refused): %s", (last - first) / 1e9,
-          ideal / 1e9, trace).isLessThanOrEqualTo(statesReset ? ideal * 105 / 100 : ideal + 1_000_000_000L);
+          ideal / 1e9, trace).isLessThanOrEqualTo(statesReset ? ideal * 105 / 100
+          : ideal + 1_000_000_000L + roundTrips(serverMillis, windows(ideal)));
       long windows = (last - first) / w + 2;
       assertThat(server.count(429)).as("refusals: %s", trace).isLessThanOrEqualTo(statesReset ? 0 : windows);
+      if (!statesReset) {
+        // Each window after a refusal opens no later after its start than the first such did, give or
+        // take a round trip a window (the refusal's Retry-After counts from its decision).
+        long refused = log.stream().filter(l -> l.status() == 429).mapToLong(l -> l.request().atNanos()).min()
+            .orElseThrow();
+        long late = -1;
+        for (long b = firstWindowEnd + Math.max(0, Math.floorDiv(refused - firstWindowEnd, w) + 1) * w; b < last; b += w) {
+          long start = b;
+          long opened = log.stream().filter(l -> l.status() == 200 && l.request().atNanos() >= start)
+              .mapToLong(l -> l.request().atNanos()).min().orElseThrow() - b;
+          if (late < 0) {
+            late = opened;
+          }
+          assertThat(opened).as("window at %.3f opened %.3f s late, the second %.3f s: %s", (b - first) / 1e9,
+              opened / 1e9, late / 1e9, trace).isLessThanOrEqualTo(late + roundTrips(serverMillis, windows(ideal)));
+        }
+      }
     }
+  }
+
+  /** The windows of the ideal schedule after the first. */
+  private static long windows(long ideal) {
+    return ideal / WINDOW.toNanos() + 1;
+  }
+
+  /** One round trip of {@code serverMillis} a window, and one more, in nanoseconds. */
+  private static long roundTrips(int serverMillis, long windows) {
+    return (windows + 1) * serverMillis * 1_000_000L;
   }
 
   private static CompletableFuture<Void> caller(HeadroomClient client, TestServer server, AtomicInteger issued) {
