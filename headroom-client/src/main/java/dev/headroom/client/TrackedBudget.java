@@ -137,6 +137,8 @@ final class TrackedBudget {
    * said, and whether the last request that asked was refused.
    */
   long openedAt = Long.MIN_VALUE;
+  /** When the request that asks goes in the window opened at {@link #openedAt} ({@link #askAt}). */
+  long plannedAsk = Long.MIN_VALUE;
   boolean openedWhole;
   long mostSaid = -1;
   boolean askRefused;
@@ -170,8 +172,12 @@ final class TrackedBudget {
     if (openedAt == Long.MIN_VALUE || !openedWhole || now <= openedAt) {
       return now;
     }
-    long seconds = Math.floorDiv(now - openedAt + ObservedAlgorithm.SECOND - 1, ObservedAlgorithm.SECOND);
-    return Ceilings.saturatingAdd(openedAt, Ceilings.saturatingMultiply(seconds, ObservedAlgorithm.SECOND));
+    if (plannedAsk <= openedAt) {
+      // Planned once a window: a timer that fires late still asks then, not a second later.
+      long seconds = Math.floorDiv(now - openedAt + ObservedAlgorithm.SECOND - 1, ObservedAlgorithm.SECOND);
+      plannedAsk = Ceilings.saturatingAdd(openedAt, Ceilings.saturatingMultiply(seconds, ObservedAlgorithm.SECOND));
+    }
+    return plannedAsk;
   }
 
   /** Notes a report of a budget read as a documented leak (see {@link #leakSeq}). */
