@@ -291,7 +291,7 @@ final class BudgetTracker implements Budgets {
       // Retry-After: they restate one of its scopes, and the data says which calls it paces.
       applyVend(s, vendData.get(), now, uncounted, ordered, permit);
     } else {
-      apply(s, exchange.fields(), now, uncounted, ordered, permit, epochReset);
+      apply(s, exchange.fields(), now, uncounted, ordered, permit, epochReset, exchange.isRefused());
       String path = exchange.request().uri().getRawPath();
       BucketRoutes.bind(s, exchange.fields(), BucketRoutes.route(exchange.request().method(),
           path == null || path.isEmpty() ? "/" : path));
@@ -362,7 +362,7 @@ final class BudgetTracker implements Budgets {
    * and a report whose reset is well before the budget's describes an earlier window and is dropped.
    */
   private void apply(ScopeState s, RateLimitFields fields, long now, long uncounted, boolean ordered, Permit permit,
-      long epochReset) {
+      long epochReset, boolean refused) {
     long raNanos = -1;
     boolean raClamped = false;
     Optional<RetryAfter> ra = fields.retryAfter();
@@ -388,6 +388,18 @@ final class BudgetTracker implements Budgets {
       long resetLow = Long.MIN_VALUE;
       boolean probeAtReset = false;
       ResetMeaning meaning = ResetMeaning.of(limit);
+      String key = TrackedBudget.key(policy, pk);
+      boolean assumedLeak = DocumentedAlgorithm.assumesLeak(limit) && unit.equals(RequestCost.REQUESTS);
+      if (assumedLeak && !s.leakUnseen.contains(key) && s.leakUnseen.size() < MAX_ENTRIES_PER_SCOPE
+          && DocumentedAlgorithm.leakContradicted(s.entries.get(key), limit.remaining().getAsLong(), quota, window,
+              refused, ordered, permit.seq(), permit.admittedAt())) {
+        s.leakUnseen.add(key);
+      }
+      if (s.leakUnseen.contains(key)) {
+        // The answers contradict the leak the vendor documents: its t, computed from that leak, is
+        // no reset; nothing says when quota returns (DocumentedAlgorithm).
+        meaning = ResetMeaning.UNSTATED;
+      }
       if (meaning == ResetMeaning.UNSTATED && raNanos < 0) {
         // No reset stated: the units stay counted until the ceiling, and the last spent, one
         // request at a time finds out (SendTiming).
@@ -416,6 +428,16 @@ final class BudgetTracker implements Budgets {
           : ordered ? 0 : Ceilings.saturatingAdd(s.inFlightCost(unit), s.answeredCost(unit, permit.answeredAtAdmit));
       merge(s, policy, pk, unit, limit.remaining().getAsLong(), quota, window, tNanos, resetLow, probeAtReset, now,
           notCounted, ordered, "headers", null, permit, meaning);
+      TrackedBudget e = s.entries.get(key);
+      if (e != null && DocumentedAlgorithm.fixedWindow(limit)) {
+        e.seen.documentedFixedWindow();
+      }
+      if (e != null && meaning == ResetMeaning.UNSTATED && unit.equals(RequestCost.REQUESTS)) {
+        e.unstatedReport(limit.remaining().getAsLong(), permit.probe(), refused, permit.admittedAt());
+      }
+      if (e != null && assumedLeak) {
+        e.leakReport(ordered ? permit.seq() : -1, Math.min(limit.remaining().getAsLong(), quota < 0 ? Long.MAX_VALUE : quota), now);
+      }
     }
   }
 

@@ -95,6 +95,8 @@ final class ObservedAlgorithm {
   private long high;
   private long windowMinR = Long.MAX_VALUE;
   private boolean jumped;
+  /** The vendor documents a fixed window ({@link #documentedFixedWindow}). */
+  private boolean documentedFixed;
   private boolean refilled;
   private long prevR = -1;
   private long prevReceipt;
@@ -279,7 +281,15 @@ final class ObservedAlgorithm {
     if (refilled) {
       return policyKnown && !beyondWindow && bucketFits >= TOKEN_BUCKET_FITS ? Kind.TOKEN_BUCKET : Kind.REFILLING;
     }
-    return jumped ? Kind.FIXED_WINDOW : Kind.UNKNOWN;
+    return jumped || documentedFixed ? Kind.FIXED_WINDOW : Kind.UNKNOWN;
+  }
+
+  /**
+   * The vendor documents the budget as a fixed window ({@link DocumentedAlgorithm}): it is taken for
+   * one from its first report, before a jump shows it, unless the reports show a refill.
+   */
+  void documentedFixedWindow() {
+    documentedFixed = true;
   }
 
   /**

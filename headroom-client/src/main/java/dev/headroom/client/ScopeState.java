@@ -2,9 +2,11 @@ package dev.headroom.client;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 
@@ -36,6 +38,12 @@ final class ScopeState {
   long batchAnswers;
 
   long lastAdmit = Long.MIN_VALUE;
+  /**
+   * The budgets (by {@link TrackedBudget#key}) whose documented leak the answers contradicted: their
+   * {@code t}, computed from it, is read as no reset ({@link DocumentedAlgorithm#leakContradicted}).
+   * At most {@code BudgetTracker#MAX_ENTRIES_PER_SCOPE}.
+   */
+  final Set<String> leakUnseen = new HashSet<>();
 
   int inFlight() {
     return inFlight.size();

@@ -60,6 +60,14 @@ final class TrackedBudget {
   long firstWindowLow = Long.MIN_VALUE;
   long firstWindowHigh = Long.MIN_VALUE;
   private boolean reportedOnce;
+  /**
+   * The last report of a budget read as a documented leak ({@link DocumentedAlgorithm}): the
+   * admission number of its request when it was alone on the wire ({@code -1} otherwise), its
+   * {@code r}, its receipt.
+   */
+  long leakSeq = -1;
+  long leakSaid;
+  long leakAt;
   /** Units are held back to narrow a fixed window's reset ({@link ResetBisection}). */
   boolean bisecting;
   /** The uncertainty when the last probe went, until its answer ({@link ResetBisection}); 0 when none. */
@@ -121,6 +129,64 @@ final class TrackedBudget {
     return inFlight > 0 ? UNIT_FOR_ANSWER : resetAt - now;
   }
 
+  /**
+   * A budget that states no reset ({@link ResetMeaning#UNSTATED}): when its window opened, that is
+   * when the request that asked after a refusal was admitted and got units back
+   * ({@code Long.MIN_VALUE} before), whether it got back as many as any report of the budget ever
+   * said (the whole quota, as a fixed window gives it; a refill gives less), the most any report
+   * said, and whether the last request that asked was refused.
+   */
+  long openedAt = Long.MIN_VALUE;
+  /** When the request that asks goes in the window opened at {@link #openedAt} ({@link #askAt}). */
+  long plannedAsk = Long.MIN_VALUE;
+  boolean openedWhole;
+  long mostSaid = -1;
+  boolean askRefused;
+
+  /** Notes a report of a budget that states no reset (see {@link #openedAt}). */
+  void unstatedReport(long said, boolean asked, boolean refused, long admittedAt) {
+    if (refused) {
+      askRefused = true;
+    } else if (asked && askRefused) {
+      openedAt = admittedAt;
+      openedWhole = said >= mostSaid;
+      askRefused = false;
+    }
+    mostSaid = Math.max(mostSaid, said);
+  }
+
+  /**
+   * When a request asks again once this budget, stating no reset, is spent within its window: at
+   * {@code now}, unless its window opened after a refusal with the whole quota back (a fixed window's
+   * reset), then at the first instant a whole number of seconds after that opening. The refusal it
+   * gets says when quota returns only to the second (Retry-After, rounded up), counted from the
+   * instant it was decided: asked as soon as the window's units were spent, each window opened
+   * later by the time they took, and the delays added up window after window (Azure Resource
+   * Manager, 5 s windows on a loaded machine: the fifth window opened 0.5 s later than the
+   * second, 1.06x the ideal schedule). Asked at the fraction of a second the window opened at, the
+   * next one opens at the same fraction. The units are spent and the window does not refill, so
+   * the request loses nothing by waiting; a budget that refills (less than the whole quota back)
+   * asks at once, since its answer may bring units.
+   */
+  long askAt(long now) {
+    if (openedAt == Long.MIN_VALUE || !openedWhole || now <= openedAt) {
+      return now;
+    }
+    if (plannedAsk <= openedAt) {
+      // Planned once a window: a timer that fires late still asks then, not a second later.
+      long seconds = Math.floorDiv(now - openedAt + ObservedAlgorithm.SECOND - 1, ObservedAlgorithm.SECOND);
+      plannedAsk = Ceilings.saturatingAdd(openedAt, Ceilings.saturatingMultiply(seconds, ObservedAlgorithm.SECOND));
+    }
+    return plannedAsk;
+  }
+
+  /** Notes a report of a budget read as a documented leak (see {@link #leakSeq}). */
+  void leakReport(long seq, long said, long at) {
+    leakSeq = seq;
+    leakSaid = said;
+    leakAt = at;
+  }
+
   /** Notes a report's r and reset (receipt plus t) for {@link ScopeState#settle}. */
   void noteBatch(long said, long resetAt) {
     batchLeast = Math.min(batchLeast, said);
@@ -152,7 +218,7 @@ final class TrackedBudget {
     // traffic after it, and their least upper bound is the first one's, 35 ms before the unit the
     // burst left came back (a refusal at 4.95 s into a 5 s window, 1 to 20 ms per request).
     boolean unknownAtReset = confirmed && kind == ObservedAlgorithm.Kind.UNKNOWN && meaning == ResetMeaning.UNTIL_RESET;
-    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || unknownAtReset) && seen.bounded()) {
+    if ((kind == ObservedAlgorithm.Kind.FIXED_WINDOW || unknownAtReset) && seen.bounded() && meaning != ResetMeaning.UNSTATED) {
       // Reports of one fixed window bound one instant: the tightest upper bound is as safe. Until
       // the algorithm is recognised, a reset reached this way is confirmed by one request alone.
       resetAt = Math.min(resetAt, seen.high());

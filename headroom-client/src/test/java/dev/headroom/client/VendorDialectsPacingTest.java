@@ -138,6 +138,72 @@ class VendorDialectsPacingTest {
     }
   }
 
+  /**
+   * Shopify behind the bucket its documentation describes ("Shopify API rate limits": 40 requests,
+   * leaking 2 a second, a twentieth of the bucket; here 10 leaking half a request a second, a
+   * token bucket of 10 per 20 s): four callers asking for 30 requests get the ten in the bucket at
+   * once and the rest as the leak gives them back, never refused, within 1.05 times the least time
+   * the bucket allows ({@code (30 - 10) * 2 s}). The leak the reader assumes is the server's, and
+   * the answers never contradict it ({@link DocumentedAlgorithm}).
+   */
+  @Test
+  void shopifyBehindItsDocumentedLeakIsPacedByTheLeak() throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    SteppingScheduler scheduler = new SteppingScheduler(ticker);
+    Duration drain = Duration.ofSeconds(20);
+    int requests = 30;
+    try (TestServer server = new TestServer(ticker,
+        VendorPeers.server(VendorPeers.Form.SHOPIFY, ticker, QUOTA, drain, dev.headroom.Algorithm.TOKEN_BUCKET))) {
+      HeadroomClient client = HeadroomClient.builder(HTTP).ticker(ticker).scheduler(scheduler)
+          .retry(RetryPolicy.builder().jitter(0).build()).addNetworkInterceptor(scheduler.wire()).build();
+      long start = ticker.read();
+      List<CompletableFuture<Integer>> callers = new ArrayList<>();
+      for (int c = 0; c < CALLERS; c++) {
+        CompletableFuture<Integer> chain = CompletableFuture.completedFuture(200);
+        for (int i = 0; i < requests / CALLERS + (c < requests % CALLERS ? 1 : 0); i++) {
+          chain = chain.thenCompose(status -> status != 200 ? CompletableFuture.completedFuture(status)
+              : client.sendAsync(Scripted.get(server, "/admin/api/orders.json"), BodyHandlers.discarding())
+                  .thenApply(HttpResponse::statusCode));
+        }
+        callers.add(chain);
+      }
+      scheduler.run(callers);
+      assertThat(server.count(200)).isEqualTo(requests);
+      assertThat(server.count(429)).as("refusals").isZero();
+      Duration least = drain.multipliedBy(requests - QUOTA).dividedBy(QUOTA);
+      assertThat(Duration.ofNanos(ticker.read() - start)).as("the leak, as documented, is credited")
+          .isLessThanOrEqualTo(Duration.ofNanos(least.toNanos() * 105 / 100));
+    }
+  }
+
+  /**
+   * A Shopify count that did not drain as the documented leak says ({@link DocumentedAlgorithm}):
+   * one request left in the bucket, ten seconds idle (five requests leaked, by the documentation),
+   * and the next answer says the bucket is full. The leak is not assumed again: the bucket's
+   * {@code t}, computed from it (20 s until empty), is no reset, and the next request asks at once,
+   * alone; its refusal's Retry-After (3 s) says when quota returns, and the request goes again
+   * then. Read as a leak, it waited the 20 s its {@code t} said.
+   */
+  @Test
+  void aShopifyCountThatDidNotDrainIsNoLongerReadAsALeak() throws Exception {
+    ManualTicker ticker = ManualTicker.atFixedInstant();
+    String field = "X-Shopify-Shop-Api-Call-Limit";
+    try (TestServer server = new TestServer(ticker, Scripted.script(List.of(
+        () -> Scripted.ok().header(field, "9/10"),
+        () -> Scripted.ok().header(field, "10/10"),
+        () -> TestServer.Reply.of(429).header(field, "10/10").header("Retry-After", "3"),
+        () -> Scripted.ok().header(field, "1/10"))))) {
+      HeadroomClient client = Scripted.client(ticker).build();
+      HttpRequest get = Scripted.get(server, "/admin/api/orders.json");
+      assertThat(client.send(get, BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      ticker.advance(Duration.ofSeconds(10));
+      assertThat(client.send(get, BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      assertThat(client.send(get, BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+      assertThat(Scripted.gaps(server)).as("the request that asks goes at once; the retry after Retry-After")
+          .containsExactly(10.0, 0.0, 3.0);
+    }
+  }
+
   /** A Discord bucket of {@code quota} per {@link #WINDOW}, named {@code name}. */
   private static TestServer.Handler discordBucket(ManualTicker ticker, int quota, String name) {
     TestServer.Handler limiter = VendorPeers.server(VendorPeers.Form.DISCORD, ticker, quota, WINDOW);

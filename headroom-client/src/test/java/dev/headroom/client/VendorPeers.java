@@ -39,18 +39,38 @@ public final class VendorPeers {
 
   /** A server of {@code quota} per {@code window} answering in {@code form}. */
   public static TestServer.Handler server(Form form, Ticker ticker, int quota, Duration window) {
-    QuotaPolicy p = Peers.policy(quota, window, form.algorithm());
+    return server(form, ticker, quota, window, form.algorithm());
+  }
+
+  /** A server of {@code quota} per {@code window} answering in {@code form}, deciding by {@code algorithm}. */
+  public static TestServer.Handler server(Form form, Ticker ticker, int quota, Duration window, Algorithm algorithm) {
+    QuotaPolicy p = Peers.policy(quota, window, algorithm);
+    // Kong's minute: the requests admitted in the current UTC minute, counted as Kong counts them.
+    long[] minute = {Long.MIN_VALUE, 0};
     Function<Decision, TestServer.Reply> reply = d -> {
       TestServer.Reply r = d.allowed() ? Scripted.ok() : TestServer.Reply.of(429).json("{\"message\":\"rate limited\"}");
-      write(form, d.outcomes().get(0), d.allowed(), ticker.instant(), quota, window, r);
+      long used;
+      synchronized (minute) {
+        long index = Math.floorDiv(ticker.instant().getEpochSecond(), 60);
+        if (index != minute[0]) {
+          minute[0] = index;
+          minute[1] = 0;
+        }
+        used = d.allowed() ? ++minute[1] : minute[1];
+      }
+      write(form, d.outcomes().get(0), d.allowed(), ticker.instant(), quota, window, used, r);
       r.header("Date", RetryAfter.formatHttpDate(ticker.instant()));
       return r;
     };
     return Peers.limited(ticker, p, reply, reply);
   }
 
-  /** Writes {@code o} in {@code form} at {@code now}. */
-  static void write(Form form, PolicyOutcome o, boolean allowed, Instant now, int quota, Duration window, TestServer.Reply r) {
+  /**
+   * Writes {@code o} in {@code form} at {@code now}; {@code usedThisMinute}: the requests admitted in
+   * the current UTC minute (Kong's minute budget).
+   */
+  static void write(Form form, PolicyOutcome o, boolean allowed, Instant now, int quota, Duration window,
+      long usedThisMinute, TestServer.Reply r) {
     long remaining = o.remaining();
     Instant resetAt = now.plus(o.reset());
     long t = o.resetSeconds();
@@ -108,13 +128,14 @@ public final class VendorPeers {
       }
       case KONG -> {
         // The window is none of Kong's named ones: the RateLimit-* fields describe it; the minute's
-        // quota is as large as twelve such windows, so that it never binds first.
+        // quota is as large as the windows that fit in a minute, so that it never binds first. The
+        // minute is Kong's: a fixed window on the UTC minute.
         r.header("RateLimit-Limit", Integer.toString(quota));
         r.header("RateLimit-Remaining", Long.toString(remaining));
         r.header("RateLimit-Reset", Long.toString(t));
         long perMinute = quota * (60 / Math.max(1, window.toSeconds()));
         r.header("X-RateLimit-Limit-Minute", Long.toString(perMinute));
-        r.header("X-RateLimit-Remaining-Minute", Long.toString(Math.max(0, perMinute - (quota - remaining))));
+        r.header("X-RateLimit-Remaining-Minute", Long.toString(Math.max(0, perMinute - usedThisMinute)));
       }
       case SHOPIFY -> r.header("X-Shopify-Shop-Api-Call-Limit", (quota - remaining) + "/" + quota);
       default -> {

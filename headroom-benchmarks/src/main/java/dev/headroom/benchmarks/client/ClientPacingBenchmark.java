@@ -95,12 +95,23 @@ import java.util.function.BiConsumer;
  * java -Xms256m -Xmx256m -Dsun.net.httpserver.nodelay=true -cp headroom-benchmarks/target/benchmarks.jar \
  *     dev.headroom.benchmarks.client.ClientPacingBenchmark [q=10] [w-seconds=5] [n=50] [callers=4] [pacing=ALL] [algorithm] [dialect]
  * </pre>
+ * The algorithm may also be {@code LEAKY_BUCKET}: Shopify's bucket as its documentation gives it,
+ * {@code q} requests leaking a twentieth of {@code q} a second ({@link #LEAK_SECONDS}), served as
+ * the token bucket above with that window (a leaky bucket as a meter is that GCRA).
  * The runs of one pacing go at the same time (one server and one client each; at a few requests
  * per second each they are light); the pacings one after another.
  */
 public final class ClientPacingBenchmark {
 
   private ClientPacingBenchmark() {}
+
+  /**
+   * Seconds a leaky bucket of Shopify's documented rate takes to drain whole (a twentieth of its size
+   * a second): {@code LEAKY_BUCKET} as the algorithm serves {@link Algorithm#TOKEN_BUCKET} with this
+   * window, which is that bucket (GCRA, burst {@code q}, one unit per {@code w / q}), whatever
+   * {@code w} the command gave.
+   */
+  static final int LEAK_SECONDS = 20;
 
   /** {@code -Dheadroom.trace=true}: every decision of the servers, for reading a run. */
   private static final boolean TRACE = Boolean.getBoolean("headroom.trace");
@@ -124,7 +135,8 @@ public final class ClientPacingBenchmark {
       this.label = label;
     }
 
-    void write(PolicyOutcome o, boolean allowed, long nowNanos, int q, long w, BiConsumer<String, String> out) {
+    void write(PolicyOutcome o, boolean allowed, long nowNanos, int q, long w, long usedThisMinute,
+        BiConsumer<String, String> out) {
       long t = o.resetSeconds();
       switch (this) {
         case DRAFT_8:
@@ -153,7 +165,7 @@ public final class ClientPacingBenchmark {
           out.accept("Ratelimit-Policy", "\"default\";q=" + q + ";w=" + w);
           break;
         default:
-          VendorForms.write(label, o, allowed, nowNanos, q, w, out);
+          VendorForms.write(label, o, allowed, nowNanos, q, w, usedThisMinute, out);
           return;
       }
       if (!allowed) {
@@ -166,15 +178,19 @@ public final class ClientPacingBenchmark {
 
   public static void main(String[] args) throws Exception {
     int q = args.length > 0 ? Integer.parseInt(args[0]) : 10;
-    int w = args.length > 1 ? Integer.parseInt(args[1]) : 5;
+    int w0 = args.length > 1 ? Integer.parseInt(args[1]) : 5;
     int n = args.length > 2 ? Integer.parseInt(args[2]) : 50;
     int callers = args.length > 3 ? Integer.parseInt(args[3]) : 4;
     List<Pacing> pacings = args.length > 4 && !args[4].equals("ALL") ? List.of(Pacing.valueOf(args[4]))
         : List.of(Pacing.ADAPTIVE, Pacing.BURST, Pacing.EVEN);
-    List<Algorithm> algorithms = args.length > 5 ? List.of(Algorithm.valueOf(args[5]))
+    boolean leaky = args.length > 5 && args[5].equals("LEAKY_BUCKET");
+    // Shopify's documented bucket: q requests, leaking a twentieth of q a second (40 at 2 a second).
+    int w = leaky ? LEAK_SECONDS : w0;
+    List<Algorithm> algorithms = leaky ? List.of(Algorithm.TOKEN_BUCKET) : args.length > 5 ? List.of(Algorithm.valueOf(args[5]))
         : List.of(Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW, Algorithm.TOKEN_BUCKET);
     List<Dialect> dialects = args.length > 6 ? List.of(Dialect.valueOf(args[6])) : List.of(Dialect.values());
-    System.out.printf(Locale.ROOT, "q=%d w=%ds, %d requests from %d callers%n", q, w, n, callers);
+    System.out.printf(Locale.ROOT, "q=%d w=%ds, %d requests from %d callers%s%n", q, w, n, callers,
+        leaky ? " (a leaky bucket: the token bucket below, burst q, one unit per w / q)" : "");
     String phases = System.getProperty("phases");
     if (phases != null) {
       sweep(phases, pacings, algorithms, dialects, q, w, n, callers);
@@ -261,12 +277,15 @@ public final class ClientPacingBenchmark {
     AtomicInteger sent = new AtomicInteger();
     AtomicLong first = new AtomicLong(Long.MIN_VALUE);
     AtomicLong lastAdmitted = new AtomicLong(Long.MIN_VALUE);
+    // The requests admitted in the current UTC minute (Kong's minute budget): index, count.
+    long[] minute = {Long.MIN_VALUE, 0};
     ExecutorService serverThreads = Executors.newFixedThreadPool(2);
     HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
     server.createContext("/", ex -> {
       try (ex) {
         Decision d;
         long now;
+        long usedThisMinute;
         synchronized (limiter) {
           now = ticker.read();
           d = limiter.acquire(policy, PartitionKey.of("client"));
@@ -274,18 +293,28 @@ public final class ClientPacingBenchmark {
           if (d.allowed()) {
             lastAdmitted.set(now);
           }
+          long index = Math.floorDiv(now, 60_000_000_000L);
+          if (index != minute[0]) {
+            minute[0] = index;
+            minute[1] = 0;
+          }
+          if (d.allowed()) {
+            minute[1]++;
+          }
+          usedThisMinute = minute[1];
         }
         sent.incrementAndGet();
         if (TRACE) {
           PolicyOutcome o = d.outcomes().get(0);
-          System.out.printf(Locale.ROOT, "%s %s %8.3f %s r=%d t=%d (window phase %.3f)%n", algorithm, dialect.label,
+          System.out.printf(Locale.ROOT, "%s %s [run %.2f] %8.3f %s r=%d t=%d (window phase %.3f)%n", algorithm,
+              dialect.label, Math.floorMod(first.get() - WINDOW_PHASE, w * 1_000_000_000L) / 1e9,
               (now - first.get()) / 1e9, d.allowed() ? "allowed" : "REFUSED", o.remaining(), o.resetSeconds(),
               Math.floorMod(now - WINDOW_PHASE, w * 1_000_000_000L) / 1e9);
         }
         if (!d.allowed()) {
           refusals.incrementAndGet();
         }
-        dialect.write(d.outcomes().get(0), d.allowed(), now, q, w, (k, v) -> ex.getResponseHeaders().add(k, v));
+        dialect.write(d.outcomes().get(0), d.allowed(), now, q, w, usedThisMinute, (k, v) -> ex.getResponseHeaders().add(k, v));
         ex.sendResponseHeaders(d.allowed() ? 200 : 429, -1);
       }
     });

@@ -17,8 +17,11 @@ final class VendorForms {
 
   private VendorForms() {}
 
-  /** Writes {@code o}, decided at {@code nowNanos} (epoch nanoseconds), in {@code vendor}'s form. */
-  static void write(String vendor, PolicyOutcome o, boolean allowed, long nowNanos, int q, long w,
+  /**
+   * Writes {@code o}, decided at {@code nowNanos} (epoch nanoseconds), in {@code vendor}'s form;
+   * {@code usedThisMinute}: the requests admitted in the current UTC minute (Kong's minute budget).
+   */
+  static void write(String vendor, PolicyOutcome o, boolean allowed, long nowNanos, int q, long w, long usedThisMinute,
       BiConsumer<String, String> out) {
     Instant now = Instant.ofEpochSecond(0, nowNanos);
     Instant resetAt = now.plus(o.reset());
@@ -67,13 +70,14 @@ final class VendorForms {
       }
       case "kong" -> {
         // The 5 s window is none of Kong's named ones: the RateLimit-* fields state it, beside a
-        // minute's quota of as many windows as fit in it, which never binds first.
+        // minute's quota of as many windows as fit in it, which never binds first; the minute is
+        // Kong's, a fixed window on the UTC minute.
         out.accept("RateLimit-Limit", Integer.toString(q));
         out.accept("RateLimit-Remaining", Long.toString(remaining));
         out.accept("RateLimit-Reset", Long.toString(o.resetSeconds()));
         long perMinute = q * Math.max(1, 60 / w);
         out.accept("X-RateLimit-Limit-Minute", Long.toString(perMinute));
-        out.accept("X-RateLimit-Remaining-Minute", Long.toString(Math.max(0, perMinute - (q - remaining))));
+        out.accept("X-RateLimit-Remaining-Minute", Long.toString(Math.max(0, perMinute - usedThisMinute)));
       }
       case "shopify" -> out.accept("X-Shopify-Shop-Api-Call-Limit", (q - remaining) + "/" + q);
       default -> {

@@ -21,6 +21,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -67,15 +68,20 @@ final class FieldParser {
    */
   private HeaderDialect policyDialect;
 
-  FieldParser(Function<String, List<String>> lookup, Instant now) {
+  /** The names of the fields present, when known (empty when only {@link #lookup} is). */
+  private final Collection<String> names;
+
+  FieldParser(Function<String, List<String>> lookup, Collection<String> names, Instant now) {
     this.lookup = lookup;
+    this.names = names;
     this.now = now;
   }
 
   RateLimitFields parse() {
     guarded(RETRY_AFTER, this::retryAfter);
     // Vendors' own fields first: a field one of them claims is read by no other dialect.
-    VendorFields vendor = new VendorFields(this::lines, this::single, this::note, now, ra -> retryAfter = ra, policies, limits);
+    VendorFields vendor = new VendorFields(this::lines, this::single, names, this::note, now, ra -> retryAfter = ra, policies,
+        limits);
     VendorReaders.read(vendor);
     // RateLimit first: whether it is the -07 Dictionary decides the dialect of integer policies.
     boolean[] draft07 = new boolean[1];

@@ -4,6 +4,7 @@ import dev.headroom.http.RetryAfter;
 import java.net.http.HttpHeaders;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
@@ -63,7 +64,19 @@ public final class RateLimitFields {
   public static RateLimitFields parse(Function<String, List<String>> lookup, Instant now) {
     Objects.requireNonNull(lookup, "lookup");
     Objects.requireNonNull(now, "now");
-    return new FieldParser(lookup, now).parse();
+    return new FieldParser(lookup, List.of(), now).parse();
+  }
+
+  /**
+   * {@link #parse(Function, Instant)} with the names of the fields present, for the forms whose
+   * field names carry a value (Kong's {@code X-RateLimit-Limit-30}, a window of 30 seconds): read
+   * only when the names are known.
+   */
+  static RateLimitFields parse(Function<String, List<String>> lookup, Collection<String> names, Instant now) {
+    Objects.requireNonNull(lookup, "lookup");
+    Objects.requireNonNull(names, "names");
+    Objects.requireNonNull(now, "now");
+    return new FieldParser(lookup, names, now).parse();
   }
 
   /** Parses a header map whose names are compared case-insensitively. */
@@ -78,12 +91,12 @@ public final class RateLimitFields {
         });
       }
     });
-    return parse(ci::get, now);
+    return parse(ci::get, ci.keySet(), now);
   }
 
   /** Parses the headers of a {@code java.net.http} response. */
   public static RateLimitFields parse(HttpHeaders headers, Instant now) {
-    return parse(headers::allValues, now);
+    return parse(headers::allValues, headers.map().keySet(), now);
   }
 
   /** The quota policies advertised, in the order sent. */

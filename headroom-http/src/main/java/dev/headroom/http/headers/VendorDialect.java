@@ -37,9 +37,13 @@ public enum VendorDialect {
       "retry-after-ms", "x-ms-retry-after-ms")),
   /** {@code X-Rate-Limit-{Limit,Remaining,Reset}} (epoch seconds). */
   X_RATE_LIMIT("x-rate-limit", "Okta, X", List.of("X-Rate-Limit-Limit", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset")),
-  /** {@code X-RateLimit-{Limit,Remaining}-{Second,...,Year}} with {@code RateLimit-{Limit,Remaining,Reset}}. */
+  /**
+   * {@code X-RateLimit-{Limit,Remaining}-{Second,...,Year}} and Rate Limiting Advanced's
+   * {@code X-RateLimit-{Limit,Remaining}-<seconds>}, with {@code RateLimit-{Limit,Remaining,Reset}}.
+   */
   KONG("kong", "Kong Gateway", List.of("X-RateLimit-Limit-{Second,Minute,Hour,Day,Month,Year}",
-      "X-RateLimit-Remaining-{Second,...,Year}", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")),
+      "X-RateLimit-Remaining-{Second,...,Year}", "X-RateLimit-{Limit,Remaining}-<seconds>", "RateLimit-Limit",
+      "RateLimit-Remaining", "RateLimit-Reset")),
   /** {@code X-Shopify-Shop-Api-Call-Limit: 32/40}, a leaky bucket. */
   SHOPIFY("shopify", "Shopify (REST Admin API)", List.of("X-Shopify-Shop-Api-Call-Limit"));
 

@@ -5,6 +5,7 @@ import dev.headroom.http.RetryAfter;
 import dev.headroom.http.headers.Diagnostic.Kind;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,8 @@ final class VendorFields {
 
   private final Function<String, List<String>> lines;
   private final Function<String, String> single;
+  /** The names of the fields present, when the caller knew them; empty otherwise. */
+  private final Collection<String> names;
   private final Notes notes;
   private final Instant now;
   private final Consumer<RetryAfter> retryAfter;
@@ -47,15 +50,24 @@ final class VendorFields {
    * @param single a singleton field's one value, or null when absent or refused (and reported)
    * @param retryAfter receives a vendor's own retry-after, which is more precise than Retry-After
    */
-  VendorFields(Function<String, List<String>> lines, Function<String, String> single, Notes notes, Instant now, Consumer<RetryAfter> retryAfter,
-      List<QuotaPolicyItem> policies, List<ServiceLimitItem> limits) {
+  VendorFields(Function<String, List<String>> lines, Function<String, String> single, Collection<String> names, Notes notes,
+      Instant now, Consumer<RetryAfter> retryAfter, List<QuotaPolicyItem> policies, List<ServiceLimitItem> limits) {
     this.lines = lines;
     this.single = single;
+    this.names = names;
     this.notes = notes;
     this.now = now;
     this.retryAfter = retryAfter;
     this.policies = policies;
     this.limits = limits;
+  }
+
+  /**
+   * The names of the fields present, as sent, when the parse was given them (a header map, a
+   * {@code java.net.http} response); empty when it was given only a lookup by name.
+   */
+  Collection<String> names() {
+    return names;
   }
 
   /** The response's time (its Date, else the client's clock): instants are read against it. */

@@ -154,6 +154,28 @@ class VendorDialectsTest {
     assertThat(f.policyOf(limit(f, "hour")).orElseThrow().window()).contains(Duration.ofHours(1));
   }
 
+  /**
+   * Kong's Rate Limiting Advanced names each window by its size in seconds (its examples:
+   * {@code X-RateLimit-Limit-30: 5}, {@code X-RateLimit-Remaining-30: 3}): one budget per size, that
+   * window, the {@code RateLimit-*} reset for the one they describe and none for the others.
+   */
+  @Test
+  void kongWindowsOfItsOwnSizes() {
+    RateLimitFields f = parse("X-RateLimit-Limit-30", "5", "X-RateLimit-Remaining-30", "4",
+        "X-RateLimit-Limit-300", "50", "X-RateLimit-Remaining-300", "40",
+        "RateLimit-Limit", "5", "RateLimit-Remaining", "4", "RateLimit-Reset", "12");
+    assertThat(f.vendors()).containsExactly(VendorDialect.KONG);
+    assertThat(f.dialects()).as("the RateLimit-* triple is Kong's here, not draft-03").isEmpty();
+    budget(f, "30", "requests", 5, 4, 12);
+    assertThat(f.policyOf(limit(f, "30")).orElseThrow().window()).contains(Duration.ofSeconds(30));
+    assertThat(limit(f, "300").remaining()).hasValue(40);
+    assertThat(limit(f, "300").reset()).as("not the window the RateLimit-* fields describe").isEmpty();
+    assertThat(f.policyOf(limit(f, "300")).orElseThrow().window()).contains(Duration.ofSeconds(300));
+    assertThat(f.limits()).as("the triple described the 30 s window: no budget of its own").hasSize(2);
+    RateLimitFields zero = parse("X-RateLimit-Limit-0", "5", "X-RateLimit-Remaining-0", "4");
+    assertThat(zero.vendors()).as("a window of no seconds is no Kong window").isEmpty();
+  }
+
   @Test
   void shopifyLeakyBucket() {
     RateLimitFields f = parse("X-Shopify-Shop-Api-Call-Limit", "32/40");
