@@ -154,13 +154,15 @@ public final class Gateway implements AutoCloseable {
       return;
     }
     server.close();
-    accessLog.close(); // after the listeners: the exchanges they ended are written
     if (ownedStore != null) {
       // a store built from the configuration is the gateway's; its Redis connection runs on the
       // event loops, so it closes before them
       ownedStore.close();
     }
     loops.close();
+    // last: the event loops' shutdown closes the client connections still open, and the exchanges
+    // it ends (or that ended a moment after their client had the response) are still written
+    accessLog.close();
   }
 
   /** Configures a {@link Gateway}. */
