@@ -165,11 +165,14 @@ class DashboardBrowserTest {
       assertThat(legend).as("%s legend", chart).isNotEmpty().doesNotContain("--", "");
       assertThat(legend.get(0)).as("%s legend's time", chart).matches("\\d\\d:\\d\\d:\\d\\d");
       WebElement el = browser.findElement(By.id(chart));
-      int gap = Integer.parseInt(el.getAttribute("data-x-gap"));
       int label = Integer.parseInt(el.getAttribute("data-x-label"));
       assertThat(label).as("%s: widest time label, px", chart).isPositive();
-      assertThat(gap).as("%s: narrowest gap between time ticks, px, against the widest label", chart)
-          .isGreaterThan(label);
+      String gap = el.getAttribute("data-x-gap"); // empty while the axis has a single tick
+      if (!gap.isEmpty()) {
+        assertThat(Integer.parseInt(gap))
+            .as("%s: narrowest gap between time ticks, px, against the widest label", chart)
+            .isGreaterThan(label);
+      }
     }
 
     File shot = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE);
