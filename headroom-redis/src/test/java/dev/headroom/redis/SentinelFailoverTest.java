@@ -1,6 +1,7 @@
 package dev.headroom.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.headroom.Acquisition;
 import dev.headroom.Algorithm;
@@ -68,6 +69,15 @@ class SentinelFailoverTest {
         s.close();
       }
     }
+  }
+
+  @Test
+  void sentinelUriWithoutMasterName_isRefusedNamingTheFieldAndTheForm() {
+    assertThatThrownBy(() -> RedisStore.builder().uri("redis-sentinel://127.0.0.1:26379,127.0.0.1:26380"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("uri: expected")
+        .hasMessageContaining("sentinelMasterId")
+        .hasMessageContaining("127.0.0.1:26379");
   }
 
   /** What one run through a failover measured. */
