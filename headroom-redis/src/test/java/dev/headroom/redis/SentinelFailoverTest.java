@@ -8,6 +8,7 @@ import dev.headroom.Algorithm;
 import dev.headroom.Decision;
 import dev.headroom.PartitionKey;
 import dev.headroom.QuotaPolicy;
+import io.lettuce.core.RedisURI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,7 +78,13 @@ class SentinelFailoverTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageStartingWith("uri: expected")
         .hasMessageContaining("sentinelMasterId")
-        .hasMessageContaining("127.0.0.1:26379");
+        .hasMessageContaining("redis-sentinel://127.0.0.1:26379/?sentinelMasterId=");
+    // Lettuce's builder makes such a URI without complaint; the store refuses it when given.
+    RedisURI noName = RedisURI.builder().withSentinel("127.0.0.1", 26379).build();
+    assertThatThrownBy(() -> RedisStore.builder().uri(noName))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("uri: expected the Sentinel master's name")
+        .hasMessageContaining("without sentinelMasterId");
   }
 
   /** What one run through a failover measured. */
