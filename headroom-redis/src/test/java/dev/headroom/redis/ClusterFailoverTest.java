@@ -116,7 +116,13 @@ class ClusterFailoverTest {
           SentinelFailoverTest.awaitTrue("load on the cluster", 20, () -> load.admitted.get() > 300);
           load.killedAt.set(System.nanoTime());
           second.kill();
-          SentinelFailoverTest.awaitTrue("a decision by Redis after the kill", 75, () -> load.afterKill.get() > 0);
+          try {
+            SentinelFailoverTest.awaitTrue("a decision by Redis after the kill", 75, () -> load.afterKill.get() > 0);
+          } catch (AssertionError e) {
+            RedisServer alive = nodes.stream().filter(RedisServer::alive).findFirst().orElseThrow();
+            throw new AssertionError(e.getMessage() + "; refusals by cause " + load.causes + "; cluster nodes:\n"
+                + Cli.run(alive.port, "cluster", "nodes"), e);
+          }
           long mark = load.afterKill.get();
           SentinelFailoverTest.awaitTrue("decisions flowing after the failover", 30,
               () -> load.afterKill.get() > mark + 300);
