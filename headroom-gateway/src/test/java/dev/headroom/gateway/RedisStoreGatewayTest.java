@@ -292,4 +292,25 @@ class RedisStoreGatewayTest {
     assertThat(withStore("{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: off}").store().refusalMemory())
         .isZero();
   }
+
+  /**
+   * A Sentinel URI reaches the store as it is (headroom-redis asks the Sentinels for the master;
+   * its failover test is SentinelFailoverTest): with no Sentinel answering, the failure policy
+   * decides. One without the master's name is refused at load, naming the key.
+   */
+  @Test
+  void aSentinelUriIsTakenAndOneWithoutMasterNameIsRefused() throws Exception {
+    int dead;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      dead = s.getLocalPort();
+    }
+    assertThat(Assertions.catchThrowable(() -> withStore("{type: redis, uri: \"redis-sentinel://127.0.0.1:" + dead + "\"}")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("store.uri").hasMessageContaining("sentinelMasterId");
+    start("{type: redis, uri: \"redis-sentinel://127.0.0.1:" + dead + "/?sentinelMasterId=hr\", "
+        + "failurePolicy: fail-closed, decisionDeadline: 50ms}");
+    HttpResponse<String> r = get();
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(JSON.readTree(r.body()).get("type").asText()).endsWith("#temporary-reduced-capacity");
+    assertThat(upstream.requests).isEmpty();
+  }
 }

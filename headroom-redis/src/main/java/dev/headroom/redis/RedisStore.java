@@ -575,22 +575,36 @@ public final class RedisStore implements Store {
     }
 
     /**
-     * A standalone Redis, as a URI ({@code redis://host:port/db}, {@code rediss://} for TLS). The
-     * store owns the client: it rejects commands while disconnected (so that nothing queues up
-     * to be applied after the decision was made without Redis) and reconnects by itself.
+     * A standalone Redis, as a URI ({@code redis://host:port/db}, {@code rediss://} for TLS), or a
+     * master watched by Redis Sentinel, in Lettuce's form
+     * {@code redis-sentinel://host:port[,host:port]/?sentinelMasterId=NAME}: the store asks the
+     * Sentinels for the master at every (re)connection, so after a failover it reconnects to the
+     * promoted replica (headroom-redis README, "Sentinel and Cluster failover"). The store owns
+     * the client: it rejects commands while disconnected (so that nothing queues up to be applied
+     * after the decision was made without Redis) and reconnects by itself.
      */
     public Builder uri(String uri) {
+      RedisURI parsed;
       try {
-        return uri(RedisURI.create(Objects.requireNonNull(uri, "uri")));
+        parsed = RedisURI.create(Objects.requireNonNull(uri, "uri"));
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("uri: expected a Redis URI such as redis://127.0.0.1:6379, got '"
-            + uri + "': " + e.getMessage(), e);
+        throw new IllegalArgumentException("uri: expected a Redis URI such as redis://127.0.0.1:6379 or "
+            + "redis-sentinel://127.0.0.1:26379/?sentinelMasterId=mymaster, got '" + uri + "': " + e.getMessage(), e);
       }
+      return uri(parsed);
     }
 
-    /** A standalone Redis; see {@link #uri(String)}. */
+    /**
+     * A standalone Redis, or a Sentinel-watched master (a URI with Sentinels must name the
+     * master: {@code sentinelMasterId}); see {@link #uri(String)}.
+     */
     public Builder uri(RedisURI uri) {
-      this.uri = Objects.requireNonNull(uri, "uri");
+      Objects.requireNonNull(uri, "uri");
+      if (!uri.getSentinels().isEmpty() && (uri.getSentinelMasterId() == null || uri.getSentinelMasterId().isBlank())) {
+        throw new IllegalArgumentException("uri: expected the Sentinel master's name, as in "
+            + "redis-sentinel://127.0.0.1:26379/?sentinelMasterId=mymaster, got '" + uri + "' without sentinelMasterId");
+      }
+      this.uri = uri;
       return this;
     }
 

@@ -9,7 +9,10 @@ import dev.headroom.redis.internal.WriteStamp;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import java.util.List;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -183,16 +186,51 @@ final class SlotDecisions {
           if (late) {
             givenBackLate.increment();
           }
-          store.call(DecisionScript.GIVE_BACK, store.now(), g.acquisitions(), g.leaseIds(reply))
-              .whenComplete((r, e) -> {
-                if (e != null) {
-                  failures.increment();
-                  LOG.debug("Headroom could not give back a decision Redis applied late", e);
-                }
-              });
+          giveBack(g, g.leaseIds(reply), 1);
         }
       });
     }
+  }
+
+  /**
+   * Sends the give-back of a share, again every {@link #RETRY_MILLIS} ms (at most
+   * {@link #MAX_ATTEMPTS} times) while it fails in a way that proves Redis never ran it: a Cluster
+   * answering {@code CLUSTERDOWN} or {@code TRYAGAIN} (every node refuses commands while a failed
+   * master's slots have no owner, which is exactly when a request over two slots, reserved on a
+   * live one, must give that one back), or the connection rejecting it while disconnected. A
+   * give-back that may have run (a timeout, a lost connection) is not sent again: twice would
+   * forgive units that were spent.
+   */
+  void giveBack(SlotShare g, long[] leaseIds, int attempt) {
+    store.call(DecisionScript.GIVE_BACK, store.now(), g.acquisitions(), leaseIds).whenComplete((r, e) -> {
+      if (e == null) {
+        return;
+      }
+      if (attempt < MAX_ATTEMPTS && neverRan(e)) {
+        try {
+          timer.newTimeout(x -> giveBack(g, leaseIds, attempt + 1), RETRY_MILLIS, TimeUnit.MILLISECONDS);
+          return;
+        } catch (IllegalStateException closed) {
+          // the store is closed: nothing will send it
+        }
+      }
+      failures.increment();
+      LOG.debug("Headroom could not give back a decision Redis applied late", e);
+    });
+  }
+
+  static final int MAX_ATTEMPTS = 120;
+  static final long RETRY_MILLIS = 250;
+
+  /** Whether a command's failure proves that Redis never ran it. */
+  static boolean neverRan(Throwable e) {
+    Throwable t = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    String m = String.valueOf(t.getMessage());
+    if (t instanceof RedisCommandExecutionException) {
+      return m.startsWith("CLUSTERDOWN") || m.startsWith("TRYAGAIN");
+    }
+    // Lettuce's refusal of a command while disconnected (DisconnectedBehavior.REJECT_COMMANDS)
+    return t instanceof RedisException && m.startsWith("Currently not connected");
   }
 
   /** Redis could not decide: apply the failure policy to the result. */

@@ -27,12 +27,37 @@ final class RedisServer implements AutoCloseable {
   final int port;
   final Path dir;
   private final List<String> extra;
+  /** A Sentinel's configuration file (Sentinel needs one it can rewrite), or null for a data node. */
+  private final Path sentinelConfig;
   private Process process;
 
   private RedisServer(int port, Path dir, List<String> extra) {
+    this(port, dir, extra, null);
+  }
+
+  private RedisServer(int port, Path dir, List<String> extra, Path sentinelConfig) {
     this.port = port;
     this.dir = dir;
     this.extra = extra;
+    this.sentinelConfig = sentinelConfig;
+  }
+
+  /**
+   * Starts a Sentinel on a free port watching the master {@code name} at {@code masterPort}, with
+   * quorum 2, {@code down-after-milliseconds} 1000 and {@code failover-timeout} 3000 (short, for
+   * tests that kill the master).
+   */
+  static RedisServer sentinel(String name, int masterPort) throws IOException {
+    int port = freePort(false);
+    Path dir = Files.createTempDirectory("headroom-sentinel-" + port);
+    Path conf = dir.resolve("sentinel.conf");
+    Files.writeString(conf, "sentinel monitor " + name + " 127.0.0.1 " + masterPort + " 2\n"
+        + "sentinel down-after-milliseconds " + name + " 1000\n"
+        + "sentinel failover-timeout " + name + " 3000\n"
+        + "sentinel parallel-syncs " + name + " 1\n");
+    RedisServer s = new RedisServer(port, dir, List.of(), conf);
+    s.start();
+    return s;
   }
 
   /** Starts a server on a free port (and, for Cluster nodes, a free bus port at +10000). */
@@ -84,7 +109,13 @@ final class RedisServer implements AutoCloseable {
   }
 
   synchronized void start() throws IOException {
-    List<String> cmd = new ArrayList<>(List.of("redis-server", "--port", Integer.toString(port),
+    List<String> cmd = new ArrayList<>();
+    cmd.add("redis-server");
+    if (sentinelConfig != null) {
+      cmd.add(sentinelConfig.toString());
+      cmd.add("--sentinel");
+    }
+    cmd.addAll(List.of("--port", Integer.toString(port),
         "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString(),
         "--logfile", dir.resolve("redis.log").toString()));
     cmd.addAll(extra);

@@ -62,7 +62,7 @@ final class StoreReader extends SectionReader {
     Duration refusalMemory = refusalMemory(n.path("refusalMemory"));
     if (storeType == StoreType.REDIS) {
       if (uri.isEmpty()) {
-        problem("store.uri", n.path("uri"), "a redis:// URI when store.type is redis");
+        problem("store.uri", n.path("uri"), "a redis:// or redis-sentinel:// URI when store.type is redis");
       }
       // headroom-redis checks its own settings; nothing connects here
       RedisStore.Builder b = RedisStore.builder();
