@@ -2,11 +2,13 @@ package dev.headroom.http.body;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.networknt.schema.JsonSchema;
-import com.networknt.schema.JsonSchemaFactory;
+import com.networknt.schema.Error;
+import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaLocation;
-import com.networknt.schema.SpecVersion;
-import com.networknt.schema.ValidationMessage;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SchemaRegistryConfig;
+import com.networknt.schema.SpecificationVersion;
+import com.networknt.schema.path.PathType;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Set;
@@ -20,21 +22,21 @@ public final class GracefulBoundariesSchemas {
 
   private static final String BASE = "https://gracefulboundaries.dev/schema/";
   private static final ObjectMapper MAPPER = new ObjectMapper();
-  private static final JsonSchemaFactory FACTORY = JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V202012,
-      b -> b.schemaMappers(m -> m.mapPrefix(BASE, "classpath:graceful-boundaries/")));
+  private static final SchemaRegistry REGISTRY = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12,
+      b -> b.schemaIdResolvers(r -> r.mapPrefix(BASE, "classpath:graceful-boundaries/"))
+          .schemaRegistryConfig(SchemaRegistryConfig.builder().pathType(PathType.LEGACY).build()));
 
-  public static final JsonSchema REFUSAL = FACTORY.getSchema(SchemaLocation.of(BASE + "refusal.schema.json"));
-  public static final JsonSchema REFUSAL_429 = FACTORY.getSchema(SchemaLocation.of(BASE + "refusal-429.schema.json"));
-  public static final JsonSchema LIMITS = FACTORY.getSchema(SchemaLocation.of(BASE + "limits.schema.json"));
+  public static final Schema REFUSAL = REGISTRY.getSchema(SchemaLocation.of(BASE + "refusal.schema.json"));
+  public static final Schema REFUSAL_429 = REGISTRY.getSchema(SchemaLocation.of(BASE + "refusal-429.schema.json"));
+  public static final Schema LIMITS = REGISTRY.getSchema(SchemaLocation.of(BASE + "limits.schema.json"));
 
   private GracefulBoundariesSchemas() {}
 
-  /** The schema violations of a JSON text; empty when it validates. */
-  public static Set<String> violations(JsonSchema schema, String json) {
+  /** The schema violations of a JSON text, each as "$.path: message"; empty when it validates. */
+  public static Set<String> violations(Schema schema, String json) {
     try {
       JsonNode node = MAPPER.readTree(json);
-      Set<ValidationMessage> errors = schema.validate(node);
-      return errors.stream().map(ValidationMessage::getMessage).collect(Collectors.toSet());
+      return schema.validate(node).stream().map(Error::toString).collect(Collectors.toSet());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
