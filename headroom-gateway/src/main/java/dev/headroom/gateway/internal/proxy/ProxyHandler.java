@@ -16,10 +16,8 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Objects;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,47 +79,40 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   /** Whether writes to the client wait for a flush at the end of the upstream's read batch. */
   private boolean flushDeferred;
 
-  /** The peer's address as text (the node of Forwarded's "for", and X-Forwarded-For's entry); per connection. */
-  private String peerText;
-  /** {@link #peerText} as the gate reads it: empty when the peer has no IP address. */
-  private Optional<String> peerLiteral;
-  private final PeerKeys peerKeys = PeerKeys.forConnection();
-  /** The Forwarded element last sent for this connection, and the Host it was made with. */
-  private String forwardedHost;
-  private String forwardedElement;
+  /** What is derived from the connection's peer: this handler's own, or its HTTP/2 connection's. */
+  private ConnectionPeer peer;
 
   /** The handler of one client connection, sharing {@code state} with every other. */
   public ProxyHandler(GatewayState state) {
+    this(state, null);
+  }
+
+  /**
+   * The handler of one HTTP/2 stream of a connection whose peer is {@code peer}, derived once for all
+   * the connection's streams; null derives it from this handler's channel.
+   */
+  public ProxyHandler(GatewayState state, ConnectionPeer peer) {
     this.state = state;
     this.timers = state.timers;
+    this.peer = peer;
   }
 
   InetAddress peerAddress() {
-    return ctx.channel().remoteAddress() instanceof InetSocketAddress isa ? isa.getAddress() : null;
+    return peer.address();
   }
 
   String peerText() {
-    String t = peerText;
-    if (t == null) {
-      InetAddress peer = peerAddress();
-      t = peer == null ? "unknown" : peer.getHostAddress();
-      peerText = t;
-      peerLiteral = peer == null ? Optional.empty() : Optional.of(t);
-    }
-    return t;
+    return peer.text();
   }
 
   /** The peer's address as an IP literal, for the gate ({@code RequestView.remoteAddress}); per connection. */
   Optional<String> peerLiteral() {
-    if (peerLiteral == null) {
-      peerText();
-    }
-    return peerLiteral;
+    return peer.literal();
   }
 
   /** The partition keys derived from this connection's peer alone (headroom-enforcement's {@link PeerKeys}). */
   PeerKeys peerKeys() {
-    return peerKeys;
+    return peer.peerKeys();
   }
 
   /**
@@ -129,20 +120,16 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
    * connection nearly always carry the same Host, so the element is kept per connection with it.
    */
   String forwardedElement(String forFor, String host) {
-    if (forwardedElement != null && Objects.equals(host, forwardedHost)) {
-      return forwardedElement;
-    }
-    String fwd = "for=" + (forFor.indexOf(':') >= 0 ? "\"[" + forFor + "]\"" : forFor) + ";proto=http"
-        + (host == null ? "" : ";host=\"" + host.replace("\"", "") + "\"");
-    forwardedHost = host;
-    forwardedElement = fwd;
-    return fwd;
+    return peer.forwardedElement(forFor, host);
   }
 
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
     this.ctx = ctx;
     this.rawOut = ctx.pipeline().context(CODEC);
+    if (peer == null) {
+      peer = new ConnectionPeer(ctx.channel().remoteAddress());
+    }
   }
 
   /** Taken out of the pipeline (the connection switched to HTTP/2): its timer stops, it takes no more requests. */
