@@ -3,6 +3,7 @@ package dev.headroom.gateway.internal.h2;
 import dev.headroom.gateway.config.Limits;
 import dev.headroom.gateway.internal.admin.GatewayMetrics;
 import dev.headroom.gateway.internal.proxy.ClientTransport;
+import dev.headroom.gateway.internal.proxy.ConnectionPeer;
 import dev.headroom.gateway.internal.proxy.GatewayState;
 import dev.headroom.gateway.internal.proxy.ProxyHandler;
 import dev.headroom.gateway.internal.proxy.RequestDecoder;
@@ -23,6 +24,7 @@ import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http2.Http2ServerUpgradeCodec;
 import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.HttpConversionUtil;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import java.util.List;
@@ -59,6 +61,12 @@ public final class Http2Front {
   /** A TLS handshake chose {@code h2} by ALPN. */
   public static final String ALPN = "alpn";
   private static final String UPGRADE = "upgrade";
+  private static final String FLUSHES = "h2-flushes";
+  /**
+   * Flushes of the connection's streams written to the socket as one: at most this many stream flushes
+   * before the connection's socket is written (Netty's {@link FlushConsolidationHandler} bound).
+   */
+  static final int FLUSHES_PER_WRITE = 256;
 
   /**
    * Installs HTTP/2 at the end of {@code pipeline}, whose channel's next bytes are the client preface;
@@ -68,8 +76,9 @@ public final class Http2Front {
    */
   public static void install(ChannelPipeline pipeline, GatewayState state, String start,
       ClientTransport transport) {
-    Parts parts = parts(state, transport);
+    Parts parts = parts(state, transport, pipeline.channel());
     pipeline.addLast(ConnectionGuard.NAME, parts.guard);
+    pipeline.addLast(FLUSHES, consolidatedFlushes());
     pipeline.addLast("h2", parts.codec);
     pipeline.addLast("h2-streams", parts.multiplex);
     state.metrics().http2Connection(start);
@@ -105,10 +114,25 @@ public final class Http2Front {
     return true;
   }
 
+  /**
+   * One write to the socket for the flushes of many streams. Every stream is its own exchange and
+   * flushes its child channel when its upstream's read batch ends (or its answer is written); each
+   * such flush reached the connection's socket as a write system call of its own, so 32 streams
+   * answered in one turn of the event loop cost 32 writes where an HTTP/1.1 connection per stream
+   * costs the same, and the frames of one connection were split over them. Netty's handler, in front
+   * of the codec, holds a flush while the connection's read is in progress (until its read completes)
+   * and otherwise until the event loop's current turn ends (a task queued behind the reads of that
+   * turn) or {@link #FLUSHES_PER_WRITE} flushes wait, so no frame waits for a timer or for another
+   * read. It flushes at once when the channel stops being writable or closes.
+   */
+  private static FlushConsolidationHandler consolidatedFlushes() {
+    return new FlushConsolidationHandler(FLUSHES_PER_WRITE, true);
+  }
+
   /** The handlers of one HTTP/2 connection. */
   private record Parts(ConnectionGuard guard, Http2FrameCodec codec, Http2MultiplexHandler multiplex) {}
 
-  private static Parts parts(GatewayState state, ClientTransport transport) {
+  private static Parts parts(GatewayState state, ClientTransport transport, Channel connection) {
     Limits limits = state.snapshot().config().limits();
     GatewayMetrics metrics = state.metrics();
     Http2Settings settings = Http2Settings.defaultSettings()
@@ -124,8 +148,9 @@ public final class Http2Front {
         .build();
     ConnectionGuard guard = new ConnectionGuard(metrics, state.timers(), codec.connection(),
         limits.maxConcurrentStreams(), limits.maxHeaderBytes(), state.snapshot().config().timeouts().idle());
-    Http2MultiplexHandler multiplex = new Http2MultiplexHandler(new Streams(state, guard, false, transport),
-        new Streams(state, guard, true, transport));
+    ConnectionPeer peer = new ConnectionPeer(connection.remoteAddress());
+    Http2MultiplexHandler multiplex = new Http2MultiplexHandler(new Streams(state, guard, peer, false, transport),
+        new Streams(state, guard, peer, true, transport));
     return new Parts(guard, codec, multiplex);
   }
 
@@ -141,14 +166,16 @@ public final class Http2Front {
       if (!AsciiString.contentEquals(Http2CodecUtil.HTTP_UPGRADE_PROTOCOL_NAME, protocol)) {
         return null;
       }
-      Parts parts = parts(state, transport);
+      Parts parts = parts(state, transport, pipeline.channel());
       return new Http2ServerUpgradeCodec(parts.codec, parts.multiplex) {
         @Override
         public void upgradeTo(ChannelHandlerContext ctx, FullHttpRequest request) {
           // the request becomes stream 1 through Netty's conversion, which needs the scheme
           request.headers().set(HttpConversionUtil.ExtensionHeaderNames.SCHEME.text(), "http");
           super.upgradeTo(ctx, request);
-          ctx.pipeline().addBefore(ctx.pipeline().context(parts.codec).name(), ConnectionGuard.NAME, parts.guard);
+          String codecName = ctx.pipeline().context(parts.codec).name();
+          ctx.pipeline().addBefore(codecName, FLUSHES, consolidatedFlushes());
+          ctx.pipeline().addBefore(FLUSHES, ConnectionGuard.NAME, parts.guard);
           state.metrics().http2Connection(UPGRADE);
         }
       };
@@ -187,16 +214,23 @@ public final class Http2Front {
     }
   }
 
-  /** Builds a stream's child channel: the adapter, then what an HTTP/1.1 connection runs. */
+  /**
+   * Builds a stream's child channel: the adapter, then what an HTTP/1.1 connection runs, its handler
+   * sharing what is derived from the connection's peer ({@link ConnectionPeer}) with the connection's
+   * other streams.
+   */
   private static final class Streams extends ChannelInitializer<Channel> {
     private final GatewayState state;
     private final ConnectionGuard guard;
+    private final ConnectionPeer peer;
     private final boolean upgraded;
     private final ClientTransport transport;
 
-    Streams(GatewayState state, ConnectionGuard guard, boolean upgraded, ClientTransport transport) {
+    Streams(GatewayState state, ConnectionGuard guard, ConnectionPeer peer, boolean upgraded,
+        ClientTransport transport) {
       this.state = state;
       this.guard = guard;
+      this.peer = peer;
       this.upgraded = upgraded;
       this.transport = transport;
     }
@@ -206,7 +240,7 @@ public final class Http2Front {
       ch.config().setAutoRead(false); // the exchange reads the stream as its upstream takes the data
       ch.pipeline().addLast("h2-stream", new StreamAdapter(state.metrics(), guard, upgraded));
       ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
-      ch.pipeline().addLast("proxy", new ProxyHandler(state, transport));
+      ch.pipeline().addLast("proxy", new ProxyHandler(state, transport, peer));
     }
   }
 }

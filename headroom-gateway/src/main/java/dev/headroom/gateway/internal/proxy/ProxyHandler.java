@@ -16,10 +16,8 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Objects;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,28 +79,32 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   /** Whether writes to the client wait for a flush at the end of the upstream's read batch. */
   private boolean flushDeferred;
 
-  /** The peer's address as text (the node of Forwarded's "for", and X-Forwarded-For's entry); per connection. */
-  private String peerText;
-  /** {@link #peerText} as the gate reads it: empty when the peer has no IP address. */
-  private Optional<String> peerLiteral;
-  private final PeerKeys peerKeys = PeerKeys.forConnection();
-  /** The Forwarded element last sent for this connection, and the Host it was made with. */
-  private String forwardedHost;
-  private String forwardedElement;
+  /** What is derived from the connection's peer: this handler's own, or its HTTP/2 connection's. */
+  private ConnectionPeer peer;
 
   /** What the connection's transport says: TLS or not, and the client certificate's subject. */
   private final ClientTransport transport;
 
   /** The handler of one cleartext client connection, sharing {@code state} with every other. */
   public ProxyHandler(GatewayState state) {
-    this(state, ClientTransport.PLAIN);
+    this(state, ClientTransport.PLAIN, null);
   }
 
   /** The handler of one client connection over {@code transport}, sharing {@code state} with every other. */
   public ProxyHandler(GatewayState state, ClientTransport transport) {
+    this(state, transport, null);
+  }
+
+  /**
+   * The handler of one client connection, or of one HTTP/2 stream of a connection, over
+   * {@code transport}; {@code peer} is what is derived from the connection's peer, once for all
+   * the connection's streams, or null to derive it from this handler's channel.
+   */
+  public ProxyHandler(GatewayState state, ClientTransport transport, ConnectionPeer peer) {
     this.state = state;
     this.timers = state.timers;
     this.transport = transport;
+    this.peer = peer;
   }
 
   /** The connection's transport: TLS or not, and the client certificate's subject, decided once. */
@@ -111,31 +113,21 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   }
 
   InetAddress peerAddress() {
-    return ctx.channel().remoteAddress() instanceof InetSocketAddress isa ? isa.getAddress() : null;
+    return peer.address();
   }
 
   String peerText() {
-    String t = peerText;
-    if (t == null) {
-      InetAddress peer = peerAddress();
-      t = peer == null ? "unknown" : peer.getHostAddress();
-      peerText = t;
-      peerLiteral = peer == null ? Optional.empty() : Optional.of(t);
-    }
-    return t;
+    return peer.text();
   }
 
   /** The peer's address as an IP literal, for the gate ({@code RequestView.remoteAddress}); per connection. */
   Optional<String> peerLiteral() {
-    if (peerLiteral == null) {
-      peerText();
-    }
-    return peerLiteral;
+    return peer.literal();
   }
 
   /** The partition keys derived from this connection's peer alone (headroom-enforcement's {@link PeerKeys}). */
   PeerKeys peerKeys() {
-    return peerKeys;
+    return peer.peerKeys();
   }
 
   /**
@@ -143,21 +135,16 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
    * connection nearly always carry the same Host, so the element is kept per connection with it.
    */
   String forwardedElement(String forFor, String host) {
-    if (forwardedElement != null && Objects.equals(host, forwardedHost)) {
-      return forwardedElement;
-    }
-    String fwd = "for=" + (forFor.indexOf(':') >= 0 ? "\"[" + forFor + "]\"" : forFor)
-        + (transport.secure() ? ";proto=https" : ";proto=http")
-        + (host == null ? "" : ";host=\"" + host.replace("\"", "") + "\"");
-    forwardedHost = host;
-    forwardedElement = fwd;
-    return fwd;
+    return peer.forwardedElement(forFor, host, transport.secure());
   }
 
   @Override
   public void handlerAdded(ChannelHandlerContext ctx) {
     this.ctx = ctx;
     this.rawOut = ctx.pipeline().context(CODEC);
+    if (peer == null) {
+      peer = new ConnectionPeer(ctx.channel().remoteAddress());
+    }
   }
 
   /** Taken out of the pipeline (the connection switched to HTTP/2): its timer stops, it takes no more requests. */
