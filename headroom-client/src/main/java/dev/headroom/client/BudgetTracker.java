@@ -653,7 +653,12 @@ final class BudgetTracker implements Budgets {
     return scopes.computeIfAbsent(id, k -> new ScopeState());
   }
 
-  /** The right to send one request, reported back with {@link #record} or {@link #release}. */
-  record Permit(ScopeState scope, boolean probe, long seq, boolean alone, long answeredAtAdmit, long admittedAt,
+  /**
+   * The right to send one request, reported back with {@link #record} or {@link #release}.
+   * {@code probe}: it goes alone, its answer deciding for the next; {@code ask}: it goes to ask a
+   * budget that may be spent and states no reset ({@link SendTiming}), so a refusal is expected and
+   * does not escalate the retry's back-off.
+   */
+  record Permit(ScopeState scope, boolean probe, boolean ask, long seq, boolean alone, long answeredAtAdmit, long admittedAt,
       RequestCost cost) {}
 }

@@ -243,6 +243,10 @@ public final class ClientBudget {
 
   /**
    * The decision after try number {@code tries} (1 for the first) was refused: {@link RetryDecision}.
+   * The refusal of a request this engine sent to ask a budget that may be spent (its exchange from
+   * {@link Permit#record}) waits its Retry-After as it stands ({@link RetryPolicy#askDelay}); any
+   * other waits {@link RetryPolicy#delay} with {@code tries - 1} doublings ({@link #execute} and
+   * {@link #executeAsync} count only the call's earlier refusals that were not asks).
    *
    * @param replayable whether the request's body (if any) can be sent again
    * @throws IllegalArgumentException when the exchange is not a refusal or tries is below 1
@@ -255,10 +259,15 @@ public final class ClientBudget {
     if (tries < 1) {
       throw new IllegalArgumentException("tries: expected 1 or more, got " + tries);
     }
+    return decide(refused, tries, tries - 1, replayable);
+  }
+
+  /** {@link #decide(Exchange, int, boolean)} when {@code backoffs} of the earlier refusals escalated the back-off. */
+  private RetryDecision decide(Exchange refused, int tries, int backoffs, boolean replayable) {
     if (!replayable) {
       return RetryDecision.giveUp(refused, tries, "the request body cannot be sent again");
     }
-    return RetryDecision.decide(retry, ceilings, refused.request().method(), refused, tries);
+    return RetryDecision.decide(retry, ceilings, refused.request().method(), refused, tries, backoffs);
   }
 
   /**
@@ -339,6 +348,7 @@ public final class ClientBudget {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(cost, "cost");
     Objects.requireNonNull(transport, "transport");
+    int backoffs = 0;
     for (int tries = 1; ; tries++) {
       Permit permit = acquireBlocking(request, cost);
       R response;
@@ -369,7 +379,7 @@ public final class ClientBudget {
         throw e;
       }
       Exchange ex = permit.record(status, headers, body);
-      RetryDecision decision = decide(ex, tries, replayable);
+      RetryDecision decision = decide(ex, tries, backoffs, replayable);
       if (!decision.retry()) {
         RateLimitedException failure = decision.failure();
         if (bodyFailure != null) {
@@ -377,6 +387,7 @@ public final class ClientBudget {
         }
         throw failure;
       }
+      backoffs += RetryDecision.escalates(ex) ? 1 : 0;
       await(decision.delay());
     }
   }
@@ -398,12 +409,13 @@ public final class ClientBudget {
     Objects.requireNonNull(cost, "cost");
     Objects.requireNonNull(transport, "transport");
     CompletableFuture<R> result = new CompletableFuture<>();
-    attempt(request, cost, replayable, transport, 1, result);
+    attempt(request, cost, replayable, transport, 1, 0, result);
     return result;
   }
 
+  /** Try number {@code tries}; {@code backoffs} of the earlier refusals escalated the back-off. */
   private <R> void attempt(HttpRequest request, RequestCost cost, boolean replayable, AsyncTransport<R> transport,
-      int tries, CompletableFuture<R> result) {
+      int tries, int backoffs, CompletableFuture<R> result) {
     if (result.isDone()) {
       return;
     }
@@ -457,7 +469,7 @@ public final class ClientBudget {
         read.whenComplete((body, readError) -> {
           try {
             Exchange ex = permit.record(status, headers, readError == null && body != null ? body : new byte[0]);
-            RetryDecision decision = decide(ex, tries, replayable);
+            RetryDecision decision = decide(ex, tries, backoffs, replayable);
             if (!decision.retry()) {
               RateLimitedException failure = decision.failure();
               if (readError != null) {
@@ -470,7 +482,8 @@ public final class ClientBudget {
               if (delayError != null) {
                 result.completeExceptionally(cause(delayError));
               } else {
-                attempt(request, cost, replayable, transport, tries + 1, result);
+                attempt(request, cost, replayable, transport, tries + 1,
+                    backoffs + (RetryDecision.escalates(ex) ? 1 : 0), result);
               }
             });
           } catch (RuntimeException | Error e) {
@@ -582,7 +595,8 @@ public final class ClientBudget {
         throw e;
       }
       tracker.record(permit, ex);
-      return ex;
+      // #decide waits an ask's refusal as it stands (RetryPolicy#askDelay).
+      return permit.ask() ? ex.asAsk() : ex;
     }
 
     /**

@@ -70,6 +70,8 @@ public final class Exchange {
   private byte[] bodyCopy;
   /** For a vend call: what its body said about limits (see {@link VendReading}). */
   private VendReading vend;
+  /** Whether pacing sent the request to ask a budget that may be spent (see {@link #asked()}). */
+  private boolean asked;
 
   private Exchange(HttpRequest request, HttpResponse<?> response, RateLimitFields fields, boolean fromCache,
       boolean refused, Refusal refusal, Duration retryAfter, Instant receivedAt) {
@@ -190,6 +192,7 @@ public final class Exchange {
     Exchange out = new Exchange(request, response, fields, fromCache, true, refusal, retryAfter, receivedAt);
     out.bodyCopy = bodyCopy;
     out.vend = vend;
+    out.asked = asked;
     return out;
   }
 
@@ -198,6 +201,7 @@ public final class Exchange {
     Exchange out = new Exchange(request, response, fields, fromCache, refused, refusal, retryAfter, receivedAt);
     out.bodyCopy = copy;
     out.vend = vend;
+    out.asked = asked;
     return out;
   }
 
@@ -216,7 +220,31 @@ public final class Exchange {
         limited ? wait : retryAfter, receivedAt);
     out.bodyCopy = bodyCopy;
     out.vend = reading;
+    out.asked = asked;
     return out;
+  }
+
+  /**
+   * A copy marked as sent by pacing to ask a budget that may be spent and states no reset
+   * ({@link BudgetTracker.Permit#ask()}).
+   */
+  Exchange asAsk() {
+    Exchange out = new Exchange(request, response, fields, fromCache, refused, refusal, retryAfter, receivedAt);
+    out.bodyCopy = bodyCopy;
+    out.vend = vend;
+    out.asked = true;
+    return out;
+  }
+
+  /**
+   * Whether pacing sent this request knowing its budget may be spent, with no reset to wait for
+   * (Azure Resource Manager's remaining-only fields, Shopify's call limit once its leak is
+   * contradicted): one request asks, and its refusal's Retry-After says when to ask again. Such a
+   * refusal is the answer sought, not a sign of overload, so the retry waits its Retry-After as it
+   * stands instead of doubling it ({@link RetryPolicy#askDelay}).
+   */
+  boolean asked() {
+    return asked;
   }
 
   /** The body as the client read it: a refusal's, or the copy of a vend call's; null otherwise. */

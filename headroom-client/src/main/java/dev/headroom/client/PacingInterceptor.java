@@ -3,11 +3,13 @@ package dev.headroom.client;
 import java.net.http.HttpRequest;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
 /**
- * Holds each attempt until its budgets allow it, then reports what the response said. Thread-safe
- * (the tracker is).
+ * Holds each attempt until its budgets allow it, then reports what the response said, and marks the
+ * exchange of a request sent to ask a budget that may be spent ({@link Exchange#asked()}).
+ * Thread-safe (the tracker is).
  */
 final class PacingInterceptor implements Interceptor {
 
@@ -34,12 +36,14 @@ final class PacingInterceptor implements Interceptor {
         budgets.release(permit);
         throw e;
       }
-      return f.whenComplete((ex, error) -> {
+      return f.handle((ex, error) -> {
         if (error != null) {
           budgets.release(permit);
-        } else {
-          budgets.record(permit, ex);
+          throw error instanceof CompletionException ce ? ce : new CompletionException(error);
         }
+        budgets.record(permit, ex);
+        // The retry step waits an ask's refusal as it stands (RetryPolicy#askDelay).
+        return permit.ask() ? ex.asAsk() : ex;
       });
     });
   }

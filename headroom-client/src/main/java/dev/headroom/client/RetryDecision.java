@@ -13,7 +13,10 @@ import java.time.Duration;
  *       cannot be replayed) gives up at once;
  *   <li>after {@link RetryPolicy#maxAttempts()} tries it gives up;
  *   <li>otherwise it waits {@link RetryPolicy#delay} from the refusal's Retry-After (RFC 9110
- *       section 10.2.3, clamped by {@link Ceilings#maxRetryAfter()}) or the policy's base delay.
+ *       section 10.2.3, clamped by {@link Ceilings#maxRetryAfter()}) or the policy's base delay,
+ *       doubled for each earlier refusal of the call that was not an ask;
+ *   <li>a refusal of a request pacing sent to ask (a budget that may be spent and states no reset)
+ *       waits its Retry-After as it stands, {@link RetryPolicy#askDelay}.
  * </ul>
  *
  * <p>Immutable.
@@ -33,6 +36,16 @@ public final class RetryDecision {
    * was refused with {@code refused}.
    */
   static RetryDecision decide(RetryPolicy policy, Ceilings ceilings, String method, Exchange refused, int tries) {
+    return decide(policy, ceilings, method, refused, tries, tries - 1);
+  }
+
+  /**
+   * The decision after try number {@code tries} (1 for the first) of a request with this method
+   * was refused with {@code refused}, {@code backoffs} of the call's earlier refusals having been
+   * ones that escalate the back-off ({@link #escalates}).
+   */
+  static RetryDecision decide(RetryPolicy policy, Ceilings ceilings, String method, Exchange refused, int tries,
+      int backoffs) {
     if (!policy.mayRetry(method)) {
       return giveUp(refused, tries, method + " is not idempotent and retryNonIdempotent is off");
     }
@@ -42,7 +55,18 @@ public final class RetryDecision {
     Duration base = refused.retryAfter()
         .map(ra -> ra.compareTo(ceilings.maxRetryAfter()) > 0 ? ceilings.maxRetryAfter() : ra)
         .orElse(policy.baseDelay());
-    return new RetryDecision(policy.delay(tries - 1, base), null);
+    if (refused.asked()) {
+      return new RetryDecision(policy.askDelay(base), null);
+    }
+    return new RetryDecision(policy.delay(backoffs, base), null);
+  }
+
+  /**
+   * Whether this refusal doubles the waits after later refusals of the same call: every refusal
+   * but that of a request pacing sent to ask ({@link Exchange#asked()}).
+   */
+  static boolean escalates(Exchange refused) {
+    return !refused.asked();
   }
 
   static RetryDecision giveUp(Exchange refused, int tries, String reason) {

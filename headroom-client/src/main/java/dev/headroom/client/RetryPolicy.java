@@ -23,6 +23,17 @@ import java.util.random.RandomGenerator;
  * scope for {@code backoff(n, baseDelay)}, {@code n} counting the scope's consecutive such
  * refusals (see {@link HeadroomClient}).
  *
+ * <p>A refusal of a request that pacing sent to ask (a budget that may be spent and states no
+ * reset: Azure Resource Manager's remaining-only fields, Shopify's call limit once its leak is
+ * contradicted) is not a sign of overload but the answer sought: its Retry-After says when quota
+ * returns. It is waited as it stands, {@link #askDelay} {@code = min(max(retryAfter, baseDelay),
+ * maxWait)}, without doubling or jitter (pacing already sends such requests one at a time), and
+ * it does not count as a back-off for the later ones: {@code n} counts only the call's earlier
+ * refusals that were not asks. It still counts as a try toward {@link #maxAttempts()}. Worked
+ * numbers: one caller's request, refused as an ask in three windows in a row with
+ * {@code Retry-After: 4}, waits 4 s each time (not 4, 8 and 16 s, which held every other caller
+ * of its scope behind it once it was the last request left).
+ *
  * <p>Only idempotent methods (RFC 9110 section 9.2.2) are retried unless
  * {@link Builder#retryNonIdempotent(boolean)} says otherwise. After {@link #maxAttempts()} tries
  * the client gives up with {@link RateLimitedException}.
@@ -125,6 +136,14 @@ public final class RetryPolicy {
     }
     long extra = (long) (d.toNanos() * jitter * random.nextDouble());
     return d.plusNanos(extra);
+  }
+
+  /**
+   * The wait after the refusal of a request sent to ask (see the class comment):
+   * {@code min(max(retryAfter, baseDelay), maxWait)}, neither doubled nor jittered.
+   */
+  public Duration askDelay(Duration retryAfter) {
+    return backoff(0, retryAfter);
   }
 
   /** Builds a {@link RetryPolicy}; every setter validates its argument. */

@@ -29,7 +29,9 @@ import java.util.OptionalLong;
  * new window of ten at one second was nine refusals; read as more quota, one request goes, and
  * its answer ({@code r=1;t=1}) paces the rest. When nothing says when quota returns
  * ({@link ResetMeaning#UNSTATED}), the units stated go at once and, once spent, one request at a
- * time asks.
+ * time asks. Such a request goes knowing it may be refused: its permit says so
+ * ({@link BudgetTracker.Permit#ask()}), and its refusal's Retry-After is then waited as it stands,
+ * not doubled ({@link RetryPolicy#askDelay}), however many windows in a row it was refused in.
  */
 final class SendTiming {
 
@@ -59,6 +61,9 @@ final class SendTiming {
       wait = Math.max(wait, next - now);
     }
     boolean waitForAnswer = false;
+    // Whether the request goes to ask a budget that may be spent and states no reset (below): its
+    // refusal says only when to ask again, and does not escalate the retry's back-off.
+    boolean ask = false;
     long hold;
     for (TrackedBudget e : active) {
       ObservedAlgorithm.Kind kind = e.kind();
@@ -97,13 +102,14 @@ final class SendTiming {
         if (e.remaining <= 0 || now >= e.resetAt) {
           // Past a refusal's Retry-After the request that asks goes at once; a budget spent within
           // its window asks at the fraction of a second its window opened at (TrackedBudget#askAt).
-          long ask = now < e.resetAt ? e.askAt(now) : now;
+          long askAt = now < e.resetAt ? e.askAt(now) : now;
           if (s.inFlight() > 0) {
             waitForAnswer = true;
-          } else if (ask > now) {
-            wait = Math.max(wait, ask - now);
+          } else if (askAt > now) {
+            wait = Math.max(wait, askAt - now);
           } else {
             probe = true;
+            ask = true;
           }
         }
         continue;
@@ -213,7 +219,7 @@ final class SendTiming {
       s.costs.put(seq, cost);
     }
     s.lastAdmit = now;
-    return Wait.admitted(new BudgetTracker.Permit(s, probe, seq, alone, s.answeredCount, now, cost));
+    return Wait.admitted(new BudgetTracker.Permit(s, probe, ask, seq, alone, s.answeredCount, now, cost));
   }
 
   /** Whether admissions against a budget of this kind are spaced ({@link EvenSpacing#interval}) or go at once. */
