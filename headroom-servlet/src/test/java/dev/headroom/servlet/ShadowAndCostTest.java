@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.Algorithm;
 import dev.headroom.Decision;
+import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
@@ -32,7 +33,7 @@ class ShadowAndCostTest {
     QuotaPolicy units = QuotaPolicy.builder("units").quota(10).window(Duration.ofMinutes(1)).algorithm(Algorithm.FIXED_WINDOW).build();
     QuotaPolicy trial = QuotaPolicy.builder("trial").quota(1).window(Duration.ofMinutes(1)).algorithm(Algorithm.FIXED_WINDOW).build();
     List<Decision> shadowed = new CopyOnWriteArrayList<>();
-    HeadroomFilter filter = HeadroomFilter.builder().limiter(QuotaLimiter.inMemory())
+    HeadroomFilter filter = HeadroomFilter.builder().limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
         .route(Route.builder("/five").policy(units).cost(5).build())
         .route(Route.builder("/stated").policy(units).costHeader("X-Cost", 4).shadowPolicy(trial).build())
@@ -68,7 +69,7 @@ class ShadowAndCostTest {
   void aRouteCountingOnlyFailuresGivesSuccessesBack() throws Exception {
     ManualTicker ticker = ManualTicker.atFixedInstant();
     QuotaPolicy login = QuotaPolicy.builder("login").quota(2).window(Duration.ofMinutes(1)).algorithm(Algorithm.FIXED_WINDOW).build();
-    HeadroomFilter filter = HeadroomFilter.builder().limiter(QuotaLimiter.inMemory())
+    HeadroomFilter filter = HeadroomFilter.builder().limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
         .refusals(LimitRefusals.builder().ticker(ticker).defaults(PolicyTexts.builder("Limits keep the service fair.").build()).build())
         .route(Route.builder("/status/{code}").policy(login).counting(RouteRules.Counting.FAILURES).build())
         .ticker(ticker).build();
