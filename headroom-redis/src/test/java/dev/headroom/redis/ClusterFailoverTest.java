@@ -17,6 +17,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,7 +48,10 @@ class ClusterFailoverTest {
       List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
       for (int i = 0; i < 6; i++) {
         RedisServer node = RedisServer.launch("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", "1000");
+            "--cluster-node-timeout", "1000",
+            // A replica whose link to its master was busy with the load may otherwise judge its
+            // data too old to take over (the default factor 10 times the node timeout).
+            "--cluster-replica-validity-factor", "0");
         nodes.add(node);
         create.add("127.0.0.1:" + node.port);
       }
@@ -121,7 +125,7 @@ class ClusterFailoverTest {
           } catch (AssertionError e) {
             RedisServer alive = nodes.stream().filter(RedisServer::alive).findFirst().orElseThrow();
             throw new AssertionError(e.getMessage() + "; refusals by cause " + load.causes + "; cluster nodes:\n"
-                + Cli.run(alive.port, "cluster", "nodes"), e);
+                + Cli.run(alive.port, "cluster", "nodes") + "\nlogs of the nodes:\n" + logTails(nodes), e);
           }
           long mark = load.afterKill.get();
           SentinelFailoverTest.awaitTrue("decisions flowing after the failover", 30,
@@ -205,6 +209,21 @@ class ClusterFailoverTest {
     throw new AssertionError("no master for slot " + slot + ": " + any);
   }
 
+  /** The last lines of each node's log, for a failure message. */
+  static String logTails(List<RedisServer> nodes) {
+    StringBuilder b = new StringBuilder();
+    for (RedisServer n : nodes) {
+      try {
+        List<String> lines = java.nio.file.Files.readAllLines(n.dir.resolve("redis.log"));
+        b.append("-- ").append(n.port).append('\n');
+        lines.subList(Math.max(0, lines.size() - 15), lines.size()).forEach(l -> b.append(l).append('\n'));
+      } catch (java.io.IOException e) {
+        b.append("-- ").append(n.port).append(": ").append(e).append('\n');
+      }
+    }
+    return b.toString();
+  }
+
   static String runCli(String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of("redis-cli"));
     cmd.addAll(List.of(args));
@@ -252,6 +271,10 @@ class ClusterFailoverTest {
             } catch (RedisUnavailableException e) {
               refused.incrementAndGet();
               causes.merge(String.valueOf(e.getCause()).replaceAll("[0-9]+", "N"), 1, Integer::sum);
+              // A refused caller comes back a millisecond later, as a client would, rather than
+              // spinning: four threads retrying a refusal that takes microseconds leave the
+              // Redis nodes on two cores too little time to elect the new master.
+              LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
             } catch (Throwable e) {
               escaped.compareAndSet(null, e);
             }
