@@ -46,7 +46,8 @@ import java.util.function.Consumer;
  *
  * <p>Settings sent: {@code SETTINGS_MAX_CONCURRENT_STREAMS} from {@code limits.maxConcurrentStreams},
  * {@code SETTINGS_MAX_HEADER_LIST_SIZE} from {@code limits.maxHeaderBytes} (the bound an HTTP/1.1 head
- * has), Netty's defaults otherwise (a 64 KiB stream window, 16 KiB frames, a 4 KiB HPACK table). Netty's
+ * has), Netty's defaults otherwise (a 64 KiB stream window, 16 KiB frames, a 4 KiB HPACK table), and
+ * {@code SETTINGS_ENABLE_CONNECT_PROTOCOL} (WebSocket over HTTP/2, RFC 8441: {@link ExtendedConnect}). Netty's
  * own bounds on RST_STREAM frames and empty DATA frames are off: the {@link ConnectionGuard} bounds and
  * counts both; Netty still bounds the control frames queued for a client that does not read
  * ({@code Http2ControlFrameLimitEncoder}, 10000) and the header list it decodes.
@@ -138,6 +139,7 @@ public final class Http2Front {
     Http2Settings settings = Http2Settings.defaultSettings()
         .maxConcurrentStreams(limits.maxConcurrentStreams())
         .maxHeaderListSize(Math.max(limits.maxHeaderBytes(), Http2CodecUtil.MIN_HEADER_LIST_SIZE));
+    ExtendedConnect.advertise(settings); // RFC 8441 section 3
     Http2FrameCodec codec = new CountingFrameCodec.Builder(metrics)
         .initialSettings(settings)
         .validateHeaders(true)

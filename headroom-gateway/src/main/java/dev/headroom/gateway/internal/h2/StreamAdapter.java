@@ -106,7 +106,9 @@ final class StreamAdapter extends ChannelDuplexHandler {
     if (msg instanceof Http2HeadersFrame h) {
       if (!headRead) {
         headRead = true;
-        Object request = request(h.headers(), h.isEndStream());
+        Object request = ExtendedConnect.asked(h.headers())
+            ? ExtendedConnect.request(ctx, this, guard, h.headers(), h.isEndStream()) // RFC 8441
+            : request(h.headers(), h.isEndStream());
         if (request == null) {
           reset(ctx, Http2Error.PROTOCOL_ERROR);
           return;
@@ -143,7 +145,7 @@ final class StreamAdapter extends ChannelDuplexHandler {
   }
 
   /** The request head, or null when the fields are malformed (RFC 9113 section 8.1.1). */
-  private Object request(Http2Headers in, boolean endStream) {
+  Object request(Http2Headers in, boolean endStream) {
     CharSequence method = in.method();
     CharSequence path = in.path();
     CharSequence authority = in.authority();
@@ -260,7 +262,7 @@ final class StreamAdapter extends ChannelDuplexHandler {
   }
 
   /** Whether a method is a token (RFC 9110 section 9.1). */
-  private static boolean token(CharSequence m) {
+  static boolean token(CharSequence m) {
     if (m.length() == 0) {
       return false;
     }

@@ -331,6 +331,12 @@ public final class GatewayMessages implements HttpVocabulary {
 
   static final String UPSTREAM_CLOSED_EARLY = "The upstream service closed the connection before answering.";
   static final String UPSTREAM_RESPONSE_INVALID = "The upstream sent a response that is not valid HTTP/1.1.";
+  /** An HTTP/2 extended CONNECT's upstream answered 2xx without switching (RFC 8441 section 5, {@link TunnelRequest}). */
+  static final String UPSTREAM_DID_NOT_SWITCH =
+      "The upstream service answered the tunnel's opening handshake without switching protocols (no 101).";
+  /** Its 101 did not answer the WebSocket key sent (RFC 6455 section 4.1). */
+  static final String UPSTREAM_HANDSHAKE_INVALID =
+      "The upstream service switched protocols with a Sec-WebSocket-Accept that does not answer the key sent.";
 
   /**
    * 502 for an HTTP/1.0 client whose response carries a transfer coding such as gzip: HTTP/1.0

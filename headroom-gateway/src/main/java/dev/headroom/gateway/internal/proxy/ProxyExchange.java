@@ -527,6 +527,11 @@ final class ProxyExchange implements ClientSink {
       }
       return;
     }
+    if (request instanceof TunnelRequest t && upgrade != null && t.refusal(h) != null) {
+      closeUpstream(); // it speaks another protocol now, or sent a response the client would misread
+      badGateway(t.refusal(h));
+      return;
+    }
     if (h.status() == 101 && upgrade != null) {
       switchProtocols(h);
       return;

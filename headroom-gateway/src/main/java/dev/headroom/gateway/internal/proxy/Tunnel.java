@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * protocol, such as WebSocket frames, RFC 6455), and it knows nothing of how either side was framed
  * before: its two channels only have to read and write {@link ByteBuf}s at the end of their
  * pipelines. The HTTP/1.1 client side ({@link ProxyExchange}) removes its HTTP codec first; an
- * HTTP/2 stream (extended CONNECT, RFC 8441) would put a handler that turns DATA frames into
- * bytes and back in front of it.
+ * HTTP/2 stream (extended CONNECT, RFC 8441, {@link TunnelRequest}) has a handler in front of it
+ * that turns DATA frames into bytes and back (and a close into END_STREAM).
  *
  * <p>Flow control: both channels run with auto-read off, and a side is read again only while the
  * other side is writable: what one side reads is written to the other and flushed at the end of
