@@ -107,7 +107,7 @@ CONF
 }
 
 start_gateway() { # store
-  config "$1" 2000
+  config "$1" 200
   rm -f "$work/gc.log"
   setsid "$JAVA_BIN" $JAVA_FLAGS "-Xlog:gc:file=$work/gc.log" -jar "$jar" serve --config "$work/headroom.yaml" \
     --port 0 --threads "$threads" > "$work/headroom.out" 2> "$work/headroom.err" &
@@ -125,7 +125,7 @@ stop_gateway() { kill "$HRPID" 2>/dev/null || true; wait "$HRPID" 2>/dev/null ||
 cat > "$work/soak.lua" <<'LUA'
 local delay_ms, new_share, run = 0, 0, 0
 local counter, threads = 0, {}
-local statuses = {}
+statuses = {} -- global: done() reads each thread's with thread:get
 function setup(thread)
   thread:set("tid", #threads + 1)
   table.insert(threads, thread)
@@ -233,7 +233,7 @@ echo "# $stamp; redis store, fallback; saturating at $SAT_C connections ($SAT_RP
 total=$((minutes * 6))
 for i in $(seq 1 "$total"); do
   event=""
-  config redis $((2000 + i % 2)) # a reload every ten seconds: the quota moves by one
+  config redis $((200 + i % 2)) # a reload every ten seconds: the quota moves by one
   if (( i % 6 == 0 )); then upstream_stop; event="upstream stopped"; (sleep 5; upstream_start) & fi
   if (( i == total / 3 || i == 2 * total / 3 )); then redis_stop; event="$event redis restarted"; (sleep 3; redis_start) & fi
   res=$(tick "$conns" 10 "$new_share" "$i")
