@@ -1,5 +1,6 @@
 package dev.headroom.enforcement;
 
+import static dev.headroom.enforcement.TestRequests.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.headroom.Acquisition;
@@ -13,7 +14,6 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
-import dev.headroom.enforcement.partition.RequestView;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import io.micrometer.core.instrument.Meter;
@@ -25,7 +25,6 @@ import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -170,49 +169,4 @@ class GateMetersTest {
     assertThat(slot.kind()).isEqualTo(Verdict.Kind.ADMIT);
     slot.admission().complete(200, 0);
   }
-
-  private static GateRequest request(String method, String path, String key, String... more) {
-    RequestView.Builder b = RequestView.builder().method(method).path(path).header("X-Api-Key", key);
-    for (int i = 0; i < more.length; i += 2) {
-      b.header(more[i], more[i + 1]);
-    }
-    RequestView v = b.build();
-    return new GateRequest() {
-      @Override
-      public Optional<String> remoteAddress() {
-        return v.remoteAddress();
-      }
-
-      @Override
-      public String method() {
-        return v.method();
-      }
-
-      @Override
-      public String path() {
-        return v.path();
-      }
-
-      @Override
-      public Optional<String> route() {
-        return Optional.empty();
-      }
-
-      @Override
-      public List<String> headers(String name) {
-        return v.headers(name);
-      }
-
-      @Override
-      public Optional<String> user() {
-        return Optional.empty();
-      }
-
-      @Override
-      public String target() {
-        return path;
-      }
-    };
-  }
-
 }
