@@ -30,7 +30,8 @@ package dev.headroom.enforcement;
  *   bridge is installed): low-cardinality {@value #ROUTE} (the route's template), {@value #POLICY}
  *   (the refusing policy, else the route's policies joined by commas), {@value #OUTCOME}
  *   ({@code allowed}, {@code refused}, {@code undecided}: the store failed and the request went
- *   through, {@code passed}: no policy applied) and {@value #PROBLEM}; high-cardinality
+ *   through, {@code passed}: no policy applied, {@code failed}: a bug kept the gate from a verdict) and
+ *   {@value #PROBLEM}; high-cardinality
  *   {@value #RETRY_AFTER} (seconds, on a refusal that states one) and {@value #STORE_LATENCY_KEY}
  *   (milliseconds); an event {@value #REFUSED_EVENT} on a refusal.
  * </ul>

@@ -22,7 +22,7 @@ final class MicrometerTelemetry implements Telemetry {
   /** Either may be null, not both. */
   MicrometerTelemetry(GateMeters meters, ObservationRegistry observations) {
     this.meters = meters;
-    this.observations = observations == null || observations.isNoop() ? null : observations;
+    this.observations = observations;
   }
 
   @Override
@@ -53,16 +53,29 @@ final class MicrometerTelemetry implements Telemetry {
 
   @Override
   public Record begin(RouteRules route, GateRequest request) {
-    Observation o = null;
-    if (observations != null) {
-      o = Observation.createNotStarted(HeadroomMeters.OBSERVATION, observations)
-          .contextualName("headroom " + route.template())
-          .lowCardinalityKeyValue(HeadroomMeters.ROUTE, route.template())
-          .lowCardinalityKeyValue(HeadroomMeters.POLICY, policies(route))
-          .start();
+    if (observations == null || observations.isNoop()) {
+      return timerOnly; // nothing kept per decision: no allocation (a registry without handlers is a no-op)
     }
+    Observation o = Observation.createNotStarted(HeadroomMeters.OBSERVATION, observations)
+        .contextualName("headroom " + route.template())
+        .lowCardinalityKeyValue(HeadroomMeters.ROUTE, route.template())
+        .lowCardinalityKeyValue(HeadroomMeters.POLICY, policies(route))
+        .start();
     return new DecisionRecord(o);
   }
+
+  /** The record of a gate without observations: the store's latency goes to the timer, nothing else is kept. */
+  private final Record timerOnly = new Record() {
+    @Override
+    public void storeAnswered(long nanos) {
+      if (meters != null) {
+        meters.storeLatency(nanos);
+      }
+    }
+
+    @Override
+    public void end(Verdict verdict, Throwable failure) {}
+  };
 
   private static String policies(RouteRules route) {
     StringJoiner j = new StringJoiner(",");
@@ -74,7 +87,7 @@ final class MicrometerTelemetry implements Telemetry {
 
   /** One decision: its store latency for the timer, and its observation if any. Not shared. */
   private final class DecisionRecord implements Record {
-    private final Observation observation;
+    private final Observation observation; // never null
     private long storeNanos = -1;
 
     DecisionRecord(Observation observation) {
@@ -92,11 +105,11 @@ final class MicrometerTelemetry implements Telemetry {
     @Override
     public void end(Verdict verdict, Throwable failure) {
       Observation o = observation;
-      if (o == null) {
-        return;
-      }
       if (failure != null) {
+        // the same keys as every other decision's, so that a meter made of the observation keeps one set of tags
         o.error(failure);
+        o.lowCardinalityKeyValue(HeadroomMeters.OUTCOME, "failed");
+        o.lowCardinalityKeyValue(HeadroomMeters.PROBLEM, HeadroomMeters.NONE);
       } else {
         String outcome = switch (verdict.kind()) {
           case ADMIT -> "allowed";
