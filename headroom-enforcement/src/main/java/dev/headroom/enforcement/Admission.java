@@ -145,6 +145,7 @@ public final class Admission {
       } catch (StoreException e) {
         failures.accept(e);
       }
+      leasesGiven();
     }
   }
 
@@ -206,6 +207,7 @@ public final class Admission {
     if (!decision.leases().isEmpty()) {
       updates = updates == null ? new ArrayList<>(1) : updates;
       updates.add(observed(() -> limiter.releaseAsync(decision)));
+      leasesGiven();
     }
     if (updates == null) {
       return DONE;
@@ -214,6 +216,13 @@ public final class Admission {
       return updates.get(0);
     }
     return CompletableFuture.allOf(updates.toArray(CompletableFuture[]::new));
+  }
+
+  /** Tells the gate's meters that this request's leases are given back (asked for; a failure is the store's). */
+  private void leasesGiven() {
+    if (route.released != null && !decision.leases().isEmpty()) {
+      route.released.accept(decision);
+    }
   }
 
   /** The units the response's charge header states: 0 without one, or when its value is not valid (logged). */

@@ -131,13 +131,16 @@ public final class Gate<R> {
   private final Ticker ticker;
   private final AllowLists allows;
   private final Function<Optional<Set<HeaderDialect>>, RateLimitHeaders> headersFor;
+  /** What is recorded of each decision in Micrometer; null (nothing recorded, nothing read) without a registry. */
+  private final Telemetry telemetry;
 
   Gate(GateBuilder<R> b, List<CompiledRoute> routes, GateDiscovery discovery, RuntimeLimits limits) {
     this.headersFor = b.headerFactory();
     this.limiter = b.limiter;
     this.refusals = b.refusals;
     this.routes = List.copyOf(routes);
-    this.listener = b.listener;
+    this.telemetry = b.telemetry;
+    this.listener = telemetry == null ? b.listener : new BothListeners(b.listener, telemetry.listener());
     this.storeFailureMode = b.storeFailureMode;
     this.discoveryFactory = discovery;
     this.limits = limits;
@@ -155,7 +158,10 @@ public final class Gate<R> {
     this.allows = b.allows;
     this.escalations = b.escalationState;
     this.routes.forEach(r -> byRules.put(r.rules, r));
-    this.routes.forEach(r -> r.failures = e -> notifyFailure(r.rules, e));
+    this.routes.forEach(r -> r.failures = e -> updateFailed(r.rules, e));
+    if (telemetry != null) {
+      this.routes.forEach(r -> r.released = this::leasesReleased);
+    }
     this.shadows = new ShadowStep(limiter, allows, listener, ticker);
   }
 
@@ -278,6 +284,43 @@ public final class Gate<R> {
     if (route == null) {
       return Verdict.PASS;
     }
+    Telemetry.Record record = begin(route, request);
+    if (record == null) {
+      return decide(request, route, null);
+    }
+    Verdict v;
+    try {
+      v = decide(request, route, record);
+    } catch (RuntimeException | Error e) {
+      end(record, null, e);
+      throw e;
+    }
+    end(record, v, null);
+    return v;
+  }
+
+  /** The record of a decision about to be made, or null when nothing records (or recording failed: ignored). */
+  private Telemetry.Record begin(CompiledRoute route, GateRequest request) {
+    if (telemetry == null) {
+      return null;
+    }
+    try {
+      return telemetry.begin(route.rules, request);
+    } catch (RuntimeException e) {
+      return null; // Recording cannot fail the request.
+    }
+  }
+
+  /** Tells the record of a decision how it ended; what it throws is ignored (a meter never fails a decision). */
+  private static void end(Telemetry.Record record, Verdict verdict, Throwable failure) {
+    try {
+      record.end(verdict, failure);
+    } catch (RuntimeException ignored) {
+      // Recording cannot fail the request.
+    }
+  }
+
+  private Verdict decide(GateRequest request, CompiledRoute route, Telemetry.Record record) {
     RoutedView view = new RoutedView(request, route.rules.template());
     Plan plan = null;
     if (plans != null) {
@@ -296,11 +339,14 @@ public final class Gate<R> {
       return shadowsOnly(ask, ask.shadowFields.toCompletableFuture().join());
     }
     Decision decision;
+    long asked = record == null ? 0 : ticker.read();
     try {
       decision = limiter.acquire(ask.acquisitions);
     } catch (StoreException e) {
+      storeAnswered(record, asked);
       return undecided(ask, e);
     }
+    storeAnswered(record, asked);
     return decided(ask, decision, ask.shadowFields.toCompletableFuture().join());
   }
 
@@ -341,19 +387,50 @@ public final class Gate<R> {
   }
 
   private CompletionStage<Verdict> decideAsync(GateRequest request, CompiledRoute route) {
+    Telemetry.Record record = begin(route, request);
+    if (record == null) {
+      return decideAsync(request, route, null);
+    }
+    CompletableFuture<Verdict> f;
+    try {
+      f = decideAsync(request, route, record).toCompletableFuture();
+    } catch (RuntimeException | Error e) {
+      end(record, null, e);
+      throw e;
+    }
+    if (f.isDone() && !f.isCompletedExceptionally()) {
+      end(record, f.join(), null); // the fast path: nothing allocated for the record
+    } else {
+      f.whenComplete((v, e) -> end(record, v, e));
+    }
+    return f;
+  }
+
+  /** A store's answer (or failure) {@code asked} nanoseconds ago on the ticker, for the record if any. */
+  private void storeAnswered(Telemetry.Record record, long asked) {
+    if (record != null) {
+      try {
+        record.storeAnswered(ticker.read() - asked);
+      } catch (RuntimeException ignored) {
+        // Recording cannot fail the request.
+      }
+    }
+  }
+
+  private CompletionStage<Verdict> decideAsync(GateRequest request, CompiledRoute route, Telemetry.Record record) {
     RoutedView view = new RoutedView(request, route.rules.template());
     if (plans == null) {
-      return decideAsync(request, route, view, null);
+      return decideAsync(request, route, view, null, record);
     }
     CompletableFuture<Plans.Selection> selection = plans.selectAsync(request, view, ticker).toCompletableFuture();
     if (selection.isDone()) {
       Plans.Selection s = selection.join(); // never fails: the plan step answers every failure with a fallback
       return s.rejected().isPresent() ? CompletableFuture.completedFuture(rejected(request, route, s))
-          : decideAsync(request, route, view, s.plan());
+          : decideAsync(request, route, view, s.plan(), record);
     }
     return selection.thenCompose(s -> s.rejected().isPresent()
         ? CompletableFuture.completedFuture(rejected(request, route, s))
-        : decideAsync(request, route, view, s.plan()));
+        : decideAsync(request, route, view, s.plan(), record));
   }
 
   /** 401 for an invalid credential (the plan step's answer), told to the listener. */
@@ -366,7 +443,8 @@ public final class Gate<R> {
     return Verdict.answer(plans.refusal(request, s.rejected().get(), refusals.origin().orElse(null)));
   }
 
-  private CompletionStage<Verdict> decideAsync(GateRequest request, CompiledRoute route, RoutedView view, Plan plan) {
+  private CompletionStage<Verdict> decideAsync(GateRequest request, CompiledRoute route, RoutedView view, Plan plan,
+      Telemetry.Record record) {
     Object next = prepare(request, route, view, plan, true);
     if (next instanceof Verdict) {
       return CompletableFuture.completedFuture((Verdict) next);
@@ -379,10 +457,16 @@ public final class Gate<R> {
           : shadowFields.thenApply(fields -> shadowsOnly(ask, fields));
     }
     CompletableFuture<Decision> decision;
+    long asked = record == null ? 0 : ticker.read();
     try {
       decision = limiter.acquireAsync(ask.acquisitions).toCompletableFuture();
     } catch (StoreException e) {
+      storeAnswered(record, asked);
       return CompletableFuture.completedFuture(undecided(ask, e));
+    }
+    if (record != null) {
+      // timed before the verdict is made of it: a dependent of the stage this returns
+      decision = decision.whenComplete((d, e) -> storeAnswered(record, asked));
     }
     if (decision.isDone() && shadowFields.isDone()) {
       // the fast path: the store answered at once (in memory, or a refusal it remembers)
@@ -501,6 +585,13 @@ public final class Gate<R> {
 
   private Verdict undecided(Ask ask, StoreException e) {
     notifyFailure(ask.route.rules, e);
+    if (telemetry != null) {
+      try {
+        telemetry.storeFailed(storeFailureMode == StoreFailureMode.ALLOW ? "allow" : "refuse");
+      } catch (RuntimeException ignored) {
+        // Recording cannot fail the request.
+      }
+    }
     return storeFailureMode == StoreFailureMode.ALLOW ? Verdict.UNDECIDED
         : Verdict.answer(GateResponses.unavailable(ask.request, refusals.origin().orElse(null), e.overloaded()));
   }
@@ -530,8 +621,36 @@ public final class Gate<R> {
     if (!decision.allowed()) {
       return Verdict.answer(refuse(ask, decision));
     }
+    if (telemetry != null && !decision.leases().isEmpty()) {
+      try {
+        telemetry.leasesTaken(decision);
+      } catch (RuntimeException ignored) {
+        // Recording cannot fail the request.
+      }
+    }
     return Verdict.admit(new Admission(limiter, ask.route, decision, shadowFields, ask.conditional, ask.chargeable,
         ask.request.method().equals("HEAD"), ask.route.failures));
+  }
+
+  /** A store update after the response failed (a charge, a refund, a lease's release). */
+  private void updateFailed(RouteRules route, StoreException e) {
+    notifyFailure(route, e);
+    if (telemetry != null) {
+      try {
+        telemetry.storeFailed("ignore");
+      } catch (RuntimeException ignored) {
+        // Recording cannot fail the request.
+      }
+    }
+  }
+
+  /** The leases of an admitted request's decision were given back (or given up on). */
+  private void leasesReleased(Decision decision) {
+    try {
+      telemetry.leasesReleased(decision);
+    } catch (RuntimeException ignored) {
+      // Recording cannot fail the request.
+    }
   }
 
   private void notifyFailure(RouteRules route, StoreException e) {
@@ -598,7 +717,7 @@ public final class Gate<R> {
         .why(CostHeader.WHY).field(header).expected(CostHeader.expected(header, route.maxCost()))
         .origin(refusals.origin().orElse(null)).build();
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
-    return GateResponses.refusal(400, List.of(), format, format.body(refusal, null));
+    return GateResponses.refusal(400, List.of(), format, format.body(refusal, null), GateResponses.problem(refusal), null);
   }
 
   /** The units a policy is asked for: bytes are charged after the fact, a concurrency lease is one. */
@@ -615,7 +734,8 @@ public final class Gate<R> {
     Refusal refusal = refusals.abnormal(policy, seconds, List.of(policy.name()));
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
     return GateResponses.refusal(refusal.status(), List.of(Map.entry(HeaderNames.RETRY_AFTER, Long.toString(seconds))),
-        format, format.body(refusal, format == RefusalFormat.HTML ? request.target() : null));
+        format, format.body(refusal, format == RefusalFormat.HTML ? request.target() : null),
+        GateResponses.problem(refusal), policy.name());
   }
 
   private GateResponse refuse(Ask ask, Decision decision) {
@@ -650,7 +770,8 @@ public final class Gate<R> {
     }
     RefusalFormat format = RefusalFormat.negotiate(ask.request.header("Accept"));
     return GateResponses.refusal(status, fields, format,
-        format.body(refusal, format == RefusalFormat.HTML ? ask.request.target() : null));
+        format.body(refusal, format == RefusalFormat.HTML ? ask.request.target() : null), GateResponses.problem(refusal),
+        worst.blockSeconds > 0 ? worst.policy.name() : decision.mostConstraining().policy().name());
   }
 
   /**
@@ -689,7 +810,8 @@ public final class Gate<R> {
     long agreed = wait;
     byte[] body = ask.route.bodies.body(decision.mostConstraining().policy(), names, type, wait, second, format, target,
         () -> format.body(refusals.agreeing(refusals.refusal(decision, type), agreed), target));
-    GateResponse answer = GateResponses.refusal(type.status(), fields, format, body);
+    GateResponse answer = GateResponses.refusal(type.status(), fields, format, body, GateResponses.problem(type),
+        decision.mostConstraining().policy().name());
     if (whole != null) {
       ask.route.bodies.keep(whole, answer);
     }
@@ -749,6 +871,8 @@ public final class Gate<R> {
     final RefusalBodies bodies = new RefusalBodies();
     /** Tells the gate's listener of a store failure on this route; set once by the gate that owns the route. */
     Consumer<StoreException> failures;
+    /** Told that an admitted request's leases were given back; null when nothing records it. Set once by the gate. */
+    Consumer<Decision> released;
 
     CompiledRoute(RouteRules rules, Predicate<Object> condition, List<PartitionKeyDerivation> derivations,
         List<PartitionKeyDerivation> shadowDerivations, RateLimitHeaders headers) {

@@ -64,6 +64,10 @@ public final class GateBuilder<R> {
   AllowLists allows;
   Escalations escalationState = new Escalations();
   CapacityReductions capacityState = new CapacityReductions();
+  /** Typed as Micrometer's, but only loaded when set: Micrometer is an optional dependency. */
+  private io.micrometer.core.instrument.MeterRegistry meterRegistry;
+  private io.micrometer.observation.ObservationRegistry observationRegistry;
+  Telemetry telemetry;
 
   GateBuilder() {}
 
@@ -156,6 +160,30 @@ public final class GateBuilder<R> {
   /** Observes decisions (metrics); none by default. */
   public GateBuilder<R> listener(GateListener listener) {
     this.listener = Objects.requireNonNull(listener, "listener");
+    return this;
+  }
+
+  /**
+   * Records the gate's meters in {@code registry} (Micrometer; {@link HeadroomMeters} names them):
+   * decisions by policy, outcome and problem, the store's latency, store failures and the fallback
+   * applied, shadow outcomes, leases held. Off by default, and then costs nothing. A meter that
+   * fails never fails a decision. Requires {@code io.micrometer:micrometer-core} on the class path.
+   */
+  public GateBuilder<R> meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+    this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+    return this;
+  }
+
+  /**
+   * Makes each decided request a Micrometer {@code Observation} named
+   * {@value HeadroomMeters#OBSERVATION} in {@code registry}, so a span where the application has a
+   * tracing bridge (OpenTelemetry, Brave): route, policy, outcome and problem as low-cardinality key
+   * values, Retry-After and the store's latency as high-cardinality ones, an event on a refusal
+   * ({@link HeadroomMeters}). Off by default, and then costs nothing. Requires
+   * {@code io.micrometer:micrometer-observation} on the class path.
+   */
+  public GateBuilder<R> observationRegistry(io.micrometer.observation.ObservationRegistry registry) {
+    this.observationRegistry = Objects.requireNonNull(registry, "observationRegistry");
     return this;
   }
 
@@ -328,7 +356,19 @@ public final class GateBuilder<R> {
     GateDiscovery doc = service == null && description == null ? null
         : new GateDiscovery(service, description, refusals, List.copyOf(routes),
             plans == null ? null : plans.plans(), List.copyOf(byName.values()), discoveryCustomizer);
+    telemetry = telemetry(plans == null ? null : plans.plans());
     return new Gate<>(this, compiled, doc, new RuntimeLimits(byName, plans == null ? null : plans.plans()));
+  }
+
+  /** The Micrometer recording of the registries given, or null for none (Micrometer is then never loaded). */
+  private Telemetry telemetry(Plans plans) {
+    if (meterRegistry == null && observationRegistry == null) {
+      return null;
+    }
+    CapacityReductions capacity = capacityState;
+    GateMeters meters = meterRegistry == null ? null
+        : new GateMeters(meterRegistry, name -> capacity.isReduced(name, plans == null ? name : plans.baseName(name)));
+    return new MicrometerTelemetry(meters, observationRegistry);
   }
 
   /**

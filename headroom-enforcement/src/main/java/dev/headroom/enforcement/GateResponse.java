@@ -19,8 +19,18 @@ public final class GateResponse {
   private final String contentType;
   private final byte[] body;
   private final boolean refusal;
+  /** What a refusal is metered as ({@link HeadroomMeters#PROBLEM}), and the policy that refused; null when not known. */
+  private final String problem;
+  private final String policy;
 
   GateResponse(int status, List<Map.Entry<String, String>> fields, String contentType, byte[] body, boolean refusal) {
+    this(status, fields, contentType, body, refusal, null, null);
+  }
+
+  GateResponse(int status, List<Map.Entry<String, String>> fields, String contentType, byte[] body, boolean refusal,
+      String problem, String policy) {
+    this.problem = problem;
+    this.policy = policy;
     this.status = status;
     this.fields = Collections.unmodifiableList(new ArrayList<>(fields));
     this.contentType = contentType;
@@ -59,6 +69,16 @@ public final class GateResponse {
   /** Whether this refuses the request (its unread content should be settled, see the class comment). */
   public boolean refusal() {
     return refusal;
+  }
+
+  /** The problem a refusal is metered as; null when it is not a refusal of a decision. */
+  String problem() {
+    return problem;
+  }
+
+  /** The policy that refused; null when not one policy's. */
+  String policy() {
+    return policy;
   }
 
   @Override

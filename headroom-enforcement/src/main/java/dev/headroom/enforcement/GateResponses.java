@@ -2,6 +2,7 @@ package dev.headroom.enforcement;
 
 import dev.headroom.StoreException;
 import dev.headroom.http.HeaderNames;
+import dev.headroom.http.body.ProblemType;
 import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.body.ServiceErrors;
@@ -20,9 +21,36 @@ final class GateResponses {
 
   /** A refusal: {@code fields} (in order), then the refusal fields, then the body. */
   static GateResponse refusal(int status, List<Map.Entry<String, String>> fields, RefusalFormat format, byte[] body) {
+    return refusal(status, fields, format, body, null, null);
+  }
+
+  /**
+   * As {@link #refusal(int, List, RefusalFormat, byte[])}, metered as {@code problem}
+   * ({@link #problem(Refusal)}) of {@code policy} (either may be null).
+   */
+  static GateResponse refusal(int status, List<Map.Entry<String, String>> fields, RefusalFormat format, byte[] body,
+      String problem, String policy) {
     List<Map.Entry<String, String>> all = new ArrayList<>(fields);
     RefusalFormat.refusalFields((name, value) -> set(all, name, value)); // Cache-Control: no-store, Vary: Accept
-    return new GateResponse(status, all, format.mediaType(), body, true);
+    return new GateResponse(status, all, format.mediaType(), body, true, problem, policy);
+  }
+
+  /**
+   * How a refusal is named in meters ({@link HeadroomMeters#PROBLEM}): its problem type's name
+   * (the fragment of the IANA type URI, such as {@code quota-exceeded}), else its Graceful
+   * Boundaries error token in kebab-case, else {@code status-NNN}.
+   */
+  static String problem(Refusal refusal) {
+    if (refusal.problemType().isPresent()) {
+      return problem(refusal.problemType().get());
+    }
+    return refusal.error().map(e -> e.replace('_', '-')).orElse("status-" + refusal.status());
+  }
+
+  /** The name of a problem type: the fragment of its IANA URI, such as {@code quota-exceeded}. */
+  static String problem(ProblemType type) {
+    String uri = type.uri();
+    return uri.substring(uri.indexOf('#') + 1);
   }
 
   /** Replaces every field named {@code name} (case-insensitively) with one of {@code value}. */
@@ -41,6 +69,6 @@ final class GateResponses {
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
     return refusal(refusal.status(),
         List.of(Map.entry(HeaderNames.RETRY_AFTER, Long.toString(ServiceErrors.storeRetryAfterSeconds(overloaded)))),
-        format, format.body(refusal, null));
+        format, format.body(refusal, null), problem(refusal), null);
   }
 }

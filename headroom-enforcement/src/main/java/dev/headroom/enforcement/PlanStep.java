@@ -101,6 +101,6 @@ final class PlanStep {
     Refusal refusal = Refusal.builder(401).error(r.error()).detail(r.detail()).why(r.why()).origin(origin).build();
     RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
     return GateResponses.refusal(401, List.of(Map.entry("WWW-Authenticate", "Bearer error=\"" + r.error() + "\"")), format,
-        format.body(refusal, null));
+        format.body(refusal, null), HeadroomMeters.INVALID_CREDENTIAL, HeadroomMeters.PLAN_POLICY);
   }
 }

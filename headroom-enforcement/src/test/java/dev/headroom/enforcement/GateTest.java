@@ -1,5 +1,6 @@
 package dev.headroom.enforcement;
 
+import static dev.headroom.enforcement.TestRequests.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.headroom.Algorithm;
@@ -8,14 +9,12 @@ import dev.headroom.ManualTicker;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
-import dev.headroom.enforcement.partition.RequestView;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,50 +37,6 @@ class GateTest {
       .route(RouteRules.builder("/slow").policy(slots).build())
       .discovery("Items", "Items for tests.")
       .build();
-
-  private static GateRequest request(String method, String path, String key, String... more) {
-    RequestView.Builder b = RequestView.builder().method(method).path(path).header("X-Api-Key", key);
-    for (int i = 0; i < more.length; i += 2) {
-      b.header(more[i], more[i + 1]);
-    }
-    RequestView v = b.build();
-    return new GateRequest() {
-      @Override
-      public Optional<String> remoteAddress() {
-        return v.remoteAddress();
-      }
-
-      @Override
-      public String method() {
-        return v.method();
-      }
-
-      @Override
-      public String path() {
-        return v.path();
-      }
-
-      @Override
-      public Optional<String> route() {
-        return Optional.empty();
-      }
-
-      @Override
-      public List<String> headers(String name) {
-        return v.headers(name);
-      }
-
-      @Override
-      public Optional<String> user() {
-        return Optional.empty();
-      }
-
-      @Override
-      public String target() {
-        return path;
-      }
-    };
-  }
 
   @Test
   void blockingAndNonBlockingDecideAlike() {

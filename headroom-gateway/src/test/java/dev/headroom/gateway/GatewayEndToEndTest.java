@@ -342,6 +342,22 @@ class GatewayEndToEndTest {
     }
   }
 
+  /** The gate's meters (headroom-enforcement HeadroomMeters) on /metrics after 3 allowed and 2 refused requests. */
+  @Test
+  void metricsCountTheGatesDecisionsByPolicyOutcomeAndProblem() throws Exception {
+    for (int i = 0; i < 5; i++) {
+      get("/echo/" + i);
+    }
+    String metrics = client.send(HttpRequest.newBuilder(admin("/metrics")).build(),
+        HttpResponse.BodyHandlers.ofString()).body();
+    assertThat(metrics)
+        .contains("headroom_decisions_total{outcome=\"allowed\",policy=\"minute\",problem=\"none\"} 3.0")
+        .contains("headroom_decisions_total{outcome=\"refused\",policy=\"minute\",problem=\"quota-exceeded\"} 2.0")
+        .contains("headroom_store_latency_seconds_count 5")
+        .contains("headroom_store_latency_seconds_bucket")
+        .contains("headroom_store_failures_total{fallback=\"refuse\"} 0.0");
+  }
+
   @Test
   void adminServesHealthMetricsAndConfiguration() throws Exception {
     get("/echo/1");
@@ -350,7 +366,7 @@ class GatewayEndToEndTest {
     assertThat(json(health).get("status").asText()).isEqualTo("up");
     String metrics = client.send(HttpRequest.newBuilder(admin("/metrics")).build(),
         HttpResponse.BodyHandlers.ofString()).body();
-    assertThat(metrics).contains("headroom_decisions_total{outcome=\"allowed\",policy=\"minute\"} 1.0")
+    assertThat(metrics).contains("headroom_decisions_total{outcome=\"allowed\",policy=\"minute\",problem=\"none\"} 1.0")
         .contains("headroom_store_latency_seconds").contains("headroom_upstream_latency_seconds");
     String config = client.send(HttpRequest.newBuilder(admin("/config")).build(),
         HttpResponse.BodyHandlers.ofString()).body();

@@ -390,6 +390,26 @@ public final class HeadroomFilter implements Filter {
       return this;
     }
 
+    /**
+     * {@link GateBuilder#meterRegistry}: records the gate's meters (decisions by policy, outcome and
+     * problem, store latency and failures, shadow outcomes, leases held; headroom-enforcement
+     * {@code HeadroomMeters}) in {@code registry}. None by default, and then nothing is recorded.
+     */
+    public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+      settings("meterRegistry").meterRegistry(registry);
+      return this;
+    }
+
+    /**
+     * {@link GateBuilder#observationRegistry}: each decided request is an {@code Observation}
+     * ({@code headroom.decision}) in {@code registry}, a child of the server's own observation of
+     * the request when there is one. None by default.
+     */
+    public Builder observationRegistry(io.micrometer.observation.ObservationRegistry registry) {
+      settings("observationRegistry").observationRegistry(registry);
+      return this;
+    }
+
     /** {@link GateBuilder#storeFailureMode}: what to do when the store fails; allow by default. */
     public Builder storeFailureMode(Gate.StoreFailureMode mode) {
       settings("storeFailureMode").storeFailureMode(mode);

@@ -14,7 +14,6 @@ import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.servlet.HeadroomFilter;
 import dev.headroom.servlet.UserResolver;
 import dev.headroom.vend.VendRoute;
-import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
@@ -24,7 +23,6 @@ import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -49,8 +47,10 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
  *   application's own {@code Store} bean. {@code headroom.store.type: redis} is the seam for the
  *   headroom-redis module: until that module is on the classpath it stops startup saying so;
  * <li>{@link UserResolver}: the servlet principal unless the application supplies who the user is;
- * <li>{@link GateListener}s (headroom-enforcement): Micrometer counters when a {@code MeterRegistry} exists, plus any
- *   listener beans of the application;
+ * <li>the application's {@code MeterRegistry} and {@code ObservationRegistry}, given to the gate, which
+ *   records Headroom's meters and observations in them as every front end does
+ *   ({@link HeadroomObservabilityConfiguration});
+ * <li>{@link GateListener}s (headroom-enforcement): any listener beans of the application;
  * <li>{@link VendRoute}s: every vend route bean of the application (the vend rate-limit extension).
  * </ul>
  */
@@ -97,7 +97,8 @@ public class HeadroomAutoConfiguration {
       QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, UserResolver users,
       ObjectProvider<GateListener> listeners, ObjectProvider<RequestMappingHandlerMapping> mappings,
       ObjectProvider<HandlerMappingIntrospector> introspector, ObjectProvider<VendRoute> vendRoutes,
-      Environment environment, HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
+      Environment environment, HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers,
+      ObjectProvider<HeadroomGateCustomizer> customizers) {
     GateBuilder<HttpServletRequest> g = Gate.builder();
     policies.settings().gate(g, props, limiter, refusals, ticker, environment, planProps, planResolvers);
     policies.settings().routes().forEach(g::route);
@@ -106,6 +107,7 @@ public class HeadroomAutoConfiguration {
     mappings.orderedStream().forEach(m -> RateLimitedHandlers.routes(m, policies.byName(), resolution)
         .forEach(h -> g.route(h.rules(), h.condition())));
     g.listener(HeadroomSettings.composite(listeners.orderedStream().toList()));
+    customizers.orderedStream().forEach(c -> c.customize(g));
     HeadroomFilter filter;
     try {
       HeadroomFilter.Builder b = HeadroomFilter.builder(g.build()).users(users);
@@ -139,16 +141,4 @@ public class HeadroomAutoConfiguration {
     }
   }
 
-  /** Micrometer counters, when Micrometer and a registry are present. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(MeterRegistry.class)
-  static class MetricsConfiguration {
-
-    @Bean
-    @ConditionalOnBean(MeterRegistry.class)
-    @ConditionalOnMissingBean
-    MicrometerDecisionListener headroomMetrics(MeterRegistry registry) {
-      return new MicrometerDecisionListener(registry);
-    }
-  }
 }

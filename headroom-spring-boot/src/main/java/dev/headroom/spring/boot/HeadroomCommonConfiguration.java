@@ -13,6 +13,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 
 /**
  * The beans every Headroom front end of a Spring Boot application uses, servlet or reactive, from
@@ -21,6 +22,7 @@ import org.springframework.context.annotation.Configuration;
  * {@link HeadroomAutoConfiguration} and {@link HeadroomReactiveAutoConfiguration}.
  */
 @Configuration(proxyBeanMethods = false)
+@Import(HeadroomObservabilityConfiguration.class)
 class HeadroomCommonConfiguration {
 
   @Bean

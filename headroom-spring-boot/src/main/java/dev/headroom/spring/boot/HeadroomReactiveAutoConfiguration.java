@@ -34,9 +34,9 @@ import org.springframework.web.server.WebFilter;
  * {@link ReactiveUserResolver} (the exchange's principal otherwise), {@link GateListener}s, and
  * {@link VendRoute}s. Error bodies are Spring Boot's own error handling's.
  *
- * <p>Not here (the servlet starter's only, for now): {@code @RateLimited} handler methods, and
- * registering the Micrometer counters; {@link MicrometerDecisionListener} is a {@link GateListener},
- * so a reactive application that defines it as a bean gets them.
+ * The application's {@code MeterRegistry} and {@code ObservationRegistry} are given to the gate, as
+ * in a servlet application ({@link HeadroomObservabilityConfiguration}): the same meters and
+ * observations. Not here (the servlet starter's only, for now): {@code @RateLimited} handler methods.
  */
 @AutoConfiguration(afterName = "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration")
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
@@ -56,11 +56,13 @@ public class HeadroomReactiveAutoConfiguration {
   HeadroomWebFilter headroomWebFilter(HeadroomProperties props, HeadroomAutoConfiguration.HeadroomPolicies policies,
       QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, ReactiveUserResolver users,
       ObjectProvider<GateListener> listeners, ObjectProvider<VendRoute> vendRoutes, Environment environment,
-      HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers) {
+      HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers,
+      ObjectProvider<HeadroomGateCustomizer> customizers) {
     GateBuilder<ServerWebExchange> g = Gate.builder();
     policies.settings().gate(g, props, limiter, refusals, ticker, environment, planProps, planResolvers);
     policies.settings().routes().forEach(g::route);
     g.listener(HeadroomSettings.composite(listeners.orderedStream().toList()));
+    customizers.orderedStream().forEach(c -> c.customize(g));
     Gate<ServerWebExchange> gate;
     try {
       gate = g.build();

@@ -1,6 +1,7 @@
 package dev.headroom.gateway.internal.admin;
 
 import dev.headroom.PartitionKey;
+import dev.headroom.enforcement.HeadroomMeters;
 import dev.headroom.redis.LeasingStore;
 import dev.headroom.redis.RedisStore;
 import io.micrometer.core.instrument.Counter;
@@ -18,7 +19,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * The gateway's meters: decisions by policy and outcome, store latency, upstream latency by
+ * The gateway's meters: the gate's (decisions by policy, outcome and problem, store latency and
+ * failures, leases: headroom-enforcement {@link HeadroomMeters}, recorded by the gate in this
+ * registry) and the vend calls' decisions counted the same way; store latency, upstream latency by
  * upstream, responses the gateway produced itself by status. Meters are looked up once and cached.
  * Latencies are Prometheus histograms (buckets, for {@code histogram_quantile} across instances)
  * rather than client-side percentiles, which cost an HdrHistogram update per window per request.
@@ -27,7 +30,7 @@ import java.util.function.LongSupplier;
 public final class GatewayMetrics {
   private final MeterRegistry registry;
   private final Timer storeLatency;
-  private final Map<String, Map<String, Counter>> decisions = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, Counter>> vendDecisions = new ConcurrentHashMap<>();
   private final Map<String, Timer> upstreamLatency = new ConcurrentHashMap<>();
   /**
    * By status code. A plain array: two threads racing on a new status both register, and
@@ -66,13 +69,15 @@ public final class GatewayMetrics {
     this.tlsHandshakeFailures = Counter.builder("headroom.tls.handshake.failures")
         .description("TLS handshakes on the listener that failed: no common version, a missing or untrusted client certificate")
         .register(registry);
-    this.storeLatency = Timer.builder("headroom.store.latency")
+    // registered first, so that the gate's timer of this name (headroom-enforcement) is this one, with its buckets
+    this.storeLatency = Timer.builder(HeadroomMeters.STORE_LATENCY)
         .description("Time the store takes to decide one request (every policy at once)")
         .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(1_000))
         .maximumExpectedValue(Duration.ofSeconds(10)).register(registry);
   }
 
-  MeterRegistry registry() {
+  /** The registry: the gate records its own meters in it. */
+  public MeterRegistry registry() {
     return registry;
   }
 
@@ -91,28 +96,32 @@ public final class GatewayMetrics {
     clientBytes.increment(n);
   }
 
-  /** outcome: allowed, refused, blocked (escalated) or reduced (refused under reduced capacity). */
-  public void decision(String policy, String outcome) {
+  /**
+   * A vend call's decision of one policy ({@code allowed} or {@code refused}, as quota-exceeded),
+   * counted as the gate counts its own ({@code headroom.decisions} by policy, outcome and problem:
+   * headroom-enforcement {@link HeadroomMeters}), and its partition for the dashboard's heavy
+   * hitters. The gate's decisions are counted by the gate itself, in this registry.
+   */
+  public void vendDecision(String policy, boolean allowed, PartitionKey key) {
+    String outcome = allowed ? "allowed" : "refused";
     // two lookups without building a key, and no lambda capturing the policy unless the meter
     // is new: this runs once per policy per request
-    Map<String, Counter> byOutcome = decisions.get(policy);
+    Map<String, Counter> byOutcome = vendDecisions.get(policy);
     Counter c = byOutcome == null ? null : byOutcome.get(outcome);
     if (c == null) {
-      c = decisions.computeIfAbsent(policy, k -> new ConcurrentHashMap<>()).computeIfAbsent(outcome,
-          k -> Counter.builder("headroom.decisions")
-              .description("Policy decisions by policy and outcome")
-              .tag("policy", policy).tag("outcome", outcome).register(registry));
+      c = vendDecisions.computeIfAbsent(policy, k -> new ConcurrentHashMap<>()).computeIfAbsent(outcome,
+          k -> Counter.builder(HeadroomMeters.DECISIONS)
+              .description("Headroom decisions by policy, outcome and problem")
+              .tag(HeadroomMeters.POLICY, policy).tag(HeadroomMeters.OUTCOME, outcome)
+              .tag(HeadroomMeters.PROBLEM, allowed ? HeadroomMeters.NONE : "quota-exceeded").register(registry));
     }
     c.increment();
+    partition(policy, key, !allowed);
   }
 
-  /**
-   * As {@link #decision(String, String)}, and counts the partition for the dashboard's heavy
-   * hitters ({@link UsageBoard}): by use always, by refusals unless {@code outcome} is allowed.
-   */
-  public void decision(String policy, String outcome, PartitionKey key) {
-    decision(policy, outcome);
-    board.decision(policy, key, !outcome.equals("allowed") && !outcome.equals("shadow"));
+  /** One policy's decision of a partition, for the dashboard's heavy hitters ({@link UsageBoard}): by use, and by refusals. */
+  public void partition(String policy, PartitionKey key, boolean refused) {
+    board.decision(policy, key, refused);
   }
 
   /** The dashboard's data. */
@@ -126,11 +135,11 @@ public final class GatewayMetrics {
    */
   UsageBoard.Totals totals() {
     Map<String, Map<String, Long>> d = new TreeMap<>();
-    decisions.forEach((policy, byOutcome) -> {
-      Map<String, Long> m = new TreeMap<>();
-      byOutcome.forEach((outcome, c) -> m.put(outcome, (long) c.count()));
-      d.put(policy, m);
-    });
+    // the gate's counters and the vend calls', summed over problem types
+    for (Counter c : registry.find(HeadroomMeters.DECISIONS).counters()) {
+      d.computeIfAbsent(c.getId().getTag(HeadroomMeters.POLICY), p -> new TreeMap<>())
+          .merge(c.getId().getTag(HeadroomMeters.OUTCOME), (long) c.count(), Long::sum);
+    }
     HistogramSnapshot h = storeLatency.takeSnapshot();
     CountAtBucket[] buckets = h.histogramCounts();
     double[] bounds = new double[buckets.length];
@@ -142,7 +151,7 @@ public final class GatewayMetrics {
     return new UsageBoard.Totals(d, h.count(), h.total(TimeUnit.NANOSECONDS), bounds, counts);
   }
 
-  /** The time the store took to decide one request. */
+  /** The time the store took to decide one vend call (the gate times its own decisions, into the same timer). */
   public void storeLatency(long nanos) {
     storeLatency.record(nanos, TimeUnit.NANOSECONDS);
   }

@@ -60,7 +60,8 @@ public final class ConfiguredGate {
     Plans plans = config.plans().map(p -> p.plans()).orElse(null);
     GateBuilder<Object> b = Gate.builder().limiter(state.limiter).refusals(vocabulary.refusals())
         .clientAddresses(vocabulary.clients()).ticker(state.ticker).state(state.escalations, state.capacity)
-        .storeFailureMode(Gate.StoreFailureMode.REFUSE).listener(new DecisionMeter(state, plans));
+        .storeFailureMode(Gate.StoreFailureMode.REFUSE).listener(new DecisionMeter(state))
+        .meterRegistry(state.metrics.registry());
     Map<Route, RouteRules> rules = GateRoutes.add(config, b);
     if (plans != null && resolver.isPresent()) {
       Duration wait = PlanResolvers.wait(config.plans().get().resolver());

@@ -7,46 +7,26 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.StoreException;
 import dev.headroom.enforcement.GateListener;
 import dev.headroom.enforcement.RouteRules;
-import dev.headroom.enforcement.plan.Plans;
 
 /**
- * The gate's decisions as the gateway's meters ({@code headroom_decisions_total} by policy and
- * outcome: {@code allowed}, {@code refused}, {@code reduced} (refused under a reduced capacity; a
- * plan's policy follows its base's reduction), {@code blocked} (escalated), {@code bypassed}
- * (allow list), {@code shadow-allowed}, {@code shadow-refused}, {@code shadow-failed}, and
- * {@code plan}/{@code rejected} for an invalid credential; heavy hitters by partition), and the
- * store's failures as a throttled warning ({@link GatewayState#storeWarning}). Thread-safe.
+ * The gate's decisions as the dashboard's heavy hitters by partition, and the store's failures as a
+ * throttled warning ({@link GatewayState#storeWarning}). The meters ({@code headroom_decisions_total}
+ * by policy, outcome and problem, {@code headroom_store_latency_seconds}, ...) are the gate's own,
+ * recorded in the gateway's registry as on every front end (headroom-enforcement
+ * {@code HeadroomMeters}). Thread-safe.
  */
 final class DecisionMeter implements GateListener {
   private final GatewayState state;
-  private final Plans plans;
 
-  DecisionMeter(GatewayState state, Plans plans) {
+  DecisionMeter(GatewayState state) {
     this.state = state;
-    this.plans = plans;
   }
 
   @Override
   public void decided(RouteRules route, Decision decision) {
     for (PolicyOutcome o : decision.outcomes()) {
-      String name = o.policy().name();
-      state.metrics.decision(name, o.allowed() ? "allowed" : reduced(name) ? "reduced" : "refused", o.key());
+      state.metrics.partition(o.policy().name(), o.key(), !o.allowed());
     }
-  }
-
-  private boolean reduced(String policy) {
-    return state.capacity.isReduced(policy, plans == null ? policy : plans.baseName(policy));
-  }
-
-  @Override
-  public void shadowDecided(RouteRules route, Decision decision) {
-    PolicyOutcome o = decision.outcomes().get(0);
-    state.metrics.decision(o.policy().name(), o.allowed() ? "shadow-allowed" : "shadow-refused");
-  }
-
-  @Override
-  public void shadowFailed(RouteRules route, QuotaPolicy policy, StoreException failure) {
-    state.metrics.decision(policy.name(), "shadow-failed");
   }
 
   @Override
@@ -55,17 +35,7 @@ final class DecisionMeter implements GateListener {
   }
 
   @Override
-  public void bypassed(RouteRules route, String policy) {
-    state.metrics.decision(policy, "bypassed");
-  }
-
-  @Override
   public void blocked(RouteRules route, QuotaPolicy policy, PartitionKey key) {
-    state.metrics.decision(policy.name(), "blocked", key);
-  }
-
-  @Override
-  public void planRejected(RouteRules route) {
-    state.metrics.decision("plan", "rejected");
+    state.metrics.partition(policy.name(), key, true);
   }
 }

@@ -237,17 +237,16 @@ final class ProxyExchange implements ClientSink {
 
   /** The route's policies decide ({@link GateStep}): a verdict given at once is acted on now, a later one on this loop. */
   private void decide() {
-    long t0 = System.nanoTime();
     CompletableFuture<Verdict> f = GateStep.decide(snap, route, request, path(), conn);
     if (f.isDone()) {
-      decided(f, t0);
+      decided(f);
     } else {
-      f.whenComplete((v, e) -> conn.ctx.executor().execute(() -> decided(f, t0)));
+      f.whenComplete((v, e) -> conn.ctx.executor().execute(() -> decided(f)));
     }
   }
 
-  private void decided(CompletableFuture<Verdict> f, long t0) {
-    state.metrics.storeLatency(System.nanoTime() - t0);
+  /** The gate's verdict; the gate has recorded the decision and the store's latency in the gateway's registry. */
+  private void decided(CompletableFuture<Verdict> f) {
     Verdict v;
     try {
       v = f.join();

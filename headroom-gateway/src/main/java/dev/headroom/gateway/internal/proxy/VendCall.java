@@ -75,7 +75,7 @@ final class VendCall {
     ex.hold(decision);
     if (decision != null) {
       for (PolicyOutcome o : decision.outcomes()) {
-        ex.state.metrics.decision(o.policy().name(), o.allowed() ? "allowed" : "refused", o.key());
+        ex.state.metrics.vendDecision(o.policy().name(), o.allowed(), o.key());
       }
     }
     RateLimitHeaders headers = ex.snap.vocabulary().headers(ex.route.route());

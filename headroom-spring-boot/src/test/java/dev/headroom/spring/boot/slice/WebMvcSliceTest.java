@@ -10,7 +10,7 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 
 import dev.headroom.ManualTicker;
 import dev.headroom.Ticker;
-import dev.headroom.spring.boot.MicrometerDecisionListener;
+import dev.headroom.enforcement.HeadroomMeters;
 import dev.headroom.spring.boot.test.AutoConfigureHeadroom;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -66,10 +66,10 @@ class WebMvcSliceTest {
     ticker.advance(Duration.ofSeconds(60));
     mvc.perform(get("/api/items/4")).andExpect(status().isOk());
 
-    assertThat(registry.get(MicrometerDecisionListener.DECISIONS).tag("policy", "per-client").tag("outcome", "allowed")
-        .counter().count()).isEqualTo(3);
-    assertThat(registry.get(MicrometerDecisionListener.DECISIONS).tag("policy", "per-client").tag("outcome", "refused")
-        .counter().count()).isEqualTo(1);
+    assertThat(registry.get(HeadroomMeters.DECISIONS).tag("policy", "per-client").tag("outcome", "allowed")
+        .tag("problem", "none").counter().count()).isEqualTo(3);
+    assertThat(registry.get(HeadroomMeters.DECISIONS).tag("policy", "per-client").tag("outcome", "refused")
+        .tag("problem", "quota-exceeded").counter().count()).isEqualTo(1);
   }
 
   @Test

@@ -9,6 +9,7 @@ import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.RedisStore;
 import dev.headroom.webflux.ReactiveUserResolver;
+import io.micrometer.observation.ObservationRegistry;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import org.springframework.beans.factory.ObjectProvider;
@@ -101,17 +102,22 @@ public class HeadroomCloudGatewayAutoConfiguration {
         configurationService);
   }
 
-  /** The Headroom routes and the gate that enforces them (the {@code Headroom} filter's). */
+  /**
+   * The Headroom routes and the gate that enforces them (the {@code Headroom} filter's); each
+   * decision a {@code headroom.decision} observation in the application's {@code ObservationRegistry},
+   * when it has one (headroom-enforcement {@code HeadroomMeters}).
+   */
   @Bean
   @ConditionalOnMissingBean
   HeadroomRoutes headroomRoutes(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props, Ticker ticker,
-      ObjectProvider<ReactiveUserResolver> users) {
+      ObjectProvider<ReactiveUserResolver> users, ObjectProvider<ObservationRegistry> observations) {
     Gate.StoreFailureMode onFailure = refuseOnStoreFailure(props) ? Gate.StoreFailureMode.REFUSE : Gate.StoreFailureMode.ALLOW;
     LimitRefusals texts = catalog.policies().refusals(ticker).build();
     return new HeadroomRoutes(b -> {
       b.limiter(limiter).refusals(texts).ticker(ticker).dialects(catalog.dialects()).storeFailureMode(onFailure)
           .omitOnRedirect(props.getHeaders().isOmitOnRedirect()).fields(catalog.fields())
           .discovery(props.getService().getName(), props.getService().getDescription());
+      observations.ifUnique(b::observationRegistry);
     }, catalog.policies().escalations(), catalog.policies().allowLists(), users.getIfAvailable(ReactiveUserResolver::principal));
   }
 
