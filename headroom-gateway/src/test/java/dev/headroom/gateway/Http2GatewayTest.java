@@ -177,6 +177,94 @@ class Http2GatewayTest {
     }
   }
 
+  /**
+   * A response of known length reaches a stream as HEADERS and DATA with the fields an HTTP/1.1 client
+   * is sent, names in lower case (RFC 9113 section 8.2.1): connection-specific fields and those the
+   * upstream's Connection names dropped (section 8.2.2), as is Host; the RateLimit fields added. A
+   * response to HEAD is HEADERS alone, ending the stream, its Content-Length kept.
+   */
+  @Test
+  void anUpstreamResponseOfKnownLengthIsSentAsFramesWithTheFieldsOfHttp11_rfc9113_8_2() throws Exception {
+    String head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Mixed-Case: Kept As Sent\r\n"
+        + "Connection: keep-alive, X-Hop\r\nX-Hop: dropped\r\nKeep-Alive: timeout=5\r\nHost: upstream.example\r\n"
+        + "Set-Cookie: a=1\r\nContent-Length: 5\r\n\r\n";
+    try (java.net.ServerSocket raw = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      Thread answering = new Thread(() -> answerEachRequest(raw, head, "hello"));
+      answering.setDaemon(true);
+      answering.start();
+      gateway.close();
+      gateway = Gateway.builder(GatewayConfig.parse("""
+          service: {name: H2 fields}
+          listen: {host: 127.0.0.1, port: 0, http2: true}
+          upstreams:
+            raw: {url: "http://127.0.0.1:%d"}
+          policies:
+            lots: {quota: 100000, window: 1m, partition: global, why: A bound the test never reaches.}
+          routes:
+            - {name: all, methods: [GET, HEAD], path: "/**", upstream: raw, policies: [lots]}
+          """.formatted(raw.getLocalPort()), "h2-fields.yaml")).threads(1).start();
+      try (H2Wire c = new H2Wire(port())) {
+        c.request(1, "GET", "/fields", true).flush();
+        List<Frame> frames = c.readUntil(DATA, 1);
+        Frame headers = frames.stream().filter(f -> f.type() == HEADERS).findFirst().orElseThrow();
+        assertThat(headers.flags() & END_STREAM).isZero();
+        Http2Headers h = c.headers(headers);
+        assertThat(h.status().toString()).isEqualTo("200");
+        assertThat(h.get("content-type").toString()).isEqualTo("text/plain");
+        assertThat(h.get("x-mixed-case").toString()).isEqualTo("Kept As Sent");
+        assertThat(h.get("set-cookie").toString()).isEqualTo("a=1");
+        assertThat(h.get("content-length").toString()).isEqualTo("5");
+        assertThat(h.contains("ratelimit-policy")).isTrue();
+        for (String gone : List.of("connection", "x-hop", "keep-alive", "host")) {
+          assertThat(h.contains(gone)).as(gone).isFalse();
+        }
+        for (CharSequence name : h.names()) {
+          assertThat(name.toString()).isEqualTo(name.toString().toLowerCase(java.util.Locale.ROOT));
+        }
+        Frame data = frames.get(frames.size() - 1);
+        assertThat(new String(data.payload(), StandardCharsets.US_ASCII)).isEqualTo("hello");
+        assertThat(data.flags() & END_STREAM).isEqualTo(END_STREAM);
+
+        c.request(3, "HEAD", "/fields", true).flush();
+        List<Frame> headFrames = c.readUntil(HEADERS, 3);
+        Frame only = headFrames.get(headFrames.size() - 1);
+        assertThat(only.flags() & END_STREAM).isEqualTo(END_STREAM);
+        assertThat(c.headers(only).get("content-length").toString()).isEqualTo("5");
+      }
+    }
+  }
+
+  /** A raw HTTP/1.1 upstream: every request on every connection gets {@code head}, and {@code body} unless it is HEAD. */
+  private static void answerEachRequest(java.net.ServerSocket raw, String head, String body) {
+    while (!raw.isClosed()) {
+      try {
+        java.net.Socket s = raw.accept();
+        Thread t = new Thread(() -> {
+          try (s) {
+            java.io.InputStream in = s.getInputStream();
+            StringBuilder request = new StringBuilder();
+            int b;
+            while ((b = in.read()) != -1) {
+              request.append((char) b);
+              if (request.toString().endsWith("\r\n\r\n")) {
+                boolean isHead = request.toString().startsWith("HEAD ");
+                s.getOutputStream().write((head + (isHead ? "" : body)).getBytes(StandardCharsets.ISO_8859_1));
+                s.getOutputStream().flush();
+                request.setLength(0);
+              }
+            }
+          } catch (IOException e) {
+            // the gateway closed the connection
+          }
+        });
+        t.setDaemon(true);
+        t.start();
+      } catch (IOException e) {
+        return; // the test closed the socket
+      }
+    }
+  }
+
   // ---- malformed requests: reset, never forwarded (RFC 9113 section 8.1.1)
 
   @Test

@@ -42,7 +42,9 @@ import java.util.function.Consumer;
  *   <li>{@link #retire}: a draining gateway's GOAWAY.
  * </ul>
  * Every stream runs the handlers an HTTP/1.1 connection runs, behind a {@link StreamAdapter}: the
- * same exchange path, upstreams over HTTP/1.1 from the pool.
+ * same exchange path, upstreams over HTTP/1.1 from the pool; its handler writes the common responses
+ * as frames ({@code ProxyHandler.stream}), and its timeouts share one timer per connection
+ * ({@link StreamTimers}).
  *
  * <p>Settings sent: {@code SETTINGS_MAX_CONCURRENT_STREAMS} from {@code limits.maxConcurrentStreams},
  * {@code SETTINGS_MAX_HEADER_LIST_SIZE} from {@code limits.maxHeaderBytes} (the bound an HTTP/1.1 head
@@ -151,8 +153,10 @@ public final class Http2Front {
     ConnectionGuard guard = new ConnectionGuard(metrics, state.timers(), codec.connection(),
         limits.maxConcurrentStreams(), limits.maxHeaderBytes(), state.snapshot().config().timeouts().idle());
     ConnectionPeer peer = new ConnectionPeer(connection.remoteAddress());
-    Http2MultiplexHandler multiplex = new Http2MultiplexHandler(new Streams(state, guard, peer, false, transport),
-        new Streams(state, guard, peer, true, transport));
+    StreamTimers timers = new StreamTimers(state.timers(), connection.eventLoop());
+    Http2MultiplexHandler multiplex = new Http2MultiplexHandler(
+        new Streams(state, guard, peer, timers, false, transport),
+        new Streams(state, guard, peer, timers, true, transport));
     return new Parts(guard, codec, multiplex);
   }
 
@@ -218,21 +222,23 @@ public final class Http2Front {
 
   /**
    * Builds a stream's child channel: the adapter, then what an HTTP/1.1 connection runs, its handler
-   * sharing what is derived from the connection's peer ({@link ConnectionPeer}) with the connection's
-   * other streams.
+   * sharing what is derived from the connection's peer ({@link ConnectionPeer}) and the connection's
+   * timers ({@link StreamTimers}) with the connection's other streams.
    */
   private static final class Streams extends ChannelInitializer<Channel> {
     private final GatewayState state;
     private final ConnectionGuard guard;
     private final ConnectionPeer peer;
+    private final StreamTimers timers;
     private final boolean upgraded;
     private final ClientTransport transport;
 
-    Streams(GatewayState state, ConnectionGuard guard, ConnectionPeer peer, boolean upgraded,
+    Streams(GatewayState state, ConnectionGuard guard, ConnectionPeer peer, StreamTimers timers, boolean upgraded,
         ClientTransport transport) {
       this.state = state;
       this.guard = guard;
       this.peer = peer;
+      this.timers = timers;
       this.upgraded = upgraded;
       this.transport = transport;
     }
@@ -242,7 +248,7 @@ public final class Http2Front {
       ch.config().setAutoRead(false); // the exchange reads the stream as its upstream takes the data
       ch.pipeline().addLast("h2-stream", new StreamAdapter(state.metrics(), guard, upgraded));
       ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
-      ch.pipeline().addLast("proxy", new ProxyHandler(state, transport, peer));
+      ch.pipeline().addLast("proxy", ProxyHandler.stream(state, transport, peer, timers));
     }
   }
 }

@@ -64,17 +64,21 @@ import java.util.Map;
  * its HEADERS is handed on as chunked, which the exchange re-frames for the upstream as it does an
  * HTTP/1.1 chunked body; Netty checks a {@code Content-Length} against the DATA received.
  *
- * <p>Outbound, the exchange writes an HTTP/1.1 response as bytes (proxied responses are relayed as the
- * upstream framed them, the gateway's own answers encoded); they are parsed again by an HTTP/1.1
- * response decoder and written as frames: the head as HEADERS (connection-specific fields dropped by
- * Netty's conversion, {@code :status} from the status line), the content as DATA, the end as END_STREAM
- * (with trailing HEADERS when the upstream sent trailers), an interim 1xx as HEADERS of its own. A
- * response to HEAD has no content whatever its {@code Content-Length} says.
+ * <p>Outbound, the common responses arrive as frames already and pass through, their DATA counted
+ * for the guard: an upstream response of known length ({@code StreamRelay}) and the gateway's own
+ * answers (refusals, errors, health, discovery: {@code LocalResponse}) are written by the exchange as
+ * HEADERS and DATA directly. The rest arrive as HTTP/1.1 bytes (chunked and until-close bodies,
+ * trailers, the vend rewrite, an interim {@code 100 Continue}) and are parsed again by an HTTP/1.1
+ * response decoder, made for the stream when its first bytes come, and written as frames: the head
+ * as HEADERS (connection-specific fields dropped by Netty's conversion, {@code :status} from the
+ * status line), the content as DATA, the end as END_STREAM (with trailing HEADERS when the upstream
+ * sent trailers), an interim 1xx as HEADERS of its own. A response to HEAD has no content whatever
+ * its {@code Content-Length} says.
  *
  * <p>State: whether the request head was read (what a second HEADERS is), whether it was HEAD, whether
- * the response head was sent, whether the interim response's end is to be skipped, and the decoder's
- * own. Bounded: the exchange reads the stream only when its upstream can take the data, so at most one
- * flow-control window waits in the stream channel.
+ * the interim response's end is to be skipped, and the decoder's own once there is one. Bounded: the
+ * exchange reads the stream only when its upstream can take the data, so at most one flow-control
+ * window waits in the stream channel.
  *
  * <p>Thread-safety: confined to the connection's event loop.
  */
@@ -89,9 +93,9 @@ final class StreamAdapter extends ChannelDuplexHandler {
   private final boolean upgraded;
   private boolean headRead;
   private boolean headRequest;
-  private boolean responseStarted;
   private boolean skipInterimEnd;
-  private final ResponseParser parser = new ResponseParser();
+  /** The HTTP/1.1 response decoder, made when the stream's first response bytes come (most streams have none). */
+  private ResponseParser parser;
 
   StreamAdapter(GatewayMetrics metrics, ConnectionGuard guard, boolean upgraded) {
     this.metrics = metrics;
@@ -281,8 +285,14 @@ final class StreamAdapter extends ChannelDuplexHandler {
   @Override
   public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
     if (!(msg instanceof ByteBuf b)) {
-      ctx.write(msg, promise); // a frame of this adapter's own (RST_STREAM)
+      if (msg instanceof Http2DataFrame d) {
+        guard.dataSent(d.content().readableBytes());
+      }
+      ctx.write(msg, promise); // frames the exchange wrote directly, or this adapter's own (RST_STREAM)
       return;
+    }
+    if (parser == null) {
+      parser = new ResponseParser();
     }
     List<Object> parsed = new ArrayList<>(4);
     try {
@@ -317,8 +327,6 @@ final class StreamAdapter extends ChannelDuplexHandler {
           i++;
         } else if (interim) {
           skipInterimEnd = true;
-        } else {
-          responseStarted = true;
         }
       }
       if (o instanceof HttpContent c) {
@@ -411,12 +419,16 @@ final class StreamAdapter extends ChannelDuplexHandler {
 
   @Override
   public void handlerRemoved(ChannelHandlerContext ctx) {
-    parser.discard();
+    if (parser != null) {
+      parser.discard();
+    }
   }
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
-    parser.discard();
+    if (parser != null) {
+      parser.discard();
+    }
     ctx.fireChannelInactive();
   }
 }

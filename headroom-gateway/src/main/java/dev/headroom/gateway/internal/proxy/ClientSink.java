@@ -26,6 +26,12 @@ interface ClientSink {
   /** Whether the client spoke HTTP/1.0. */
   boolean http10();
 
+  /**
+   * Whether the client is an HTTP/2 stream, whose responses of known length and the gateway's own
+   * answers are written as frames ({@link StreamRelay}, {@link LocalResponse#writeFrames}).
+   */
+  boolean frames();
+
   /** Whether the request was HEAD, whose response has no body. */
   boolean headRequest();
 

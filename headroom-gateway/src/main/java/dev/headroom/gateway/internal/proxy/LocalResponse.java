@@ -6,10 +6,16 @@ import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
+import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
+import io.netty.handler.codec.http2.Http2Headers;
 import java.util.Iterator;
 import java.util.Map;
 
@@ -30,6 +36,12 @@ final class LocalResponse {
   private final HttpHeaders headers;
   /** The serialised head, once written; racing writers build equal copies. */
   private volatile byte[] head;
+  /**
+   * The head as an HTTP/2 stream's HEADERS frame carries it, once written to a stream; racing
+   * writers build equal copies. Shared by the streams it is written to, on any event loop: a
+   * frame's headers are only read once built (HPACK encodes them), never changed.
+   */
+  private volatile Http2Headers frameHead;
 
   LocalResponse(HttpResponseStatus status, String contentType, byte[] body, HttpHeaders headers) {
     this.status = status;
@@ -122,6 +134,36 @@ final class LocalResponse {
       b.writeBytes(body);
     }
     return b;
+  }
+
+  /**
+   * Writes the response to an HTTP/2 stream ({@code out}, the stream's channel past its HTTP
+   * encoder) as frames, and flushes: HEADERS with the fields of {@link #head()} (names in lower case,
+   * {@link StreamHead}), then the body as one DATA frame ending the stream; HEADERS alone ends it when
+   * there is no body to send (a HEAD request, an empty body). The connection's fields have no place in
+   * HTTP/2 (RFC 9113 section 8.2.2). Returns the last write.
+   */
+  ChannelFuture writeFrames(ChannelHandlerContext out, boolean headRequest) {
+    Http2Headers h = frameHead;
+    if (h == null) {
+      h = StreamHead.of(status.code(), headers.size() + 2);
+      for (Iterator<Map.Entry<CharSequence, CharSequence>> it = headers.iteratorCharSequence(); it.hasNext(); ) {
+        Map.Entry<CharSequence, CharSequence> e = it.next();
+        StreamHead.add(h, e.getKey(), e.getValue());
+      }
+      if (contentType != null && !headers.contains(HttpHeaderNames.CONTENT_TYPE)) {
+        h.add(HttpHeaderNames.CONTENT_TYPE, contentType);
+      }
+      if (status.code() != 304 && !headers.contains(HttpHeaderNames.CONTENT_LENGTH)) {
+        h.add(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(body.length));
+      }
+      frameHead = h;
+    }
+    if (headRequest || body.length == 0) {
+      return out.writeAndFlush(new DefaultHttp2HeadersFrame(h, true));
+    }
+    out.write(new DefaultHttp2HeadersFrame(h, false), out.voidPromise());
+    return out.writeAndFlush(new DefaultHttp2DataFrame(Unpooled.wrappedBuffer(body), true));
   }
 
   /**

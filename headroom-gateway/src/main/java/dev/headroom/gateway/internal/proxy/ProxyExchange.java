@@ -789,6 +789,11 @@ final class ProxyExchange implements ClientSink {
   }
 
   @Override
+  public boolean frames() {
+    return conn.stream;
+  }
+
+  @Override
   public boolean headRequest() {
     return request.method().equals(HttpMethod.HEAD);
   }
@@ -827,7 +832,8 @@ final class ProxyExchange implements ClientSink {
 
   /**
    * Writes a response the gateway produced, as bytes past the HTTP encoder: status line, its
-   * fields, Content-Type and Content-Length, the connection's fate, the body (none for HEAD).
+   * fields, Content-Type and Content-Length, the connection's fate, the body (none for HEAD); to
+   * an HTTP/2 stream as a HEADERS frame and a DATA frame instead.
    */
   @Override
   public void writeLocal(LocalResponse r) {
@@ -839,8 +845,12 @@ final class ProxyExchange implements ClientSink {
       // comes of the body is dropped by the lingering close
       cut();
     }
-    ByteBuf b = r.encode(conn.ctx.alloc(), keepAlive, http10(), request.method().equals(HttpMethod.HEAD));
-    whenWritten(conn.rawOut.writeAndFlush(b));
+    if (conn.stream) {
+      whenWritten(r.writeFrames(conn.rawOut, headRequest()));
+    } else {
+      ByteBuf b = r.encode(conn.ctx.alloc(), keepAlive, http10(), headRequest());
+      whenWritten(conn.rawOut.writeAndFlush(b));
+    }
     conn.maybeRead();
   }
 

@@ -85,6 +85,12 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
   /** What the connection's transport says: TLS or not, and the client certificate's subject. */
   private final ClientTransport transport;
 
+  /**
+   * Whether this handler serves one HTTP/2 stream ({@link #stream}): responses of known length and
+   * the gateway's own answers are written to it as frames, the rest as HTTP/1.1 bytes its adapter parses.
+   */
+  final boolean stream;
+
   /** The handler of one cleartext client connection, sharing {@code state} with every other. */
   public ProxyHandler(GatewayState state) {
     this(state, ClientTransport.PLAIN, null);
@@ -101,10 +107,27 @@ public final class ProxyHandler extends ChannelInboundHandlerAdapter {
    * the connection's streams, or null to derive it from this handler's channel.
    */
   public ProxyHandler(GatewayState state, ClientTransport transport, ConnectionPeer peer) {
+    this(state, transport, peer, state.timers, false);
+  }
+
+  private ProxyHandler(GatewayState state, ClientTransport transport, ConnectionPeer peer, Timers timers,
+      boolean stream) {
     this.state = state;
-    this.timers = state.timers;
+    this.timers = timers;
     this.transport = transport;
     this.peer = peer;
+    this.stream = stream;
+  }
+
+  /**
+   * The handler of one HTTP/2 stream of a connection over {@code transport}: {@code peer} is what is
+   * derived from the connection's peer, and {@code timers} the connection's timers for its streams,
+   * both shared by the connection's streams. Its responses are written as frames where they can be
+   * ({@link StreamRelay}, {@link LocalResponse#writeFrames}).
+   */
+  public static ProxyHandler stream(GatewayState state, ClientTransport transport, ConnectionPeer peer,
+      Timers timers) {
+    return new ProxyHandler(state, transport, peer, timers, true);
   }
 
   /** The connection's transport: TLS or not, and the client certificate's subject, decided once. */

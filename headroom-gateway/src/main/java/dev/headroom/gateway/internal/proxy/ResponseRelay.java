@@ -7,7 +7,8 @@ import io.netty.handler.codec.http.HttpResponse;
 
 /**
  * One path an upstream response takes to the client, chosen by {@link ProxyExchange} from the
- * response head: {@link RawRelay} (forwarded as received, byte ranges of the head and the body's
+ * response head: {@link StreamRelay} (an HTTP/2 stream's response of known length, as frames),
+ * {@link RawRelay} (forwarded as received, byte ranges of the head and the body's
  * bytes as they come), {@link ReframedRelay} (re-encoded by the HTTP encoder: an until-close body,
  * or a chunked one for an HTTP/1.0 client), {@link VendRelay} (read whole and rewritten with the
  * vend extension's data, seed 003) and {@link NormalisedErrorRelay} (a bare upstream error
@@ -30,6 +31,9 @@ interface ResponseRelay {
     if (VendRelay.transforms(ex.vendCall, ex.vend, ex.headRequest(), h)) {
       ex.upstream.dechunk();
       return new VendRelay(ex, ex.vendCall, ex.vend, h);
+    }
+    if (StreamRelay.applies(ex, h)) {
+      return new StreamRelay(ex, h); // an HTTP/2 stream: HEADERS and DATA frames, no bytes to parse again
     }
     ResponseHead.Framing framing = h.framing();
     if (framing == ResponseHead.Framing.NONE || framing == ResponseHead.Framing.FIXED

@@ -149,6 +149,16 @@ public final class ResponseHead {
     return fields[4 * i + 3];
   }
 
+  /** Where field {@code i}'s name ends in {@link #raw()} (its value ends at {@link #lineEnd}). */
+  public int nameEnd(int i) {
+    return fields[4 * i + 1];
+  }
+
+  /** Where field {@code i}'s value starts in {@link #raw()}. */
+  public int valueStart(int i) {
+    return fields[4 * i + 2];
+  }
+
   public byte[] raw() {
     return raw;
   }
