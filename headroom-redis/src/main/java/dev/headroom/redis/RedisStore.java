@@ -133,6 +133,15 @@ public final class RedisStore implements Store {
   /** The default bound on how long a refusal is remembered ({@link Builder#refusalMemory}). */
   public static final Duration DEFAULT_REFUSAL_MEMORY = Duration.ofSeconds(1);
 
+  /**
+   * The {@code WAIT} timeout the gateway and the Spring Boot starter give
+   * {@link Builder#replicaAcknowledgements} when their configuration names only the replicas.
+   */
+  public static final Duration DEFAULT_REPLICA_ACKNOWLEDGEMENT_TIMEOUT = Duration.ofMillis(50);
+
+  /** The most replicas {@link Builder#replicaAcknowledgements} may ask to acknowledge an admission. */
+  public static final int MAX_ACKNOWLEDGING_REPLICAS = ReplicaAcknowledgement.MAX_REPLICAS;
+
   /** The default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "headroom:";
 
