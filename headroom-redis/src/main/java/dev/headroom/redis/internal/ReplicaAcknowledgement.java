@@ -26,9 +26,11 @@ import java.util.concurrent.ExecutionException;
  * (the master asks for them at once, {@code REPLCONF GETACK}), one per call. Coalescing
  * ({@link Coalescer}) carries many decisions per call, so busy keys share one wait.
  *
- * <p><b>Refusals.</b> A refused acquisition commits nothing, and Redis moves a connection's write
- * offset only for commands that propagated something, so its {@code WAIT} answers at once when the
- * replicas have the connection's earlier writes. Whatever {@code WAIT} answers, a refusal stands.
+ * <p><b>Refusals.</b> A refused acquisition commits nothing a failover could lose: whatever
+ * {@code WAIT} answers, a refusal stands. Its reply still comes after the {@code WAIT} behind its
+ * call (which may carry admissions too): at once when the replicas keep up, after the timeout when
+ * they do not. Sending {@code WAIT} only after an admitting reply would spare refusals that wait
+ * but add a round trip to every admission.
  *
  * <p>Not for Redis Cluster: there {@code WAIT} has no key, goes to whichever node the connection
  * picks, and counts that node's replicas, not those of the master that wrote the admission
