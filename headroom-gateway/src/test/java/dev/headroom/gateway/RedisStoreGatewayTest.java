@@ -89,6 +89,12 @@ class RedisStoreGatewayTest {
     return gateway;
   }
 
+  /** The admin port's {@code /metrics}. */
+  String metrics() throws Exception {
+    return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+        + gateway.adminAddress().orElseThrow().getPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+  }
+
   HttpResponse<String> get() throws Exception {
     return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.address().getPort() + "/echo/x"))
         .build(), HttpResponse.BodyHandlers.ofString());
@@ -251,9 +257,7 @@ class RedisStoreGatewayTest {
         RedisKeys.deleteKeys(prefix); // as if the window had been reset elsewhere
         assertThat(get().statusCode()).as("refusalMemory: %s", setting).isEqualTo(setting.equals("off") ? 200 : 429);
         // the refusal answered without asking Redis is counted on the admin port
-        String metrics = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + gateway.adminAddress().orElseThrow().getPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
-        assertThat(metrics).contains("headroom_store_refusals_remembered_total " + (setting.equals("off") ? "0.0" : "1.0"));
+        assertThat(metrics()).contains("headroom_store_refusals_remembered_total " + (setting.equals("off") ? "0.0" : "1.0"));
       } finally {
         if (gateway != null) {
           gateway.close();
@@ -315,9 +319,7 @@ class RedisStoreGatewayTest {
           assertThat(r.statusCode()).isEqualTo(200);
           assertThat(r.headers().firstValue("RateLimit")).as("Redis's own count").hasValue("\"two\";r=1;t=60");
         }
-        String metrics = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + gateway.adminAddress().orElseThrow().getPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
-        assertThat(metrics).as(policy).contains("headroom_store_replica_unacknowledged_total 1.0");
+        assertThat(metrics()).as(policy).contains("headroom_store_replica_unacknowledged_total 1.0");
       } finally {
         if (gateway != null) {
           gateway.close();
