@@ -625,9 +625,9 @@ public final class RedisStore implements Store {
      * README, "Sentinel and Cluster failover"): with {@code replicas} equal to the replicas
      * Sentinel may promote, every admission kept is on the replica that takes over. The price is
      * the connection's pace: Redis reads none of the connection's next commands while it waits for
-     * the replicas (BENCHMARKS.md, "Redis store"). Off by default. Standalone and Sentinel only:
-     * {@link #build()} refuses it with a Cluster ({@code WAIT} counts the replicas of whichever
-     * node receives it). {@code replicas} from 1 to 100; {@code timeout} from 1 ms to 1 minute, and
+     * the replicas (BENCHMARKS.md, "Replica acknowledgements"). Off by default. Standalone and
+     * Sentinel only: {@link #build()} refuses it with a Cluster ({@code WAIT} counts the replicas
+     * of whichever node receives it). {@code replicas} from 1 to 100; {@code timeout} from 1 ms to 1 minute, and
      * shorter than the decision deadline, which also counts the wait.
      */
     public Builder replicaAcknowledgements(int replicas, Duration timeout) {
