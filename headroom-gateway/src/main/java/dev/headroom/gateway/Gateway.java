@@ -331,6 +331,7 @@ public final class Gateway implements AutoCloseable {
             b.fallbackMaxKeys(c.store().maxKeys()); // the local store bounded as a memory store would be
           }
           c.store().keyPrefix().ifPresent(b::keyPrefix);
+          c.store().replicaAcknowledgements().ifPresent(a -> b.replicaAcknowledgements(a.replicas(), a.timeout()));
           if (ticker != Ticker.system()) {
             b.ticker(ticker);
           }

@@ -89,6 +89,12 @@ class RedisStoreGatewayTest {
     return gateway;
   }
 
+  /** The admin port's {@code /metrics}. */
+  String metrics() throws Exception {
+    return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+        + gateway.adminAddress().orElseThrow().getPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+  }
+
   HttpResponse<String> get() throws Exception {
     return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.address().getPort() + "/echo/x"))
         .build(), HttpResponse.BodyHandlers.ofString());
@@ -251,9 +257,7 @@ class RedisStoreGatewayTest {
         RedisKeys.deleteKeys(prefix); // as if the window had been reset elsewhere
         assertThat(get().statusCode()).as("refusalMemory: %s", setting).isEqualTo(setting.equals("off") ? 200 : 429);
         // the refusal answered without asking Redis is counted on the admin port
-        String metrics = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + gateway.adminAddress().orElseThrow().getPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
-        assertThat(metrics).contains("headroom_store_refusals_remembered_total " + (setting.equals("off") ? "0.0" : "1.0"));
+        assertThat(metrics()).contains("headroom_store_refusals_remembered_total " + (setting.equals("off") ? "0.0" : "1.0"));
       } finally {
         if (gateway != null) {
           gateway.close();
@@ -291,6 +295,77 @@ class RedisStoreGatewayTest {
         .isEqualTo(Duration.ofMillis(250));
     assertThat(withStore("{type: redis, uri: \"redis://127.0.0.1:6379\", refusalMemory: off}").store().refusalMemory())
         .isZero();
+  }
+
+  /**
+   * {@code store.replicaAcknowledgements} (headroom-redis README, "Sentinel and Cluster failover"):
+   * the shared Redis has fewer than 100 replicas, so WAIT answers fewer than asked after 20 ms and
+   * each admission follows the failure policy: fail-closed answers 503 temporary-reduced-capacity,
+   * fail-open admits; {@code /metrics} counts both in
+   * {@code headroom_store_replica_unacknowledged_total}.
+   */
+  @Test
+  void replicaAcknowledgementsReachTheStoreAndUnacknowledgedAdmissionsFollowThePolicy() throws Exception {
+    for (String policy : new String[] {"fail-closed", "fail-open"}) {
+      String prefix = "hr-gw-replicas-" + UUID.randomUUID() + ":";
+      try {
+        start("{type: redis, uri: \"redis://127.0.0.1:6379\", keyPrefix: \"" + prefix + "\", failurePolicy: " + policy
+            + ", replicaAcknowledgements: {replicas: 100, timeout: 20ms}}");
+        HttpResponse<String> r = get();
+        if (policy.equals("fail-closed")) {
+          assertThat(r.statusCode()).isEqualTo(503);
+          assertThat(JSON.readTree(r.body()).get("type").asText()).endsWith("#temporary-reduced-capacity");
+        } else {
+          assertThat(r.statusCode()).isEqualTo(200);
+          assertThat(r.headers().firstValue("RateLimit")).as("Redis's own count").hasValue("\"two\";r=1;t=60");
+        }
+        assertThat(metrics()).as(policy).contains("headroom_store_replica_unacknowledged_total 1.0");
+      } finally {
+        if (gateway != null) {
+          gateway.close();
+          gateway = null;
+        }
+        RedisKeys.deleteKeys(prefix);
+      }
+    }
+  }
+
+  @Test
+  void replicaAcknowledgementsAreParsedAndBadValuesRefusedNamingTheKey() throws Exception {
+    String redis = "{type: redis, uri: \"redis://127.0.0.1:6379\", ";
+    assertThat(withStore(redis + "replicaAcknowledgements: {replicas: 2, timeout: 30ms}}").store()
+        .replicaAcknowledgements()).hasValueSatisfying(a -> {
+          assertThat(a.replicas()).isEqualTo(2);
+          assertThat(a.timeout()).isEqualTo(Duration.ofMillis(30));
+        });
+    assertThat(withStore(redis + "replicaAcknowledgements: {replicas: 1}}").store().replicaAcknowledgements())
+        .hasValueSatisfying(a -> assertThat(a.timeout()).isEqualTo(RedisStore.DEFAULT_REPLICA_ACKNOWLEDGEMENT_TIMEOUT));
+    assertThat(withStore(redis + "keyPrefix: x}").store().replicaAcknowledgements()).as("off by default").isEmpty();
+    String[][] bad = {
+        {redis + "replicaAcknowledgements: {replicas: 0}}",
+            "store.replicaAcknowledgements.replicas: 0 is not valid; expected an integer from 1 to 100"},
+        {redis + "replicaAcknowledgements: {replicas: many}}",
+            "store.replicaAcknowledgements.replicas: \"many\" is not valid; expected an integer from 1 to 100"},
+        {redis + "replicaAcknowledgements: {timeout: 50ms}}",
+            "store.replicaAcknowledgements.replicas: missing; expected how many replicas must acknowledge"},
+        {redis + "replicaAcknowledgements: {replicas: 1, timeout: soon}}",
+            "store.replicaAcknowledgements.timeout: \"soon\" is not valid; expected a duration"},
+        {redis + "decisionDeadline: 50ms, replicaAcknowledgements: {replicas: 1, timeout: 50ms}}",
+            "store.replicaAcknowledgements.timeout: \"50ms\" is not valid; expected a duration shorter than store.decisionDeadline (50ms)"},
+        {redis + "decisionDeadline: 40ms, replicaAcknowledgements: {replicas: 1}}",
+            "store.replicaAcknowledgements.timeout: \"50ms (the default)\" is not valid; expected a duration shorter than store.decisionDeadline (40ms)"},
+        {redis + "replicaAcknowledgements: {replicas: 1, wait: 1s}}",
+            "store.replicaAcknowledgements.wait: unknown key"},
+        {redis + "replicaAcknowledgements: 1}",
+            "store.replicaAcknowledgements: 1 is not valid; expected a mapping such as {replicas: 1, timeout: 50ms}"},
+        {"{type: memory, replicaAcknowledgements: {replicas: 1}}",
+            "store.replicaAcknowledgements: "},
+    };
+    for (String[] c : bad) {
+      ConfigException e = Assertions.catchThrowableOfType(() -> withStore(c[0]), ConfigException.class);
+      assertThat(e).as(c[0]).isNotNull();
+      assertThat(e.problems()).as(c[0]).anySatisfy(p -> assertThat(p).startsWith(c[1]));
+    }
   }
 
   /**

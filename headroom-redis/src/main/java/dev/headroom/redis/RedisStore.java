@@ -15,6 +15,7 @@ import dev.headroom.redis.internal.DecisionScript;
 import dev.headroom.redis.internal.Endpoint;
 import dev.headroom.redis.internal.KeyLayout;
 import dev.headroom.redis.internal.RefusalMemory;
+import dev.headroom.redis.internal.ReplicaAcknowledgement;
 import dev.headroom.redis.internal.SlotShare;
 import dev.headroom.redis.internal.WriteStamp;
 import io.lettuce.core.RedisClient;
@@ -91,7 +92,15 @@ import org.slf4j.LoggerFactory;
  * the policy ({@link Deadlines}). If Redis applies a decision after it was decided without it, the late reply is
  * seen and whatever it consumed is given back, so a slow Redis does not charge a request twice.
  * Only a reply lost with its connection (Redis applied the script, then the link broke before the
- * answer) can leave one request counted in Redis without being admitted by it. Lettuce exceptions
+ * answer) can leave one request counted in Redis without being admitted by it.
+ *
+ * <p><b>Replica acknowledgements</b> ({@link Builder#replicaAcknowledgements}, off by default): each
+ * call that may admit is followed by Redis {@code WAIT} on the same connection, and an admission
+ * that fewer replicas than asked acknowledged within its timeout is not kept as Redis decided it:
+ * fail-closed refuses it ({@link RedisUnavailableException}) and fail-open admits it (as Redis
+ * did), while fallback decides it in the local store; the first and the last give the master's
+ * admission back. A failover then loses no admission the store kept
+ * ({@link ReplicaAcknowledgement}). Lettuce exceptions
  * never escape: {@link #acquire} returns a decision or throws {@link RedisUnavailableException}
  * (fail closed only) or {@link StoreOverloadedException}. {@link #charge}, {@link #refund} and {@link #release} are best effort: they
  * wait at most the deadline, never throw, and with {@link FailurePolicy#FALLBACK} apply to the
@@ -123,6 +132,15 @@ public final class RedisStore implements Store {
 
   /** The default bound on how long a refusal is remembered ({@link Builder#refusalMemory}). */
   public static final Duration DEFAULT_REFUSAL_MEMORY = Duration.ofSeconds(1);
+
+  /**
+   * The {@code WAIT} timeout the gateway and the Spring Boot starter give
+   * {@link Builder#replicaAcknowledgements} when their configuration names only the replicas.
+   */
+  public static final Duration DEFAULT_REPLICA_ACKNOWLEDGEMENT_TIMEOUT = Duration.ofMillis(50);
+
+  /** The most replicas {@link Builder#replicaAcknowledgements} may ask to acknowledge an admission. */
+  public static final int MAX_ACKNOWLEDGING_REPLICAS = ReplicaAcknowledgement.MAX_REPLICAS;
 
   /** The default key prefix. */
   public static final String DEFAULT_KEY_PREFIX = "headroom:";
@@ -160,6 +178,7 @@ public final class RedisStore implements Store {
   private final HashedWheelTimer timer;
   private final LongAdder failures = new LongAdder();
   private final LongAdder givenBackLate = new LongAdder();
+  private final LongAdder replicaUnacknowledged = new LongAdder();
   private final AtomicBoolean healthy = new AtomicBoolean(true);
   private final SlotDecisions slotDecisions;
   private final Updates updates;
@@ -167,7 +186,7 @@ public final class RedisStore implements Store {
   private RedisStore(Builder b, Endpoint endpoint) {
     this.endpoint = endpoint;
     this.layout = new KeyLayout(b.keyPrefix);
-    this.calls = new DecisionCalls(endpoint, DecisionScript.load(), b.scriptsOnly);
+    this.calls = new DecisionCalls(endpoint, DecisionScript.load(), b.scriptsOnly, b.replicaAcknowledgement);
     this.refusals = new RefusalMemory(b.refusalMemory.toNanos());
     this.coalescer = new Coalescer(calls, refusals, !endpoint.cluster());
     this.failurePolicy = b.failurePolicy;
@@ -224,6 +243,15 @@ public final class RedisStore implements Store {
   /** Decisions that Redis applied after their deadline and that were given back, since creation. */
   public long givenBackLate() {
     return givenBackLate.sum();
+  }
+
+  /**
+   * Admissions whose write fewer replicas acknowledged than {@link Builder#replicaAcknowledgements}
+   * asks, within its timeout, since creation: these followed the failure policy. Always 0 when
+   * no acknowledgements are asked for.
+   */
+  public long replicaUnacknowledged() {
+    return replicaUnacknowledged.sum();
   }
 
   /**
@@ -327,6 +355,10 @@ public final class RedisStore implements Store {
         try {
           answer = reply.get(deadlines.untilCheck(g.stamp()), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
+          ReplicaAcknowledgement.Unacknowledged unacknowledged = ReplicaAcknowledgement.unacknowledged(e);
+          if (unacknowledged != null) {
+            return unacknowledged(request, g, unacknowledged);
+          }
           if (!recovering) {
             // Redis lacked the code (or FCALL): load it and call again, within the same deadline.
             recovering = true;
@@ -403,10 +435,49 @@ public final class RedisStore implements Store {
   Decision failed(List<Acquisition> request, Throwable cause) {
     Throwable why = cause instanceof CompletionException && cause.getCause() != null ? cause.getCause() : cause;
     failures.increment();
+    return byPolicy(request, why);
+  }
+
+  /**
+   * Redis decided a request of one slot, and fewer replicas than asked acknowledged the write
+   * ({@link Builder#replicaAcknowledgements}). A refusal stands: it committed nothing a failover
+   * could lose. An admission follows the failure policy: fail-open keeps Redis's own decision
+   * (admitted, counted on the master); fail-closed refuses and fallback asks the local store, and
+   * both give the master's admission back, so that Redis never counts a request it did not admit.
+   *
+   * @throws RedisUnavailableException with {@link FailurePolicy#FAIL_CLOSED}
+   */
+  Decision unacknowledged(List<Acquisition> request, SlotShare g, ReplicaAcknowledgement.Unacknowledged why) {
+    long[] reply = why.reply();
+    List<PolicyOutcome> outcomes;
+    try {
+      outcomes = DecisionScript.outcomes(reply, g.acquisitions());
+    } catch (RuntimeException e) {
+      return failed(request, e);
+    }
+    if (!DecisionScript.allAllowed(reply)) {
+      succeeded();
+      return Decision.of(outcomes);
+    }
+    replicaUnacknowledged.increment();
+    if (failurePolicy == FailurePolicy.FAIL_OPEN) {
+      warnOnce(why);
+      return Decision.of(outcomes);
+    }
+    slotDecisions.giveBack(g, g.leaseIds(reply), 1);
+    return byPolicy(request, why);
+  }
+
+  private void warnOnce(Throwable why) {
     if (healthy.compareAndSet(true, false)) {
       LOG.warn("Headroom's Redis store cannot decide ({}); following {} until Redis answers again",
           why.toString(), failurePolicy);
     }
+  }
+
+  /** The failure policy's decision, after Redis could not decide (or keep) one. */
+  private Decision byPolicy(List<Acquisition> request, Throwable why) {
+    warnOnce(why);
     switch (failurePolicy) {
       case FAIL_OPEN: {
         List<PolicyOutcome> outcomes = new ArrayList<>(request.size());
@@ -536,8 +607,33 @@ public final class RedisStore implements Store {
     private boolean scriptsOnly;
     private Duration refusalMemory = DEFAULT_REFUSAL_MEMORY;
     private ClientResources clientResources;
+    private ReplicaAcknowledgement replicaAcknowledgement;
 
     private Builder() {}
+
+    /**
+     * Keeps an admission only once at least {@code replicas} replicas of the master have
+     * acknowledged its write, within {@code timeout}: after each call that may admit, the store
+     * sends Redis {@code WAIT replicas timeout} on the same connection, pipelined (no thread waits
+     * for it). An admission acknowledged by fewer follows the failure policy: fail-closed refuses
+     * it ({@link RedisUnavailableException}), fail-open admits it, fallback decides it in the local
+     * store; fail-closed and fallback give the master's write back. Each is counted in
+     * {@link RedisStore#replicaUnacknowledged()}. A refusal stands whatever {@code WAIT} answers.
+     *
+     * <p>This closes the over-admission of a Sentinel failover (Redis replicates asynchronously,
+     * so a promoted replica may lack the last admissions the old master counted; headroom-redis
+     * README, "Sentinel and Cluster failover"): with {@code replicas} equal to the replicas
+     * Sentinel may promote, every admission kept is on the replica that takes over. The price is
+     * the connection's pace: Redis reads none of the connection's next commands while it waits for
+     * the replicas (BENCHMARKS.md, "Replica acknowledgements"). Off by default. Standalone and
+     * Sentinel only: {@link #build()} refuses it with a Cluster ({@code WAIT} counts the replicas
+     * of whichever node receives it). {@code replicas} from 1 to 100; {@code timeout} from 1 ms to 1 minute, and
+     * shorter than the decision deadline, which also counts the wait.
+     */
+    public Builder replicaAcknowledgements(int replicas, Duration timeout) {
+      this.replicaAcknowledgement = new ReplicaAcknowledgement(replicas, timeout);
+      return this;
+    }
 
     /**
      * The Lettuce resources (event loops, timers) of the client the store opens itself with
@@ -757,6 +853,19 @@ public final class RedisStore implements Store {
       if (clientResources != null && uri == null && clusterUris == null) {
         throw new IllegalArgumentException("clientResources: used only when the store opens its own client "
             + "(uri or clusterUris); a client or connection given brings its own resources");
+      }
+      if (replicaAcknowledgement != null) {
+        if (clusterUris != null || clusterClient != null || clusterConnection != null) {
+          throw new IllegalArgumentException("replicaAcknowledgements: not supported on Redis Cluster: WAIT has no "
+              + "key, so it reaches whichever node the connection picks and counts that node's replicas, not those "
+              + "of the masters that wrote the admissions; remove replicaAcknowledgements or use a standalone or "
+              + "Sentinel-watched Redis");
+        }
+        if (replicaAcknowledgement.timeout().compareTo(decisionDeadline) >= 0) {
+          throw new IllegalArgumentException("replicaAcknowledgements.timeout: expected less than the decision "
+              + "deadline (" + decisionDeadline.toMillis() + " ms), which counts the wait for the replicas too, got "
+              + replicaAcknowledgement.timeout().toMillis() + " ms");
+        }
       }
       if (fallback != null && failurePolicy != FailurePolicy.FALLBACK) {
         throw new IllegalArgumentException("fallback: a fallback store is used only with failurePolicy FALLBACK, "

@@ -4,6 +4,7 @@ import dev.headroom.Acquisition;
 import dev.headroom.Decision;
 import dev.headroom.redis.internal.Deadlines;
 import dev.headroom.redis.internal.DecisionScript;
+import dev.headroom.redis.internal.ReplicaAcknowledgement;
 import dev.headroom.redis.internal.SlotShare;
 import dev.headroom.redis.internal.WriteStamp;
 import io.netty.util.Timeout;
@@ -153,6 +154,15 @@ final class SlotDecisions {
       if (t != null) {
         t.cancel();
       }
+      ReplicaAcknowledgement.Unacknowledged unacknowledged = ReplicaAcknowledgement.unacknowledged(error);
+      if (unacknowledged != null && single) {
+        try {
+          p.result.complete(store.unacknowledged(request, groups.get(0), unacknowledged));
+        } catch (RuntimeException e) {
+          p.result.completeExceptionally(e);
+        }
+        return;
+      }
       if (error != null) {
         giveBackWhenAllowed(groups, false);
         fail(p.result, request, error);
@@ -181,8 +191,11 @@ final class SlotDecisions {
    */
   void giveBackWhenAllowed(List<SlotShare> groups, boolean late) {
     for (SlotShare g : groups) {
-      g.reply().thenAccept(reply -> {
-        if (DecisionScript.allAllowed(reply)) {
+      g.reply().whenComplete((answered, error) -> {
+        // an admission replicas did not acknowledge was still applied on the master
+        ReplicaAcknowledgement.Unacknowledged u = ReplicaAcknowledgement.unacknowledged(error);
+        long[] reply = u != null ? u.reply() : answered;
+        if (reply != null && DecisionScript.allAllowed(reply)) {
           if (late) {
             givenBackLate.increment();
           }

@@ -152,6 +152,26 @@ final class RedisServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops the process where it stands (SIGSTOP): it reads nothing, answers nothing and keeps its
+   * sockets open, as a replica that hangs. {@link #thaw()} lets it run on.
+   */
+  synchronized void freeze() throws Exception {
+    signal("-STOP");
+  }
+
+  /** Lets a {@link #freeze() frozen} process run on (SIGCONT). */
+  synchronized void thaw() throws Exception {
+    signal("-CONT");
+  }
+
+  private void signal(String signal) throws Exception {
+    Process k = new ProcessBuilder("kill", signal, Long.toString(process.pid())).redirectErrorStream(true).start();
+    if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
+      throw new IOException("kill " + signal + " " + process.pid() + " failed: " + new String(k.getInputStream().readAllBytes()));
+    }
+  }
+
   boolean alive() {
     return process != null && process.isAlive();
   }

@@ -23,8 +23,9 @@ import org.junit.jupiter.api.Test;
  * several threads under each failure policy, the master is killed, and the test measures, and
  * logs, the time until Redis decides again, what each policy did meanwhile, and the admissions
  * Redis forgot because the replica had not received their writes (the over-admission bound of
- * headroom-redis/README.md, "Sentinel and Cluster failover"). Bounds asserted are loose: the
- * machine is shared.
+ * headroom-redis/README.md, "Sentinel and Cluster failover"), and that a store asking for replica
+ * acknowledgements ({@code replicaAcknowledgements}) loses none of the admissions it kept. Bounds
+ * asserted are loose: the machine is shared.
  */
 class SentinelFailoverTest {
 
@@ -64,6 +65,9 @@ class SentinelFailoverTest {
       assertThat(result.openAdmittedUncounted).as("fail-open admissions while no master").isPositive();
       assertThat(result.fallbackLocal).as("fallback decisions while no master").isPositive();
       assertThat(result.lostAdmissions).as("admissions the new master does not count").isBetween(0L, 10_000L);
+      assertThat(result.ackedKept).as("admissions kept with replica acknowledgements").isGreaterThan(100);
+      assertThat(result.ackedKept - result.ackedCounted)
+          .as("admissions kept with replica acknowledgements that the new master does not count").isLessThanOrEqualTo(0);
       assertThat(result.slowestMillis).as("slowest decision, ms").isLessThan(10_000);
     } finally {
       for (RedisServer s : servers) {
@@ -90,7 +94,7 @@ class SentinelFailoverTest {
   /** What one run through a failover measured. */
   record Failover(long gapMillis, long closedRefused, long openAdmittedUncounted, long fallbackLocal,
       long closedAdmitted, long countedByNewMaster, long lostAdmissions, long afterFailover, long slowestMillis,
-      Throwable escaped) {
+      long ackedKept, long ackedCounted, long ackedUnacknowledged, Throwable escaped) {
   }
 
   static Failover runThroughFailover(String uri, RedisServer master, RedisServer replica,
@@ -101,7 +105,12 @@ class SentinelFailoverTest {
         .decisionDeadline(DEADLINE).build();
     RedisStore fallback = RedisStore.builder().uri(uri).keyPrefix("fallback:").failurePolicy(FailurePolicy.FALLBACK)
         .decisionDeadline(DEADLINE).build();
+    // Fail-closed, keeping only admissions the replica acknowledged: the promoted replica has
+    // every one of them. (After the failover the new master has no replica: all are refused.)
+    RedisStore acked = RedisStore.builder().uri(uri).keyPrefix("acked:").failurePolicy(FailurePolicy.FAIL_CLOSED)
+        .decisionDeadline(DEADLINE).replicaAcknowledgements(1, Duration.ofMillis(50)).build();
     try {
+      AtomicLong ackedKept = new AtomicLong();
       AtomicLong killedAt = new AtomicLong(Long.MAX_VALUE);
       AtomicLong firstRedisAfterKill = new AtomicLong(Long.MAX_VALUE);
       AtomicLong closedAdmitted = new AtomicLong();
@@ -146,6 +155,19 @@ class SentinelFailoverTest {
         load.add(new Thread(() -> {
           while (!Thread.currentThread().isInterrupted() && System.nanoTime() < stopAt) {
             try {
+              if (acked.acquire(List.of(Acquisition.of(BIG, K))).allowed()) {
+                ackedKept.incrementAndGet();
+              }
+            } catch (RedisUnavailableException e) {
+              // not acknowledged, or no master: refused
+            } catch (Throwable e) {
+              escaped.compareAndSet(null, e);
+            }
+          }
+        }));
+        load.add(new Thread(() -> {
+          while (!Thread.currentThread().isInterrupted() && System.nanoTime() < stopAt) {
+            try {
               fallback.acquire(List.of(Acquisition.of(BIG, K)));
             } catch (Throwable e) {
               escaped.compareAndSet(null, e);
@@ -156,7 +178,7 @@ class SentinelFailoverTest {
       load.forEach(Thread::start);
       long fallbackFailuresBefore;
       try {
-        awaitTrue("load on Redis", 20, () -> closedAdmitted.get() > 500);
+        awaitTrue("load on Redis", 20, () -> closedAdmitted.get() > 500 && ackedKept.get() > 100);
         fallbackFailuresBefore = fallback.failures();
         killedAt.set(System.nanoTime());
         master.kill();
@@ -176,10 +198,16 @@ class SentinelFailoverTest {
       Decision probe = closed.acquire(List.of(Acquisition.of(BIG, K)));
       long counted = Q - probe.outcomes().get(0).remaining() - 1;
       long gap = TimeUnit.NANOSECONDS.toMillis(firstRedisAfterKill.get() - killedAt.get());
+      long ackedCounted;
+      try (RedisStore reader = RedisStore.builder().uri(uri).keyPrefix("acked:").build()) {
+        // cost 0: reads the count without adding to it
+        ackedCounted = Q - reader.acquire(List.of(Acquisition.of(BIG, K, 0))).outcomes().get(0).remaining();
+      }
       return new Failover(gap, closedRefused.get(), openUncounted.get(), fallback.failures() - fallbackFailuresBefore,
           closedAdmitted.get(), counted, closedAdmitted.get() - counted, afterFailover.get(), slowest.get(),
-          escaped.get());
+          ackedKept.get(), ackedCounted, acked.replicaUnacknowledged(), escaped.get());
     } finally {
+      acked.close();
       closed.close();
       open.close();
       fallback.close();

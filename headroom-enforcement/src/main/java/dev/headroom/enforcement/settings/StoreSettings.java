@@ -1,6 +1,7 @@
 package dev.headroom.enforcement.settings;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /** Where decisions are stored, and what a request meets when the store cannot decide. */
 public class StoreSettings {
@@ -22,6 +23,12 @@ public class StoreSettings {
    * while its Retry-After runs (0 asks Redis every time; at most 1h).
    */
   private Duration refusalMemory = Duration.ofSeconds(1);
+
+  /**
+   * Store type redis, opt-in: keep an admission only once this many replicas of the Redis master
+   * acknowledged its write (Redis WAIT), which closes the over-admission of a Sentinel failover.
+   */
+  private final ReplicaAcknowledgements replicaAcknowledgements = new ReplicaAcknowledgements();
 
   public String getType() {
     return type;
@@ -61,5 +68,61 @@ public class StoreSettings {
 
   public void setRefusalMemory(Duration refusalMemory) {
     this.refusalMemory = refusalMemory;
+  }
+
+  public ReplicaAcknowledgements getReplicaAcknowledgements() {
+    return replicaAcknowledgements;
+  }
+
+  /**
+   * Store type redis: the replicas that must acknowledge each admission's write, and how long Redis
+   * waits for them; an admission acknowledged by fewer is a store failure ({@code on-failure}).
+   * Off while {@code replicas} is unset.
+   */
+  public static class ReplicaAcknowledgements {
+
+    /** How many replicas must acknowledge each admission (1 to 100); unset (the default), none. */
+    private Integer replicas;
+
+    /** How long Redis waits for them (WAIT's timeout), shorter than the 100 ms decision deadline. */
+    private Duration timeout = Duration.ofMillis(50);
+
+    public Integer getReplicas() {
+      return replicas;
+    }
+
+    public void setReplicas(Integer replicas) {
+      this.replicas = replicas;
+    }
+
+    public Duration getTimeout() {
+      return timeout;
+    }
+
+    public void setTimeout(Duration timeout) {
+      this.timeout = timeout;
+    }
+
+    /**
+     * What cannot be used, if anything: {@code replicas} outside 1 to {@code maxReplicas}, or a
+     * {@code timeout} under 1 ms or not shorter than {@code deadline} (the decision deadline,
+     * which counts the wait too). Nothing while {@code replicas} is unset.
+     *
+     * @param property the binding's name of these settings, such as
+     *     {@code headroom.store.replica-acknowledgements}
+     */
+    public Optional<SettingsProblem> problem(String property, int maxReplicas, Duration deadline) {
+      if (replicas == null) {
+        return Optional.empty();
+      }
+      if (replicas < 1 || replicas > maxReplicas) {
+        return Optional.of(SettingsProblem.of(property + ".replicas", replicas, "an integer from 1 to " + maxReplicas));
+      }
+      if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(deadline) >= 0) {
+        return Optional.of(SettingsProblem.of(property + ".timeout", timeout, "a duration from 1ms to less than the "
+            + "decision deadline (" + deadline.toMillis() + "ms), which counts the wait for the replicas too"));
+      }
+      return Optional.empty();
+    }
   }
 }

@@ -9,8 +9,9 @@ import java.util.Optional;
  * with failurePolicy FALLBACK), or for redis its URI, key prefix,
  * what to do when Redis cannot decide in time ({@code failurePolicy}), how long a decision
  * waits for it ({@code decisionDeadline}), how long a refusal Redis gave is remembered
- * ({@code refusalMemory}) and, when opted in, quota leasing ({@code leasing}).
+ * ({@code refusalMemory}) and, when opted in, quota leasing ({@code leasing}) and the replicas
+ * that must acknowledge each admission ({@code replicaAcknowledgements}).
  */
 public record StoreSettings(StoreType type, long maxKeys, Optional<String> uri, Optional<String> keyPrefix,
     FailurePolicy failurePolicy, Duration decisionDeadline, Duration refusalMemory,
-    Optional<LeasingSettings> leasing) {}
+    Optional<LeasingSettings> leasing, Optional<ReplicaAcknowledgementSettings> replicaAcknowledgements) {}

@@ -120,10 +120,14 @@ public final class Coalescer {
     return lanes.size();
   }
 
-  /** The last reply on a call's keys: what {@link RefusalMemory} keeps or forgets. */
+  /**
+   * The last reply on a call's keys: what {@link RefusalMemory} keeps or forgets (an admission that
+   * replicas did not acknowledge is still a reply Redis gave).
+   */
   private void remember(DecisionScript.Call call, WriteStamp written, long[] reply, Throwable e) {
-    if (e == null && written.written()) {
-      refusals.answered(call, reply, written.writtenAt(), System.nanoTime());
+    ReplicaAcknowledgement.Unacknowledged u = e == null ? null : ReplicaAcknowledgement.unacknowledged(e);
+    if ((e == null || u != null) && written.written()) {
+      refusals.answered(call, e == null ? reply : u.reply(), written.writtenAt(), System.nanoTime());
     }
   }
 
@@ -267,12 +271,21 @@ public final class Coalescer {
       });
     }
 
+    /**
+     * Each member's own reply. When replicas did not acknowledge the batch's write, each member
+     * fails with its own reply inside ({@link ReplicaAcknowledgement.Unacknowledged#of}): its caller
+     * keeps a refusal and applies the failure policy to an admission.
+     */
     private void completeAll(List<Member> batch, boolean repeated, long[] r, Throwable e) {
-      if (e != null) {
+      ReplicaAcknowledgement.Unacknowledged unacknowledged = e == null ? null : ReplicaAcknowledgement.unacknowledged(e);
+      if (e != null && unacknowledged == null) {
         for (Member m : batch) {
           m.reply.completeExceptionally(e);
         }
         return;
+      }
+      if (unacknowledged != null) {
+        r = unacknowledged.reply();
       }
       long[][] replies;
       try {
@@ -294,7 +307,11 @@ public final class Coalescer {
         }
       }
       for (int i = 0; i < batch.size(); i++) {
-        batch.get(i).reply.complete(replies[i]);
+        if (unacknowledged == null) {
+          batch.get(i).reply.complete(replies[i]);
+        } else {
+          batch.get(i).reply.completeExceptionally(unacknowledged.of(replies[i]));
+        }
       }
     }
   }

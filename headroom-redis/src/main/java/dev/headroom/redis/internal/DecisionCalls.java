@@ -21,7 +21,9 @@ import org.slf4j.LoggerFactory;
  * loading the library first when Redis answers that it has no such function (a new or restarted
  * Redis, or {@code FUNCTION FLUSH}); before Redis 7, which has no {@code FCALL}, {@code EVALSHA},
  * and {@code EVAL} when Redis answers {@code NOSCRIPT}. Either way one command in the steady state.
- * Every command carries the decision's {@link WriteStamp}, marked when Lettuce writes it.
+ * Every command carries the decision's {@link WriteStamp}, marked when Lettuce writes it. When the
+ * store asks for replica acknowledgements, a call that may admit is followed on the wire by
+ * {@code WAIT} ({@link ReplicaAcknowledgement}), and its reply waits for that answer too.
  *
  * <p>Thread-safe.
  */
@@ -36,12 +38,22 @@ public final class DecisionCalls {
   private volatile boolean functions;
   /** The library load under way, if any. */
   private final AtomicReference<CompletableFuture<Void>> loading = new AtomicReference<>();
+  /** The acknowledgements an admission's write needs from replicas, or null when none. */
+  private final ReplicaAcknowledgement acknowledgement;
+
+  /** Calls with no replica acknowledgements asked for. */
+  public DecisionCalls(Endpoint endpoint, DecisionScript script, boolean scriptsOnly) {
+    this(endpoint, script, scriptsOnly, null);
+  }
 
   /**
    * @param scriptsOnly decide with {@code EVALSHA} from the start, as before Redis 7 (tests)
+   * @param acknowledgement what replicas must acknowledge of each call that may admit, or null
    */
-  public DecisionCalls(Endpoint endpoint, DecisionScript script, boolean scriptsOnly) {
+  public DecisionCalls(Endpoint endpoint, DecisionScript script, boolean scriptsOnly,
+      ReplicaAcknowledgement acknowledgement) {
     this.endpoint = endpoint;
+    this.acknowledgement = acknowledgement;
     this.script = script;
     this.functionName = script.function().getBytes(StandardCharsets.US_ASCII);
     this.shaBytes = script.sha().getBytes(StandardCharsets.US_ASCII);
@@ -111,8 +123,18 @@ public final class DecisionCalls {
     return reply;
   }
 
+  /** {@link #dispatchOnly} of the call, then its {@code WAIT} when it may admit and replicas must acknowledge. */
+  private CompletableFuture<long[]> dispatchHere(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
+      byte[] head, DecisionScript.Call call, WriteStamp... stamp) {
+    CompletableFuture<long[]> reply = dispatchOnly(c, type, head, call, stamp);
+    if (acknowledgement == null || !call.admits() || reply.isCompletedExceptionally()) {
+      return reply; // failed already: the call was never written, so there is nothing to wait for
+    }
+    return acknowledgement.after(c, reply);
+  }
+
   @SuppressWarnings("unchecked")
-  private static CompletableFuture<long[]> dispatchHere(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
+  private static CompletableFuture<long[]> dispatchOnly(RedisClusterAsyncCommands<byte[], byte[]> c, CommandType type,
       byte[] head, DecisionScript.Call call, WriteStamp... stamp) {
     try {
       FcallArgs args = new FcallArgs(head, call);

@@ -160,12 +160,16 @@ public final class DecisionScript {
    * @param keyCount how many keys there are
    * @param rememberable whether a refusal of this call may be remembered ({@link RefusalMemory}):
    *     an acquisition on Redis {@code TIME}, with no concurrency policy
+   * @param admits whether the call decides acquisitions, whose admissions replicas must
+   *     acknowledge when the store asks for it ({@link ReplicaAcknowledgement}); charges and
+   *     give-backs do not
    */
-  public record Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount, boolean rememberable) {
+  public record Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount, boolean rememberable,
+      boolean admits) {
 
     /** A call whose refusal is not remembered (batches, repeats). */
-    public Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount) {
-      this(encoded, arguments, firstKey, keysEnd, keyCount, false);
+    public Call(byte[] encoded, int arguments, byte[] firstKey, int keysEnd, int keyCount, boolean admits) {
+      this(encoded, arguments, firstKey, keysEnd, keyCount, false, admits);
     }
 
     /** Numkeys and the keys, encoded: calls with equal ones may be decided in one batch. */
@@ -196,7 +200,7 @@ public final class DecisionScript {
       r.bulk(own).raw(c.encoded, c.keysEnd, c.encoded.length - c.keysEnd);
       arguments += 1 + own;
     }
-    return new Call(r.toBytes(), arguments, first.firstKey, first.keysEnd, first.keyCount);
+    return new Call(r.toBytes(), arguments, first.firstKey, first.keysEnd, first.keyCount, first.admits);
   }
 
   /** Mode {@code m}: a batch of calls on any keys (standalone Redis). */
@@ -257,7 +261,7 @@ public final class DecisionScript {
       }
       arguments += calls.size();
     }
-    return new Call(r.toBytes(), arguments, calls.get(0).firstKey, keysEnd, keyCount);
+    return new Call(r.toBytes(), arguments, calls.get(0).firstKey, keysEnd, keyCount, calls.get(0).admits);
   }
 
   /** Where a call's keys begin: after its first element, numkeys ({@code $<n>\r\n<digits>\r\n}). */
@@ -301,7 +305,7 @@ public final class DecisionScript {
     Resp r = Resp.scratch();
     r.raw(call.encoded, 0, call.keysEnd).bulk(REPEAT).bulk(n).raw(call.encoded, call.keysEnd,
         call.encoded.length - call.keysEnd);
-    return new Call(r.toBytes(), call.arguments + 2, call.firstKey, call.keysEnd, call.keyCount);
+    return new Call(r.toBytes(), call.arguments + 2, call.firstKey, call.keysEnd, call.keyCount, call.admits);
   }
 
   /**
@@ -417,7 +421,8 @@ public final class DecisionScript {
       }
     }
     byte[] first = routed ? layout.key(acquisitions.get(0).policy(), acquisitions.get(0).key()) : null;
-    return new Call(r.toBytes(), 1 + keys + 4 + 8 * n, first, keysEnd, keys, rememberable);
+    return new Call(r.toBytes(), 1 + keys + 4 + 8 * n, first, keysEnd, keys, rememberable,
+        Arrays.equals(mode, ACQUIRE));
   }
 
   /**

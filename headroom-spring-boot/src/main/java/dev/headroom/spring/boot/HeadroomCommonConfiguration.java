@@ -4,9 +4,11 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
+import dev.headroom.enforcement.settings.StoreSettings;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.redis.RedisStore;
 import dev.headroom.spring.boot.HeadroomAutoConfiguration.HeadroomPolicies;
+import java.util.List;
 import java.util.Locale;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -89,6 +91,14 @@ class HeadroomCommonConfiguration {
       } catch (IllegalArgumentException | NullPointerException ex) {
         throw new HeadroomConfigurationException("headroom.store.refusal-memory", props.getStore().getRefusalMemory(),
             "a duration from 0 (every request to Redis) to 1h", ex);
+      }
+      StoreSettings.ReplicaAcknowledgements acks = props.getStore().getReplicaAcknowledgements();
+      acks.problem("headroom.store.replica-acknowledgements", RedisStore.MAX_ACKNOWLEDGING_REPLICAS,
+          RedisStore.DEFAULT_DECISION_DEADLINE).ifPresent(p -> {
+            throw new HeadroomConfigurationException(List.of(p), null);
+          });
+      if (acks.getReplicas() != null) {
+        b.replicaAcknowledgements(acks.getReplicas(), acks.getTimeout());
       }
       try {
         return b.uri(props.getStore().getRedisUri()).build();

@@ -26,7 +26,8 @@ class ConfigurationMetadataTest {
     }
     assertThat(names).contains("headroom.enabled", "headroom.service.name", "headroom.service.description",
         "headroom.service.origin", "headroom.why", "headroom.dialects", "headroom.policies", "headroom.routes",
-        "headroom.store.type", "headroom.store.max-keys", "headroom.store.on-failure", "headroom.discovery.enabled",
+        "headroom.store.type", "headroom.store.max-keys", "headroom.store.on-failure",
+        "headroom.store.replica-acknowledgements.replicas", "headroom.store.replica-acknowledgements.timeout", "headroom.discovery.enabled",
         "headroom.discovery.paths", "headroom.client-ip.trusted-proxies", "headroom.partition-key-exposure",
         "headroom.filter-order", "headroom.headers.omit-on-redirect", "headroom.headers.only-near-exhaustion",
         "headroom.headers.jitter", "headroom.plans.fallback", "headroom.plans.deadline", "headroom.plans.catalog");

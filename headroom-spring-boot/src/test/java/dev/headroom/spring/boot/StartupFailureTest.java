@@ -8,6 +8,7 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.Store;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.redis.RedisStore;
+import dev.headroom.redis.RedisUnavailableException;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -164,6 +165,32 @@ class StartupFailureTest {
     runner.withPropertyValues("headroom.store.type=redis", "headroom.store.refusal-memory=0",
         "headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst").run(ctx ->
           assertThat(ctx).hasNotFailed().getBean(Store.class).isInstanceOf(RedisStore.class));
+  }
+
+  /**
+   * {@code headroom.store.replica-acknowledgements} reaches the Redis store: the shared Redis has
+   * fewer than 100 replicas, so the admission is unacknowledged and surfaces as a store failure
+   * (on-failure decides), counted by the store. Bad values name the property.
+   */
+  @Test
+  void replicaAcknowledgementsReachTheRedisStore() {
+    runner.withPropertyValues("headroom.store.type=redis", "headroom.store.replica-acknowledgements.replicas=100",
+        "headroom.store.replica-acknowledgements.timeout=20ms",
+        "headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst").run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          RedisStore store = (RedisStore) ctx.getBean(Store.class);
+          QuotaPolicy burst = ctx.getBean(HeadroomAutoConfiguration.HeadroomPolicies.class).byName().get("burst");
+          PartitionKey key = PartitionKey.of("spring-boot-test-" + UUID.randomUUID());
+          assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> QuotaLimiter.of(store).acquire(burst, key)))
+              .isInstanceOf(RedisUnavailableException.class).hasMessageContaining("replicaAcknowledgements");
+          assertThat(store.replicaUnacknowledged()).isEqualTo(1);
+        });
+    assertThat(failure("headroom.store.type=redis", "headroom.store.replica-acknowledgements.replicas=0"))
+        .isEqualTo("headroom.store.replica-acknowledgements.replicas: expected an integer from 1 to 100, got '0'");
+    assertThat(failure("headroom.store.type=redis", "headroom.store.replica-acknowledgements.replicas=1",
+        "headroom.store.replica-acknowledgements.timeout=100ms"))
+        .startsWith("headroom.store.replica-acknowledgements.timeout: expected a duration from 1ms to less than the "
+            + "decision deadline (100ms)").endsWith("got 'PT0.1S'");
   }
 
   @Test

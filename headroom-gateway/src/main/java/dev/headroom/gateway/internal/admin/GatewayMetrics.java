@@ -170,7 +170,8 @@ public final class GatewayMetrics {
    * The Redis store's own counters: decisions whose deadline passed after Redis received them
    * (they followed the failure policy), decisions refused as this process's overload before Redis
    * could decide them, decisions refused from a remembered refusal without asking Redis, and
-   * decisions awaiting Redis now.
+   * decisions awaiting Redis now, and admissions whose write too few replicas acknowledged
+   * ({@code store.replicaAcknowledgements}; they followed the failure policy).
    */
   public void redisStore(RedisStore store) {
     FunctionCounter.builder("headroom.store.deadline.passed", store,
@@ -183,6 +184,10 @@ public final class GatewayMetrics {
     FunctionCounter.builder("headroom.store.refusals.remembered", store,
             RedisStore::refusalsRemembered)
         .description("Decisions refused from a refusal Redis gave an equal request, without asking Redis again")
+        .register(registry);
+    FunctionCounter.builder("headroom.store.replica.unacknowledged", store, RedisStore::replicaUnacknowledged)
+        .description("Admissions whose write fewer Redis replicas acknowledged than store.replicaAcknowledgements "
+            + "asks, within its timeout (they followed the failure policy)")
         .register(registry);
     Gauge.builder("headroom.store.outstanding", store, RedisStore::outstanding)
         .description("Decisions sent to Redis whose reply has not arrived yet").register(registry);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.headroom.gateway.config.LeasingSettings;
 import dev.headroom.gateway.config.Policy;
+import dev.headroom.gateway.config.ReplicaAcknowledgementSettings;
 import dev.headroom.gateway.config.StoreSettings;
 import dev.headroom.gateway.config.StoreType;
 import dev.headroom.redis.FailurePolicy;
@@ -29,13 +30,13 @@ final class StoreReader extends SectionReader {
     if (n.isMissingNode()) {
       return new StoreSettings(StoreType.MEMORY, 1_000_000, Optional.empty(), Optional.empty(),
           FailurePolicy.FAIL_CLOSED, RedisStore.DEFAULT_DECISION_DEADLINE, RedisStore.DEFAULT_REFUSAL_MEMORY,
-          Optional.empty());
+          Optional.empty(), Optional.empty());
     }
     if (!object("store", n)) {
       return null;
     }
     keys("store", n, "type", "maxKeys", "uri", "keyPrefix", "failurePolicy", "decisionDeadline", "refusalMemory",
-        "leasing");
+        "leasing", "replicaAcknowledgements");
     String type = optionalText("store.type", n.path("type")).orElse("memory");
     StoreType storeType = null;
     switch (type) {
@@ -71,14 +72,54 @@ final class StoreReader extends SectionReader {
       check("store.decisionDeadline", () -> b.decisionDeadline(deadline));
       check("store.refusalMemory", () -> b.refusalMemory(refusalMemory));
     } else {
-      for (String k : List.of("uri", "keyPrefix", "failurePolicy", "decisionDeadline", "refusalMemory", "leasing")) {
+      for (String k : List.of("uri", "keyPrefix", "failurePolicy", "decisionDeadline", "refusalMemory", "leasing",
+          "replicaAcknowledgements")) {
         if (!n.path(k).isMissingNode()) {
           problem("store." + k, n.path(k), "no " + k + " when store.type is memory");
         }
       }
     }
     Optional<LeasingSettings> leasing = storeType == StoreType.REDIS ? leasing(n.path("leasing")) : Optional.empty();
-    return new StoreSettings(storeType, maxKeys, uri, keyPrefix, failure, deadline, refusalMemory, leasing);
+    Optional<ReplicaAcknowledgementSettings> acknowledgements = storeType == StoreType.REDIS
+        ? replicaAcknowledgements(n.path("replicaAcknowledgements"), deadline) : Optional.empty();
+    return new StoreSettings(storeType, maxKeys, uri, keyPrefix, failure, deadline, refusalMemory, leasing,
+        acknowledgements);
+  }
+
+  /**
+   * {@code store.replicaAcknowledgements}: absent, off; else {@code replicas} (required) and
+   * {@code timeout} (default {@link RedisStore#DEFAULT_REPLICA_ACKNOWLEDGEMENT_TIMEOUT}), shorter
+   * than the decision deadline, which counts the wait for the replicas too (headroom-redis README,
+   * "Sentinel and Cluster failover").
+   */
+  private Optional<ReplicaAcknowledgementSettings> replicaAcknowledgements(JsonNode n, Duration deadline) {
+    String path = "store.replicaAcknowledgements";
+    if (n.isMissingNode()) {
+      return Optional.empty();
+    }
+    if (!n.isObject()) {
+      problem(path, n, "a mapping such as {replicas: 1, timeout: 50ms}");
+      return Optional.empty();
+    }
+    keys(path, n, "replicas", "timeout");
+    if (n.path("replicas").isMissingNode()) {
+      problem(path + ".replicas", n.path("replicas"), "how many replicas must acknowledge each admission, an "
+          + "integer from 1 to " + RedisStore.MAX_ACKNOWLEDGING_REPLICAS);
+      return Optional.empty();
+    }
+    long replicas = integer(path + ".replicas", n.path("replicas"), 0, 1, RedisStore.MAX_ACKNOWLEDGING_REPLICAS);
+    Duration timeout = duration(path + ".timeout", n.path("timeout"), RedisStore.DEFAULT_REPLICA_ACKNOWLEDGEMENT_TIMEOUT);
+    if (replicas == 0) {
+      return Optional.empty(); // reported
+    }
+    if (timeout.compareTo(deadline) >= 0) {
+      problem(path + ".timeout", n.path("timeout").isMissingNode() ? TextNode.valueOf(timeout.toMillis() + "ms (the default)")
+          : n.path("timeout"), "a duration shorter than store.decisionDeadline (" + deadline.toMillis()
+          + "ms), which counts the wait for the replicas too");
+      return Optional.empty();
+    }
+    // within headroom-redis's ranges: replicas as read, a timeout above 0 and under the deadline (at most 1 minute)
+    return Optional.of(new ReplicaAcknowledgementSettings((int) replicas, timeout));
   }
 
   /**

@@ -5,12 +5,14 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.settings.StoreSettings;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.RedisStore;
 import dev.headroom.webflux.ReactiveUserResolver;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -181,6 +183,14 @@ public class HeadroomCloudGatewayAutoConfiguration {
       } catch (IllegalArgumentException | NullPointerException ex) {
         throw new CloudGatewayConfigurationException("headroom.cloud-gateway.store.refusal-memory",
             props.getStore().getRefusalMemory(), "a duration from 0 (every request to Redis) to 1h", ex);
+      }
+      StoreSettings.ReplicaAcknowledgements acks = props.getStore().getReplicaAcknowledgements();
+      acks.problem("headroom.cloud-gateway.store.replica-acknowledgements", RedisStore.MAX_ACKNOWLEDGING_REPLICAS,
+          RedisStore.DEFAULT_DECISION_DEADLINE).ifPresent(p -> {
+            throw new CloudGatewayConfigurationException(List.of(p), null);
+          });
+      if (acks.getReplicas() != null) {
+        b.replicaAcknowledgements(acks.getReplicas(), acks.getTimeout());
       }
       return b.build();
     }
