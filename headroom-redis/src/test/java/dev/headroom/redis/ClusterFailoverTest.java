@@ -118,10 +118,22 @@ class ClusterFailoverTest {
         long gap;
         try {
           SentinelFailoverTest.awaitTrue("load on the cluster", 20, () -> load.admitted.get() > 300);
+          String secondId = Cli.run(second.port, "cluster", "myid").trim();
           load.killedAt.set(System.nanoTime());
           second.kill();
           try {
-            SentinelFailoverTest.awaitTrue("a decision by Redis after the kill", 75, () -> load.afterKill.get() > 0);
+            try {
+              SentinelFailoverTest.awaitTrue("a decision by Redis after the kill", 25, () -> load.afterKill.get() > 0);
+            } catch (AssertionError notYet) {
+              // Redis's own election, not Headroom, has stalled (it happened about once in eight
+              // runs on a loaded machine): take over by hand, as an operator would, and say so,
+              // so that the rest of the test still measures Headroom through the topology change.
+              RedisServer replica = replicaOf(nodes, secondId);
+              System.out.println("[cluster failover] no replica promoted within 25 s of the kill; "
+                  + "CLUSTER FAILOVER TAKEOVER on " + replica.port + "\n" + logTails(nodes));
+              Cli.run(replica.port, "cluster", "failover", "takeover");
+              SentinelFailoverTest.awaitTrue("a decision by Redis after the kill", 50, () -> load.afterKill.get() > 0);
+            }
           } catch (AssertionError e) {
             RedisServer alive = nodes.stream().filter(RedisServer::alive).findFirst().orElseThrow();
             throw new AssertionError(e.getMessage() + "; refusals by cause " + load.causes + "; cluster nodes:\n"
@@ -207,6 +219,17 @@ class ClusterFailoverTest {
       }
     }
     throw new AssertionError("no master for slot " + slot + ": " + any);
+  }
+
+  /** The live node replicating the master {@code masterId}. */
+  static RedisServer replicaOf(List<RedisServer> nodes, String masterId) {
+    for (RedisServer n : nodes) {
+      if (n.alive() && Cli.run(n.port, "cluster", "nodes").lines()
+          .anyMatch(l -> l.contains("myself,slave") && l.contains(masterId))) {
+        return n;
+      }
+    }
+    throw new AssertionError("no live replica of " + masterId);
   }
 
   /** The last lines of each node's log, for a failure message. */
