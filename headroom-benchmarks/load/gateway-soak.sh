@@ -42,7 +42,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-for tool in wrk redis-server redis-cli; do command -v "$tool" >/dev/null || { echo "$tool not found" >&2; exit 1; }; done
+for tool in wrk redis-server redis-cli jcmd; do command -v "$tool" >/dev/null || { echo "$tool not found" >&2; exit 1; }; done
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 [[ -x "$NGINX" ]] || { echo "nginx not found: apt-get install -y nginx" >&2; exit 1; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
@@ -171,7 +171,11 @@ sample() { # seconds wrk-output event
   rss=$(awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$HRPID/status")
   thr=$(awk '/^Threads/ {print $2}' "/proc/$HRPID/status")
   fds=$(ls "/proc/$HRPID/fd" | wc -l)
-  heap=$(grep -o '[0-9]*M->[0-9]*M' "$work/gc.log" 2>/dev/null | tail -1 | sed 's/.*->\([0-9]*\)M/\1/')
+  # The live heap: a full collection asked for (jcmd GC.run, a few ms at this heap's size, once per
+  # ten seconds) and the heap it left. A young collection's "after" also counts the old
+  # generation's garbage, which grows until the next full collection and would read as a leak.
+  jcmd "$HRPID" GC.run >/dev/null 2>&1 || true
+  heap=$(grep 'Pause Full' "$work/gc.log" 2>/dev/null | grep -o '[0-9]*M->[0-9]*M' | tail -1 | sed 's/.*->\([0-9]*\)M/\1/')
   printf "%s,%.0f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n" "$1" "$(awk -v n="$n" -v d="$dur" 'BEGIN { print n * 1e6 / d }')" \
     "$p50" "$p99" "$c200" "$c429" "$c503" "$c502" "$errs" "$rss" "${heap:-}" "$fds" "$thr" "$3"
 }
@@ -243,5 +247,6 @@ reloads=$(grep -c "reloaded" "$work/headroom.err" "$work/headroom.out" 2>/dev/nu
 awk -F, 'NR > 1 { n++; r += $2; s200 += $5; s429 += $6; s503 += $7; s502 += $8; e += $9 }
   END { printf "answers: 200 %d, 429 %d, 503 %d, 502 %d, socket errors %d; mean rate %.0f req/s\n", s200, s429, s503, s502, e, r / n }' \
   "$csv" | tee -a "$out/soak.txt"
-echo "reloads logged: $reloads; gateway WARN/ERROR lines: $(grep -c -E 'WARN|ERROR' "$work/headroom.err" || true)" | tee -a "$out/soak.txt"
+echo "reloads logged: $reloads; gateway WARN/ERROR lines: $(grep -c -E 'WARN|ERROR' "$work/headroom.err" || true), by message:" | tee -a "$out/soak.txt"
+grep -E 'WARN|ERROR' "$work/headroom.err" | sed -E 's/^[^ ]+ +[^ ]+ +//; s/[0-9]+/N/g' | cut -c1-160 | sort | uniq -c | sort -rn | head -8 | tee -a "$out/soak.txt" || true
 java -cp "$plot_jar" dev.headroom.benchmarks.soak.SoakPlot "$csv" "$out/soak.png" "soak" | tee -a "$out/soak.txt"

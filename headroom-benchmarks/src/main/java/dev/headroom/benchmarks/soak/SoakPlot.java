@@ -80,6 +80,7 @@ public final class SoakPlot {
       chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
       chart.getStyler().setLegendVisible(false).setMarkerSize(3);
       chart.getStyler().setYAxisMin(0.0);
+      chart.getStyler().setXAxisDecimalPattern("0");
       chart.addSeries(column, minutes, replaceNaN(y)).setMarker(SeriesMarkers.NONE);
       if (event >= 0) {
         List<Double> ex = new ArrayList<>();
@@ -94,6 +95,8 @@ public final class SoakPlot {
           XYSeries restarts = chart.addSeries("redis restarted", ex, ey);
           restarts.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
           restarts.setMarker(SeriesMarkers.DIAMOND);
+          restarts.setMarkerColor(java.awt.Color.RED);
+          chart.getStyler().setMarkerSize(9);
           chart.getStyler().setLegendVisible(true).setLegendPosition(Styler.LegendPosition.InsideNW);
         }
       }
