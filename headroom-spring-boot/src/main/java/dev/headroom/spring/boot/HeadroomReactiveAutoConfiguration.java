@@ -38,7 +38,9 @@ import org.springframework.web.server.WebFilter;
  * registering the Micrometer counters; {@link MicrometerDecisionListener} is a {@link GateListener},
  * so a reactive application that defines it as a bean gets them.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration")
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration", // Spring Boot 3
+    "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration"}) // Spring Boot 4
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnClass({HeadroomWebFilter.class, WebFilter.class})
 @ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)
