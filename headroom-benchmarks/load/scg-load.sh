@@ -6,7 +6,7 @@
 # HEADROOM_BENCH_KEYS keys drawn at random per request) by a token bucket that never refuses at this
 # rate, so every answer but 200 is the limiter's or the store's doing.
 #   redis-default     RequestRateLimiter + RedisRateLimiter as documented (X-RateLimit-* headers on)
-#   redis-best        the same with spring.cloud.gateway.redis-rate-limiter.include-headers: false,
+#   redis-best        the same with spring.cloud.gateway.server.webflux.redis-rate-limiter.include-headers: false,
 #                     the least work per request its documented settings allow
 #   headroom-limiter  RequestRateLimiter + HeadroomRateLimiter, Redis store (IETF RateLimit and
 #                     RateLimit-Policy fields; Retry-After on a refusal)

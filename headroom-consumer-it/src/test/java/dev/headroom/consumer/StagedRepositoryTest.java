@@ -30,7 +30,8 @@ import org.w3c.dom.Element;
 class StagedRepositoryTest {
   /** Modules of the root pom that are never published. */
   private static final Set<String> UNPUBLISHED = Set.of("headroom-benchmarks", "headroom-architecture",
-      "headroom-consumer-it", "headroom-migration-tests", "examples/spring-boot-demo", "examples/spring-cloud-gateway-demo");
+      "headroom-consumer-it", "headroom-migration-tests", "headroom-spring-boot-4-tests",
+      "headroom-spring-cloud-gateway-5-tests", "examples/spring-boot-demo", "examples/spring-cloud-gateway-demo");
 
   private final StagedBuild build = new StagedBuild();
 

@@ -183,7 +183,7 @@ class Bucket4jMigrationTest {
         .properties("server.address=127.0.0.1", "server.port=0", "server.shutdown=immediate",
             "spring.main.banner-mode=off",
             // this module also carries Spring Cloud Gateway for the other guide's test: off here
-            "spring.cloud.gateway.enabled=false", "headroom.cloud-gateway.enabled=false",
+            "spring.cloud.gateway.server.webflux.enabled=false", "headroom.cloud-gateway.enabled=false",
             "spring.autoconfigure.exclude=org.springframework.cloud.gateway.config.GatewayRedisAutoConfiguration")
         .initializers(ctx -> ctx.getEnvironment().getPropertySources().addFirst(mapped))
         .run()) {

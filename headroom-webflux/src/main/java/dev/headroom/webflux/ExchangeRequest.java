@@ -69,8 +69,8 @@ final class ExchangeRequest implements GateRequest {
 
   @Override
   public List<String> headers(String name) {
-    List<String> values = request.getHeaders().get(name);
-    if (values == null || values.isEmpty()) {
+    List<String> values = HeaderValues.of(request.getHeaders(), name);
+    if (values.isEmpty()) {
       return List.of();
     }
     return values.size() <= MAX_LINES + 1 ? values : values.subList(0, MAX_LINES + 1);

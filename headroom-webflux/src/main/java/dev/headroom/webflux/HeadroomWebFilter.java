@@ -195,7 +195,7 @@ public final class HeadroomWebFilter implements WebFilter, Ordered {
           // an error not yet answered is answered after this filter with its status: it counts as that
           int status = signal == SignalType.ON_ERROR && !response.isCommitted() ? failed[0] : status(response);
           List<String> charge = admission.route().chargeHeader()
-              .map(h -> response.getHeaders().getOrEmpty(h)).orElse(List.of());
+              .map(h -> HeaderValues.of(response.getHeaders(), h)).orElse(List.of());
           admission.completeAsync(status, metered == null ? 0 : metered.bytesWritten(), charge);
         });
   }

@@ -55,9 +55,14 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
  * </ul>
  */
 @AutoConfiguration(afterName = {
+    // Spring Boot 3
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
-    "org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration"})
+    "org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration",
+    // Spring Boot 4 (its modules spring-boot-micrometer-metrics and spring-boot-webmvc)
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+    "org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass({HeadroomFilter.class, Filter.class})
 @ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)

@@ -8,7 +8,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.net.URI;
-import org.springframework.boot.web.servlet.error.ErrorController;
 import org.springframework.stereotype.Controller;
 import org.springframework.web.bind.annotation.RequestMapping;
 
@@ -23,12 +22,16 @@ import org.springframework.web.bind.annotation.RequestMapping;
  * The exception and its message are never sent (they are for the log, which the container keeps).
  *
  * <p>Installed by {@link HeadroomErrorAutoConfiguration} unless the application has an
- * {@link ErrorController} of its own or sets {@code headroom.error-bodies.enabled: false}.
- * Stateless and thread-safe.
+ * {@code ErrorController} of its own or sets {@code headroom.error-bodies.enabled: false}. Spring
+ * Boot's {@code ErrorController} marker is in {@code org.springframework.boot.web.servlet.error} up
+ * to Boot 3 and in {@code org.springframework.boot.webmvc.error} from Boot 4, so this class names
+ * neither: the auto-configuration registers a subclass that implements the one of the Boot line it
+ * runs on (which is what keeps Spring's {@code BasicErrorController} away). Stateless and
+ * thread-safe.
  */
 @Controller
 @RequestMapping("${server.error.path:${error.path:/error}}")
-public class HeadroomErrorController implements ErrorController {
+public class HeadroomErrorController {
 
   private final String discoveryPath;
   private final URI origin;

@@ -70,7 +70,8 @@ public class HeadroomProblemDetails implements ResponseBodyAdvice<Object> {
     if (problem.getStatus() == 405 && !allowed.isEmpty() && (props == null || !props.containsKey("allowedMethods"))) {
       problem.setProperty("allowedMethods", allowed);
     }
-    if (!response.getHeaders().containsKey(HttpHeaders.CACHE_CONTROL)) {
+    // getFirst, not containsKey: Framework 7 has no HttpHeaders.containsKey(Object), 6 no containsHeader
+    if (response.getHeaders().getFirst(HttpHeaders.CACHE_CONTROL) == null) {
       RefusalFormat.refusalFields((name, value) -> response.getHeaders().set(name, value));
     }
     return problem;

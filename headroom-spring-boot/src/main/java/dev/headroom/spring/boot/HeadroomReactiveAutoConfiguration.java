@@ -38,7 +38,9 @@ import org.springframework.web.server.WebFilter;
  * in a servlet application ({@link HeadroomObservabilityConfiguration}): the same meters and
  * observations. Not here (the servlet starter's only, for now): {@code @RateLimited} handler methods.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration")
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration", // Spring Boot 3
+    "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration"}) // Spring Boot 4
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnClass({HeadroomWebFilter.class, WebFilter.class})
 @ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)

@@ -12,7 +12,6 @@ import dev.headroom.redis.RedisUnavailableException;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
@@ -276,7 +275,7 @@ class StartupFailureTest {
 
   @Test
   void rateLimitedNamingAnUnknownPolicy() {
-    runner.withConfiguration(AutoConfigurations.of(WebMvcAutoConfiguration.class))
+    runner.withConfiguration(AutoConfigurations.of(BootLine.WEB_MVC_AUTO_CONFIGURATION))
         .withUserConfiguration(BadController.class).run(ctx -> {
           assertThat(ctx).hasFailed();
           Throwable t = ctx.getStartupFailure();

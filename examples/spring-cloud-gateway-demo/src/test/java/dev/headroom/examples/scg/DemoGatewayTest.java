@@ -15,7 +15,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -34,7 +33,8 @@ class DemoGatewayTest {
   @BeforeAll
   void start() {
     app = DemoGateway.start(Map.of("server.port", "0", "server.address", "127.0.0.1"));
-    base = URI.create("http://127.0.0.1:" + ((WebServerApplicationContext) app).getWebServer().getPort());
+    int port = app.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
+    base = URI.create("http://127.0.0.1:" + port);
   }
 
   @AfterAll

@@ -18,7 +18,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -69,7 +68,7 @@ class HeadroomEndpointTest {
         Map.entry("headroom.plans.fallback", "free"), Map.entry("headroom.plans.catalog.free.policies.api.quota", "2"),
         Map.entry("headroom.plans.catalog.pro.policies.api.quota", "10"),
         Map.entry("management.endpoints.web.exposure.include", "headroom"))).run();
-    port = ((WebServerApplicationContext) app).getWebServer().getPort();
+    port = app.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
   }
 
   @AfterEach

@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
@@ -81,7 +80,7 @@ class ErrorBodiesTest {
 
   private HttpResponse<String> send(ConfigurableApplicationContext ctx, String method, String path, String contentType)
       throws Exception {
-    int port = ((WebServerApplicationContext) ctx).getWebServer().getPort();
+    int port = ctx.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(10))
         .method(method, contentType == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString("x"));
     if (contentType != null) {

@@ -19,7 +19,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -83,7 +82,8 @@ class AnnotatedHandlerTest {
             "headroom.headers.jitter=30s")
         .initializers(ctx -> ((GenericApplicationContext) ctx).registerBean(Ticker.class, () -> ticker))
         .run();
-    base = URI.create("http://127.0.0.1:" + ((WebServerApplicationContext) context).getWebServer().getPort());
+    int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
+    base = URI.create("http://127.0.0.1:" + port);
   }
 
   @AfterAll

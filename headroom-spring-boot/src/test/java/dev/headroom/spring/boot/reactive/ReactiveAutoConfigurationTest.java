@@ -18,7 +18,6 @@ import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.reactive.context.ReactiveWebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.web.reactive.function.server.RouterFunction;
@@ -59,7 +58,7 @@ class ReactiveAutoConfigurationTest {
             "headroom.routes[0].path=/api/items/{id}", "headroom.routes[0].methods[0]=GET",
             "headroom.routes[0].policies[0]=items")
         .run();
-    int port = ((ReactiveWebServerApplicationContext) context).getWebServer().getPort();
+    int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
     base = URI.create("http://127.0.0.1:" + port);
   }
 

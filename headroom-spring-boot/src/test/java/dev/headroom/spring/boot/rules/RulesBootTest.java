@@ -18,7 +18,6 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -75,7 +74,7 @@ class RulesBootTest {
         Map.entry("headroom.policies.trial.algorithm", "fixed-window"),
         Map.entry("headroom.routes[3].path", "/trial"), Map.entry("headroom.routes[3].policies[0]", "units"),
         Map.entry("headroom.routes[3].shadow-policies[0]", "trial"), Map.entry("headroom.routes[3].shadow-fields", "true"))).run();
-    port = ((WebServerApplicationContext) app).getWebServer().getPort();
+    port = app.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
   }
 
   @AfterAll

@@ -11,19 +11,22 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import dev.headroom.ManualTicker;
 import dev.headroom.Ticker;
 import dev.headroom.enforcement.HeadroomMeters;
+import dev.headroom.spring.boot.BootLine.WebMvcSlice;
 import dev.headroom.spring.boot.test.AutoConfigureHeadroom;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.autoconfigure.web.servlet.WebMvcTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.test.web.servlet.MockMvc;
 
-/** @AutoConfigureHeadroom puts the filter into a @WebMvcTest slice; a ManualTicker bean drives time. */
-@WebMvcTest(controllers = SliceApplication.ItemController.class, properties = {
+/**
+ * @AutoConfigureHeadroom puts the filter into a @WebMvcTest slice (BootLine.WebMvcSlice, the one of
+ * the Boot line under test); a ManualTicker bean drives time.
+ */
+@WebMvcSlice(controllers = SliceApplication.ItemController.class, properties = {
     "headroom.service.name=Items",
     "headroom.policies.per-client.quota=2",
     "headroom.policies.per-client.window=1m",

@@ -19,7 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.support.GenericApplicationContext;
@@ -115,7 +114,7 @@ class SpringBootSpecTest extends HttpAdapterSpec {
               () -> request -> Optional.ofNullable(request.getHeader(SpecFixture.USER_HEADER)));
         })
         .run();
-    int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+    int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
     return URI.create("http://127.0.0.1:" + port);
   }
 

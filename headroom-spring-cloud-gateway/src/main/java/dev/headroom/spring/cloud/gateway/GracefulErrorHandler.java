@@ -4,7 +4,6 @@ import dev.headroom.http.body.Refusal;
 import dev.headroom.http.body.RefusalFormat;
 import dev.headroom.http.body.ServiceErrors;
 import java.util.List;
-import org.springframework.boot.web.reactive.error.ErrorWebExceptionHandler;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -13,6 +12,7 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.MethodNotAllowedException;
 import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebExceptionHandler;
 import reactor.core.publisher.Mono;
 
 /**
@@ -20,9 +20,12 @@ import reactor.core.publisher.Mono;
  * a method a route refuses (405 with {@code Allow}), a failure of the gateway (500), each with
  * {@code error}, {@code detail} and {@code why}, as problem+json, JSON or HTML by the caller's
  * {@code Accept} (headroom-http {@link ServiceErrors#forStatus}), never cached. Ordered before Spring
- * Boot's handler; an error after the response was committed is left to it. Stateless.
+ * Boot's handler; an error after the response was committed is left to it. A Spring Framework
+ * {@code WebExceptionHandler}, not Spring Boot's {@code ErrorWebExceptionHandler}, whose package
+ * Boot 4 moved: Boot's default handler is still created, and by its order never reached for the
+ * errors this one answers. Stateless.
  */
-final class GracefulErrorHandler implements ErrorWebExceptionHandler, Ordered {
+final class GracefulErrorHandler implements WebExceptionHandler, Ordered {
 
   /** Before Spring Boot's {@code DefaultErrorWebExceptionHandler} (-1). */
   static final int ORDER = -2;

@@ -32,7 +32,7 @@ import org.springframework.cloud.gateway.support.HasRouteId;
  * calls never block an event loop.
  *
  * <pre>{@code
- * spring.cloud.gateway.routes:
+ * spring.cloud.gateway.server.webflux.routes:
  *   - id: items
  *     uri: http://items.internal
  *     predicates: [Path=/api/items/{id}, Method=GET]
@@ -107,7 +107,7 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
 
   /** The route's arguments, read once; an error names the argument, the value and what is expected. */
   RouteRules rules(String routeId, Config c) {
-    String at = "spring.cloud.gateway.routes[id=" + routeId + "].filters[Headroom]";
+    String at = "spring.cloud.gateway.server.webflux.routes[id=" + routeId + "].filters[Headroom]";
     if (c.getPolicies() == null || c.getPolicies().isEmpty()) {
       throw new CloudGatewayConfigurationException(at + ".policies", null, "one or more of headroom.cloud-gateway.policies "
           + catalog.all().keySet() + ", or the route's rules in headroom.cloud-gateway.routes." + routeId);
@@ -165,7 +165,7 @@ public final class HeadroomGatewayFilterFactory extends AbstractGatewayFilterFac
    * function and user; calls are POSTs to {@code path}.
    */
   VendRoute vendRoute(String routeId, Config c) {
-    String at = "spring.cloud.gateway.routes[id=" + routeId + "].filters[Headroom].vend";
+    String at = "spring.cloud.gateway.server.webflux.routes[id=" + routeId + "].filters[Headroom].vend";
     if (c.getPath() == null || c.getPath().contains("*")) {
       throw new CloudGatewayConfigurationException(at.replace(".vend", ".path"), c.getPath(),
           "the path of the vend endpoint, such as /vend, for a route with vend scopes");

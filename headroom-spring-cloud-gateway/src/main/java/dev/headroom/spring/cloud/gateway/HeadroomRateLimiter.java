@@ -41,7 +41,7 @@ import reactor.core.scheduler.Schedulers;
  * (draft-ietf-httpapi-ratelimit-headers-09 section 6).
  *
  * <p>Configured the way Spring Cloud Gateway configures rate limiters, per route under
- * {@code spring.cloud.gateway.routes[].filters}, with arguments prefixed
+ * {@code spring.cloud.gateway.server.webflux.routes[].filters}, with arguments prefixed
  * {@value #CONFIGURATION_PROPERTY_NAME}:
  *
  * <pre>{@code
@@ -147,8 +147,9 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
   private RouteLimit route(String routeId) {
     Config config = getConfig().get(routeId);
     if (config == null) {
-      throw new CloudGatewayConfigurationException("spring.cloud.gateway.routes[id=" + routeId + "].filters[RequestRateLimiter]."
-          + CONFIGURATION_PROPERTY_NAME, null, "a policy (" + CONFIGURATION_PROPERTY_NAME + ".policy naming one of "
+      throw new CloudGatewayConfigurationException("spring.cloud.gateway.server.webflux.routes[id=" + routeId
+          + "].filters[RequestRateLimiter]." + CONFIGURATION_PROPERTY_NAME, null,
+          "a policy (" + CONFIGURATION_PROPERTY_NAME + ".policy naming one of "
           + catalog.all().keySet() + ", or " + CONFIGURATION_PROPERTY_NAME + ".quota and .window)");
     }
     RouteLimit known = routes.get(routeId);
@@ -193,7 +194,8 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
     }
 
     static RouteLimit read(String routeId, Config c, PolicyCatalog catalog, Set<HeaderDialect> defaultDialects) {
-      String at = "spring.cloud.gateway.routes[id=" + routeId + "].filters[RequestRateLimiter]." + CONFIGURATION_PROPERTY_NAME;
+      String at = "spring.cloud.gateway.server.webflux.routes[id=" + routeId + "].filters[RequestRateLimiter]."
+          + CONFIGURATION_PROPERTY_NAME;
       QuotaPolicy policy = policy(at, routeId, c, catalog);
       if (policy.unit() != QuotaUnit.REQUESTS) {
         throw new CloudGatewayConfigurationException(at + ".policy", policy.name(), "a policy counting requests: "

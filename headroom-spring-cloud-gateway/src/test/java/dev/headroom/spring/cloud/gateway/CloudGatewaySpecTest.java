@@ -23,7 +23,7 @@ import reactor.core.publisher.Mono;
  * filter on three containers, the starter, the gateway, WebFlux), run against Spring Cloud Gateway
  * with the {@code Headroom} filter: a Spring Cloud Gateway application on Netty on a loopback port,
  * in front of {@link SpecUpstream}, configured only through properties the way an application is:
- * each fixture route is a route of {@code spring.cloud.gateway.routes} (its path and method as
+ * each fixture route is a route of {@code spring.cloud.gateway.server.webflux.routes} (its path and method as
  * predicates, {@code HEAD} beside {@code GET}) with a {@code Headroom} filter naming its policies,
  * dialects and field rules, or, for a route with rules only the settings model's route states (a
  * policy's method condition, counting per policy, a response charge header), a bare {@code Headroom}
@@ -95,15 +95,15 @@ class CloudGatewaySpecTest extends HttpAdapterSpec {
     p.put(vendAt + "quota", "1");
     p.put(vendAt + "window", SpecFixture.WINDOW.toSeconds() + "s");
     p.put(vendAt + "partitioning", "global");
-    p.put("spring.cloud.gateway.routes[0].id", "vend");
-    p.put("spring.cloud.gateway.routes[0].uri", "http://127.0.0.1:" + upstreamPort);
-    p.put("spring.cloud.gateway.routes[0].predicates[0]", "Path=" + SpecFixture.VEND_PATH);
-    p.put("spring.cloud.gateway.routes[0].filters[0].name", "Headroom");
-    p.put("spring.cloud.gateway.routes[0].filters[0].args.path", SpecFixture.VEND_PATH);
-    p.put("spring.cloud.gateway.routes[0].filters[0].args.vend.function", SpecFixture.VEND_POLICY);
+    p.put("spring.cloud.gateway.server.webflux.routes[0].id", "vend");
+    p.put("spring.cloud.gateway.server.webflux.routes[0].uri", "http://127.0.0.1:" + upstreamPort);
+    p.put("spring.cloud.gateway.server.webflux.routes[0].predicates[0]", "Path=" + SpecFixture.VEND_PATH);
+    p.put("spring.cloud.gateway.server.webflux.routes[0].filters[0].name", "Headroom");
+    p.put("spring.cloud.gateway.server.webflux.routes[0].filters[0].args.path", SpecFixture.VEND_PATH);
+    p.put("spring.cloud.gateway.server.webflux.routes[0].filters[0].args.vend.function", SpecFixture.VEND_POLICY);
     int i = 1;
     for (SpecRoute r : fixture.routes()) {
-      String at = "spring.cloud.gateway.routes[" + i++ + "].";
+      String at = "spring.cloud.gateway.server.webflux.routes[" + i++ + "].";
       boolean byProperties = !r.when().isEmpty() || !r.counting().isEmpty() || r.chargeHeader().isPresent();
       String id = byProperties ? r.template().substring(1).replace('/', '-') : r.method() + " " + r.template();
       p.put(at + "id", id);

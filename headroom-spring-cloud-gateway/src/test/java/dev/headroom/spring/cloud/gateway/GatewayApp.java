@@ -6,7 +6,6 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.context.ApplicationContextInitializer;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -56,7 +55,7 @@ class GatewayApp {
         .properties(properties)
         .initializers(beans)
         .run();
-    int port = ((WebServerApplicationContext) ctx).getWebServer().getPort();
+    int port = ctx.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
     return new Running(ctx, URI.create("http://127.0.0.1:" + port));
   }
 }

@@ -84,7 +84,7 @@ class HeadroomRateLimiterTest {
 
   private Map<String, Object> route(String id, String path, Map<String, Object> args) {
     Map<String, Object> p = new HashMap<>();
-    String r = "spring.cloud.gateway.routes[0]";
+    String r = "spring.cloud.gateway.server.webflux.routes[0]";
     p.put(r + ".id", id);
     p.put(r + ".uri", "http://127.0.0.1:" + upstream.port());
     p.put(r + ".predicates[0]", "Path=" + path);

@@ -81,13 +81,13 @@ class KeptAliveConnectionTest {
   static Map<String, Object> properties(int upstreamPort) {
     Map<String, Object> p = new HashMap<>();
     String up = "http://127.0.0.1:" + upstreamPort;
-    String f = "spring.cloud.gateway.routes[0]";
+    String f = "spring.cloud.gateway.server.webflux.routes[0]";
     p.put(f + ".id", "filter");
     p.put(f + ".uri", up);
     p.put(f + ".predicates[0]", "Path=/filter/**");
     p.put(f + ".filters[0]", "Headroom");
     p.put(f + ".filters[1]", "StripPrefix=1");
-    String l = "spring.cloud.gateway.routes[1]";
+    String l = "spring.cloud.gateway.server.webflux.routes[1]";
     p.put(l + ".id", "limiter");
     p.put(l + ".uri", up);
     p.put(l + ".predicates[0]", "Path=/limiter/**");

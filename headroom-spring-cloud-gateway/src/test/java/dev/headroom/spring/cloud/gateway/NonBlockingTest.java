@@ -98,7 +98,7 @@ class NonBlockingTest {
   @Test
   void theRateLimiterOnRedisNeverBlocksAnEventLoop() throws Exception {
     Map<String, Object> p = new HashMap<>();
-    String r = "spring.cloud.gateway.routes[0]";
+    String r = "spring.cloud.gateway.server.webflux.routes[0]";
     p.put(r + ".id", "limited");
     p.put(r + ".uri", "http://127.0.0.1:" + upstream.port());
     p.put(r + ".predicates[0]", "Path=/spec/**");
@@ -114,7 +114,7 @@ class NonBlockingTest {
   @Test
   void theHeadroomFilterOnRedisNeverBlocksAnEventLoop() throws Exception {
     Map<String, Object> p = new HashMap<>();
-    String r = "spring.cloud.gateway.routes[0]";
+    String r = "spring.cloud.gateway.server.webflux.routes[0]";
     p.put(r + ".id", "limited");
     p.put(r + ".uri", "http://127.0.0.1:" + upstream.port());
     p.put(r + ".predicates[0]", "Path=/spec/**");

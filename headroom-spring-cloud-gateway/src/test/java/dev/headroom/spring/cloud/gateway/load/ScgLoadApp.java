@@ -20,7 +20,7 @@ import reactor.core.publisher.Mono;
  * <li>{@code redis-default}: {@code RequestRateLimiter} with Spring Cloud Gateway's
  *   {@code RedisRateLimiter} as its documentation configures it (headers included);</li>
  * <li>{@code redis-best}: the same without its {@code X-RateLimit-*} headers
- *   ({@code spring.cloud.gateway.redis-rate-limiter.include-headers: false}), the least work per
+ *   ({@code spring.cloud.gateway.server.webflux.redis-rate-limiter.include-headers: false}), the least work per
  *   request its documented settings allow;</li>
  * <li>{@code headroom-limiter}: {@code RequestRateLimiter} with {@link
  *   dev.headroom.spring.cloud.gateway.HeadroomRateLimiter} on the Redis store (IETF fields and
@@ -55,7 +55,7 @@ public class ScgLoadApp {
     p.put("server.port", args[1]);
     p.put("spring.main.banner-mode", "off");
     p.put("logging.level.root", "warn");
-    String r = "spring.cloud.gateway.routes[0].";
+    String r = "spring.cloud.gateway.server.webflux.routes[0].";
     p.put(r + "id", "bench");
     p.put(r + "uri", args[2]);
     p.put(r + "predicates[0]", "Path=/**");
@@ -73,7 +73,7 @@ public class ScgLoadApp {
         p.put(r + "filters[0].args.redis-rate-limiter.burstCapacity", Long.toString(RATE));
         p.put(r + "filters[0].args.redis-rate-limiter.requestedTokens", "1");
         if (configuration.equals("redis-best")) {
-          p.put("spring.cloud.gateway.redis-rate-limiter.include-headers", "false");
+          p.put("spring.cloud.gateway.server.webflux.redis-rate-limiter.include-headers", "false");
         }
       }
       case "headroom-limiter" -> {
