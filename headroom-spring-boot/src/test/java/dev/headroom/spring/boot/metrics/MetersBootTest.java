@@ -19,7 +19,6 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 
@@ -83,7 +82,7 @@ class MetersBootTest {
 
   private static void trafficIsMeteredAndObserved(Class<?> app, WebApplicationType type) throws Exception {
     try (ConfigurableApplicationContext context = new SpringApplicationBuilder(app).web(type).properties(PROPERTIES).run()) {
-      int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+      int port = context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
       HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
       for (int i = 0; i < 5; i++) {
         HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/items/" + i))
