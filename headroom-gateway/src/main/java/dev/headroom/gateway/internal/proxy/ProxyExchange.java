@@ -98,13 +98,12 @@ final class ProxyExchange implements ClientSink {
   private long progressSeen = -1;
   /** When {@link #progressSeen} last changed (the timers' time): a stall lasts from then. */
   private long progressSince;
-  /** What the access log line of the exchange will say ({@link ExchangeLog#NONE} when it is off). */
+  /** What the access log line of the exchange will say ({@link ExchangeLog#NONE} when it is off), and its span ({@link ExchangeTrace}) when telemetry is on. */
   private final ExchangeLog log;
 
   ProxyExchange(ProxyHandler conn, Snapshot snap, HttpRequest request) {
     this.conn = conn;
     this.state = conn.state;
-    this.log = state.accessLog.open(conn.now());
     this.snap = snap;
     this.request = request;
     this.keepAlive = HttpUtil.isKeepAlive(request);
@@ -125,6 +124,9 @@ final class ProxyExchange implements ClientSink {
       this.vend = null;
       this.upgrade = null;
     }
+    ExchangeLog accessLog = state.accessLog.open(conn.now());
+    // the one check tracing costs when it is off: no span, no OpenTelemetry class touched
+    this.log = state.telemetry == null ? accessLog : ExchangeTrace.open(state.telemetry, accessLog, conn, request, route);
   }
 
   private void enter(ExchangePhase next) {
@@ -247,7 +249,8 @@ final class ProxyExchange implements ClientSink {
   }
 
   private void decided(CompletableFuture<Verdict> f, long t0) {
-    state.metrics.storeLatency(System.nanoTime() - t0);
+    long took = System.nanoTime() - t0;
+    state.metrics.storeLatency(took);
     Verdict v;
     try {
       v = f.join();
@@ -265,6 +268,7 @@ final class ProxyExchange implements ClientSink {
       return;
     }
     log.verdict(v);
+    log.decisionTook(took);
     if (v.kind() == Verdict.Kind.ANSWER) {
       refused(route.refusal().of(v.answer()));
     } else {
@@ -321,6 +325,7 @@ final class ProxyExchange implements ClientSink {
     String forFor = conn.peerText();
     String host = request.headers().get(HttpHeaderNames.HOST);
     String forwarded = conn.forwardedElement(forFor, host);
+    log.forwarding(request);
     if (whole) {
       ByteBuf call = envelope.take();
       envelope = null;
