@@ -74,6 +74,9 @@ final class ExchangeTrace extends ExchangeLog {
   @Override
   void end(ProxyExchange x, boolean clean) {
     log.end(x, clean);
+    if (!span.recording()) {
+      return; // not sampled: nothing to say, and nothing to end that would be sent
+    }
     long now = span.now();
     AccessRecord.Outcome o = AccessRecord.outcome(x.route, x.vend != null, verdict,
         Instant.ofEpochSecond(0, now), null);

@@ -98,7 +98,10 @@ final class ProxyExchange implements ClientSink {
   private long progressSeen = -1;
   /** When {@link #progressSeen} last changed (the timers' time): a stall lasts from then. */
   private long progressSince;
-  /** What the access log line of the exchange will say ({@link ExchangeLog#NONE} when it is off), and its span ({@link ExchangeTrace}) when telemetry is on. */
+  /**
+   * What the access log line of the exchange will say ({@link ExchangeLog#NONE} when it is off),
+   * and its span too when telemetry is on ({@link ExchangeTrace}).
+   */
   private final ExchangeLog log;
 
   ProxyExchange(ProxyHandler conn, Snapshot snap, HttpRequest request) {
@@ -126,7 +129,8 @@ final class ProxyExchange implements ClientSink {
     }
     ExchangeLog accessLog = state.accessLog.open(conn.now());
     // the one check tracing costs when it is off: no span, no OpenTelemetry class touched
-    this.log = state.telemetry == null ? accessLog : ExchangeTrace.open(state.telemetry, accessLog, conn, request, route);
+    this.log = state.telemetry == null ? accessLog
+        : ExchangeTrace.open(state.telemetry, accessLog, conn, request, route);
   }
 
   private void enter(ExchangePhase next) {

@@ -93,8 +93,19 @@ public final class ExchangeSpan {
     return colon < 0 ? host : host.substring(0, colon);
   }
 
+  /**
+   * Whether the span is recorded (sampled): an exchange whose trace is not sampled skips working
+   * out what only a recorded span would say, and only carries its {@code traceparent} upstream.
+   */
+  public boolean recording() {
+    return span.isRecording();
+  }
+
   /** The store decided in {@code nanos}, ending now: the {@code headroom.decision} child span. */
   public void decided(long nanos) {
+    if (!span.isRecording()) {
+      return;
+    }
     long end = telemetry.clock.now();
     telemetry.tracer.spanBuilder(DECISION).setParent(context).setSpanKind(SpanKind.INTERNAL)
         .setStartTimestamp(end - nanos, TimeUnit.NANOSECONDS).startSpan().end(end, TimeUnit.NANOSECONDS);
