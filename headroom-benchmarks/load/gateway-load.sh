@@ -19,7 +19,8 @@
 # HEADROOM_BENCH_JAR (the gateway jar to measure, default this checkout's, built when missing: a
 # baseline build's jar can be measured from the same script), HEADROOM_BENCH_OTLP=1 (the gateway
 # traces every exchange and pushes its meters over OTLP to a collector that discards them: an
-# extra server block of the upstream nginx answering 200 to everything).
+# extra server block of the upstream nginx answering 200 to everything), HEADROOM_BENCH_OTLP_SAMPLER
+# (its telemetry.sampler, default 1: every exchange traced).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 secs="${1:-10}"
@@ -117,7 +118,8 @@ routes:
   - {method: GET, path: /spent, upstream: origin, policies: [spent]}
 CONF
 if [[ "${HEADROOM_BENCH_OTLP:-0}" == 1 ]]; then
-  echo "telemetry: {otlp: {endpoint: \"http://127.0.0.1:$OTLP\"}}" >> "$work/headroom.yaml"
+  echo "telemetry: {sampler: ${HEADROOM_BENCH_OTLP_SAMPLER:-1}, otlp: {endpoint: \"http://127.0.0.1:$OTLP\"}}" \
+    >> "$work/headroom.yaml"
 fi
 JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
 JAVA_BIN="${HEADROOM_BENCH_JAVA:-java}"
