@@ -17,7 +17,10 @@
 # HEADROOM_BENCH_WORKERS (Headroom's event loops and the peer's worker processes, default 1),
 # HEADROOM_BENCH_LATENCY_SLICES (one-second slices per path of the interleaved latency, default 15),
 # HEADROOM_BENCH_JAR (the gateway jar to measure, default this checkout's, built when missing: a
-# baseline build's jar can be measured from the same script).
+# baseline build's jar can be measured from the same script), HEADROOM_BENCH_OTLP=1 (the gateway
+# traces every exchange and pushes its meters over OTLP to a collector that discards them: an
+# extra server block of the upstream nginx answering 200 to everything), HEADROOM_BENCH_OTLP_SAMPLER
+# (its telemetry.sampler, default 1: every exchange traced).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 secs="${1:-10}"
@@ -37,7 +40,7 @@ command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || { echo "nginx not fou
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-UP=$(free_port); PEER=$(free_port)
+UP=$(free_port); PEER=$(free_port); OTLP=$(free_port)
 
 # Two nginx instances, each one master and one worker: the upstream, and the peer proxy. The peer
 # must not share a worker with the upstream: one worker doing both the proxying and the serving
@@ -67,6 +70,10 @@ CONF
 nginx_conf upstream "  server {
     listen 127.0.0.1:$UP;
     location / { default_type application/json; return 200 '{\"message\":\"hello\"}'; }
+  }
+  server {
+    listen 127.0.0.1:$OTLP;
+    location / { return 200; }
   }"
 nginx_conf peer "  upstream origin { server 127.0.0.1:$UP; keepalive 64; }
   limit_req_zone \$binary_remote_addr zone=open:10m rate=1000000r/s;
@@ -110,6 +117,10 @@ routes:
   - {method: GET, path: /ok, upstream: origin, policies: [open]}
   - {method: GET, path: /spent, upstream: origin, policies: [spent]}
 CONF
+if [[ "${HEADROOM_BENCH_OTLP:-0}" == 1 ]]; then
+  echo "telemetry: {sampler: ${HEADROOM_BENCH_OTLP_SAMPLER:-1}, otlp: {endpoint: \"http://127.0.0.1:$OTLP\"}}" \
+    >> "$work/headroom.yaml"
+fi
 JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
 JAVA_BIN="${HEADROOM_BENCH_JAVA:-java}"
 # In its own session, as each nginx is (a daemon calls setsid): with the kernel's autogroup

@@ -161,8 +161,10 @@ public final class Gateway implements AutoCloseable {
     }
     loops.close();
     // last: the event loops' shutdown closes the client connections still open, and the exchanges
-    // it ends (or that ended a moment after their client had the response) are still written
+    // it ends (or that ended a moment after their client had the response) are still written, and
+    // their spans sent
     accessLog.close();
+    server.closeTelemetry();
   }
 
   /** Configures a {@link Gateway}. */

@@ -10,6 +10,7 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.TelemetrySettings;
 import dev.headroom.gateway.config.Shutdown;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
@@ -46,6 +47,7 @@ import java.util.Optional;
  * @param pk how the {@code pk} parameter of the RateLimit fields is made, unless a route says otherwise
  * @param plans the plans (policy overrides per plan) and where a request's plan is read from
  * @param accessLog the access log ({@code accessLog}), off when absent
+ * @param telemetry traces and metrics over OTLP ({@code telemetry}), off when absent
  * @param source where the configuration came from (a file name, or {@code <sample>})
  * @param text the configuration's text as read, served on the admin port
  */
@@ -64,6 +66,7 @@ public record GatewayConfig(
     PartitionKeySettings pk,
     Optional<PlanSettings> plans,
     Optional<AccessLogSettings> accessLog,
+    Optional<TelemetrySettings> telemetry,
     String source,
     String text) {
 
@@ -135,7 +138,8 @@ public record GatewayConfig(
   private static GatewayConfig read(String yaml, String source, Path folder) throws ConfigException {
     ConfigSections s = ConfigReader.read(yaml, source, System::getenv, folder);
     return new GatewayConfig(s.service(), s.listen(), s.admin(), s.store(), s.trustedProxies(), s.limits(),
-        s.timeouts(), s.shutdown(), s.upstreams(), s.policies(), s.routes(), s.pk(), s.plans(), s.accessLog(), source, yaml);
+        s.timeouts(), s.shutdown(), s.upstreams(), s.policies(), s.routes(), s.pk(), s.plans(), s.accessLog(), s.telemetry(),
+        source, yaml);
   }
 
   /** The sample configuration: three policies in front of the built-in demo upstream. */
@@ -162,12 +166,12 @@ public record GatewayConfig(
   /** A copy listening on another port (the command line's {@code --port}). */
   public GatewayConfig withListenPort(int port) {
     return new GatewayConfig(service, listen.withPort(port), admin, store, trustedProxies,
-        limits, timeouts, shutdown, upstreams, policies, routes, pk, plans, accessLog, source, text);
+        limits, timeouts, shutdown, upstreams, policies, routes, pk, plans, accessLog, telemetry, source, text);
   }
 
   /** A copy with the admin listener on another port (the command line's {@code --admin-port}). */
   public GatewayConfig withAdminPort(int port) {
     return new GatewayConfig(service, listen, admin.withPort(port), store,
-        trustedProxies, limits, timeouts, shutdown, upstreams, policies, routes, pk, plans, accessLog, source, text);
+        trustedProxies, limits, timeouts, shutdown, upstreams, policies, routes, pk, plans, accessLog, telemetry, source, text);
   }
 }

@@ -31,11 +31,13 @@ import dev.headroom.gateway.internal.proxy.RouteTable;
 import dev.headroom.gateway.internal.proxy.Snapshot;
 import dev.headroom.gateway.internal.proxy.UpstreamPool;
 import dev.headroom.gateway.internal.proxy.VendRoutes;
+import dev.headroom.gateway.internal.telemetry.Telemetry;
 import dev.headroom.gateway.internal.tls.ListenerTls;
 import dev.headroom.gateway.internal.tls.ProtocolPipelines;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.LeasingStore;
 import dev.headroom.redis.RedisStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -82,6 +84,8 @@ public final class GatewayServer implements AutoCloseable {
   private final Class<? extends Channel> clientChannel;
   private final GatewayState state;
   private final PrometheusMeterRegistry registry;
+  /** Traces and metrics over OTLP; null when {@code telemetry} is off. */
+  private final Telemetry telemetry;
   private final MeterClock meterClock;
   private final Map<String, DemoUpstream> demos = new HashMap<>();
   private final Optional<Path> file;
@@ -115,13 +119,17 @@ public final class GatewayServer implements AutoCloseable {
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
         new PrometheusRegistry(), meterClock);
     meterClock.start(boss.next());
-    new JvmMemoryMetrics().bindTo(registry);
+    // with telemetry on, every meter is registered in both the scraped registry and the OTLP one
+    this.telemetry = config.telemetry().map(t -> Telemetry.start(t, config.service().name(), registry, meterClock))
+        .orElse(null);
+    MeterRegistry meters = telemetry == null ? registry : telemetry.meters();
+    new JvmMemoryMetrics().bindTo(meters);
     // store.leasing wraps the Redis store: its meters are the wrapped store's, plus the leasing's
     Store central = store instanceof LeasingStore leasing ? leasing.delegate() : store;
-    StoreMetrics.bind(central, registry);
+    StoreMetrics.bind(central, meters);
     this.file = file;
     this.maxConfigBytes = maxConfigBytes;
-    GatewayMetrics metrics = new GatewayMetrics(registry);
+    GatewayMetrics metrics = new GatewayMetrics(meters);
     if (central instanceof RedisStore redis) {
       metrics.redisStore(redis);
     }
@@ -130,7 +138,7 @@ public final class GatewayServer implements AutoCloseable {
     if (store instanceof LeasingStore leasing) {
       metrics.leasingStore(leasing);
     }
-    this.state = new GatewayState(store, ticker, timers, metrics, null);
+    this.state = new GatewayState(store, ticker, timers, metrics, telemetry, null);
     this.planResolvers = new PlanResolvers(ticker);
   }
 
@@ -153,6 +161,7 @@ public final class GatewayServer implements AutoCloseable {
       return s;
     } catch (RuntimeException | InterruptedException e) {
       s.close();
+      s.closeTelemetry();
       throw e;
     }
   }
@@ -363,7 +372,7 @@ public final class GatewayServer implements AutoCloseable {
   public static ConfigSections sections(GatewayConfig config) {
     return new ConfigSections(config.service(), config.listen(), config.admin(), config.store(),
         config.trustedProxies(), config.limits(), config.timeouts(), config.shutdown(), config.upstreams(), config.policies(),
-        config.routes(), config.pk(), config.plans(), config.accessLog());
+        config.routes(), config.pk(), config.plans(), config.accessLog(), config.telemetry());
   }
 
   /** The proxy listener's address. */
@@ -418,6 +427,9 @@ public final class GatewayServer implements AutoCloseable {
     if (!next.store().equals(current.store())) {
       ignored.add("store");
     }
+    if (!next.telemetry().equals(current.telemetry())) {
+      ignored.add("telemetry");
+    }
     if (!ignored.isEmpty()) {
       LOG.warn("reload: changes to {} take effect only after a restart", ignored);
     }
@@ -448,6 +460,17 @@ public final class GatewayServer implements AutoCloseable {
       throw new ConfigException(file.get().toString(), List.of("interrupted while reloading"));
     }
     return next.source();
+  }
+
+  /**
+   * Sends the last spans and pushes the meters once more, then stops exporting. Called after the
+   * event loops have stopped, as the access log is closed: the exchanges their shutdown ends, or
+   * that ended a moment after their client had the response, still have their spans sent.
+   */
+  public void closeTelemetry() {
+    if (telemetry != null) {
+      telemetry.close();
+    }
   }
 
   private void reloadQuietly() {

@@ -16,6 +16,7 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.TelemetrySettings;
 import dev.headroom.gateway.config.Shutdown;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
@@ -53,7 +54,8 @@ import java.util.function.Function;
  *   <li>{@link VendReader}: a vend route's {@code vend};
  *   <li>{@link PartitionKeyReader}: {@code pk} and a route's {@code pk};
  *   <li>{@link PlansReader}: {@code plans} (catalog, fallback, resolver);
- *   <li>{@link AccessLogReader}: {@code accessLog}.
+ *   <li>{@link AccessLogReader}: {@code accessLog};
+ *   <li>{@link TelemetryReader}: {@code telemetry}.
  * </ul>
  * Once every section is valid, {@link #vocabulary} builds what requests will use to catch parts
  * that disagree with each other.
@@ -109,7 +111,7 @@ public final class ConfigReader {
       return null;
     }
     top.keys("", root, "service", "listen", "admin", "store", "trustedProxies", "limits", "timeouts",
-        "shutdown", "upstreams", "policies", "routes", "pk", "plans", "accessLog");
+        "shutdown", "upstreams", "policies", "routes", "pk", "plans", "accessLog", "telemetry");
     Service service = new ServiceReader(problems).service(root.path("service"));
     ListenReader listenReader = new ListenReader(problems, env, folder);
     Listen listen = listenReader.listen(root.path("listen"));
@@ -136,11 +138,12 @@ public final class ConfigReader {
     clientCertificates(listen, policies);
     Optional<PlanSettings> plans = new PlansReader(problems, env, folder).plans(root.path("plans"), policies);
     Optional<AccessLogSettings> accessLog = new AccessLogReader(problems, folder).accessLog(root.path("accessLog"));
+    Optional<TelemetrySettings> telemetry = new TelemetryReader(problems).telemetry(root.path("telemetry"));
     if (!problems.isEmpty()) {
       return null;
     }
     ConfigSections config = new ConfigSections(service, listen, admin, store, trusted, limits, timeouts,
-        shutdown, upstreams, policies, routes, pk, plans, accessLog);
+        shutdown, upstreams, policies, routes, pk, plans, accessLog, telemetry);
     vocabulary(config);
     return problems.isEmpty() ? config : null;
   }

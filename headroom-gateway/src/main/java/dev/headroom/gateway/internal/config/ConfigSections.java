@@ -10,6 +10,7 @@ import dev.headroom.gateway.config.Policy;
 import dev.headroom.gateway.config.Route;
 import dev.headroom.gateway.config.Service;
 import dev.headroom.gateway.config.StoreSettings;
+import dev.headroom.gateway.config.TelemetrySettings;
 import dev.headroom.gateway.config.Shutdown;
 import dev.headroom.gateway.config.Timeouts;
 import dev.headroom.gateway.config.Upstream;
@@ -33,6 +34,7 @@ import java.util.Optional;
  * @param routes in the order they are matched
  * @param plans the plans and their resolver, when the file declares them
  * @param accessLog the access log, when the file turns it on
+ * @param telemetry traces and metrics over OTLP, when the file turns them on
  */
 public record ConfigSections(
     Service service,
@@ -48,7 +50,8 @@ public record ConfigSections(
     List<Route> routes,
     PartitionKeySettings pk,
     Optional<PlanSettings> plans,
-    Optional<AccessLogSettings> accessLog) {
+    Optional<AccessLogSettings> accessLog,
+    Optional<TelemetrySettings> telemetry) {
 
   /** Copied as {@link dev.headroom.gateway.GatewayConfig} copies them, so the load-time check iterates what requests will. */
   public ConfigSections {

@@ -156,6 +156,14 @@ record AccessRecord(AccessLogSettings settings, Instant time, ZoneId zone, Strin
   }
 
   Outcome outcome() {
+    return outcome(route, vend, verdict, time, pk);
+  }
+
+  /**
+   * What an exchange's decision came to, as {@link #outcome()} says it; the partition's pk only
+   * when {@code pk} is given (the span of an exchange names none: {@code ExchangeTrace}).
+   */
+  static Outcome outcome(CompiledRoute route, boolean vend, Verdict verdict, Instant time, PartitionKeySettings pk) {
     if (vend) {
       return new Outcome("vend", List.of(), null, null);
     }
@@ -170,30 +178,30 @@ record AccessRecord(AccessLogSettings settings, Instant time, ZoneId zone, Strin
     }
     return switch (verdict.kind()) {
       case PASS -> new Outcome("unlimited", List.of(), null, null);
-      case UNDECIDED -> new Outcome("undecided", enforced(), null, null);
-      case ADMIT -> admitted(verdict.admission().decision());
-      case ANSWER -> answered(verdict.answer());
+      case UNDECIDED -> new Outcome("undecided", enforced(route), null, null);
+      case ADMIT -> admitted(route, verdict.admission().decision(), pk);
+      case ANSWER -> answered(verdict.answer(), time);
     };
   }
 
-  private List<String> enforced() {
+  private static List<String> enforced(CompiledRoute route) {
     return route.rules().policies().stream().map(QuotaPolicy::name).toList();
   }
 
-  private Outcome admitted(Decision d) {
+  private static Outcome admitted(CompiledRoute route, Decision d, PartitionKeySettings pk) {
     List<String> names = d.outcomes().stream().map(o -> o.policy().name()).distinct().toList();
     Optional<PolicyOutcome> shadow = d.outcomes().stream().filter(o -> !o.allowed()).findFirst();
-    String pk = null;
-    if (!d.outcomes().isEmpty()) {
+    String pkText = null;
+    if (pk != null && !d.outcomes().isEmpty()) {
       PolicyOutcome worst = d.mostConstraining();
-      pk = RouteExposures.forRoute(this.pk, route.route()).pk(worst.policy(), worst.key())
+      pkText = RouteExposures.forRoute(pk, route.route()).pk(worst.policy(), worst.key())
           .map(Base64.getEncoder()::encodeToString).orElse(null);
     }
-    return shadow.isPresent() ? new Outcome("shadow", names, shadow.get().policy().name(), pk)
-        : new Outcome("allowed", names, null, pk);
+    return shadow.isPresent() ? new Outcome("shadow", names, shadow.get().policy().name(), pkText)
+        : new Outcome("allowed", names, null, pkText);
   }
 
-  private Outcome answered(GateResponse a) {
+  private static Outcome answered(GateResponse a, Instant time) {
     Map<String, List<String>> fields = a.fields().stream().collect(Collectors.groupingBy(
         e -> e.getKey().toLowerCase(Locale.ROOT), Collectors.mapping(Map.Entry::getValue, Collectors.toList())));
     RateLimitFields parsed = RateLimitFields.parse(n -> fields.getOrDefault(n.toLowerCase(Locale.ROOT), List.of()),

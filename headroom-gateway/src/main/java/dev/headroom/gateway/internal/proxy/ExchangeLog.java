@@ -1,11 +1,14 @@
 package dev.headroom.gateway.internal.proxy;
 
 import dev.headroom.enforcement.Verdict;
+import io.netty.handler.codec.http.HttpRequest;
 
 /**
  * What one exchange keeps for its access log line while it runs: when it began (the ticker's
  * time), the status it answered, how long the upstream took from the request head sent to the
- * response head, and the gate's verdict. {@link #NONE} keeps nothing (the access log is off).
+ * response head, and the gate's verdict. {@link #NONE} keeps nothing (the access log is off);
+ * {@link ExchangeTrace} keeps the same facts for the exchange's span too, when telemetry is on,
+ * which is why the two hooks only a span needs ({@link #decisionTook}, {@link #forwarding}) are here.
  * Confined to the exchange's event loop; {@link #end} copies it into an immutable
  * {@link AccessRecord}.
  */
@@ -56,6 +59,12 @@ class ExchangeLog {
   void verdict(Verdict v) {
     verdict = v;
   }
+
+  /** The store took {@code nanos} to decide (a span's {@code headroom.decision}; the access log has no use for it). */
+  void decisionTook(long nanos) {}
+
+  /** The request goes upstream with {@code request}'s headers, which a span adds its {@code traceparent} to. */
+  void forwarding(HttpRequest request) {}
 
   /** The exchange ended ({@code clean}: its response complete): its line goes to the writer. */
   void end(ProxyExchange x, boolean clean) {

@@ -10,6 +10,7 @@ import dev.headroom.gateway.GatewayConfig;
 import dev.headroom.gateway.internal.Timers;
 import dev.headroom.gateway.internal.admin.GatewayMetrics;
 import dev.headroom.gateway.internal.admin.LiveGateway;
+import dev.headroom.gateway.internal.telemetry.Telemetry;
 import java.time.Duration;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +28,8 @@ public final class GatewayState implements LiveGateway {
   final Escalations escalations = new Escalations();
   final CapacityReductions capacity = new CapacityReductions();
   final GatewayMetrics metrics;
+  /** Traces and metrics over OTLP; null when {@code telemetry} is off (read at start, as the store is). */
+  final Telemetry telemetry;
   /**
    * The store's failures to decide, logged at most once per {@link #STORE_WARNING_INTERVAL} with
    * a count of the others (each refused request is still counted in the metrics).
@@ -41,13 +44,18 @@ public final class GatewayState implements LiveGateway {
   volatile AccessLog accessLog = AccessLog.OFF;
 
 
-  /** The shared state over {@code store}; {@code initial} may be null until the first snapshot is built. */
-  public GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Snapshot initial) {
+  /**
+   * The shared state over {@code store}; {@code initial} may be null until the first snapshot is
+   * built, {@code telemetry} is null when it is off.
+   */
+  public GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Telemetry telemetry,
+      Snapshot initial) {
     this.store = store;
     this.limiter = QuotaLimiter.of(store);
     this.ticker = ticker;
     this.timers = timers;
     this.metrics = metrics;
+    this.telemetry = telemetry;
     this.snapshot = initial;
   }
 

@@ -98,13 +98,15 @@ final class ProxyExchange implements ClientSink {
   private long progressSeen = -1;
   /** When {@link #progressSeen} last changed (the timers' time): a stall lasts from then. */
   private long progressSince;
-  /** What the access log line of the exchange will say ({@link ExchangeLog#NONE} when it is off). */
+  /**
+   * What the access log line of the exchange will say ({@link ExchangeLog#NONE} when it is off),
+   * and its span too when telemetry is on ({@link ExchangeTrace}).
+   */
   private final ExchangeLog log;
 
   ProxyExchange(ProxyHandler conn, Snapshot snap, HttpRequest request) {
     this.conn = conn;
     this.state = conn.state;
-    this.log = state.accessLog.open(conn.now());
     this.snap = snap;
     this.request = request;
     this.keepAlive = HttpUtil.isKeepAlive(request);
@@ -125,6 +127,10 @@ final class ProxyExchange implements ClientSink {
       this.vend = null;
       this.upgrade = null;
     }
+    ExchangeLog accessLog = state.accessLog.open(conn.now());
+    // the one check tracing costs when it is off: no span, no OpenTelemetry class touched
+    this.log = state.telemetry == null ? accessLog
+        : ExchangeTrace.open(state.telemetry, accessLog, conn, request, route);
   }
 
   private void enter(ExchangePhase next) {
@@ -237,16 +243,21 @@ final class ProxyExchange implements ClientSink {
 
   /** The route's policies decide ({@link GateStep}): a verdict given at once is acted on now, a later one on this loop. */
   private void decide() {
+    long t0 = System.nanoTime();
     CompletableFuture<Verdict> f = GateStep.decide(snap, route, request, path(), conn);
     if (f.isDone()) {
-      decided(f);
+      decided(f, t0);
     } else {
-      f.whenComplete((v, e) -> conn.ctx.executor().execute(() -> decided(f)));
+      f.whenComplete((v, e) -> conn.ctx.executor().execute(() -> decided(f, t0)));
     }
   }
 
-  /** The gate's verdict; the gate has recorded the decision and the store's latency in the gateway's registry. */
-  private void decided(CompletableFuture<Verdict> f) {
+  /**
+   * The gate's verdict; the gate has recorded the decision and the store's latency in the gateway's
+   * registry. {@code took}, from the decision's start to its verdict, is the trace's decision span.
+   */
+  private void decided(CompletableFuture<Verdict> f, long t0) {
+    long took = System.nanoTime() - t0;
     Verdict v;
     try {
       v = f.join();
@@ -264,6 +275,7 @@ final class ProxyExchange implements ClientSink {
       return;
     }
     log.verdict(v);
+    log.decisionTook(took);
     if (v.kind() == Verdict.Kind.ANSWER) {
       refused(route.refusal().of(v.answer()));
     } else {
@@ -320,6 +332,7 @@ final class ProxyExchange implements ClientSink {
     String forFor = conn.peerText();
     String host = request.headers().get(HttpHeaderNames.HOST);
     String forwarded = conn.forwardedElement(forFor, host);
+    log.forwarding(request);
     if (whole) {
       ByteBuf call = envelope.take();
       envelope = null;
