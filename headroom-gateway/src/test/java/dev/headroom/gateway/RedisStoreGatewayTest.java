@@ -299,7 +299,8 @@ class RedisStoreGatewayTest {
 
   /**
    * {@code store.replicaAcknowledgements} (headroom-redis README, "Sentinel and Cluster failover"):
-   * the shared Redis has fewer than 100 replicas, so WAIT answers fewer than asked after 20 ms and
+   * the shared Redis has fewer than 100 replicas, so WAIT answers fewer than asked after 20 ms (well
+   * within a 2 s decision deadline, which a loaded machine cannot then overrun) and
    * each admission follows the failure policy: fail-closed answers 503 temporary-reduced-capacity,
    * fail-open admits; {@code /metrics} counts both in
    * {@code headroom_store_replica_unacknowledged_total}.
@@ -310,7 +311,7 @@ class RedisStoreGatewayTest {
       String prefix = "hr-gw-replicas-" + UUID.randomUUID() + ":";
       try {
         start("{type: redis, uri: \"redis://127.0.0.1:6379\", keyPrefix: \"" + prefix + "\", failurePolicy: " + policy
-            + ", replicaAcknowledgements: {replicas: 100, timeout: 20ms}}");
+            + ", decisionDeadline: 2s, replicaAcknowledgements: {replicas: 100, timeout: 20ms}}");
         HttpResponse<String> r = get();
         if (policy.equals("fail-closed")) {
           assertThat(r.statusCode()).isEqualTo(503);
