@@ -24,7 +24,7 @@ import org.springframework.context.annotation.Import;
  * {@link HeadroomAutoConfiguration} and {@link HeadroomReactiveAutoConfiguration}.
  */
 @Configuration(proxyBeanMethods = false)
-@Import(HeadroomObservabilityConfiguration.class)
+@Import({HeadroomObservabilityConfiguration.class, HeadroomHealthConfiguration.class})
 class HeadroomCommonConfiguration {
 
   @Bean

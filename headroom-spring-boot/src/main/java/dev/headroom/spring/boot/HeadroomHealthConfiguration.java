@@ -1,0 +1,72 @@
+package dev.headroom.spring.boot;
+
+import dev.headroom.Store;
+import java.util.Locale;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The {@code headroom} health contributor: the state of the store ({@link HeadroomStoreHealth}),
+ * when the application has Spring Boot's actuator; {@code management.health.headroom.enabled: false}
+ * leaves it out. Imported by {@link HeadroomCommonConfiguration}, so servlet and reactive
+ * applications alike have it (a blocking {@code HealthIndicator}: the reading sends nothing to
+ * Redis).
+ *
+ * <p>One artifact serves Spring Boot 3 and 4, whose health API is in different packages (Boot 4
+ * moved it to its spring-boot-health module): each line has its own nested configuration, guarded
+ * by the name of its {@code HealthIndicator}, and the other line's classes are never loaded.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnProperty(prefix = "management.health.headroom", name = "enabled", matchIfMissing = true)
+class HeadroomHealthConfiguration {
+
+  /** The bean name, which makes the contributor's name {@code headroom}. */
+  static final String BEAN = "headroomHealthIndicator";
+
+  static HeadroomStoreHealth read(Store store, HeadroomProperties props) {
+    boolean refuses = "refuse".equalsIgnoreCase(props.getStore().getOnFailure());
+    String type = props.getStore().getType() == null ? "" : props.getStore().getType().toLowerCase(Locale.ROOT);
+    return HeadroomStoreHealth.of(store, refuses, type.equals("redis") ? props.getStore().getRedisUri() : null);
+  }
+
+  /** Spring Boot 3, whose health API is in spring-boot-actuator. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = Boot3Health.HEALTH_INDICATOR)
+  static class Boot3Health {
+    static final String HEALTH_INDICATOR = "org.springframework.boot.actuate.health.HealthIndicator";
+
+    @Bean(BEAN)
+    @ConditionalOnMissingBean(name = BEAN)
+    org.springframework.boot.actuate.health.HealthIndicator headroomHealthIndicator(
+        Store store, HeadroomProperties props) {
+      return () -> {
+        HeadroomStoreHealth h = read(store, props);
+        return org.springframework.boot.actuate.health.Health
+            .status(new org.springframework.boot.actuate.health.Status(h.status()))
+            .withDetails(h.details()).build();
+      };
+    }
+  }
+
+  /** Spring Boot 4, whose health API is in spring-boot-health. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = Boot4Health.HEALTH_INDICATOR)
+  static class Boot4Health {
+    static final String HEALTH_INDICATOR = "org.springframework.boot.health.contributor.HealthIndicator";
+
+    @Bean(BEAN)
+    @ConditionalOnMissingBean(name = BEAN)
+    org.springframework.boot.health.contributor.HealthIndicator headroomHealthIndicator(
+        Store store, HeadroomProperties props) {
+      return () -> {
+        HeadroomStoreHealth h = read(store, props);
+        return org.springframework.boot.health.contributor.Health
+            .status(new org.springframework.boot.health.contributor.Status(h.status()))
+            .withDetails(h.details()).build();
+      };
+    }
+  }
+}
