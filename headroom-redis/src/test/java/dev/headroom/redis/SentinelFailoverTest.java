@@ -64,7 +64,13 @@ class SentinelFailoverTest {
       assertThat(result.closedRefused).as("fail-closed refusals while no master").isPositive();
       assertThat(result.openAdmittedUncounted).as("fail-open admissions while no master").isPositive();
       assertThat(result.fallbackLocal).as("fallback decisions while no master").isPositive();
-      assertThat(result.lostAdmissions).as("admissions the new master does not count").isBetween(0L, 10_000L);
+      // Fewer counted than admitted: admissions the replica had not received. More counted than
+      // admitted: a fail-closed decision that missed its deadline (refused) while its command was
+      // in flight, which Lettuce, delivering at least once across reconnects, sent again to the new
+      // master (under-admission, bounded by the refusals; headroom-redis README, "Sentinel and
+      // Cluster failover"). Seen once in CI: -1.
+      assertThat(result.lostAdmissions).as("admissions the new master does not count")
+          .isBetween(-result.closedRefused, 10_000L);
       assertThat(result.ackedKept).as("admissions kept with replica acknowledgements").isGreaterThan(100);
       assertThat(result.ackedKept - result.ackedCounted)
           .as("admissions kept with replica acknowledgements that the new master does not count").isLessThanOrEqualTo(0);
