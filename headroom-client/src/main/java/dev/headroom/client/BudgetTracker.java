@@ -387,7 +387,7 @@ final class BudgetTracker implements Budgets {
       long tNanos;
       long resetLow = Long.MIN_VALUE;
       boolean probeAtReset = false;
-      ResetMeaning meaning = ResetMeaning.of(limit);
+      ResetMeaning meaning = ResetMeaning.of(limit, p);
       String key = TrackedBudget.key(policy, pk);
       boolean assumedLeak = DocumentedAlgorithm.assumesLeak(limit) && unit.equals(RequestCost.REQUESTS);
       if (assumedLeak && !s.leakUnseen.contains(key) && s.leakUnseen.size() < MAX_ENTRIES_PER_SCOPE

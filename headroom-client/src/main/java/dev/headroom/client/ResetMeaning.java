@@ -2,7 +2,7 @@ package dev.headroom.client;
 
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.ServiceLimitItem;
-import dev.headroom.http.headers.VendorDialect;
+import dev.headroom.http.headers.QuotaPolicyItem;
 
 /**
  * What a report's {@code t} names: the instant the quota is whole again, or the instant more quota
@@ -31,8 +31,9 @@ import dev.headroom.http.headers.VendorDialect;
  *
  * <p>Every other source names the reset: the -03 to -07 fields, {@code X-RateLimit-Reset}, the
  * vendors' own fields, the vend extension's {@code resets_in}, a caller's
- * {@link Budgets#observe}, a discovery plan's window; except Azure Resource Manager's, which name
- * none ({@link #UNSTATED}).
+ * {@link Budgets#observe}, a discovery plan's window. A vendor's reading that states neither a reset
+ * nor a window (Azure Resource Manager's {@code x-ms-ratelimit-remaining-*}, which state only what
+ * remains) names none ({@link #UNSTATED}).
  */
 enum ResetMeaning {
   /** Until the quota resets, whole again (draft-09 section 4.1.2 and every older form). */
@@ -43,17 +44,18 @@ enum ResetMeaning {
   EITHER,
   /**
    * Nothing says when quota returns: Azure Resource Manager states only what remains
-   * ({@code x-ms-ratelimit-remaining-*}), which headroom-http reads with a placeholder reset of one
-   * second. The units stated are spent at once; once they are, requests go one at a time, each
+   * ({@code x-ms-ratelimit-remaining-*}), which headroom-http reads with an empty reset and no
+   * window. The units stated are spent at once; once they are, requests go one at a time, each
    * alone, and each answer (its remaining count, or a refusal's Retry-After) decides the next, as
    * a reset beyond {@link Ceilings#maxReset()} is probed. No reset is waited for, nor invented.
    */
   UNSTATED;
 
-  /** What {@code t} of {@code limit} names, by the dialect it was read in. */
-  static ResetMeaning of(ServiceLimitItem limit) {
+  /** What {@code t} of {@code limit} names: by the dialect it was read in, and whether a vendor's reading states a reset or a window at all. */
+  static ResetMeaning of(ServiceLimitItem limit, QuotaPolicyItem policy) {
     if (limit.vendor().isPresent()) {
-      return limit.vendor().get() == VendorDialect.AZURE_RESOURCE_MANAGER ? UNSTATED : UNTIL_RESET;
+      boolean windowStated = policy != null && policy.window().isPresent();
+      return limit.reset().isEmpty() && !windowStated ? UNSTATED : UNTIL_RESET;
     }
     if (limit.dialect() == HeaderDialect.IETF_NEXT) {
       return UNTIL_MORE;

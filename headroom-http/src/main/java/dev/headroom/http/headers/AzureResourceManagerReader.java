@@ -13,20 +13,19 @@ import java.util.OptionalLong;
  * Microsoft.Compute/HighCostGet30Min;1197}); a 429 says {@code retry-after} in seconds, and some
  * providers {@code retry-after-ms} or {@code x-ms-retry-after-ms}, which replace it.
  *
- * <p>Only the remaining units are stated: no limit, no reset. Each budget carries a placeholder
- * reset of {@value #UNSTATED_RESET_SECONDS} second, the shortest a reading can state, so that no
- * reader takes it for a long wait; headroom-client knows these budgets by their vendor and treats
- * the reset as unstated (its {@code ResetMeaning.UNSTATED}): it spends what remains, and once it has
- * run out one request at a time asks, whose refusal says with its Retry-After when quota returns.
- * It is refused at most once per window, instead of waiting blind for a reset it was never told.
+ * <p>Only the remaining units are stated: no limit, no reset, so each budget is read as just that,
+ * a {@code ServiceLimitItem} with a remaining count and an empty {@code reset()}; nothing is
+ * invented for the fields Azure does not send. headroom-client reads a budget that states neither a
+ * reset nor a window as one whose reset is unstated (its {@code ResetMeaning.UNSTATED}): it spends
+ * what remains, and once it has run out one request at a time asks, whose refusal says with its
+ * Retry-After when quota returns. It is refused at most once per window, instead of waiting blind
+ * for a reset it was never told.
  */
 final class AzureResourceManagerReader implements VendorReader {
 
   static final String SUBSCRIPTION = "x-ms-ratelimit-remaining-subscription-";
   static final String RESOURCE = "x-ms-ratelimit-remaining-resource";
   static final String MS_RETRY_AFTER_MS = "x-ms-retry-after-ms";
-  /** The placeholder reset of a budget stated without one (see the class comment). */
-  static final long UNSTATED_RESET_SECONDS = 1;
   /** Most pairs read from one {@code x-ms-ratelimit-remaining-resource} value. */
   static final int MAX_PAIRS = 16;
 
@@ -67,6 +66,6 @@ final class AzureResourceManagerReader implements VendorReader {
   }
 
   private boolean remaining(VendorFields f, String name, OptionalLong remaining) {
-    return remaining.isPresent() && f.budget(dialect(), name).remaining(remaining).resetSeconds(OptionalLong.of(UNSTATED_RESET_SECONDS)).add();
+    return remaining.isPresent() && f.budget(dialect(), name).remaining(remaining).add();
   }
 }
