@@ -14,10 +14,16 @@
 #                     refusals, discovery)
 # Rounds alternate the configurations (round 1 in the order given, round 2 reversed, ...), each
 # round a fresh process with the same warm-up; the summary gives each configuration's median
-# requests/s and p99 over the rounds and Headroom's ratios to each RedisRateLimiter configuration.
+# requests/s, p99 and CPU per request over the rounds, and Headroom's ratios to each
+# RedisRateLimiter configuration. CPU per request is read from /proc (utime + stime) over the
+# measured seconds only: the gateway process's, and the Redis server's (both limiters spend it).
 # Every run is bounded in time (wrk -d) and the script stops what it started.
 #
-# Usage: headroom-benchmarks/load/scg-load.sh [seconds per measurement, default 15] [rounds, default 3]
+# The Spring line: HEADROOM_BENCH_LINE=boot3 (default: Spring Boot 3.5, Spring Cloud Gateway 4.3,
+# the module's own build) or boot4 (Spring Boot 4.0, Spring Cloud Gateway 5.0: the same
+# headroom-spring-cloud-gateway classes on headroom-spring-cloud-gateway-5-tests' class path).
+#
+# Usage: headroom-benchmarks/load/scg-load.sh [seconds per measurement, default 15] [rounds, default 7]
 # Environment: HEADROOM_BENCH_CONNECTIONS (default 64), HEADROOM_BENCH_KEYS (default 1000),
 # HEADROOM_BENCH_WARMUP (s, default 15), HEADROOM_BENCH_REDIS (default redis://127.0.0.1:6379),
 # HEADROOM_BENCH_CONFIGS (default "redis-default redis-best headroom-limiter headroom-filter"),
@@ -26,7 +32,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 secs="${1:-15}"
-rounds="${2:-3}"
+rounds="${2:-7}"
+line="${HEADROOM_BENCH_LINE:-boot3}"
+case "$line" in boot3) testmodule=headroom-spring-cloud-gateway;; boot4) testmodule=headroom-spring-cloud-gateway-5-tests;; *) echo "HEADROOM_BENCH_LINE must be boot3 or boot4, got $line" >&2; exit 1;; esac
 conns="${HEADROOM_BENCH_CONNECTIONS:-64}"
 keys="${HEADROOM_BENCH_KEYS:-1000}"
 warm="${HEADROOM_BENCH_WARMUP:-15}"
@@ -73,13 +81,13 @@ CONF
 "$NGINX" -c "$work/upstream.conf" -p "$work/upstream" -e "$work/upstream/error.log"
 
 # the application's class path: the module's classes and test classes and its test-scope dependencies
-(cd "$root" && mvn -B -q -pl headroom-spring-cloud-gateway -am test-compile dependency:build-classpath \
+(cd "$root" && mvn -B -q -pl "$testmodule" -am test-compile dependency:build-classpath \
   -Dmdep.includeScope=test -Dmdep.outputFile="$work/cp.txt" -DskipTests -Dstyle.color=never > "$work/build.log" 2>&1) \
   || { cat "$work/build.log" >&2; exit 1; }
 # copies, so that a build during the run cannot change what the next process loads
 module="$root/headroom-spring-cloud-gateway"
 cp -r "$module/target/classes" "$work/classes"
-cp -r "$module/target/test-classes" "$work/test-classes"
+cp -r "$root/$testmodule/target/test-classes" "$work/test-classes"
 mkdir -p "$work/lib"
 deps=""
 for entry in $(tr ':' ' ' < "$work/cp.txt"); do
@@ -130,19 +138,30 @@ measure() {
   probe=$(curl -s -D - -o /dev/null "http://127.0.0.1:$port/ok" -H 'X-Api-Key: probe' | tr -d '\r' \
     | { grep -i '^ratelimit\|^x-ratelimit' || true; } | tr '\n' ' ')
   echo "$config fields: ${probe:-none}" >> "$work/fields.txt"
-  local out
+  local out app0 redis0 app1 redis1
+  app0=$(ticks "$app"); redis0=$(ticks "$redis_pid")
   out=$(wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$work/load.lua" "http://127.0.0.1:$port/ok")
+  app1=$(ticks "$app"); redis1=$(ticks "$redis_pid")
   kill "$app" 2>/dev/null || true
   wait "$app" 2>/dev/null || true
   read -r _ reqs rps p50 p99 ok limited other errors <<<"$(grep '^RESULT' <<<"$out")"
-  printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$round" "$config" "$reqs" "$rps" "$p50" "$p99" \
-    "$ok" "$limited" "$other" "$errors"
-  echo "$config $rps $p99" >> "$work/results.txt"
+  local cpu rcpu
+  cpu=$(awk -v t=$((app1 - app0)) -v hz="$hz" -v n="$reqs" 'BEGIN { printf "%.1f", (n > 0 ? t * 1e6 / hz / n : 0) }')
+  rcpu=$(awk -v t=$((redis1 - redis0)) -v hz="$hz" -v n="$reqs" 'BEGIN { printf "%.1f", (n > 0 ? t * 1e6 / hz / n : 0) }')
+  printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$round" "$config" "$reqs" "$rps" "$p50" "$p99" \
+    "$cpu" "$rcpu" "$ok" "$limited" "$other" "$errors"
+  echo "$config $rps $p99 $cpu $rcpu" >> "$work/results.txt"
 }
 
-echo "# scg-load: $(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/') (start); $(nproc) cores, a machine shared with other work; wrk -t2 -c$conns -d${secs}s, $keys keys, warm-up ${warm}s, $rounds rounds; $redis; $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS"
-printf "| round | configuration | requests | req/s | p50 ms | p99 ms | 200 | 429 | other | socket errors |\n"
-printf "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+# CPU ticks (user + system) of a process, from /proc; the clock tick rate converts them
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+redis_pid=$(redis-cli -u "$redis" info server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
+[[ -r "/proc/$redis_pid/stat" ]] || { echo "cannot read the Redis server's CPU (/proc/$redis_pid/stat): it must run on this machine" >&2; exit 1; }
+
+echo "# scg-load ($line): $(date -u +%FT%TZ) $(uptime | sed 's/.*load/load/') (start); $(nproc) cores, a machine shared with other work; wrk -t2 -c$conns -d${secs}s, $keys keys, warm-up ${warm}s, $rounds rounds; $redis; $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS"
+printf "| round | configuration | requests | req/s | p50 ms | p99 ms | gateway CPU µs/req | Redis CPU µs/req | 200 | 429 | other | socket errors |\n"
+printf "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
 for round in $(seq 1 "$rounds"); do
   order=("${configs[@]}")
   if (( round % 2 == 0 )); then
@@ -156,20 +175,23 @@ echo "fields of one allowed answer, per configuration:"
 sort -u "$work/fields.txt"
 echo
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-printf "| configuration | median req/s | median p99 ms |\n| --- | ---: | ---: |\n"
+printf "| configuration | median req/s | median p99 ms | median gateway CPU µs/req | median Redis CPU µs/req |\n| --- | ---: | ---: | ---: | ---: |\n"
 for c in "${configs[@]}"; do
   rps=$(awk -v c="$c" '$1 == c { print $2 }' "$work/results.txt" | median)
   p99=$(awk -v c="$c" '$1 == c { print $3 }' "$work/results.txt" | median)
-  printf "| %s | %s | %s |\n" "$c" "$rps" "$p99"
-  echo "$c $rps $p99" >> "$work/medians.txt"
+  cpu=$(awk -v c="$c" '$1 == c { print $4 }' "$work/results.txt" | median)
+  rcpu=$(awk -v c="$c" '$1 == c { print $5 }' "$work/results.txt" | median)
+  printf "| %s | %s | %s | %s | %s |\n" "$c" "$rps" "$p99" "$cpu" "$rcpu"
+  echo "$c $rps $p99 $cpu $rcpu" >> "$work/medians.txt"
 done
 echo
 for h in "${configs[@]}"; do
   [[ "$h" == headroom-* ]] || continue
   for r in "${configs[@]}"; do
     [[ "$r" == redis-* ]] || continue
-    awk -v h="$h" -v r="$r" '$1 == h { hr = $2; hp = $3 } $1 == r { rr = $2; rp = $3 }
-      END { printf "%s / %s: throughput %.2fx, p99 %.2fx (lower is better)\n", h, r, hr / rr, hp / rp }' "$work/medians.txt"
+    awk -v h="$h" -v r="$r" '$1 == h { hr = $2; hp = $3; hc = $4; hx = $5 } $1 == r { rr = $2; rp = $3; rc = $4; rx = $5 }
+      END { printf "%s / %s: throughput %.2fx; p99 %.2fx, gateway CPU per request %.2fx, Redis CPU per request %.2fx (lower is better)\n",
+        h, r, hr / rr, hp / rp, hc / rc, hx / rx }' "$work/medians.txt"
   done
 done
 redis-cli -u "$redis" --scan --pattern "${prefix}*" 2>/dev/null | xargs -r redis-cli -u "$redis" del >/dev/null 2>&1 || true
