@@ -243,6 +243,7 @@ final class BudgetTracker implements Budgets {
         for (TrackedBudget e : s.entries.values()) {
           e.received(permit.seq, permit.admittedAt, now, exchange.isRefused());
         }
+        s.refusals.answered(permit.admittedAt, exchange.isRefused());
         try {
           report(s, permit, exchange, now);
         } catch (RuntimeException e) {
@@ -327,8 +328,13 @@ final class BudgetTracker implements Budgets {
 
   /** Holds a scope for {@code delay} from {@code now}, clamped by {@code max} (then probed). */
   private static void block(ScopeState s, Duration delay, Duration max, long now) {
-    s.blockedUntil = Math.max(s.blockedUntil, Ceilings.saturatingAdd(now, Ceilings.clampedNanos(delay, max)));
-    s.probeAfterBlock |= delay.compareTo(max) > 0;
+    block(s, Ceilings.clampedNanos(delay, max), delay.compareTo(max) > 0, now);
+  }
+
+  /** Holds a scope for {@code nanos} from {@code now}; {@code clamped}: a longer wait was cut to the ceiling (then probed). */
+  private static void block(ScopeState s, long nanos, boolean clamped, long now) {
+    s.blockedUntil = Math.max(s.blockedUntil, Ceilings.saturatingAdd(now, nanos));
+    s.probeAfterBlock |= clamped;
   }
 
   /** Reports that a permit's request failed without a response. */
@@ -370,7 +376,17 @@ final class BudgetTracker implements Budgets {
       Duration d = ra.get().delay();
       raClamped = d.compareTo(ceilings.maxRetryAfter()) > 0;
       raNanos = Ceilings.clampedNanos(d, ceilings.maxRetryAfter());
-      block(s, d, ceilings.maxRetryAfter(), now);
+      long named = raClamped ? Long.MIN_VALUE : ServerClock.epochNanos(ra.get().date());
+      if (named != Long.MIN_VALUE && s.clock.known()) {
+        // An HTTP-date names an instant on the server's clock (RFC 9110 section 10.2.3): read
+        // through what the Date fields taught of that clock (ServerClock), it is known to about
+        // the latency, where date - Date from the receipt is up to a second late (Date truncated).
+        raNanos = Math.max(0, Math.min(raNanos, s.clock.latest(named) - now));
+      }
+      block(s, raNanos, raClamped, now);
+      if (refused && fields.limits().isEmpty() && s.entries.isEmpty()) {
+        s.refusals.refused(permit.admittedAt(), s.blockedUntil);
+      }
     }
     for (ServiceLimitItem limit : fields.limits()) {
       if (limit.remaining().isEmpty()) {

@@ -20,6 +20,8 @@ final class ScopeState {
   final List<CompletableFuture<Void>> waiters = new ArrayList<>();
   long blockedUntil = Long.MIN_VALUE;
   boolean probeAfterBlock;
+  /** What refusals taught of the window, for a scope that states no budget ({@link RefusalWindow}). */
+  final RefusalWindow refusals = new RefusalWindow();
   /** Consecutive refusals without a usable Retry-After (see {@code BudgetTracker#report}). */
   int unpacedRefusals;
   boolean answered;

@@ -61,6 +61,15 @@ final class SendTiming {
       wait = Math.max(wait, next - now);
     }
     boolean waitForAnswer = false;
+    if (s.entries.isEmpty()) {
+      // Told nothing but refusals: what they taught of the window (RefusalWindow).
+      long told = s.refusals.decide(now);
+      if (told == RefusalWindow.ALONE) {
+        probe = true;
+      } else {
+        wait = Math.max(wait, told);
+      }
+    }
     // Whether the request goes to ask a budget that may be spent and states no reset (below): its
     // refusal says only when to ask again, and does not escalate the retry's back-off.
     boolean ask = false;
@@ -219,6 +228,7 @@ final class SendTiming {
       s.costs.put(seq, cost);
     }
     s.lastAdmit = now;
+    s.refusals.admitted();
     return Wait.admitted(new BudgetTracker.Permit(s, probe, ask, seq, alone, s.answeredCount, now, cost));
   }
 

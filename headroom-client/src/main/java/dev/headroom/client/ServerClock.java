@@ -6,10 +6,12 @@ import java.net.http.HttpResponse;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * Where one origin's clock stands against the client's, learnt from its {@code Date} fields, to read
- * a reset it states as an instant ({@code X-RateLimit-Reset} in epoch seconds) on the client's clock.
+ * an instant it states ({@code X-RateLimit-Reset} in epoch seconds, a {@code Retry-After}
+ * HTTP-date) on the client's clock.
  *
  * <h2>How is this designed, and why?</h2>
  *
@@ -150,8 +152,16 @@ final class ServerClock {
     if (dates.size() != 1) {
       return Long.MIN_VALUE;
     }
-    return RetryAfter.parseHttpDate(dates.get(0).strip(), Instant.EPOCH)
-        .filter(i -> i.getEpochSecond() >= 0 && i.getEpochSecond() < Long.MAX_VALUE / SECOND / 2)
+    return epochNanos(RetryAfter.parseHttpDate(dates.get(0).strip(), Instant.EPOCH));
+  }
+
+  /**
+   * A whole-second instant the server stated (its {@code Date}, a Retry-After HTTP-date) in
+   * nanoseconds since the epoch, or {@code Long.MIN_VALUE} when absent or out of the range these
+   * nanoseconds can hold with room for arithmetic (before 1970, or past the year 2116).
+   */
+  static long epochNanos(Optional<Instant> instant) {
+    return instant.filter(i -> i.getEpochSecond() >= 0 && i.getEpochSecond() < Long.MAX_VALUE / SECOND / 2)
         .map(i -> i.getEpochSecond() * SECOND).orElse(Long.MIN_VALUE);
   }
 
