@@ -60,8 +60,22 @@ class ClusterFailoverTest {
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
       assertThat(p.exitValue()).as(out).isZero();
+      long created = System.nanoTime();
       SentinelFailoverTest.awaitTrue("cluster ok", 30, () -> nodes.stream()
           .allMatch(n -> Cli.run(n.port, "cluster", "info").contains("cluster_state:ok")));
+      // Every replica holds its master's data before the load starts. A replica's first full sync
+      // waits repl-diskless-sync-delay (5 s by default) before its master forks; until it has
+      // loaded that copy it holds nothing, and with cluster-replica-validity-factor 0 it may still
+      // be promoted, empty: a failover then loses every write of its master, in any deployment. On
+      // a quiet machine the test used to reach the kill within those seconds, and the promoted
+      // replica counted none of the admissions before it.
+      SentinelFailoverTest.awaitTrue("every replica in sync", 60, () -> nodes.stream().allMatch(n -> {
+        String info = Cli.info(n.port, "replication");
+        return !info.contains("role:slave")
+            || info.contains("master_link_status:up") && info.contains("master_sync_in_progress:0");
+      }));
+      System.out.println("[cluster] replicas in sync " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - created)
+          + " ms after the cluster was created");
       RedisServer first = ownerOf(nodes, 0);
       RedisServer second = ownerOf(nodes, 16383);
       // Keys of policy a in the slots the resharding moves; policy b's key elsewhere.
@@ -162,10 +176,13 @@ class ClusterFailoverTest {
         assertThat(load.slowest.get()).as("slowest decision, ms").isLessThan(10_000);
         // Admissions the promoted replica lost (asynchronous replication) make Redis count fewer
         // than were admitted; refused decisions whose commands Redis applied anyway, and that were
-        // not given back, make it count more (README, "Sentinel and Cluster failover"). Neither
-        // can exceed the decisions of its kind.
+        // not given back, make it count more (README, "Sentinel and Cluster failover"), at most the
+        // refused decisions.
+        // With the replica in sync, what asynchronous replication can lose is what the master
+        // admitted in the last moments before the kill (0 in every run so far): far below the
+        // hundreds admitted before it, all of which a replica promoted before its first sync loses.
         assertThat(load.admitted.get() - countedA).as("lost admissions on the failed slots")
-            .isLessThanOrEqualTo(load.admitted.get()).isGreaterThanOrEqualTo(-load.refused.get());
+            .isLessThanOrEqualTo(100).isGreaterThanOrEqualTo(-load.refused.get());
         // The other slot's master never failed, and a reservation there that a refused request
         // did not use is given back, even when the give-back first meets CLUSTERDOWN (every node
         // refuses commands until the failed slots have an owner again): its count is every
@@ -291,9 +308,13 @@ class ClusterFailoverTest {
                 firstAfterKill.accumulateAndGet(System.nanoTime(), Math::min);
                 afterKill.incrementAndGet();
               }
-            } catch (RedisUnavailableException e) {
+            } catch (RedisUnavailableException | StoreOverloadedException e) {
+              // Redis down (the failure policy refuses), or this process too loaded to get the
+              // command written within the store's write timeout (refused whatever the policy:
+              // StoreOverloadedException), as a shared CI machine can be while Redis reshards.
               refused.incrementAndGet();
-              causes.merge(String.valueOf(e.getCause()).replaceAll("[0-9]+", "N"), 1, Integer::sum);
+              causes.merge(e instanceof StoreOverloadedException ? "overloaded"
+                  : String.valueOf(e.getCause()).replaceAll("[0-9]+", "N"), 1, Integer::sum);
               // A refused caller comes back a millisecond later, as a client would, rather than
               // spinning: four threads retrying a refusal that takes microseconds leave the
               // Redis nodes on two cores too little time to elect the new master.
