@@ -4,6 +4,7 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.config.LeasingSettings;
+import dev.headroom.gateway.internal.CloseSequence;
 import dev.headroom.gateway.internal.EventLoops;
 import dev.headroom.gateway.internal.GatewayServer;
 import dev.headroom.gateway.internal.Timers;
@@ -23,7 +24,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The Headroom gateway: a reverse proxy that enforces the configuration's quota policies on each
@@ -44,7 +44,8 @@ public final class Gateway implements AutoCloseable {
   private final Store ownedStore;
   private final EventLoops loops;
   private final AccessLog accessLog;
-  private final AtomicBoolean closed = new AtomicBoolean();
+  /** Guarded by this. */
+  private boolean closed;
 
   private Gateway(GatewayServer server, Store ownedStore, EventLoops loops, AccessLog accessLog) {
     this.server = server;
@@ -129,10 +130,24 @@ public final class Gateway implements AutoCloseable {
     try {
       all = server.drain(timeout).toCompletableFuture().get();
     } catch (ExecutionException e) {
-      throw new IllegalStateException("the drain failed", e.getCause());
+      IllegalStateException failed = new IllegalStateException("the drain failed", e.getCause());
+      closeAfter(failed);
+      throw failed;
+    } catch (InterruptedException | RuntimeException | Error e) {
+      closeAfter(e); // whatever ended the drain, the event loops end too
+      throw e;
     }
     close();
     return all;
+  }
+
+  /** Closes after {@code failure} ended a drain; a failure of the close is attached to it. */
+  private void closeAfter(Throwable failure) {
+    try {
+      close();
+    } catch (RuntimeException | Error e) {
+      failure.addSuppressed(e);
+    }
   }
 
   /**
@@ -146,25 +161,36 @@ public final class Gateway implements AutoCloseable {
 
   /**
    * Stops listening and releases the event loops at once, cutting exchanges in flight (see
-   * {@link #drain(Duration)} for a graceful stop); closing again has no further effect.
+   * {@link #drain(Duration)} for a graceful stop). Every part is closed whatever became of the
+   * others: a part whose close fails is logged and the rest still close, the event loops (whose
+   * threads would keep the JVM alive) always; the first failure is then thrown. A call while
+   * another thread closes waits for that close to end; closing again has no further effect.
    */
   @Override
-  public void close() {
-    if (!closed.compareAndSet(false, true)) {
+  public synchronized void close() {
+    if (closed) {
       return;
     }
-    server.close();
+    closed = true;
+    CloseSequence steps = new CloseSequence("the gateway");
+    steps.run("the listeners and upstreams", server::close);
     if (ownedStore != null) {
       // a store built from the configuration is the gateway's; its Redis connection runs on the
       // event loops, so it closes before them
-      ownedStore.close();
+      steps.run("the store", ownedStore::close);
     }
-    loops.close();
+    steps.run("the event loops", loops::close);
     // last: the event loops' shutdown closes the client connections still open, and the exchanges
     // it ends (or that ended a moment after their client had the response) are still written, and
     // their spans sent
-    accessLog.close();
-    server.closeTelemetry();
+    steps.run("the access log", accessLog::close);
+    steps.run("the telemetry", server::closeTelemetry);
+    steps.rethrow();
+  }
+
+  /** Whether the event loops have ended (their threads gone); for tests of the close. */
+  boolean eventLoopsTerminated() {
+    return loops.terminated();
   }
 
   /** Configures a {@link Gateway}. */
@@ -173,6 +199,8 @@ public final class Gateway implements AutoCloseable {
     private Ticker ticker = Ticker.system();
     private Timers timers = Timers.on(Ticker.system());
     private Store store;
+    /** Whether the gateway closes {@link #store} (always when it builds the store itself). */
+    private boolean storeOwned;
     private Path file;
     private boolean watch = true;
     private long maxConfigBytes = GatewayConfig.DEFAULT_MAX_BYTES;
@@ -219,6 +247,17 @@ public final class Gateway implements AutoCloseable {
      */
     public Builder store(Store store) {
       this.store = Objects.requireNonNull(store, "store");
+      this.storeOwned = false; // the caller's: it closes the store
+      return this;
+    }
+
+    /**
+     * A store the gateway closes as its own, as it does one built from the configuration;
+     * package-private, for tests of the close.
+     */
+    Builder ownedStore(Store store) {
+      this.store = Objects.requireNonNull(store, "store");
+      this.storeOwned = true;
       return this;
     }
 
@@ -272,19 +311,21 @@ public final class Gateway implements AutoCloseable {
       try {
         s = store != null ? store : storeFor(config, loops);
       } catch (RuntimeException | ConfigException e) {
-        loops.close();
+        new CloseSequence("a gateway that did not start").run("the event loops", loops::close);
         throw e;
       }
+      boolean owned = store == null || storeOwned;
       try {
         GatewayServer server = GatewayServer.start(config, s, ticker, timers, Optional.ofNullable(file),
             maxConfigBytes, watch, loops);
-        return new Gateway(server, store == null ? s : null, loops, accessLog(server));
+        return new Gateway(server, owned ? s : null, loops, accessLog(server));
       } catch (RuntimeException | InterruptedException | ConfigException e) {
-        if (store == null) {
-          s.close();
+        CloseSequence steps = new CloseSequence("a gateway that did not start");
+        if (owned) {
+          steps.run("the store", s::close);
         }
-        loops.close();
-        throw e;
+        steps.run("the event loops", loops::close);
+        throw e; // what the close found is logged; this is why the start failed
       }
     }
 
