@@ -167,9 +167,9 @@ final class ServeCommand implements Callable<Integer> {
       LOG.warn("SIGTERM and SIGINT cannot be handled here; the shutdown hook drains the gateway instead");
     }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      if (!gateway.drained().toCompletableFuture().isDone()) {
+      if (stop.claimForShutdownHook()) {
         drain(gateway, null); // the JVM stops for another reason than the signals handled above
-      }
+      } // else the command's thread stops it; a hook waiting for that could hold the exit for ever
     }, "headroom-shutdown"));
     Signals.onHangup(() -> {
       try {

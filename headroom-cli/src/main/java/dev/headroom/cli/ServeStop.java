@@ -43,6 +43,14 @@ final class ServeStop {
     }
   }
 
+  /**
+   * Asks for the stop on behalf of the JVM's shutdown hook (the JVM stops for another reason than
+   * a signal handled here); returns whether the hook is the first to ask, and so drains itself.
+   */
+  boolean claimForShutdownHook() {
+    return asked.complete(null);
+  }
+
   /** Waits until a stop is asked for. */
   void await() throws InterruptedException {
     try {
@@ -61,24 +69,30 @@ final class ServeStop {
     if (!forced.compareAndSet(false, true)) {
       return; // a third signal: the forced stop is under way, and bounded
     }
-    LOG.warn("second signal during the drain: stopping now; exchanges still in flight are cut");
+    // first the bound, then the rest: whatever fails below (even logging, when a class no longer
+    // loads from a jar replaced under the running process), the process ends
     Thread halt = new Thread(ServeStop::haltAfterWait, "headroom-forced-stop");
     halt.setDaemon(true); // the JVM exits without waiting for it once the close is done
     halt.start();
     try {
-      gateway.close(); // the command's thread returns FORCED once its drain ends with this close
-    } catch (RuntimeException | Error e) {
-      // logged by the close, step by step; the event loops are closed all the same
+      LOG.warn("second signal during the drain: stopping now; exchanges still in flight are cut");
+    } finally {
+      try {
+        gateway.close(); // the command's thread returns FORCED once its drain ends with this close
+      } catch (RuntimeException | Error e) {
+        // logged by the close, step by step; the event loops are closed all the same
+      }
     }
   }
 
   private static void haltAfterWait() {
     try {
       Thread.sleep(FORCE_WAIT.toMillis());
+      LOG.error("the gateway did not close within {} of the second signal; halting", FORCE_WAIT);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } finally {
+      Runtime.getRuntime().halt(FORCED);
     }
-    LOG.error("the gateway did not close within {} of the second signal; halting", FORCE_WAIT);
-    Runtime.getRuntime().halt(FORCED);
   }
 }

@@ -24,6 +24,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Headroom gateway: a reverse proxy that enforces the configuration's quota policies on each
@@ -40,12 +44,25 @@ import java.util.concurrent.ExecutionException;
  * <p>Thread-safe.
  */
 public final class Gateway implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
+  /**
+   * How much longer than its timeout {@link #drain(Duration)} waits for a drain to end before it
+   * closes regardless: the drain ends by a timer on an event loop, which a stuck or dead loop never
+   * runs, and a stop must end.
+   */
+  private static final Duration DRAIN_GRACE = Duration.ofSeconds(10);
+
   private final GatewayServer server;
   private final Store ownedStore;
   private final EventLoops loops;
   private final AccessLog accessLog;
   /** Guarded by this. */
   private boolean closed;
+  /**
+   * The close's steps, made at start: a close must not need a class loaded for the first time (a
+   * jar replaced under the running process, by a rebuild, fails such loads).
+   */
+  private final CloseSequence closing = new CloseSequence("the gateway");
 
   private Gateway(GatewayServer server, Store ownedStore, EventLoops loops, AccessLog accessLog) {
     this.server = server;
@@ -120,7 +137,9 @@ public final class Gateway implements AutoCloseable {
    * next response of each open connection carries {@code Connection: close} (RFC 9112 section 9.6)
    * and idle keep-alive connections close, exchanges in flight finish until {@code timeout} has
    * passed, and those still running then are cut. {@code GET /ready} on the admin port is 503
-   * meanwhile. A drain already under way ({@code POST /drain}) is joined, not restarted.
+   * meanwhile. A drain already under way ({@code POST /drain}) is joined, not restarted. A drain
+   * that has not ended 10 seconds after {@code timeout} (its event loops stuck or gone) is given up
+   * on, and the gateway closed all the same.
    *
    * @return {@code true} when every exchange in flight finished within {@code timeout}
    */
@@ -128,7 +147,11 @@ public final class Gateway implements AutoCloseable {
     Objects.requireNonNull(timeout, "timeout");
     boolean all;
     try {
-      all = server.drain(timeout).toCompletableFuture().get();
+      all = server.drain(timeout).toCompletableFuture().get(boundNanos(timeout), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      // the drain's own timer (on an event loop) should have ended it: its loop is stuck or gone
+      LOG.warn("the drain did not end within {} and {} more; closing", timeout, DRAIN_GRACE);
+      all = false;
     } catch (ExecutionException e) {
       IllegalStateException failed = new IllegalStateException("the drain failed", e.getCause());
       closeAfter(failed);
@@ -139,6 +162,15 @@ public final class Gateway implements AutoCloseable {
     }
     close();
     return all;
+  }
+
+  /** How long {@link #drain(Duration)} waits for a drain: its timeout and the grace, saturated. */
+  private static long boundNanos(Duration timeout) {
+    try {
+      return timeout.plus(DRAIN_GRACE).toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE;
+    }
   }
 
   /** Closes after {@code failure} ended a drain; a failure of the close is attached to it. */
@@ -172,7 +204,7 @@ public final class Gateway implements AutoCloseable {
       return;
     }
     closed = true;
-    CloseSequence steps = new CloseSequence("the gateway");
+    CloseSequence steps = closing;
     steps.run("the listeners and upstreams", server::close);
     if (ownedStore != null) {
       // a store built from the configuration is the gateway's; its Redis connection runs on the

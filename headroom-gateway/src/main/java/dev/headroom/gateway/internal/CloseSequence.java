@@ -52,11 +52,17 @@ public final class CloseSequence {
 
   /** Records a failure found otherwise (a future that failed, say), as a step that threw. */
   public void failed(String step, Throwable t) {
-    LOG.error("closing {}: {} failed ({}); the remaining steps run", what, step, t.toString(), t);
     if (first == null) {
       first = t;
     } else if (first != t) {
       first.addSuppressed(t);
+    }
+    try {
+      LOG.error("closing {}: {} failed ({}); the remaining steps run", what, step, t.toString(), t);
+    } catch (Throwable logging) {
+      // the logger failed too (a class of it that no longer loads): the failure is still thrown
+      // by rethrow, and the remaining steps still run
+      t.addSuppressed(logging);
     }
   }
 
