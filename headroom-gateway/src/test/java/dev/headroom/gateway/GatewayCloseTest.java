@@ -54,15 +54,12 @@ class GatewayCloseTest {
     upstream = new TestUpstream();
     gateway = Gateway.builder(GatewayConfig.parse("""
         service: {name: Close}
-        listen: {host: 127.0.0.1, port: 0}
-        admin: {host: 127.0.0.1, port: 0}
-        shutdown: {drainTimeout: 30s}
-        upstreams:
-          up: {url: "http://127.0.0.1:%d"}
+        listen: {port: 0}
+        admin: {enabled: false}
+        upstreams: {origin: {url: "http://127.0.0.1:%d"}}
         policies:
-          lots: {quota: 1000, window: 1m, partition: global, why: A bound the test never reaches.}
-        routes:
-          - {name: all, method: GET, path: "/**", upstream: up, policies: [lots]}
+          ample: {quota: 500, window: 1m, partition: ip, why: So that every exchange goes through the store.}
+        routes: [{method: GET, path: "/**", upstream: origin, policies: [ample]}]
         """.formatted(upstream.port()), "close.yaml")).ownedStore(ownedStore).threads(2).start();
     // one exchange through the store and the upstream pool, so that each has something to close
     HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
