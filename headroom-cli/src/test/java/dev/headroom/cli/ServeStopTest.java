@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -95,6 +96,51 @@ class ServeStopTest {
     assertThat(Files.readString(err)).contains("draining", "stopped: every exchange in flight finished");
   }
 
+  /**
+   * The issue's process, reproduced: a jar on the class path overwritten in place while the
+   * gateway runs (as a rebuild of the executable jar does during a soak), so that the classes the
+   * stop loads for the first time (the logger's, here) no longer load. The old command's main died
+   * of the NoClassDefFoundError, picocli letting errors through, and the event loops kept the JVM
+   * alive for ever; now the stop ends the process whatever fails.
+   */
+  @Test
+  void aSigtermEndsTheProcessEvenWhenAJarIsReplacedUnderIt() throws Exception {
+    upstream = Upstream.start(freePort());
+    Path config = dir.resolve("swap.yaml");
+    Files.writeString(config, """
+        service: {name: Swap}
+        admin: {enabled: false}
+        upstreams:
+          up: {url: "http://127.0.0.1:%d"}
+        routes:
+          - {method: GET, path: "/api", upstream: up}
+        """.formatted(upstream.port));
+    String logger = jarOf("org/slf4j/Logger.class");
+    Path copy = Files.copy(Path.of(logger), dir.resolve("replaced.jar"));
+    String classPath = System.getProperty("java.class.path").replace(logger, copy.toString());
+    Process gateway = serve(classPath, config, "--threads", "2");
+    int port = listeningPort(gateway);
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    assertThat(get(http, port, "before")).isEqualTo(200); // the serving loops started
+
+    Files.write(copy, new byte[4096]); // in place, the same file: what the JVM opened is now zeros
+
+    gateway.destroy(); // SIGTERM
+    Path err = dir.resolve("gateway.err");
+    assertThat(gateway.waitFor(EXIT_SECONDS, TimeUnit.SECONDS)).as("the gateway exits; its log:\n%s",
+        Files.readString(err)).isTrue();
+    assertThat(gateway.exitValue()).as("0 when nothing failed, 1 when the stop failed").isIn(0, 1);
+  }
+
+  private static String jarOf(String resource) {
+    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      if (entry.endsWith(".jar") && ClassLoader.getSystemResource(resource).toString().contains(entry)) {
+        return entry;
+      }
+    }
+    throw new IllegalStateException(resource + " is in no jar of the class path");
+  }
+
   @Test
   void aSecondSigtermDuringTheDrainStopsAtOnceCuttingTheExchangeInFlightAndExits5() throws Exception {
     secondSignalStopsAtOnce("TERM");
@@ -147,9 +193,13 @@ class ServeStopTest {
   }
 
   private Process serve(Path config, String... more) throws IOException {
+    return serve(System.getProperty("java.class.path"), config, more);
+  }
+
+  private Process serve(String classPath, Path config, String... more) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<String> cmd = new ArrayList<>(List.of(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
-        System.getProperty("java.class.path"), "dev.headroom.cli.HeadroomCommand", "serve", "--config",
+        classPath, "dev.headroom.cli.HeadroomCommand", "serve", "--config",
         config.toString(), "--port", "0"));
     cmd.addAll(List.of(more));
     Process p = new ProcessBuilder(cmd).redirectError(dir.resolve("gateway.err").toFile()).start();
