@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * gateway outlived its {@code main}, its event loops still running, and a second SIGTERM did
  * nothing). After the faults of the soak in small (configuration reloads, the upstream stopped,
  * Redis restarted under a {@code fallback} store, {@code jcmd} attached) one SIGTERM drains and exits
- * 0; with a jar replaced under it (the issue's cause: classes the stop loads first no longer load)
+ * 0; with a jar replaced under it (the likely cause: classes the stop loads first no longer load)
  * SIGTERM still ends it; a second SIGTERM or SIGINT during a drain stops at once, cutting the
  * exchange in flight, and exits 5.
  */
