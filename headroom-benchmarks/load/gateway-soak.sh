@@ -20,6 +20,12 @@
 # Everything binds to 127.0.0.1 and uses its own temp directory, nginx upstream and redis-server
 # (never the shared 6379); every run is bounded in time and the script stops what it started.
 #
+# Each gateway is stopped as an operator would: SIGTERM, then a bounded wait for it to exit
+# (shutdown.drainTimeout plus 30 s). The report says whether and when it exited and with which
+# status; a gateway still running at the bound has its threads dumped (jcmd Thread.print) to the
+# output folder, is killed, and fails the run (exit 4), as does a stop with a status other than 0.
+# The gateway's standard error (its log) is kept in the output folder: <mode>-<store>-gateway.log.
+#
 # Usage: headroom-benchmarks/load/gateway-soak.sh [soak|overload] [output directory, default .]
 # Environment: HEADROOM_SOAK_MINUTES (soak: default 30; overload: minutes per store, default 5),
 # HEADROOM_SOAK_LOAD (soak: share of the saturating rate, default 0.7), HEADROOM_SOAK_NEW_KEYS
@@ -83,6 +89,7 @@ JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
 JAVA_BIN="${HEADROOM_BENCH_JAVA:-java}"
 threads="${HEADROOM_BENCH_THREADS:-2}"
 max_keys="${HEADROOM_SOAK_MAX_KEYS:-200000}"
+drain_timeout=30 # shutdown.drainTimeout, seconds: the gateway has this plus 30 s to exit after SIGTERM
 
 config() { # store quota: writes the configuration atomically (the watcher never reads half a file)
   local store="$1" quota="$2"
@@ -92,6 +99,7 @@ config() { # store quota: writes the configuration atomically (the watcher never
 service: {name: Soak}
 admin: {enabled: false}
 $store_block
+shutdown: {drainTimeout: ${drain_timeout}s}
 upstreams:
   origin: {url: "http://127.0.0.1:$UP", maxConnections: 1024}
 policies:
@@ -109,15 +117,42 @@ CONF
 start_gateway() { # store
   config "$1" 200
   rm -f "$work/gc.log"
+  HRNAME="$mode-$1"
+  HRERR="$out/$HRNAME-gateway.log" # the gateway's standard error: kept with the results
   setsid "$JAVA_BIN" $JAVA_FLAGS "-Xlog:gc:file=$work/gc.log" -jar "$jar" serve --config "$work/headroom.yaml" \
-    --port 0 --threads "$threads" > "$work/headroom.out" 2> "$work/headroom.err" &
+    --port 0 --threads "$threads" > "$work/headroom.out" 2> "$HRERR" &
   HRPID=$!
   pids+=("$HRPID")
   for _ in $(seq 1 150); do grep -q "listening on" "$work/headroom.out" 2>/dev/null && break; sleep 0.1; done
   HR=$(sed -n 's#listening on http://127.0.0.1:##p' "$work/headroom.out" | head -1)
-  [[ -n "$HR" ]] || { echo "headroom did not start" >&2; cat "$work/headroom.err" >&2; exit 1; }
+  [[ -n "$HR" ]] || { echo "headroom did not start" >&2; cat "$HRERR" >&2; exit 1; }
 }
-stop_gateway() { kill "$HRPID" 2>/dev/null || true; wait "$HRPID" 2>/dev/null || true; }
+# SIGTERM, then up to drainTimeout + 30 s for the gateway to exit. Says whether and when it did, and
+# its status, on standard output and in the report file given; past the bound, dumps its threads,
+# kills it and fails the run.
+stop_gateway() { # report-file
+  local report="$1" bound=$((drain_timeout + 30)) t0 elapsed status=0 kept=() p
+  t0=$(date +%s%N)
+  kill -TERM "$HRPID" 2>/dev/null || true
+  while kill -0 "$HRPID" 2>/dev/null && (( ($(date +%s%N) - t0) / 1000000000 < bound )); do sleep 0.1; done
+  elapsed=$(awk -v n="$(( $(date +%s%N) - t0 ))" 'BEGIN { printf "%.1f", n / 1e9 }')
+  if kill -0 "$HRPID" 2>/dev/null; then
+    jcmd "$HRPID" Thread.print > "$out/$HRNAME-gateway-threads.txt" 2>&1 || true
+    kill -KILL "$HRPID" 2>/dev/null || true
+    wait "$HRPID" 2>/dev/null || true
+    echo "FAIL: the gateway (pid $HRPID) was still running $elapsed s after SIGTERM (bound: shutdown.drainTimeout" \
+      "${drain_timeout}s + 30 s); killed. Its threads: $out/$HRNAME-gateway-threads.txt; its log: $HRERR" | tee -a "$report" >&2
+    exit 4
+  fi
+  wait "$HRPID" || status=$?
+  for p in "${pids[@]}"; do [[ "$p" == "$HRPID" ]] || kept+=("$p"); done
+  pids=("${kept[@]:-}") # the clean-up kills the rest, never a number the exited gateway's pid may now belong to
+  if (( status != 0 )); then
+    echo "FAIL: the gateway exited with status $status $elapsed s after SIGTERM (expected 0); its log: $HRERR" | tee -a "$report" >&2
+    exit 4
+  fi
+  echo "gateway stopped: exited with status 0 $elapsed s after SIGTERM (bound ${bound} s); its log: $HRERR" | tee -a "$report"
+}
 
 # The Lua script: one wrk run of ten seconds. Arguments: the delay in ms before each request of a
 # connection (0: as fast as it can), the share of requests with a new key, and this run's number
@@ -211,7 +246,7 @@ if [[ "$mode" == overload ]]; then
       res=$(tick "$conns" 0 0.001 "o$i")
       sample $((i * 10)) "$res" "" >> "$csv"
     done
-    stop_gateway
+    stop_gateway "$out/overload-$store.txt"
     awk -F, 'NR > 1 { n++; s200 += $5; s429 += $6; s503 += $7; s502 += $8; e += $9; p[n] = $4; rss = ($10 > rss ? $10 : rss); fd = ($12 > fd ? $12 : fd) }
       END { asort(p); printf "answers: 200 %d, 429 %d, 503 %d, 502 %d, socket errors %d; p99 per 10 s, median %.2f ms, worst %.2f ms; peak RSS %.0f MiB, peak fds %d\n", s200, s429, s503, s502, e, p[int((n + 1) / 2)], p[n], rss, fd }' \
       "$csv" | tee -a "$out/overload-$store.txt"
@@ -243,10 +278,18 @@ for i in $(seq 1 "$total"); do
   res=$(tick "$conns" 10 "$new_share" "$i")
   sample $((i * 10)) "$res" "$event" >> "$csv"
 done
-reloads=$(grep -c "reloaded" "$work/headroom.err" "$work/headroom.out" 2>/dev/null | awk -F: '{ s += $NF } END { print s }')
+wait_restarts() { # the upstream or Redis restarted in the background by the last tick: back before the stop
+  for _ in $(seq 1 100); do
+    [[ -f "$work/upstream.pid" ]] && redis-cli -p "$RP" ping >/dev/null 2>&1 && return
+    sleep 0.1
+  done
+}
+wait_restarts
+stop_gateway "$out/soak.txt"
+reloads=$(grep -c "reloaded" "$HRERR" 2>/dev/null || true)
 awk -F, 'NR > 1 { n++; r += $2; s200 += $5; s429 += $6; s503 += $7; s502 += $8; e += $9 }
   END { printf "answers: 200 %d, 429 %d, 503 %d, 502 %d, socket errors %d; mean rate %.0f req/s\n", s200, s429, s503, s502, e, r / n }' \
   "$csv" | tee -a "$out/soak.txt"
-echo "reloads logged: $reloads; gateway WARN/ERROR lines: $(grep -c -E 'WARN|ERROR' "$work/headroom.err" || true), by message:" | tee -a "$out/soak.txt"
-grep -E 'WARN|ERROR' "$work/headroom.err" | sed -E 's/^[^ ]+ +[^ ]+ +//; s/[0-9]+/N/g' | cut -c1-160 | sort | uniq -c | sort -rn | head -8 | tee -a "$out/soak.txt" || true
+echo "reloads logged: $reloads; gateway WARN/ERROR lines: $(grep -c -E 'WARN|ERROR' "$HRERR" || true), by message:" | tee -a "$out/soak.txt"
+grep -E 'WARN|ERROR' "$HRERR" | sed -E 's/^[^ ]+ +[^ ]+ +//; s/[0-9]+/N/g' | cut -c1-160 | sort | uniq -c | sort -rn | head -8 | tee -a "$out/soak.txt" || true
 java -cp "$plot_jar" dev.headroom.benchmarks.soak.SoakPlot "$csv" "$out/soak.png" "soak" | tee -a "$out/soak.txt"

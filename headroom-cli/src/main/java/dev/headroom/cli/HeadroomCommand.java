@@ -25,7 +25,16 @@ public final class HeadroomCommand implements Runnable {
   CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    System.exit(commandLine().execute(args));
+    int status;
+    try {
+      status = commandLine().execute(args);
+    } catch (Throwable t) {
+      // an error picocli lets through (it handles exceptions only): main must still end in exit,
+      // or threads that are not daemons (the gateway's event loops) would keep the JVM alive
+      t.printStackTrace();
+      status = 1;
+    }
+    System.exit(status);
   }
 
   /** The command line with every subcommand, for tests and for embedding. */

@@ -9,8 +9,6 @@ import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -28,7 +26,9 @@ import picocli.CommandLine;
  * next response of each open one, exchanges in flight finish within {@code shutdown.drainTimeout}),
  * then the command returns 0. The signals are handled directly ({@link Signals#onTerminate}), so
  * that the JVM does not begin its own shutdown (whose exit status would be 143 or 130); the
- * shutdown hook drains the same way when the JVM stops for another reason.
+ * shutdown hook drains the same way when the JVM stops for another reason. A second signal during
+ * the drain forces the stop ({@link ServeStop}): status 5. Whatever ends serving, the gateway is
+ * closed before the command returns, so that its event-loop threads never outlive it.
  *
  * <p>A listener that cannot open its address (in use, say) is one line on standard error naming
  * the address and the option that moves it, and status 4: never a stack trace.
@@ -54,10 +54,12 @@ import picocli.CommandLine;
         "",
         "SIGTERM, SIGINT or POST /drain on the admin port drains the gateway: it refuses new connections, "
             + "closes each open one after its request in flight, waits up to shutdown.drainTimeout "
-            + "(default 30s), then exits. GET /ready on the admin port is 503 meanwhile.",
+            + "(default 30s), then exits. GET /ready on the admin port is 503 meanwhile. A second SIGTERM or "
+            + "SIGINT during the drain stops at once: exchanges still in flight are cut.",
         "",
-        "Exit status: 0 after a clean stop, 2 for a bad command line, 3 for a bad configuration, 4 when "
-            + "an address cannot be listened on."},
+        "Exit status: 0 after a clean stop, 1 when stopping failed (the log says why), 2 for a bad command "
+            + "line, 3 for a bad configuration, 4 when an address cannot be listened on, 5 after a stop forced "
+            + "by a second signal."},
     exitCodeOnInvalidInput = 2)
 final class ServeCommand implements Callable<Integer> {
   /** Progress and events go to the log, in the gateway's one format (simplelogger.properties). */
@@ -145,15 +147,29 @@ final class ServeCommand implements Callable<Integer> {
       err.flush();
       return 4;
     }
-    CompletableFuture<Void> stop = new CompletableFuture<>();
-    gateway.drained().thenRun(() -> stop.complete(null)); // POST /drain on the admin port
-    if (!Signals.onTerminate(() -> stop.complete(null))) {
+    try {
+      return serve(gateway, out);
+    } finally {
+      // whatever ended serving (an error included), the event loops end: their threads are not
+      // daemons and would keep the JVM alive (issue 36); a close already done does nothing
+      try {
+        gateway.close();
+      } catch (RuntimeException | Error e) {
+        LOG.error("closing the gateway failed (each part's failure is logged above): {}", e.toString());
+      }
+    }
+  }
+
+  /** Serves until a stop is asked for ({@link ServeStop}), then drains; returns the exit status. */
+  private static int serve(Gateway gateway, PrintWriter out) throws InterruptedException {
+    ServeStop stop = new ServeStop(gateway);
+    if (!Signals.onTerminate(stop::signal)) {
       LOG.warn("SIGTERM and SIGINT cannot be handled here; the shutdown hook drains the gateway instead");
     }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      if (!gateway.drained().toCompletableFuture().isDone()) {
-        drain(gateway); // the JVM stops for another reason than the signals handled above
-      }
+      if (stop.claimForShutdownHook()) {
+        drain(gateway, null); // the JVM stops for another reason than the signals handled above
+      } // else the command's thread stops it; a hook waiting for that could hold the exit for ever
     }, "headroom-shutdown"));
     Signals.onHangup(() -> {
       try {
@@ -169,26 +185,38 @@ final class ServeCommand implements Callable<Integer> {
     String scheme = gateway.config().listen().tls().isPresent() ? "https" : "http";
     out.println("listening on " + scheme + "://" + host(a) + ":" + a.getPort());
     out.flush();
-    try {
-      stop.get();
-    } catch (ExecutionException e) {
-      throw new IllegalStateException(e.getCause());
+    stop.await();
+    boolean stopped = drain(gateway, stop);
+    if (stop.forced()) {
+      return ServeStop.FORCED;
     }
-    drain(gateway);
-    return 0;
+    return stopped ? 0 : 1;
   }
 
-  /** Drains the gateway (or joins the drain under way) and closes it; logs what had to be cut. */
-  private static void drain(Gateway gateway) {
+  /**
+   * Drains the gateway (or joins the drain under way; {@code stop} is null in the shutdown hook) and
+   * closes it; logs what had to be cut.
+   * Returns whether it stopped without a failure: a failure (or an interrupt) is logged, and the
+   * gateway is closed all the same ({@link Gateway#drain()} closes it whatever ended the drain).
+   */
+  private static boolean drain(Gateway gateway, ServeStop stop) {
     try {
-      if (gateway.drain()) {
+      boolean all = gateway.drain();
+      if (stop != null && stop.forced()) {
+        LOG.warn("stopped by a second signal{}", all ? "" : ": exchanges still in flight were cut");
+      } else if (all) {
         LOG.info("stopped: every exchange in flight finished");
       } else {
         LOG.warn("stopped: exchanges still in flight after shutdown.drainTimeout were cut");
       }
+      return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      gateway.close();
+      LOG.warn("stopped: interrupted while draining; exchanges still in flight were cut");
+      return false;
+    } catch (RuntimeException | Error e) {
+      LOG.error("stopped after a failure: {}", e.toString(), e);
+      return false;
     }
   }
 

@@ -4,6 +4,7 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
 import dev.headroom.gateway.config.LeasingSettings;
+import dev.headroom.gateway.internal.CloseSequence;
 import dev.headroom.gateway.internal.EventLoops;
 import dev.headroom.gateway.internal.GatewayServer;
 import dev.headroom.gateway.internal.Timers;
@@ -23,7 +24,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Headroom gateway: a reverse proxy that enforces the configuration's quota policies on each
@@ -40,11 +44,25 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Thread-safe.
  */
 public final class Gateway implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
+  /**
+   * How much longer than its timeout {@link #drain(Duration)} waits for a drain to end before it
+   * closes regardless: the drain ends by a timer on an event loop, which a stuck or dead loop never
+   * runs, and a stop must end.
+   */
+  private static final Duration DRAIN_GRACE = Duration.ofSeconds(10);
+
   private final GatewayServer server;
   private final Store ownedStore;
   private final EventLoops loops;
   private final AccessLog accessLog;
-  private final AtomicBoolean closed = new AtomicBoolean();
+  /** Guarded by this. */
+  private boolean closed;
+  /**
+   * The close's steps, made at start: a close must not need a class loaded for the first time (a
+   * jar replaced under the running process, by a rebuild, fails such loads).
+   */
+  private final CloseSequence closing = new CloseSequence("the gateway");
 
   private Gateway(GatewayServer server, Store ownedStore, EventLoops loops, AccessLog accessLog) {
     this.server = server;
@@ -119,7 +137,9 @@ public final class Gateway implements AutoCloseable {
    * next response of each open connection carries {@code Connection: close} (RFC 9112 section 9.6)
    * and idle keep-alive connections close, exchanges in flight finish until {@code timeout} has
    * passed, and those still running then are cut. {@code GET /ready} on the admin port is 503
-   * meanwhile. A drain already under way ({@code POST /drain}) is joined, not restarted.
+   * meanwhile. A drain already under way ({@code POST /drain}) is joined, not restarted. A drain
+   * that has not ended 10 seconds after {@code timeout} (its event loops stuck or gone) is given up
+   * on, and the gateway closed all the same.
    *
    * @return {@code true} when every exchange in flight finished within {@code timeout}
    */
@@ -127,12 +147,39 @@ public final class Gateway implements AutoCloseable {
     Objects.requireNonNull(timeout, "timeout");
     boolean all;
     try {
-      all = server.drain(timeout).toCompletableFuture().get();
+      all = server.drain(timeout).toCompletableFuture().get(boundNanos(timeout), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      // the drain's own timer (on an event loop) should have ended it: its loop is stuck or gone
+      LOG.warn("the drain did not end within {} and {} more; closing", timeout, DRAIN_GRACE);
+      all = false;
     } catch (ExecutionException e) {
-      throw new IllegalStateException("the drain failed", e.getCause());
+      IllegalStateException failed = new IllegalStateException("the drain failed", e.getCause());
+      closeAfter(failed);
+      throw failed;
+    } catch (InterruptedException | RuntimeException | Error e) {
+      closeAfter(e); // whatever ended the drain, the event loops end too
+      throw e;
     }
     close();
     return all;
+  }
+
+  /** How long {@link #drain(Duration)} waits for a drain: its timeout and the grace, saturated. */
+  private static long boundNanos(Duration timeout) {
+    try {
+      return timeout.plus(DRAIN_GRACE).toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  /** Closes after {@code failure} ended a drain; a failure of the close is attached to it. */
+  private void closeAfter(Throwable failure) {
+    try {
+      close();
+    } catch (RuntimeException | Error e) {
+      failure.addSuppressed(e);
+    }
   }
 
   /**
@@ -146,25 +193,36 @@ public final class Gateway implements AutoCloseable {
 
   /**
    * Stops listening and releases the event loops at once, cutting exchanges in flight (see
-   * {@link #drain(Duration)} for a graceful stop); closing again has no further effect.
+   * {@link #drain(Duration)} for a graceful stop). Every part is closed whatever became of the
+   * others: a part whose close fails is logged and the rest still close, the event loops (whose
+   * threads would keep the JVM alive) always; the first failure is then thrown. A call while
+   * another thread closes waits for that close to end; closing again has no further effect.
    */
   @Override
-  public void close() {
-    if (!closed.compareAndSet(false, true)) {
+  public synchronized void close() {
+    if (closed) {
       return;
     }
-    server.close();
+    closed = true;
+    CloseSequence steps = closing;
+    steps.run("the listeners and upstreams", server::close);
     if (ownedStore != null) {
       // a store built from the configuration is the gateway's; its Redis connection runs on the
       // event loops, so it closes before them
-      ownedStore.close();
+      steps.run("the store", ownedStore::close);
     }
-    loops.close();
+    steps.run("the event loops", loops::close);
     // last: the event loops' shutdown closes the client connections still open, and the exchanges
     // it ends (or that ended a moment after their client had the response) are still written, and
     // their spans sent
-    accessLog.close();
-    server.closeTelemetry();
+    steps.run("the access log", accessLog::close);
+    steps.run("the telemetry", server::closeTelemetry);
+    steps.rethrow();
+  }
+
+  /** Whether the event loops have ended (their threads gone); for tests of the close. */
+  boolean eventLoopsTerminated() {
+    return loops.terminated();
   }
 
   /** Configures a {@link Gateway}. */
@@ -173,6 +231,8 @@ public final class Gateway implements AutoCloseable {
     private Ticker ticker = Ticker.system();
     private Timers timers = Timers.on(Ticker.system());
     private Store store;
+    /** Whether the gateway closes {@link #store} (always when it builds the store itself). */
+    private boolean storeOwned;
     private Path file;
     private boolean watch = true;
     private long maxConfigBytes = GatewayConfig.DEFAULT_MAX_BYTES;
@@ -219,6 +279,17 @@ public final class Gateway implements AutoCloseable {
      */
     public Builder store(Store store) {
       this.store = Objects.requireNonNull(store, "store");
+      this.storeOwned = false; // the caller's: it closes the store
+      return this;
+    }
+
+    /**
+     * A store the gateway closes as its own, as it does one built from the configuration;
+     * package-private, for tests of the close.
+     */
+    Builder ownedStore(Store store) {
+      this.store = Objects.requireNonNull(store, "store");
+      this.storeOwned = true;
       return this;
     }
 
@@ -272,19 +343,21 @@ public final class Gateway implements AutoCloseable {
       try {
         s = store != null ? store : storeFor(config, loops);
       } catch (RuntimeException | ConfigException e) {
-        loops.close();
+        new CloseSequence("a gateway that did not start").run("the event loops", loops::close);
         throw e;
       }
+      boolean owned = store == null || storeOwned;
       try {
         GatewayServer server = GatewayServer.start(config, s, ticker, timers, Optional.ofNullable(file),
             maxConfigBytes, watch, loops);
-        return new Gateway(server, store == null ? s : null, loops, accessLog(server));
+        return new Gateway(server, owned ? s : null, loops, accessLog(server));
       } catch (RuntimeException | InterruptedException | ConfigException e) {
-        if (store == null) {
-          s.close();
+        CloseSequence steps = new CloseSequence("a gateway that did not start");
+        if (owned) {
+          steps.run("the store", s::close);
         }
-        loops.close();
-        throw e;
+        steps.run("the event loops", loops::close);
+        throw e; // what the close found is logged; this is why the start failed
       }
     }
 

@@ -13,10 +13,13 @@ import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.EventExecutorGroup;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The gateway's event loops: one that accepts connections, {@code threads} that serve them, their
@@ -36,12 +39,17 @@ import java.util.concurrent.TimeUnit;
  * one of these loops).
  */
 public final class EventLoops implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(EventLoops.class);
+  /** How long each group's shutdown may take: their tasks get no quiet period, this at most. */
+  private static final long CLOSE_WAIT_SECONDS = 2;
+
   private final EventLoopGroup boss;
   private final EventLoopGroup workers;
   private final Class<? extends ServerChannel> serverChannel;
   private final Class<? extends Channel> clientChannel;
   private final int threads;
   private ClientResources lettuce;
+  private boolean closed;
 
   private EventLoops(int threads) {
     this.threads = threads;
@@ -89,14 +97,64 @@ public final class EventLoops implements AutoCloseable {
     return lettuce;
   }
 
-  /** Shuts the Lettuce resources (when made) and the loops down, waiting up to 2 s for each. */
+  /**
+   * Shuts the Lettuce resources (when made) and both groups of loops down, each whatever became of
+   * the others: every shutdown is begun first (a loop asked to stop with no quiet period ends as
+   * soon as its running task does), then each is waited for up to {@link #CLOSE_WAIT_SECONDS}. A
+   * failure is logged and thrown once all three were asked ({@link CloseSequence}); a group still
+   * running after its wait is logged. Called on one of these loops, it asks them to stop and does
+   * not wait (a loop cannot wait for its own end). Closing again asks nothing more.
+   */
   @Override
   public synchronized void close() {
-    if (lettuce != null) {
-      lettuce.shutdown(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    if (closed) {
+      return;
     }
-    boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
-    workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    closed = true;
+    CloseSequence steps = new CloseSequence("the event loops");
+    Future<?> store = lettuce == null ? null
+        : steps.call("the Redis client's resources", () -> lettuce.shutdown(0, CLOSE_WAIT_SECONDS, TimeUnit.SECONDS));
+    Future<?> accepting = steps.call("the accepting loop",
+        () -> boss.shutdownGracefully(0, CLOSE_WAIT_SECONDS, TimeUnit.SECONDS));
+    Future<?> serving = steps.call("the serving loops",
+        () -> workers.shutdownGracefully(0, CLOSE_WAIT_SECONDS, TimeUnit.SECONDS));
+    if (!onOwnLoop()) {
+      await(steps, "the Redis client's resources", store);
+      await(steps, "the accepting loop", accepting);
+      await(steps, "the serving loops", serving);
+    }
+    steps.rethrow();
+  }
+
+  /** Whether both groups of loops have ended (their threads are gone). */
+  public boolean terminated() {
+    return boss.isTerminated() && workers.isTerminated();
+  }
+
+  private boolean onOwnLoop() {
+    for (EventExecutor e : boss) {
+      if (e.inEventLoop()) {
+        return true;
+      }
+    }
+    for (EventExecutor e : workers) {
+      if (e.inEventLoop()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Waits for a shutdown begun (null when beginning it failed), a little longer than its own bound. */
+  private static void await(CloseSequence steps, String step, Future<?> shutdown) {
+    if (shutdown == null) {
+      return;
+    }
+    if (!shutdown.awaitUninterruptibly(CLOSE_WAIT_SECONDS + 1, TimeUnit.SECONDS)) {
+      LOG.warn("closing the event loops: {} still running after {} s", step, CLOSE_WAIT_SECONDS + 1);
+    } else if (!shutdown.isSuccess()) {
+      steps.failed(step, shutdown.cause());
+    }
   }
 
   /**

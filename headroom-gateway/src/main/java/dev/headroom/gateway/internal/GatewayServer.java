@@ -160,9 +160,10 @@ public final class GatewayServer implements AutoCloseable {
       }
       return s;
     } catch (RuntimeException | InterruptedException e) {
-      s.close();
-      s.closeTelemetry();
-      throw e;
+      CloseSequence steps = new CloseSequence("a gateway that did not start");
+      steps.run("the server", s::close);
+      steps.run("the telemetry", s::closeTelemetry);
+      throw e; // what the close found is logged; this is why the start failed
     }
   }
 
@@ -481,31 +482,39 @@ public final class GatewayServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops listening and releases what the server holds, each step whatever became of the others
+   * ({@link CloseSequence}): a failure is logged, the rest still closes, and the drain is over
+   * ({@link #drained()} completes) in every case; the first failure is thrown at the end. The event
+   * loops are the caller's and stay running.
+   */
   @Override
   public synchronized void close() {
+    CloseSequence steps = new CloseSequence("the gateway's listeners and upstreams");
     if (watcher != null) {
-      watcher.close();
+      steps.run("the configuration watcher", watcher::close);
     }
     if (listener != null) {
-      listener.close().syncUninterruptibly();
+      steps.run("the proxy listener", () -> listener.close().syncUninterruptibly());
     }
     if (tls != null) {
-      tls.close();
+      steps.run("the listener's TLS", tls::close);
     }
     if (admin != null) {
-      admin.close().syncUninterruptibly();
+      steps.run("the admin listener", () -> admin.close().syncUninterruptibly());
     }
     Snapshot s = state.snapshot();
     if (s != null) {
-      s.pools().values().forEach(UpstreamPool::close);
+      s.pools().forEach((name, pool) -> steps.run("the pool of upstream " + name, pool::close));
     }
-    demos.values().forEach(DemoUpstream::close);
-    planResolvers.close();
+    demos.forEach((name, demo) -> steps.run("the demo upstream " + name, demo::close));
+    steps.run("the plan resolvers", planResolvers::close);
     if (dashboard != null) {
-      dashboard.stop();
+      steps.run("the dashboard", dashboard::stop);
     }
-    meterClock.stop();
-    registry.close();
-    drain.closing();
+    steps.run("the meter clock", meterClock::stop);
+    steps.run("the meter registry", registry::close);
+    steps.run("the drain", drain::closing);
+    steps.rethrow();
   }
 }
