@@ -83,6 +83,11 @@ redis_start
 
 jar="${HEADROOM_BENCH_JAR:-$root/headroom-cli/target/headroom-cli-0.1.0-SNAPSHOT-all.jar}"
 if [[ ! -f "$jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-cli -am package -DskipTests); fi
+# a copy: a build during the run rewrites target/ under the running gateway, whose next class to
+# load (the drain's, at SIGTERM) then cannot be read (the gateway README, "Reloading, stopping,
+# and the file as untrusted input")
+cp "$jar" "$work/headroom.jar"
+jar="$work/headroom.jar"
 plot_jar="$root/headroom-benchmarks/target/benchmarks.jar"
 if [[ ! -f "$plot_jar" ]]; then (cd "$root" && mvn -B -q -pl headroom-benchmarks -am package -DskipTests); fi
 JAVA_FLAGS="${HEADROOM_BENCH_JAVA_FLAGS:--Xms256m -Xmx256m -XX:+UseParallelGC}"
