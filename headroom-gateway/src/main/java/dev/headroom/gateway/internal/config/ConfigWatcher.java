@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Watches the configuration file's directory and runs a reload when the file is written, created
  * or moved into place (editors and config managers often replace the file by a rename). A reload
- * that fails validation keeps the configuration in force. One daemon thread.
+ * that fails validation keeps the configuration in force, and one that fails in any other way is
+ * logged and leaves the file watched. One daemon thread.
  */
 public final class ConfigWatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ConfigWatcher.class);
@@ -55,7 +56,15 @@ public final class ConfigWatcher implements AutoCloseable {
         }
         key.reset();
         if (ours) {
-          reload.run();
+          try {
+            reload.run();
+          } catch (RuntimeException | Error e) {
+            // Whatever a reload throws beyond a refused configuration (which the reload logs
+            // itself), the watcher lives on: otherwise every later change of the file would be
+            // ignored without a word while the gateway runs on the configuration before it.
+            LOG.error("reloading the configuration failed, the previous configuration stays in force;"
+                + " the file is still watched", e);
+          }
         }
       }
     } catch (InterruptedException | ClosedWatchServiceException e) {
