@@ -11,6 +11,9 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerExecutionChain;
 import org.springframework.web.servlet.HandlerMapping;
@@ -47,11 +50,21 @@ final class HandlerResolution {
 
   /** Whether Spring MVC will run {@code method} for the request. */
   boolean runs(HttpServletRequest request, Method method) {
-    Object resolved = request.getAttribute(ATTRIBUTE);
+    return runs(request::getAttribute, request::setAttribute, ATTRIBUTE, () -> resolve(request), method);
+  }
+
+  /**
+   * Whether the resolved handler is {@code method}: the handler kept in a request's (or exchange's)
+   * attribute, else {@code resolve}d and kept there ({@link #NONE} for none), so that it is
+   * resolved once per request.
+   */
+  static boolean runs(Function<String, Object> get, BiConsumer<String, Object> put, String attribute,
+      Supplier<Method> resolve, Method method) {
+    Object resolved = get.apply(attribute);
     if (resolved == null) {
-      Method m = resolve(request);
+      Method m = resolve.get();
       resolved = m == null ? NONE : m;
-      request.setAttribute(ATTRIBUTE, resolved);
+      put.accept(attribute, resolved);
     }
     return method.equals(resolved);
   }

@@ -59,10 +59,13 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
     "org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration",
+    // after the availability probes, whose readiness group HeadroomReadiness may join
+    "org.springframework.boot.actuate.autoconfigure.availability.AvailabilityProbesAutoConfiguration",
     // Spring Boot 4 (its modules spring-boot-micrometer-metrics and spring-boot-webmvc)
     "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
     "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
-    "org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration"})
+    "org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration",
+    "org.springframework.boot.health.autoconfigure.actuate.endpoint.AvailabilityProbesAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass({HeadroomFilter.class, Filter.class})
 @ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)
@@ -109,7 +112,8 @@ public class HeadroomAutoConfiguration {
     policies.settings().routes().forEach(g::route);
     HandlerMappingIntrospector found = introspector.getIfUnique();
     HandlerResolution resolution = found == null ? null : new HandlerResolution(found);
-    mappings.orderedStream().forEach(m -> RateLimitedHandlers.routes(m, policies.byName(), resolution)
+    mappings.orderedStream().forEach(m -> RateLimitedHandlers.<HttpServletRequest>routes(
+        RateLimitedHandlers.Mvc.mappings(m), policies.byName(), resolution == null ? null : resolution::runs)
         .forEach(h -> g.route(h.rules(), h.condition())));
     g.listener(HeadroomSettings.composite(listeners.orderedStream().toList()));
     customizers.orderedStream().forEach(c -> c.customize(g));

@@ -15,6 +15,11 @@ import org.springframework.context.annotation.Configuration;
  * applications alike have it (a blocking {@code HealthIndicator}: the reading sends nothing to
  * Redis).
  *
+ * <p>When the store fails closed (a Redis store with {@code headroom.store.on-failure: refuse}), the
+ * contributor also joins Spring Boot's {@code readiness} group, where the application has one
+ * ({@link HeadroomReadiness}): an instance that refuses every limited request while Redis is gone
+ * is then not ready.
+ *
  * <p>One artifact serves Spring Boot 3 and 4, whose health API is in different packages (Boot 4
  * moved it to its spring-boot-health module): each line has its own nested configuration, guarded
  * by the name of its {@code HealthIndicator}, and the other line's classes are never loaded.
@@ -32,6 +37,14 @@ class HeadroomHealthConfiguration {
     return HeadroomStoreHealth.of(store, refuses, type.equals("redis") ? props.getStore().getRedisUri() : null);
   }
 
+  /** Whether requests the store cannot decide are refused: the readiness group then includes the contributor. */
+  static boolean failsClosed(Store store, HeadroomProperties props) {
+    return HeadroomStoreHealth.failsClosed(store, "refuse".equalsIgnoreCase(props.getStore().getOnFailure()));
+  }
+
+  /** The name of the contributor ({@link #BEAN} without its suffix). */
+  static final String CONTRIBUTOR = "headroom";
+
   /** Spring Boot 3, whose health API is in spring-boot-actuator. */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = Boot3Health.HEALTH_INDICATOR)
@@ -48,6 +61,14 @@ class HeadroomHealthConfiguration {
             .status(new org.springframework.boot.actuate.health.Status(h.status()))
             .withDetails(h.details()).build();
       };
+    }
+
+    @Bean
+    org.springframework.boot.actuate.health.HealthEndpointGroupsPostProcessor headroomReadinessGroup(
+        Store store, HeadroomProperties props) {
+      return groups -> failsClosed(store, props) ? HeadroomReadiness.withReadinessMember(
+          org.springframework.boot.actuate.health.HealthEndpointGroups.class,
+          org.springframework.boot.actuate.health.HealthEndpointGroup.class, groups, CONTRIBUTOR) : groups;
     }
   }
 
@@ -67,6 +88,14 @@ class HeadroomHealthConfiguration {
             .status(new org.springframework.boot.health.contributor.Status(h.status()))
             .withDetails(h.details()).build();
       };
+    }
+
+    @Bean
+    org.springframework.boot.health.actuate.endpoint.HealthEndpointGroupsPostProcessor headroomReadinessGroup(
+        Store store, HeadroomProperties props) {
+      return groups -> failsClosed(store, props) ? HeadroomReadiness.withReadinessMember(
+          org.springframework.boot.health.actuate.endpoint.HealthEndpointGroups.class,
+          org.springframework.boot.health.actuate.endpoint.HealthEndpointGroup.class, groups, CONTRIBUTOR) : groups;
     }
   }
 }

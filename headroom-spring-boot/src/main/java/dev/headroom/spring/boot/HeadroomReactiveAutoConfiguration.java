@@ -22,6 +22,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
+import org.springframework.web.reactive.HandlerMapping;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 
@@ -36,11 +38,16 @@ import org.springframework.web.server.WebFilter;
  *
  * The application's {@code MeterRegistry} and {@code ObservationRegistry} are given to the gate, as
  * in a servlet application ({@link HeadroomObservabilityConfiguration}): the same meters and
- * observations. Not here (the servlet starter's only, for now): {@code @RateLimited} handler methods.
+ * observations. {@link RateLimited} handler methods of WebFlux {@code @RestController}s become routes
+ * as in a servlet application: read from WebFlux's {@code RequestMappingHandlerMapping}s, each
+ * applying only to requests its own handler serves ({@link ReactiveHandlerResolution}).
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration", // Spring Boot 3
-    "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration"}) // Spring Boot 4
+    "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration", // Spring Boot 4
+    // after the availability probes, whose readiness group HeadroomReadiness may join (Boot 3, Boot 4)
+    "org.springframework.boot.actuate.autoconfigure.availability.AvailabilityProbesAutoConfiguration",
+    "org.springframework.boot.health.autoconfigure.actuate.endpoint.AvailabilityProbesAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnClass({HeadroomWebFilter.class, WebFilter.class})
 @ConditionalOnProperty(prefix = "headroom", name = "enabled", matchIfMissing = true)
@@ -59,10 +66,15 @@ public class HeadroomReactiveAutoConfiguration {
       QuotaLimiter limiter, LimitRefusals refusals, Ticker ticker, ReactiveUserResolver users,
       ObjectProvider<GateListener> listeners, ObjectProvider<VendRoute> vendRoutes, Environment environment,
       HeadroomPlanProperties planProps, ObjectProvider<PlanResolver> planResolvers,
-      ObjectProvider<HeadroomGateCustomizer> customizers) {
+      ObjectProvider<HeadroomGateCustomizer> customizers, ObjectProvider<RequestMappingHandlerMapping> mappings,
+      ObjectProvider<HandlerMapping> handlerMappings) {
     GateBuilder<ServerWebExchange> g = Gate.builder();
     policies.settings().gate(g, props, limiter, refusals, ticker, environment, planProps, planResolvers);
     policies.settings().routes().forEach(g::route);
+    ReactiveHandlerResolution resolution = new ReactiveHandlerResolution(handlerMappings);
+    mappings.orderedStream().forEach(m -> RateLimitedHandlers.<ServerWebExchange>routes(
+        RateLimitedHandlers.WebFlux.mappings(m), policies.byName(), resolution::runs)
+        .forEach(h -> g.route(h.rules(), h.condition())));
     g.listener(HeadroomSettings.composite(listeners.orderedStream().toList()));
     customizers.orderedStream().forEach(c -> c.customize(g));
     Gate<ServerWebExchange> gate;

@@ -57,6 +57,14 @@ record HeadroomStoreHealth(String status, Map<String, Object> details) {
     return RedisRead.of(store, refuses, redisUri, details);
   }
 
+  /**
+   * Whether requests {@code store} cannot decide are refused: a Redis store that fails closed, with
+   * {@code refuses} ({@code on-failure: refuse}).
+   */
+  static boolean failsClosed(Store store, boolean refuses) {
+    return refuses && REDIS && RedisRead.failsClosed(store);
+  }
+
   /** Whether headroom-redis, which is optional, is on the class path: {@link RedisRead} names its classes. */
   private static final boolean REDIS =
       ClassUtils.isPresent("dev.headroom.redis.RedisStore", HeadroomStoreHealth.class.getClassLoader());
@@ -65,6 +73,10 @@ record HeadroomStoreHealth(String status, Map<String, Object> details) {
   private static final class RedisRead {
     static boolean isRedis(Store store) {
       return store instanceof RedisStore;
+    }
+
+    static boolean failsClosed(Store store) {
+      return store instanceof RedisStore redis && redis.failurePolicy() == FailurePolicy.FAIL_CLOSED;
     }
 
     static HeadroomStoreHealth of(Store store, boolean refuses, String redisUri, Map<String, Object> details) {

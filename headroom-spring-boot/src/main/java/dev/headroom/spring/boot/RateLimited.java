@@ -7,9 +7,10 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Applies policies from {@code headroom.policies} to a Spring MVC handler method (or every handler
- * method of a controller): the method's request mappings (paths and methods) become Headroom
- * routes, enforced by the Headroom filter and listed in the discovery document.
+ * Applies policies from {@code headroom.policies} to a Spring MVC or Spring WebFlux handler method
+ * (or every handler method of a controller): the method's request mappings (paths and methods)
+ * become Headroom routes, enforced by the Headroom filter (servlet) or web filter (WebFlux) and
+ * listed in the discovery document.
  *
  * <pre>{@code
  * @GetMapping("/api/items/{id}")
@@ -22,9 +23,9 @@ import java.lang.annotation.Target;
  * startup naming the handler method.
  *
  * <p>The policies apply only to requests this handler method serves. The Headroom filter runs
- * before Spring MVC's {@code DispatcherServlet}, so for a request matching the annotated path
- * template it asks the application's handler mappings, in the {@code DispatcherServlet}'s order,
- * which handler will run: an unannotated handler with a more specific pattern (such as
+ * before Spring MVC's {@code DispatcherServlet} (WebFlux's {@code DispatcherHandler}), so for a
+ * request matching the annotated path template it asks the application's handler mappings, in
+ * the dispatcher's order, which handler will run: an unannotated handler with a more specific pattern (such as
  * {@code /api/items/health} beside {@code /api/items/{id}}) or chosen by a mapping condition
  * ({@code params}, {@code headers}, {@code consumes}, {@code produces}) is not limited by this
  * annotation. A request Spring refuses itself (405, 406, 415) runs no handler and is not limited.

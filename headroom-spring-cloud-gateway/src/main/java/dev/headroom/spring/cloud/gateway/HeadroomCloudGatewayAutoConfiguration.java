@@ -4,12 +4,15 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.Store;
 import dev.headroom.Ticker;
+import dev.headroom.enforcement.DecisionMeters;
 import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.GateBuilder;
 import dev.headroom.enforcement.settings.StoreSettings;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.RedisStore;
 import dev.headroom.webflux.ReactiveUserResolver;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -27,6 +30,7 @@ import org.springframework.cloud.gateway.support.ConfigurationService;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
+import org.springframework.web.server.ServerWebExchange;
 
 /**
  * Headroom in a Spring Cloud Gateway application, from {@code headroom.cloud-gateway.*}:
@@ -38,7 +42,12 @@ import org.springframework.context.annotation.Primary;
  * <li>{@link HeadroomRateLimiter}, the (primary) {@code RateLimiter} of every
  *   {@code RequestRateLimiter} filter that names none, unless the application defines a
  *   {@code RateLimiter} of its own;</li>
- * <li>a {@link Ticker} (the system's; a {@code ManualTicker} bean in tests replaces it).</li>
+ * <li>a {@link Ticker} (the system's; a {@code ManualTicker} bean in tests replaces it);</li>
+ * <li>where the application has a Micrometer {@code MeterRegistry} (and micrometer-core, which is
+ *   optional here, is on the class path), the meters every Headroom front end records
+ *   (headroom-enforcement {@code HeadroomMeters}), by the {@code Headroom} filter and by
+ *   {@link HeadroomRateLimiter} alike; where it has an {@code ObservationRegistry}, each decision of
+ *   the {@code Headroom} filter a {@code headroom.decision} observation.</li>
  * </ul>
  *
  * <p>{@code headroom.cloud-gateway.enabled: false} turns all of it off.
@@ -99,20 +108,23 @@ public class HeadroomCloudGatewayAutoConfiguration {
   @Primary
   @ConditionalOnMissingBean(RateLimiter.class)
   HeadroomRateLimiter headroomRateLimiter(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props,
-      ConfigurationService configurationService) {
+      ConfigurationService configurationService, ObjectProvider<CloudGatewayMeters> meters, Ticker ticker) {
+    CloudGatewayMeters m = meters.getIfUnique();
     return new HeadroomRateLimiter(limiter, catalog, catalog.dialects(), refuseOnStoreFailure(props),
-        configurationService);
+        configurationService, m == null ? null : m.decisions(), ticker);
   }
 
   /**
-   * The Headroom routes and the gate that enforces them (the {@code Headroom} filter's); each
-   * decision a {@code headroom.decision} observation in the application's {@code ObservationRegistry},
-   * when it has one (headroom-enforcement {@code HeadroomMeters}).
+   * The Headroom routes and the gate that enforces them (the {@code Headroom} filter's); its meters
+   * in the application's {@code MeterRegistry} ({@link CloudGatewayMeters}), and each decision a
+   * {@code headroom.decision} observation in its {@code ObservationRegistry}, when it has them
+   * (headroom-enforcement {@code HeadroomMeters}).
    */
   @Bean
   @ConditionalOnMissingBean
   HeadroomRoutes headroomRoutes(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props, Ticker ticker,
-      ObjectProvider<ReactiveUserResolver> users, ObjectProvider<ObservationRegistry> observations) {
+      ObjectProvider<ReactiveUserResolver> users, ObjectProvider<ObservationRegistry> observations,
+      ObjectProvider<CloudGatewayMeters> meters) {
     Gate.StoreFailureMode onFailure = refuseOnStoreFailure(props) ? Gate.StoreFailureMode.REFUSE : Gate.StoreFailureMode.ALLOW;
     LimitRefusals texts = catalog.policies().refusals(ticker).build();
     return new HeadroomRoutes(b -> {
@@ -120,6 +132,7 @@ public class HeadroomCloudGatewayAutoConfiguration {
           .omitOnRedirect(props.getHeaders().isOmitOnRedirect()).fields(catalog.fields())
           .discovery(props.getService().getName(), props.getService().getDescription());
       observations.ifUnique(b::observationRegistry);
+      meters.ifUnique(m -> m.bind(b));
     }, catalog.policies().escalations(), catalog.policies().allowLists(), users.getIfAvailable(ReactiveUserResolver::principal));
   }
 
@@ -146,6 +159,35 @@ public class HeadroomCloudGatewayAutoConfiguration {
 
   static boolean refuseOnStoreFailure(CloudGatewayProperties props) {
     return PolicyCatalog.refuseOnStoreFailure(props);
+  }
+
+  /**
+   * The application's {@code MeterRegistry} for both front ends, when micrometer-core is on the class
+   * path (it is optional: a Spring Cloud Gateway application need not have it) and the application
+   * has exactly one registry (Spring Boot's actuator makes it).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+  static class MeterConfiguration {
+
+    @Bean
+    CloudGatewayMeters headroomCloudGatewayMeters(ObjectProvider<MeterRegistry> registry) {
+      return new CloudGatewayMeters() {
+        @Override
+        public void bind(GateBuilder<ServerWebExchange> gate) {
+          MeterRegistry r = registry.getIfUnique();
+          if (r != null) {
+            gate.meterRegistry(r);
+          }
+        }
+
+        @Override
+        public DecisionMeters decisions() {
+          MeterRegistry r = registry.getIfUnique();
+          return r == null ? null : DecisionMeters.of(r);
+        }
+      };
+    }
   }
 
   /**

@@ -7,6 +7,8 @@ import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.QuotaUnit;
 import dev.headroom.StoreException;
+import dev.headroom.Ticker;
+import dev.headroom.enforcement.DecisionMeters;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import dev.headroom.http.HeaderNames;
 import dev.headroom.http.body.ServiceErrors;
@@ -26,6 +28,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
@@ -71,6 +74,11 @@ import reactor.core.scheduler.Schedulers;
  * {@code headroom.cloud-gateway.store.on-failure: refuse}, refuses it with
  * {@code Retry-After: }{@value ServiceErrors#STORE_RETRY_AFTER_SECONDS}.
  *
+ * <p>Where the application has a Micrometer {@code MeterRegistry}, the auto-configuration gives this
+ * rate limiter the meters every Headroom front end records (headroom-enforcement
+ * {@code HeadroomMeters}): {@code headroom.decisions} by policy, outcome and problem,
+ * {@code headroom.store.latency}, {@code headroom.store.failures} by fallback.
+ *
  * <p>Thread-safe.
  */
 public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateLimiter.Config> {
@@ -85,16 +93,22 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
   private final PolicyCatalog catalog;
   private final Set<HeaderDialect> defaultDialects;
   private final boolean refuseOnStoreFailure;
+  /** The meters, or null for none: Micrometer, which is optional, is then never loaded. */
+  private final DecisionMeters meters;
+  /** Times the store's answers when there are meters. */
+  private final Ticker ticker;
   /** Each route's arguments read once, with the arguments they were read from. */
   private final Map<String, RouteLimit> routes = new ConcurrentHashMap<>();
 
   HeadroomRateLimiter(QuotaLimiter limiter, PolicyCatalog catalog, Set<HeaderDialect> defaultDialects,
-      boolean refuseOnStoreFailure, ConfigurationService configurationService) {
+      boolean refuseOnStoreFailure, ConfigurationService configurationService, DecisionMeters meters, Ticker ticker) {
     super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
     this.limiter = Objects.requireNonNull(limiter, "limiter");
     this.catalog = Objects.requireNonNull(catalog, "catalog");
     this.defaultDialects = Set.copyOf(defaultDialects);
     this.refuseOnStoreFailure = refuseOnStoreFailure;
+    this.meters = meters;
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
   }
 
   /**
@@ -108,7 +122,7 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
     Map<String, QuotaPolicy> named = new LinkedHashMap<>();
     policies.forEach(p -> named.put(p.name(), p));
     return new HeadroomRateLimiter(limiter, PolicyCatalog.of(named), EnumSet.of(HeaderDialect.IETF), false,
-        configurationService);
+        configurationService, null, Ticker.system());
   }
 
   /** Reads a route's arguments as they are bound, so that a bad one stops the routes from loading. */
@@ -135,8 +149,12 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
     // never delays the store's next replies. One decided at once (the memory store) goes on here,
     // as the WebFlux filter does with its verdicts.
     return Mono.defer(() -> {
+      long asked = meters == null ? 0 : ticker.read();
       CompletableFuture<Decision> decided =
           limiter.acquireAsync(List.of(Acquisition.of(route.policy, key, route.cost))).toCompletableFuture();
+      if (meters != null) {
+        decided = decided.whenComplete((answer, failure) -> record(answer, failure, asked));
+      }
       Mono<Decision> d = Mono.fromFuture(decided);
       return decided.isDone() ? d : d.publishOn(Schedulers.parallel());
     })
@@ -160,6 +178,21 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
     RouteLimit read = RouteLimit.read(routeId, config, catalog, defaultDialects);
     routes.put(routeId, read);
     return read;
+  }
+
+  /** Records a decision (or the store's failure) in the meters; a meter that fails never fails the request. */
+  private void record(Decision decision, Throwable failure, long asked) {
+    try {
+      meters.storeLatency(ticker.read() - asked);
+      Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+      if (decision != null) {
+        meters.decided(decision);
+      } else if (cause instanceof StoreException) {
+        meters.storeFailed(refuseOnStoreFailure);
+      }
+    } catch (RuntimeException ignored) {
+      // the meters are not the request's concern
+    }
   }
 
   private Response storeFailed() {
