@@ -1,5 +1,6 @@
 package dev.headroom.client;
 
+import dev.headroom.QuotaUnit;
 import dev.headroom.Ticker;
 import dev.headroom.http.RetryAfter;
 import dev.headroom.http.headers.HeaderDialect;
@@ -129,6 +130,8 @@ final class BudgetTracker implements Budgets {
   private final Function<HttpRequest, String> scopeOf;
   private final LinkedHashMap<String, ScopeState> scopes;
   private final LinkedHashMap<String, List<TrackedBudget>> planned;
+  /** Each origin's capacity as its answers show it ({@link OriginCapacity}), by origin. */
+  private final LinkedHashMap<String, OriginCapacity> capacities;
   private final VendClientOptions vend;
   /** Backs off a scope after a refusal without a usable wait (see {@link #report}). */
   private final RetryPolicy retry;
@@ -160,6 +163,16 @@ final class BudgetTracker implements Budgets {
         return size() > max;
       }
     };
+    // An origin evicted with requests on the wire is still reported through their permits, which
+    // hold it, and wakes its waiters; they then find the origin anew.
+    this.capacities = new LinkedHashMap<>(16, 0.75f, true) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, OriginCapacity> eldest) {
+        return size() > max;
+      }
+    };
   }
 
   // ---- admission
@@ -186,14 +199,19 @@ final class BudgetTracker implements Budgets {
     long nanos;
     synchronized (this) {
       ScopeState s = scope(scopeId);
+      OriginCapacity capacity = capacities.computeIfAbsent(origin, k -> new OriginCapacity());
       long now = ticker.read();
-      SendTiming.Wait w = timing.decide(s, active(s, origin, method, path, labels), cost, now);
+      SendTiming.Wait w = timing.decide(s, capacity, active(s, origin, method, path, labels), cost, now);
       if (w.admitted() != null) {
         return CompletableFuture.completedFuture(w.admitted());
       }
       if (w.forResponse()) {
         waiter = new CompletableFuture<>();
         s.waiters.add(waiter);
+      } else if (w.forCapacity()) {
+        // Woken when one of the origin's requests is answered or fails (record, release).
+        waiter = new CompletableFuture<>();
+        capacity.waiters.add(waiter);
       }
       nanos = w.nanos();
     }
@@ -233,10 +251,12 @@ final class BudgetTracker implements Budgets {
    */
   void record(Permit permit, Exchange exchange) {
     List<CompletableFuture<Void>> wake = List.of();
+    List<CompletableFuture<Void>> wakeOrigin = List.of();
     synchronized (this) {
       ScopeState s = permit.scope;
       try {
         s.inFlight.remove(permit.seq);
+        answeredOrigin(permit, exchange);
         s.costs.remove(permit.seq);
         long now = ticker.read();
         s.answered = true;
@@ -258,14 +278,35 @@ final class BudgetTracker implements Budgets {
         }
         if (permit.probe) {
           s.probeAfterBlock = false;
-          s.entries.values().removeIf(e -> e.resetAt <= now);
+          // A concurrent-requests budget has no reset to pass: its units come back as requests complete.
+          s.entries.values().removeIf(e -> e.resetAt <= now && !e.limitsConcurrency());
           s.current.values().removeIf(k -> !s.entries.containsKey(k));
         }
       } finally {
         wake = s.drainWaiters();
+        wakeOrigin = permit.slot.origin().drainWaiters();
       }
     }
     wake.forEach(f -> f.complete(null));
+    wakeOrigin.forEach(f -> f.complete(null));
+  }
+
+  /**
+   * Gives an answer to its origin's capacity ({@link OriginCapacity}); total, as {@link #record} is:
+   * the request leaves the origin's wire whatever the answer says, so no caller waits for it forever.
+   */
+  private static void answeredOrigin(Permit permit, Exchange exchange) {
+    boolean signal;
+    boolean served;
+    try {
+      signal = OriginCapacity.signals(exchange);
+      served = !exchange.isRefused() && exchange.status() < 500;
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, () -> "could not read the capacity " + exchange + " says", e);
+      signal = false;
+      served = false;
+    }
+    permit.slot.origin().answered(permit.slot, signal, served);
   }
 
   /** Applies what one answer says to its scope (see {@link #apply} and {@link #applyVend}). */
@@ -334,8 +375,10 @@ final class BudgetTracker implements Budgets {
   /** Reports that a permit's request failed without a response. */
   void release(Permit permit) {
     List<CompletableFuture<Void>> wake = List.of();
+    List<CompletableFuture<Void>> wakeOrigin = List.of();
     synchronized (this) {
       try {
+        permit.slot.origin().lost(permit.slot);
         permit.scope.inFlight.remove(permit.seq);
         permit.scope.costs.remove(permit.seq);
         long now = ticker.read();
@@ -346,9 +389,11 @@ final class BudgetTracker implements Budgets {
         }
       } finally {
         wake = permit.scope.drainWaiters();
+        wakeOrigin = permit.slot.origin().drainWaiters();
       }
     }
     wake.forEach(f -> f.complete(null));
+    wakeOrigin.forEach(f -> f.complete(null));
   }
 
   /**
@@ -429,6 +474,9 @@ final class BudgetTracker implements Budgets {
       merge(s, policy, pk, unit, limit.remaining().getAsLong(), quota, window, tNanos, resetLow, probeAtReset, now,
           notCounted, ordered, "headers", null, permit, meaning);
       TrackedBudget e = s.entries.get(key);
+      if (e != null && e.limitsConcurrency()) {
+        e.concurrencyReport(limit.remaining().getAsLong(), quota, s.inFlight(), refused);
+      }
       if (e != null && DocumentedAlgorithm.fixedWindow(limit)) {
         e.seen.documentedFixedWindow();
       }
@@ -437,6 +485,28 @@ final class BudgetTracker implements Budgets {
       }
       if (e != null && assumedLeak) {
         e.leakReport(ordered ? permit.seq() : -1, Math.min(limit.remaining().getAsLong(), quota < 0 ? Long.MAX_VALUE : quota), now);
+      }
+    }
+    concurrencyPolicies(s, fields, now);
+  }
+
+  /**
+   * A {@code concurrent-requests} policy advertised without a RateLimit item that states its
+   * {@code r} still caps the scope's requests on the wire at its {@code q} (draft-09 section 3.1.2;
+   * the policy is informative, section 7, but it is the only word on how many may go at once).
+   */
+  private void concurrencyPolicies(ScopeState s, RateLimitFields fields, long now) {
+    for (QuotaPolicyItem p : fields.policies()) {
+      if (p.name().isEmpty() || !QuotaUnit.CONCURRENT_REQUESTS.token().equals(RequestCost.unitOf(p))) {
+        continue;
+      }
+      boolean stated = fields.limits().stream()
+          .anyMatch(l -> l.remaining().isPresent() && fields.policyOf(l).filter(p::equals).isPresent());
+      if (!stated) {
+        TrackedBudget e = put(s, p.name().get(), p.partitionKey().orElse(null), p.quota(), now, p.quota(), -1, false, now,
+            "headers");
+        e.unit = QuotaUnit.CONCURRENT_REQUESTS.token();
+        e.concurrencyCap = p.quota();
       }
     }
   }
@@ -458,7 +528,17 @@ final class BudgetTracker implements Budgets {
     }
     r = Math.max(0, r - uncounted);
     long resetAt = Ceilings.saturatingAdd(now, tNanos);
-    if (e == null || ordered || e.resetAt <= now || e.probeAtReset || !e.unit.equals(unit)) {
+    boolean rescaled = e != null && quota >= 0 && e.quota >= 0 && quota != e.quota;
+    if (rescaled) {
+      // The same policy with another q: the server changed the quota (draft-09 Appendix B.1.3, a
+      // temporary-reduced-capacity answer's new policy, section 5.2, or capacity restored). What was
+      // counted and learnt under the old q (the remaining units, a sliding window's model, the
+      // algorithm recognised, a batch's least r) describes a quota that is gone: the budget starts
+      // again from this report, its remaining at most the new q less what is on the wire, and its
+      // pacing is recomputed from it.
+      s.entries.remove(TrackedBudget.key(policy, pk));
+    }
+    if (e == null || rescaled || ordered || e.resetAt <= now || e.probeAtReset || !e.unit.equals(unit)) {
       e = put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, source);
       e.selector = selector;
       e.unit = unit;
@@ -657,8 +737,9 @@ final class BudgetTracker implements Budgets {
    * The right to send one request, reported back with {@link #record} or {@link #release}.
    * {@code probe}: it goes alone, its answer deciding for the next; {@code ask}: it goes to ask a
    * budget that may be spent and states no reset ({@link SendTiming}), so a refusal is expected and
-   * does not escalate the retry's back-off.
+   * does not escalate the retry's back-off. {@code slot}: its place on its origin's wire
+   * ({@link OriginCapacity}).
    */
   record Permit(ScopeState scope, boolean probe, boolean ask, long seq, boolean alone, long answeredAtAdmit, long admittedAt,
-      RequestCost cost) {}
+      RequestCost cost, OriginCapacity.Slot slot) {}
 }
