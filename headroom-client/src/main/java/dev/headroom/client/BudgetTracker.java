@@ -73,6 +73,14 @@ import java.util.function.Function;
  *   <li>Requests that may not be counted in a report's {@code r} (still in flight, or answered
  *       while it was) are subtracted, so that concurrent answers, which arrive in any order, never
  *       overstate the budget (see {@link #apply}).
+ *   <li>A policy whose {@code q} changed (Appendix B.1.3, section 5.2's reduced policy, capacity
+ *       restored) starts its budget again from the report, remaining at most the new {@code q}
+ *       (see {@link #merge}); a {@code concurrent-requests} policy (section 3.1.2) caps the
+ *       scope's requests on the wire instead of counting units per window
+ *       ({@link TrackedBudget#concurrencyCap}).
+ *   <li>A {@code temporary-reduced-capacity} answer (section 5.2) narrows how many requests every
+ *       caller of the origin may have on the wire, and answers widen it back
+ *       ({@link OriginCapacity}): a capacity to respect, not a quota to wait out.
  * </ul>
  *
  * <p>The first request of a scope goes alone: until a response arrives nothing is known, and
