@@ -28,13 +28,16 @@ import java.util.concurrent.CompletableFuture;
  * <ul>
  *   <li>{@code inFlight}: the origin's requests on the wire (admitted, not yet answered or lost).
  *   <li>{@code limit}: how many may be on the wire at once; unbounded until the first capacity
- *       signal, and again once recovered.
+ *       signal, and again once grown past {@link #MAX_LIMIT}.
  *   <li>{@code admissions} and {@code decreasedAt}: admission numbers, so that the refusals of
  *       requests sent before the last decrease (the same overload, answered one by one) decrease
  *       the window once, not once each.
- *   <li>{@code before}: the most requests on the wire when the first signal came, the concurrency
- *       the origin was last seen to fail at; the window is lifted once it has grown back to it.
  * </ul>
+ * The window is never lifted at once (lifted at the concurrency the origin first failed at, it let
+ * eight callers go at once again while the origin still served two, in ReducedCapacityTest; every
+ * such jump costs a burst of refusals): it grows back one place per window of answers, and stops growing
+ * one place above what the callers use, since only a full window widens it. Past
+ * {@link #MAX_LIMIT} it is unbounded again.
  *
  * <p>The rules:
  * <pre>
@@ -42,7 +45,7 @@ import java.util.concurrent.CompletableFuture;
  *   signal       (a capacity refusal of a request admitted after the last decrease, sent with n on the wire)
  *                  limit = max(1, floor(min(limit, n) * DECREASE))
  *   success      (an answer that is neither a refusal nor a 5xx, sent with the window full)
- *                  limit = limit + 1 / limit;  lifted when limit &gt;= before
+ *                  limit = limit + 1 / limit;  unbounded again past MAX_LIMIT
  * </pre>
  * A signal is a refusal whose problem details' {@code type} is {@code temporary-reduced-capacity}
  * (any status), or a 503 carrying RateLimit fields (the section 5.2 shape without a readable body;
@@ -56,8 +59,9 @@ import java.util.concurrent.CompletableFuture;
  * refusals decrease nothing more. Were 4 still too many, a refusal of a request sent after the
  * decrease makes it 2. Then every answer sent with 2 on the wire adds {@code 1/2}, then
  * {@code 1/2.5}, ...: about one place per window of answers, back to 8 after 30 answers sent with
- * the window full, where the window is lifted. At a given latency the rate follows the window: 2 on the wire at 50 ms
- * each is 40 requests a second, whatever the callers ask for.
+ * the window full, and to 9, one above what eight callers can fill, where it stays. At a given
+ * latency the rate follows the window: 2 on the wire at 50 ms each is 40 requests a second,
+ * whatever the callers ask for.
  *
  * <p>What the window does not do: it does not replace the quota books. The refusal's Retry-After
  * still holds the whole scope (section 7: Retry-After takes precedence); its {@code q}, smaller than
@@ -75,6 +79,9 @@ final class OriginCapacity {
   /** The narrowest window: one request always goes. */
   static final int MIN_LIMIT = 1;
 
+  /** A window grown back past this many requests on the wire is unbounded again. */
+  static final int MAX_LIMIT = 1024;
+
   /** The callers waiting for a request of this origin to leave the wire. */
   final List<CompletableFuture<Void>> waiters = new ArrayList<>();
 
@@ -82,7 +89,6 @@ final class OriginCapacity {
   private long admissions;
   private double limit = Double.POSITIVE_INFINITY;
   private long decreasedAt = -1;
-  private int before;
 
   /** One admitted request's place on the wire: its origin, its admission number, how many went with it (itself too). */
   record Slot(OriginCapacity origin, long seq, int onTheWire) {}
@@ -107,9 +113,6 @@ final class OriginCapacity {
     leave();
     if (signal) {
       if (slot.seq() > decreasedAt) {
-        if (limit == Double.POSITIVE_INFINITY) {
-          before = slot.onTheWire();
-        }
         limit = Math.max(MIN_LIMIT, Math.floor(Math.min(limit, slot.onTheWire()) * DECREASE));
         decreasedAt = admissions;
       }
@@ -117,7 +120,7 @@ final class OriginCapacity {
     }
     if (served && limited() && slot.onTheWire() >= Math.floor(limit)) {
       limit += 1 / limit;
-      if (limit >= before) {
+      if (limit > MAX_LIMIT) {
         limit = Double.POSITIVE_INFINITY;
       }
     }

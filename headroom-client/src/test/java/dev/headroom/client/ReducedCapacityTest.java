@@ -218,6 +218,8 @@ class ReducedCapacityTest {
       }
       if (reduced.get() && h > 2) {
         firstRefusal.compareAndSet(Long.MAX_VALUE, now);
+        // An overloaded server takes its time to refuse too: a refusal stays on the wire as long.
+        pause(20);
         return TestServer.Reply.of(503).header("Retry-After", "1").body("application/problem+json", REDUCED);
       }
       if (restored.get()) {
@@ -227,8 +229,9 @@ class ReducedCapacityTest {
       return TestServer.Reply.of(200).body("text/plain", "ok");
     }))) {
       HeadroomClient client = HeadroomClient.builder(Scripted.HTTP)
-          .retry(RetryPolicy.builder().jitter(0).maxAttempts(20).build()).build();
-      // The phases run on the wall clock: full for 0.7 s, reduced for 3.5 s, restored for 2.5 s.
+          .retry(RetryPolicy.builder().jitter(0).maxAttempts(20).maxWait(Duration.ofSeconds(1)).build()).build();
+      // Each refused caller comes back after the Retry-After (the back-off capped at it), so that
+      // every caller is back by the restore. The phases run on the wall clock: full for 0.7 s, reduced for 3.5 s, restored for 2.5 s.
       CompletableFuture<Void> phases = CompletableFuture.runAsync(() -> {
         pause(700);
         reduced.set(true);
@@ -242,7 +245,8 @@ class ReducedCapacityTest {
       phases.get();
       assertThat(firstRefusal.get()).as("a refusal came").isNotEqualTo(Long.MAX_VALUE);
       assertThat(mostAfterRefusal.get()).as("most on the wire while reduced, after the first refusal").isBetween(1, 4);
-      // Measured on a quiet machine: 9 with the window, 20 when each caller only waits out its Retry-After.
+      // Measured: 7 to 10 with the window; 19 to 26, and 8 on the wire, when each caller only waits
+      // out the Retry-After.
       assertThat(server.count(503)).as("reduced-capacity refusals").isLessThanOrEqualTo(14);
       assertThat(mostRestored.get()).as("most on the wire once restored").isGreaterThanOrEqualTo(7);
     }
