@@ -1,5 +1,6 @@
 package dev.headroom.client;
 
+import dev.headroom.QuotaUnit;
 import dev.headroom.Ticker;
 import dev.headroom.http.RetryAfter;
 import dev.headroom.http.headers.HeaderDialect;
@@ -72,6 +73,14 @@ import java.util.function.Function;
  *   <li>Requests that may not be counted in a report's {@code r} (still in flight, or answered
  *       while it was) are subtracted, so that concurrent answers, which arrive in any order, never
  *       overstate the budget (see {@link #apply}).
+ *   <li>A policy whose {@code q} changed (Appendix B.1.3, section 5.2's reduced policy, capacity
+ *       restored) starts its budget again from the report, remaining at most the new {@code q}
+ *       (see {@link #merge}); a {@code concurrent-requests} policy (section 3.1.2) caps the
+ *       scope's requests on the wire instead of counting units per window
+ *       ({@link TrackedBudget#concurrencyCap}).
+ *   <li>A {@code temporary-reduced-capacity} answer (section 5.2) narrows how many requests every
+ *       caller of the origin may have on the wire, and answers widen it back
+ *       ({@link OriginCapacity}): a capacity to respect, not a quota to wait out.
  * </ul>
  *
  * <p>The first request of a scope goes alone: until a response arrives nothing is known, and
@@ -129,6 +138,8 @@ final class BudgetTracker implements Budgets {
   private final Function<HttpRequest, String> scopeOf;
   private final LinkedHashMap<String, ScopeState> scopes;
   private final LinkedHashMap<String, List<TrackedBudget>> planned;
+  /** Each origin's capacity as its answers show it ({@link OriginCapacity}), by origin. */
+  private final LinkedHashMap<String, OriginCapacity> capacities;
   private final VendClientOptions vend;
   /** Backs off a scope after a refusal without a usable wait (see {@link #report}). */
   private final RetryPolicy retry;
@@ -160,6 +171,16 @@ final class BudgetTracker implements Budgets {
         return size() > max;
       }
     };
+    // An origin evicted with requests on the wire is still reported through their permits, which
+    // hold it, and wakes its waiters; they then find the origin anew.
+    this.capacities = new LinkedHashMap<>(16, 0.75f, true) {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, OriginCapacity> eldest) {
+        return size() > max;
+      }
+    };
   }
 
   // ---- admission
@@ -186,14 +207,19 @@ final class BudgetTracker implements Budgets {
     long nanos;
     synchronized (this) {
       ScopeState s = scope(scopeId);
+      OriginCapacity capacity = capacities.computeIfAbsent(origin, k -> new OriginCapacity());
       long now = ticker.read();
-      SendTiming.Wait w = timing.decide(s, active(s, origin, method, path, labels), cost, now);
+      SendTiming.Wait w = timing.decide(s, capacity, active(s, origin, method, path, labels), cost, now);
       if (w.admitted() != null) {
         return CompletableFuture.completedFuture(w.admitted());
       }
       if (w.forResponse()) {
         waiter = new CompletableFuture<>();
         s.waiters.add(waiter);
+      } else if (w.forCapacity()) {
+        // Woken when one of the origin's requests is answered or fails (record, release).
+        waiter = new CompletableFuture<>();
+        capacity.waiters.add(waiter);
       }
       nanos = w.nanos();
     }
@@ -233,10 +259,12 @@ final class BudgetTracker implements Budgets {
    */
   void record(Permit permit, Exchange exchange) {
     List<CompletableFuture<Void>> wake = List.of();
+    List<CompletableFuture<Void>> wakeOrigin = List.of();
     synchronized (this) {
       ScopeState s = permit.scope;
       try {
         s.inFlight.remove(permit.seq);
+        answeredOrigin(permit, exchange);
         s.costs.remove(permit.seq);
         long now = ticker.read();
         s.answered = true;
@@ -259,14 +287,35 @@ final class BudgetTracker implements Budgets {
         }
         if (permit.probe) {
           s.probeAfterBlock = false;
-          s.entries.values().removeIf(e -> e.resetAt <= now);
+          // A concurrent-requests budget has no reset to pass: its units come back as requests complete.
+          s.entries.values().removeIf(e -> e.resetAt <= now && !e.limitsConcurrency());
           s.current.values().removeIf(k -> !s.entries.containsKey(k));
         }
       } finally {
         wake = s.drainWaiters();
+        wakeOrigin = permit.slot.origin().drainWaiters();
       }
     }
     wake.forEach(f -> f.complete(null));
+    wakeOrigin.forEach(f -> f.complete(null));
+  }
+
+  /**
+   * Gives an answer to its origin's capacity ({@link OriginCapacity}); total, as {@link #record} is:
+   * the request leaves the origin's wire whatever the answer says, so no caller waits for it forever.
+   */
+  private static void answeredOrigin(Permit permit, Exchange exchange) {
+    boolean signal;
+    boolean served;
+    try {
+      signal = OriginCapacity.signals(exchange);
+      served = !exchange.isRefused() && exchange.status() < 500;
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, () -> "could not read the capacity " + exchange + " says", e);
+      signal = false;
+      served = false;
+    }
+    permit.slot.origin().answered(permit.slot, signal, served);
   }
 
   /** Applies what one answer says to its scope (see {@link #apply} and {@link #applyVend}). */
@@ -296,6 +345,12 @@ final class BudgetTracker implements Budgets {
       String path = exchange.request().uri().getRawPath();
       BucketRoutes.bind(s, exchange.fields(), BucketRoutes.route(exchange.request().method(),
           path == null || path.isEmpty() ? "/" : path));
+    }
+    if (vendData.isEmpty() && exchange.response().statusCode() == 429 && exchange.fields().retryAfter().isPresent()
+        && exchange.fields().limits().isEmpty() && s.entries.isEmpty()) {
+      // A quota's refusal from a server that states no budget: what it teaches of the window
+      // (RefusalWindow). A 503 says the server is short of capacity, not where a window ends.
+      s.refusals.refused(permit.admittedAt(), s.blockedUntil, Ceilings.nanos(ceilings.maxReset()));
     }
     if (vendData.isEmpty() && exchange.isRefused() && exchange.fields().retryAfter().isEmpty()
         && exchange.retryAfter().isPresent()) {
@@ -340,8 +395,10 @@ final class BudgetTracker implements Budgets {
   /** Reports that a permit's request failed without a response. */
   void release(Permit permit) {
     List<CompletableFuture<Void>> wake = List.of();
+    List<CompletableFuture<Void>> wakeOrigin = List.of();
     synchronized (this) {
       try {
+        permit.slot.origin().lost(permit.slot);
         permit.scope.inFlight.remove(permit.seq);
         permit.scope.costs.remove(permit.seq);
         long now = ticker.read();
@@ -352,9 +409,11 @@ final class BudgetTracker implements Budgets {
         }
       } finally {
         wake = permit.scope.drainWaiters();
+        wakeOrigin = permit.slot.origin().drainWaiters();
       }
     }
     wake.forEach(f -> f.complete(null));
+    wakeOrigin.forEach(f -> f.complete(null));
   }
 
   /**
@@ -384,9 +443,6 @@ final class BudgetTracker implements Budgets {
         raNanos = Math.max(0, Math.min(raNanos, s.clock.latest(named) - now));
       }
       block(s, raNanos, raClamped, now);
-      if (refused && fields.limits().isEmpty() && s.entries.isEmpty()) {
-        s.refusals.refused(permit.admittedAt(), s.blockedUntil);
-      }
     }
     for (ServiceLimitItem limit : fields.limits()) {
       if (limit.remaining().isEmpty()) {
@@ -445,6 +501,9 @@ final class BudgetTracker implements Budgets {
       merge(s, policy, pk, unit, limit.remaining().getAsLong(), quota, window, tNanos, resetLow, probeAtReset, now,
           notCounted, ordered, "headers", null, permit, meaning);
       TrackedBudget e = s.entries.get(key);
+      if (e != null && e.limitsConcurrency()) {
+        e.concurrencyReport(limit.remaining().getAsLong(), quota, s.inFlight(), refused);
+      }
       if (e != null && DocumentedAlgorithm.fixedWindow(limit)) {
         e.seen.documentedFixedWindow();
       }
@@ -453,6 +512,28 @@ final class BudgetTracker implements Budgets {
       }
       if (e != null && assumedLeak) {
         e.leakReport(ordered ? permit.seq() : -1, Math.min(limit.remaining().getAsLong(), quota < 0 ? Long.MAX_VALUE : quota), now);
+      }
+    }
+    concurrencyPolicies(s, fields, now);
+  }
+
+  /**
+   * A {@code concurrent-requests} policy advertised without a RateLimit item that states its
+   * {@code r} still caps the scope's requests on the wire at its {@code q} (draft-09 section 3.1.2;
+   * the policy is informative, section 7, but it is the only word on how many may go at once).
+   */
+  private void concurrencyPolicies(ScopeState s, RateLimitFields fields, long now) {
+    for (QuotaPolicyItem p : fields.policies()) {
+      if (p.name().isEmpty() || !QuotaUnit.CONCURRENT_REQUESTS.token().equals(RequestCost.unitOf(p))) {
+        continue;
+      }
+      boolean stated = fields.limits().stream()
+          .anyMatch(l -> l.remaining().isPresent() && fields.policyOf(l).filter(p::equals).isPresent());
+      if (!stated) {
+        TrackedBudget e = put(s, p.name().get(), p.partitionKey().orElse(null), p.quota(), now, p.quota(), -1, false, now,
+            "headers");
+        e.unit = QuotaUnit.CONCURRENT_REQUESTS.token();
+        e.concurrencyCap = p.quota();
       }
     }
   }
@@ -474,7 +555,17 @@ final class BudgetTracker implements Budgets {
     }
     r = Math.max(0, r - uncounted);
     long resetAt = Ceilings.saturatingAdd(now, tNanos);
-    if (e == null || ordered || e.resetAt <= now || e.probeAtReset || !e.unit.equals(unit)) {
+    boolean rescaled = e != null && quota >= 0 && e.quota >= 0 && quota != e.quota;
+    if (rescaled) {
+      // The same policy with another q: the server changed the quota (draft-09 Appendix B.1.3, a
+      // temporary-reduced-capacity answer's new policy, section 5.2, or capacity restored). What was
+      // counted and learnt under the old q (the remaining units, a sliding window's model, the
+      // algorithm recognised, a batch's least r) describes a quota that is gone: the budget starts
+      // again from this report, its remaining at most the new q less what is on the wire, and its
+      // pacing is recomputed from it.
+      s.entries.remove(TrackedBudget.key(policy, pk));
+    }
+    if (e == null || rescaled || ordered || e.resetAt <= now || e.probeAtReset || !e.unit.equals(unit)) {
       e = put(s, policy, pk, r, resetAt, quota, window, probeAtReset, now, source);
       e.selector = selector;
       e.unit = unit;
@@ -673,8 +764,9 @@ final class BudgetTracker implements Budgets {
    * The right to send one request, reported back with {@link #record} or {@link #release}.
    * {@code probe}: it goes alone, its answer deciding for the next; {@code ask}: it goes to ask a
    * budget that may be spent and states no reset ({@link SendTiming}), so a refusal is expected and
-   * does not escalate the retry's back-off.
+   * does not escalate the retry's back-off. {@code slot}: its place on its origin's wire
+   * ({@link OriginCapacity}).
    */
   record Permit(ScopeState scope, boolean probe, boolean ask, long seq, boolean alone, long answeredAtAdmit, long admittedAt,
-      RequestCost cost) {}
+      RequestCost cost, OriginCapacity.Slot slot) {}
 }

@@ -93,10 +93,11 @@ final class RefusalWindow {
   }
 
   /**
-   * A request admitted at {@code admittedAt} was refused with a Retry-After that holds the scope
-   * until {@code until}: the window it was sent in served what it served, and the next starts then.
+   * A request admitted at {@code admittedAt} was refused (429) with a Retry-After that holds the
+   * scope until {@code until}: the window it was sent in served what it served, and the next starts
+   * then. A window learnt longer than {@code maxWindow} is not kept.
    */
-  void refused(long admittedAt, long until) {
+  void refused(long admittedAt, long until, long maxWindow) {
     if (start != Long.MIN_VALUE && admittedAt < start) {
       return;
     }
@@ -107,7 +108,9 @@ final class RefusalWindow {
       // The window's length put its start too early: learn it again from the next two refusals.
       window = -1;
     } else if (start != Long.MIN_VALUE && until > start && nextStart == Long.MIN_VALUE) {
-      window = until - start;
+      // A window longer than the client ever waits (Ceilings#maxReset) is not waited for: the
+      // request after the quota goes alone instead, as while the window is unknown.
+      window = until - start <= maxWindow ? until - start : -1;
     }
     if (nextStart == Long.MIN_VALUE || until > nextStart) {
       nextStart = until;

@@ -86,6 +86,11 @@ final class ScopeState {
   }
 
   List<CompletableFuture<Void>> drainWaiters() {
+    return drain(waiters);
+  }
+
+  /** Empties a list of waiters, returning them to be completed outside the tracker's lock. */
+  static List<CompletableFuture<Void>> drain(List<CompletableFuture<Void>> waiters) {
     if (waiters.isEmpty()) {
       return List.of();
     }
@@ -132,7 +137,8 @@ final class ScopeState {
       boolean oneWindow = e.batchResetHigh - e.batchResetLow <= BudgetTracker.SAME_WINDOW_NANOS
           || e.kind() == ObservedAlgorithm.Kind.REFILLING;
       if (!batchLost && !e.batchPartial && oneWindow && e.batchLeast != Long.MAX_VALUE && now < e.resetAt) {
-        e.remaining = Math.max(e.remaining, e.batchLeast);
+        // Never above the quota: a batch across a smaller q (BudgetTracker#merge) left none higher.
+        e.remaining = Math.min(e.quota >= 0 ? e.quota : Long.MAX_VALUE, Math.max(e.remaining, e.batchLeast));
       }
       e.batchLeast = Long.MAX_VALUE;
       e.batchResetLow = Long.MAX_VALUE;

@@ -45,11 +45,17 @@ final class SendTiming {
 
   /**
    * What a request of cost {@code cost} of scope {@code s}, drawing from its {@code active} budgets,
-   * does at {@code now}: wait, wait for an answer, or go (its units taken from the budgets).
+   * to {@code origin}, does at {@code now}: wait, wait for an answer, wait for a request of the
+   * origin to leave the wire, or go (its units taken from the budgets, its place on the wire taken).
    */
-  Wait decide(ScopeState s, List<TrackedBudget> active, RequestCost cost, long now) {
+  Wait decide(ScopeState s, OriginCapacity origin, List<TrackedBudget> active, RequestCost cost, long now) {
     if (now < s.blockedUntil) {
       return Wait.nanos(s.blockedUntil - now);
+    }
+    if (!origin.admits()) {
+      // The origin said its capacity fell (OriginCapacity): at most its window on the wire, for
+      // every caller of the origin, whatever the quotas would let through.
+      return Wait.FOR_CAPACITY;
     }
     long wait = 0;
     // A scope never heard from goes one request at a time until its first response: it may carry
@@ -75,6 +81,13 @@ final class SendTiming {
     boolean ask = false;
     long hold;
     for (TrackedBudget e : active) {
+      if (e.limitsConcurrency()) {
+        // A concurrent-requests quota (draft-09 section 3.1.2): its units come back as requests
+        // leave the wire, not at a reset. At most its cap on the wire (TrackedBudget#concurrencyCap);
+        // the next request waits for an answer, or for a request to fail, which frees a unit as well.
+        waitForAnswer |= s.inFlight() >= e.concurrencyCap;
+        continue;
+      }
       ObservedAlgorithm.Kind kind = e.kind();
       long need = e.drawn(cost);
       if (need == 0) {
@@ -229,7 +242,7 @@ final class SendTiming {
     }
     s.lastAdmit = now;
     s.refusals.admitted();
-    return Wait.admitted(new BudgetTracker.Permit(s, probe, ask, seq, alone, s.answeredCount, now, cost));
+    return Wait.admitted(new BudgetTracker.Permit(s, probe, ask, seq, alone, s.answeredCount, now, cost, origin.admit()));
   }
 
   /** Whether admissions against a budget of this kind are spaced ({@link EvenSpacing#interval}) or go at once. */
@@ -244,16 +257,20 @@ final class SendTiming {
     }
   }
 
-  /** What {@link #decide} decided: wait {@code nanos}, or for a response, or go with {@code admitted}. */
-  record Wait(long nanos, boolean forResponse, BudgetTracker.Permit admitted) {
-    static final Wait FOR_RESPONSE = new Wait(0, true, null);
+  /**
+   * What {@link #decide} decided: wait {@code nanos}, or for a response of the scope, or for a
+   * request of the origin to leave the wire ({@code forCapacity}), or go with {@code admitted}.
+   */
+  record Wait(long nanos, boolean forResponse, boolean forCapacity, BudgetTracker.Permit admitted) {
+    static final Wait FOR_RESPONSE = new Wait(0, true, false, null);
+    static final Wait FOR_CAPACITY = new Wait(0, false, true, null);
 
     static Wait nanos(long nanos) {
-      return new Wait(nanos, false, null);
+      return new Wait(nanos, false, false, null);
     }
 
     static Wait admitted(BudgetTracker.Permit p) {
-      return new Wait(0, false, p);
+      return new Wait(0, false, false, p);
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.headroom.client;
 
+import dev.headroom.QuotaUnit;
 import java.util.Base64;
 import java.util.LinkedHashSet;
 
@@ -92,6 +93,34 @@ final class TrackedBudget {
    */
   boolean countsRequests() {
     return RequestCost.REQUESTS.equals(unit);
+  }
+
+  /**
+   * For a {@code concurrent-requests} budget ({@link #limitsConcurrency}): how many of the scope's
+   * requests may be on the wire at once. At most the quota, and at most what the last report left
+   * free: its {@code r} plus the scope's requests it may have counted (those on the wire when it
+   * was answered, and its own unless it was refused). Every number saturates.
+   */
+  long concurrencyCap = Long.MAX_VALUE;
+
+  /**
+   * Whether this budget counts requests on the wire ({@code qu="concurrent-requests"},
+   * draft-ietf-httpapi-ratelimit-headers-09 section 3.1.2): its units come back as requests
+   * complete, and it bounds how many go at once ({@link #concurrencyCap}), not how many go per window.
+   */
+  boolean limitsConcurrency() {
+    return QuotaUnit.CONCURRENT_REQUESTS.token().equals(unit);
+  }
+
+  /**
+   * Notes a report of a {@code concurrent-requests} budget: {@code said} free of {@code quota}
+   * (negative when unknown), answered with {@code onTheWire} other requests of the scope still on
+   * the wire; {@code refused} requests hold no unit at the server.
+   */
+  void concurrencyReport(long said, long quota, long onTheWire, boolean refused) {
+    long counted = Ceilings.saturatingAdd(Math.max(0, onTheWire), refused ? 0 : 1);
+    long free = Ceilings.saturatingAdd(Math.max(0, said), counted);
+    concurrencyCap = quota >= 0 ? Math.min(quota, free) : free;
   }
 
   /** What a request of cost {@code cost} draws from this budget: one request, or its stated amount in the unit. */
