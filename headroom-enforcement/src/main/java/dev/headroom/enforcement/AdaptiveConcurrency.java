@@ -42,6 +42,49 @@ public final class AdaptiveConcurrency {
   /** What the limit is multiplied by for a window with a failure (a 5xx or a timeout). */
   public static final double DEFAULT_BACKOFF = 0.9;
 
+  /** Each setting by its key in configuration, with what it expects: the words of every refusal. */
+  public enum Setting {
+    /** {@link Builder#name}. */
+    NAME("name", "a policy name: 1 to " + QuotaPolicy.MAX_NAME_LENGTH
+        + " letters, digits and - _ . : / starting with a letter"),
+    /** {@link Builder#minLimit}. */
+    MIN_LIMIT("minLimit", "a whole number of requests of at least 1"),
+    /** {@link Builder#maxLimit}. */
+    MAX_LIMIT("maxLimit", "a whole number of requests of at least minLimit"),
+    /** {@link Builder#initialLimit}. */
+    INITIAL_LIMIT("initialLimit", "a whole number of requests from minLimit to maxLimit"),
+    /** {@link Builder#smoothing}. */
+    SMOOTHING("smoothing", "a number above 0 and at most 1, such as 0.2"),
+    /** {@link Builder#tolerance}. */
+    TOLERANCE("tolerance", "a number from 1 to 10, such as 1.5"),
+    /** {@link Builder#window}. */
+    WINDOW("window", "a duration from 1ms to 1m, such as 1s"),
+    /** {@link Builder#windowSamples}. */
+    WINDOW_SAMPLES("windowSamples", "a whole number of responses from 1 to 10000"),
+    /** {@link Builder#longWindow}. */
+    LONG_WINDOW("longWindow", "a whole number of samples from 1 to 100000"),
+    /** {@link Builder#backoff}. */
+    BACKOFF("backoff", "a number above 0 and below 1, such as 0.9");
+
+    private final String key;
+    private final String expected;
+
+    Setting(String key, String expected) {
+      this.key = key;
+      this.expected = expected;
+    }
+
+    /** The key in configuration, such as {@code minLimit}. */
+    public String key() {
+      return key;
+    }
+
+    /** What a value must be. */
+    public String expected() {
+      return expected;
+    }
+  }
+
   private final String name;
   private final int minLimit;
   private final int maxLimit;
@@ -238,43 +281,42 @@ public final class AdaptiveConcurrency {
     public AdaptiveConcurrency build() {
       try {
         QuotaPolicy.builder(name).quota(1).window(Duration.ofSeconds(1)).build();
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("adaptive: name: '" + name + "' is not a policy name; expected 1 to "
-            + QuotaPolicy.MAX_NAME_LENGTH + " letters, digits and - _ . : / starting with a letter");
+      } catch (IllegalArgumentException | NullPointerException e) {
+        throw invalid(Setting.NAME, name == null ? null : "'" + name + "'", "");
       }
-      if (minLimit < 1 || minLimit > QuotaPolicy.MAX_QUOTA) {
-        throw invalid("minLimit", minLimit, "a whole number of requests of at least 1");
+      if (minLimit < 1) {
+        throw invalid(Setting.MIN_LIMIT, minLimit, "");
       }
       if (maxLimit < minLimit) {
-        throw invalid("maxLimit", maxLimit, "a whole number of requests of at least minLimit (" + minLimit + ")");
+        throw invalid(Setting.MAX_LIMIT, maxLimit, " (" + minLimit + ")");
       }
       if (initialLimit != null && (initialLimit < minLimit || initialLimit > maxLimit)) {
-        throw invalid("initialLimit", initialLimit, "a whole number from minLimit (" + minLimit + ") to maxLimit ("
-            + maxLimit + ")");
+        throw invalid(Setting.INITIAL_LIMIT, initialLimit, " (" + minLimit + " to " + maxLimit + ")");
       }
       if (!(smoothing > 0 && smoothing <= 1)) {
-        throw invalid("smoothing", smoothing, "a number above 0 and at most 1, such as 0.2");
+        throw invalid(Setting.SMOOTHING, smoothing, "");
       }
       if (!(tolerance >= 1 && tolerance <= 10)) {
-        throw invalid("tolerance", tolerance, "a number from 1 to 10, such as 1.5");
+        throw invalid(Setting.TOLERANCE, tolerance, "");
       }
       if (window == null || window.compareTo(Duration.ofMillis(1)) < 0 || window.compareTo(Duration.ofMinutes(1)) > 0) {
-        throw invalid("window", window, "a duration from 1ms to 1m, such as 1s");
+        throw invalid(Setting.WINDOW, window, "");
       }
       if (windowSamples < 1 || windowSamples > 10_000) {
-        throw invalid("windowSamples", windowSamples, "a whole number from 1 to 10000");
+        throw invalid(Setting.WINDOW_SAMPLES, windowSamples, "");
       }
       if (longWindow < 1 || longWindow > 100_000) {
-        throw invalid("longWindow", longWindow, "a whole number of samples from 1 to 100000");
+        throw invalid(Setting.LONG_WINDOW, longWindow, "");
       }
       if (!(backoff > 0 && backoff < 1)) {
-        throw invalid("backoff", backoff, "a number above 0 and below 1, such as 0.9");
+        throw invalid(Setting.BACKOFF, backoff, "");
       }
       return new AdaptiveConcurrency(this);
     }
 
-    private static IllegalArgumentException invalid(String field, Object value, String expected) {
-      return new IllegalArgumentException("adaptive: " + field + ": " + value + " is not valid; expected " + expected);
+    private static IllegalArgumentException invalid(Setting s, Object value, String bounds) {
+      return new IllegalArgumentException("adaptive: " + s.key() + ": " + value + " is not valid; expected "
+          + s.expected() + bounds);
     }
   }
 }

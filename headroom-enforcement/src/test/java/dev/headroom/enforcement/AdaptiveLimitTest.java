@@ -104,11 +104,11 @@ class AdaptiveLimitTest {
     assertThatThrownBy(() -> AdaptiveConcurrency.builder().minLimit(5).maxLimit(4).build())
         .hasMessage("adaptive: maxLimit: 4 is not valid; expected a whole number of requests of at least minLimit (5)");
     assertThatThrownBy(() -> AdaptiveConcurrency.builder().maxLimit(10).initialLimit(11).build())
-        .hasMessage("adaptive: initialLimit: 11 is not valid; expected a whole number from minLimit (1) to maxLimit (10)");
+        .hasMessage("adaptive: initialLimit: 11 is not valid; expected a whole number of requests from minLimit to maxLimit (1 to 10)");
     assertThatThrownBy(() -> AdaptiveConcurrency.builder().smoothing(0).build()).hasMessageContaining("smoothing: 0.0");
     assertThatThrownBy(() -> AdaptiveConcurrency.builder().backoff(1).build()).hasMessageContaining("backoff: 1.0");
     assertThatThrownBy(() -> AdaptiveConcurrency.builder().name("9 bad").build())
-        .hasMessageStartingWith("adaptive: name: '9 bad' is not a policy name");
+        .hasMessageStartingWith("adaptive: name: '9 bad' is not valid; expected a policy name");
     assertThat(AdaptiveConcurrency.builder().maxLimit(10).build().initialLimit()).isEqualTo(10);
   }
 }
