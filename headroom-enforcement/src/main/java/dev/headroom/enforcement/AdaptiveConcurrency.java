@@ -31,13 +31,13 @@ public final class AdaptiveConcurrency {
   public static final int DEFAULT_INITIAL_LIMIT = 20;
   /** How much of each new estimate the limit takes (Netflix Gradient2's default smoothing). */
   public static final double DEFAULT_SMOOTHING = 0.2;
-  /** How far the latency may rise over its long-run average before the limit falls (Gradient2's rttTolerance). */
+  /** How far the latency may rise over its baseline before the limit falls (Gradient2's rttTolerance). */
   public static final double DEFAULT_TOLERANCE = 1.5;
   /** The shortest window whose responses make one latency sample. */
   public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(1);
   /** The fewest responses a window needs before it is a sample. */
   public static final int DEFAULT_WINDOW_SAMPLES = 10;
-  /** How many samples the long-run average latency spans (Gradient2's longWindow). */
+  /** Over how many samples the baseline latency drifts up to a new normal (Gradient2's longWindow). */
   public static final int DEFAULT_LONG_WINDOW = 600;
   /** What the limit is multiplied by for a window with a failure (a 5xx or a timeout). */
   public static final double DEFAULT_BACKOFF = 0.9;
@@ -142,7 +142,7 @@ public final class AdaptiveConcurrency {
     return smoothing;
   }
 
-  /** How far the latency may rise over its long-run average before the limit falls, at least 1. */
+  /** How far the latency may rise over its baseline (the least seen, forgotten slowly) before the limit falls, at least 1. */
   public double tolerance() {
     return tolerance;
   }
@@ -157,7 +157,7 @@ public final class AdaptiveConcurrency {
     return windowSamples;
   }
 
-  /** How many samples the long-run average latency spans. */
+  /** Over how many samples the baseline latency drifts up to a new normal. */
   public int longWindow() {
     return longWindow;
   }
@@ -237,7 +237,7 @@ public final class AdaptiveConcurrency {
       return this;
     }
 
-    /** How far latency may rise over its long-run average before the limit falls, from 1 to 10; 1.5 by default. */
+    /** How far latency may rise over its baseline before the limit falls, from 1 to 10; 1.5 by default. */
     public Builder tolerance(double tolerance) {
       this.tolerance = tolerance;
       return this;
@@ -255,7 +255,7 @@ public final class AdaptiveConcurrency {
       return this;
     }
 
-    /** How many samples the long-run average latency spans, 1 to 100000; 600 by default. */
+    /** Over how many samples the baseline latency drifts up to a new normal, 1 to 100000; 600 by default. */
     public Builder longWindow(int longWindow) {
       this.longWindow = longWindow;
       return this;

@@ -11,11 +11,14 @@ package dev.headroom.enforcement;
  * An upstream that is keeping up answers in about the same time whatever the load; one that is not
  * queues, and its latency grows with the queue. So the limit follows the ratio of a healthy
  * latency to the latency now: while they agree it grows, and as the latency rises it falls in
- * proportion. The healthy latency is a long-run average of latency samples ({@code longRtt}), as in
- * Gradient2, rather than Envoy's and Vegas's minimum round trip: a minimum must be measured again
- * now and then with the concurrency pinned low (Envoy's {@code min_rtt_calc_params}), which refuses
- * traffic while it measures; an average drifts to a new normal by itself. State kept, under one lock
- * taken once per completed request:
+ * proportion. The healthy latency ({@code baseline}) is the least latency sample seen, as Vegas's
+ * and Envoy's minimum round trip is, forgotten slowly: it follows a lower sample at once, and a
+ * higher one only as Gradient2's long-run average would ({@code longWindow} samples). So the cold
+ * start of a process (whose first responses are slow while code is compiled and pools fill) does not
+ * pass for health, as it would in a plain average; and, unlike Envoy's minimum, it needs no period
+ * with the concurrency pinned low to measure again ({@code min_rtt_calc_params}), which refuses
+ * traffic while it measures: it drifts to a new normal by itself. State kept, under one lock taken
+ * once per completed request:
  * <ul>
  * <li>{@code limit}: the estimate, a real number between {@code minLimit} and {@code maxLimit};
  *   callers see it rounded ({@link #limit()}).
@@ -23,27 +26,31 @@ package dev.headroom.enforcement;
  *   most requests that were in flight. A window closes once it is {@code window} long and has
  *   {@code windowSamples} responses; its average latency is one sample ({@code shortRtt}). Averaging
  *   over a window keeps one slow response from moving the limit.
- * <li>{@code longRtt}: an exponential average of the samples over {@code longWindow} of them
- *   (weight {@code 2 / (longWindow + 1)} for each new one), the first sample taken as it is.
+ * <li>{@code baseline}: the first sample, then the lower of each sample and an exponential average
+ *   towards it over {@code longWindow} samples (weight {@code 2 / (longWindow + 1)}).
  * </ul>
  * When a window closes:
  * <pre>
  *   failed window (a 5xx, a timeout):  limit = max(minLimit, limit * backoff)
  *   otherwise:
- *     longRtt  = longRtt + (shortRtt - longRtt) * 2 / (longWindow + 1)
- *     longRtt  = longRtt * 0.95 when longRtt &gt; 2 * shortRtt   (recovering: forget the bad times faster)
- *     unchanged when fewer than limit / 2 were in flight        (the callers, not the upstream, set the pace)
- *     gradient = clamp(tolerance * longRtt / shortRtt, 0.5, 1)
+ *     baseline = min(shortRtt, baseline + (shortRtt - baseline) * 2 / (longWindow + 1))
+ *     gradient = clamp(tolerance * baseline / shortRtt, 0.5, 1)
  *     estimate = limit * gradient + sqrt(limit)                 (sqrt: room to grow, and to find out)
- *     limit    = clamp(limit * (1 - smoothing) + estimate * smoothing, minLimit, maxLimit)
+ *     next     = limit * (1 - smoothing) + estimate * smoothing
+ *     next     = min(limit, next) when fewer than limit / 2 were in flight
+ *     limit    = clamp(next, minLimit, maxLimit)
  * </pre>
+ * With fewer than half the limit in flight the callers, not the upstream, set the pace: the window
+ * is no proof that more would be served as fast, so the limit does not grow. It may still fall:
+ * Gradient2 leaves it unchanged instead, so a limit that once grew past twice the callers'
+ * concurrency never noticed the upstream slowing down.
  * Worked numbers, smoothing 1 and tolerance 1.5: limit 20 at a steady 10 ms grows to
  * {@code 20 + sqrt(20) = 24.5}, then 29.4, 34.8, while the callers keep it busy. The upstream slows to
  * 100 ms: gradient {@code 1.5 * 10 / 100} is clamped to 0.5, and the limit goes 34.8, 23.3, 16.5,
- * 12.3; it settles where {@code limit * 0.5 + sqrt(limit) = limit}, at 4, unless the long-run
- * average catches up with the new latency first (Gradient2's acceptance of a new normal). The
- * upstream heals: shortRtt is below longRtt, the gradient is 1, and the limit grows by
- * {@code sqrt(limit)} a window again, while longRtt decays towards the healthy latency.
+ * 12.3; it settles where {@code limit * 0.5 + sqrt(limit) = limit}, at 4, unless the baseline
+ * drifts up to the new latency first (with the default longWindow of 600, over hundreds of
+ * windows: Gradient2's acceptance of a new normal). The upstream heals: shortRtt is back at the
+ * baseline, the gradient is 1, and the limit grows by {@code sqrt(limit)} a window again.
  *
  * <p>Time is read by the caller from the gate's ticker and passed in: nothing here reads a clock.
  * Thread-safe: {@link #limit()} reads a volatile; {@link #onSample} and {@link #latencyNanos()} hold
@@ -52,8 +59,6 @@ package dev.headroom.enforcement;
 final class AdaptiveLimit {
   /** The least gradient: one window never more than halves the estimate before smoothing (Gradient2). */
   static final double MIN_GRADIENT = 0.5;
-  /** What {@code longRtt} is multiplied by per window while it is more than twice the latency now (Gradient2). */
-  static final double LONG_RTT_DECAY = 0.95;
 
   private final AdaptiveConcurrency config;
   private final long windowNanos;
@@ -61,7 +66,7 @@ final class AdaptiveLimit {
 
   private double estimate;
   private volatile int limit;
-  private double longRtt = Double.NaN;
+  private double baseline = Double.NaN;
   private double shortRtt = Double.NaN;
   private long windowStart;
   private long windowSum;
@@ -133,16 +138,13 @@ final class AdaptiveLimit {
   private void update(double sample) {
     double rtt = Math.max(1, sample);
     shortRtt = rtt;
-    longRtt = Double.isNaN(longRtt) ? rtt : longRtt + (rtt - longRtt) * longWeight;
-    if (longRtt > 2 * rtt) {
-      longRtt *= LONG_RTT_DECAY;
-    }
-    if (windowInflight < estimate / 2) {
-      return; // application-limited: the latency says nothing about more load
-    }
-    double gradient = Math.max(MIN_GRADIENT, Math.min(1.0, config.tolerance() * longRtt / rtt));
+    baseline = Double.isNaN(baseline) ? rtt : Math.min(rtt, baseline + (rtt - baseline) * longWeight);
+    double gradient = Math.max(MIN_GRADIENT, Math.min(1.0, config.tolerance() * baseline / rtt));
     double next = estimate * gradient + Math.sqrt(estimate);
     next = estimate * (1 - config.smoothing()) + next * config.smoothing();
+    if (windowInflight < estimate / 2) {
+      next = Math.min(estimate, next); // application-limited: no proof that more would be served as fast
+    }
     estimate = Math.max(config.minLimit(), Math.min(config.maxLimit(), next));
   }
 }

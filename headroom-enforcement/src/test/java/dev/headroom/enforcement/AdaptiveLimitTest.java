@@ -60,6 +60,17 @@ class AdaptiveLimitTest {
   }
 
   @Test
+  void aSlowColdStartDoesNotPassForTheHealthyLatency() {
+    AdaptiveLimit l = limit(TEST);
+    busy(l, 3, Duration.ofSeconds(1)); // a process's first responses, while code compiles and pools fill
+    busy(l, 10, Duration.ofMillis(10));
+    int warm = l.limit();
+    List<Integer> slow = busy(l, 5, Duration.ofMillis(200));
+    // the baseline took the 10 ms at once: 200 ms is twenty times it, not a fifth of the cold start
+    assertThat(l.limit()).as("after the upstream slowed to 200 ms: %s", slow).isLessThan(warm * 3 / 4);
+  }
+
+  @Test
   void aWindowIsOneSampleOnlyOnceItIsLongEnoughAndHasEnoughResponses() {
     AdaptiveLimit l = limit(TEST);
     // nine responses in 0.9 s: neither long enough nor enough responses
@@ -75,14 +86,15 @@ class AdaptiveLimitTest {
   }
 
   @Test
-  void callersThatDoNotUseHalfTheLimitTeachItNothing() {
+  void callersThatDoNotUseHalfTheLimitCannotRaiseItButASlowUpstreamLowersIt() {
     AdaptiveLimit l = limit(TEST);
     for (int i = 0; i < 10; i++) {
       window(l, 10, Duration.ofMillis(10), 5, false);
     }
-    assertThat(l.limit()).isEqualTo(20);
-    window(l, 10, Duration.ofMillis(500), 5, false);
-    assertThat(l.limit()).as("application-limited: a slow window is not the upstream's doing alone").isEqualTo(20);
+    assertThat(l.limit()).as("application-limited: no proof that more would be served as fast").isEqualTo(20);
+    window(l, 10, Duration.ofMillis(100), 5, false);
+    // the upstream slowed all the same: 20 * 0.5 + (20 * 0.5 + sqrt 20) * 0.5 = 17.2
+    assertThat(l.limit()).as("a latency ten times the baseline lowers it all the same").isEqualTo(17);
   }
 
   @Test

@@ -27,7 +27,7 @@ public class AdaptiveSettings {
   /** How much of each new estimate the limit takes, above 0 and at most 1; 0.2 by default. */
   private Double smoothing;
 
-  /** How far latency may rise over its long-run average before the limit falls, 1 to 10; 1.5 by default. */
+  /** How far latency may rise over its baseline (the least seen, forgotten slowly) before the limit falls, 1 to 10; 1.5 by default. */
   private Double tolerance;
 
   /** The shortest window whose responses make one latency sample, 1ms to 1m; 1s by default. */
@@ -36,7 +36,7 @@ public class AdaptiveSettings {
   /** The fewest responses a window needs before it is a sample, 1 to 10000; 10 by default. */
   private Integer windowSamples;
 
-  /** How many samples the long-run average latency spans, 1 to 100000; 600 by default. */
+  /** Over how many samples the baseline latency drifts up to a new normal, 1 to 100000; 600 by default. */
   private Integer longWindow;
 
   /** What the limit is multiplied by for a window with a failure (a 5xx, no answer), above 0 and below 1; 0.9 by default. */
