@@ -68,7 +68,9 @@ final class RouteConversion {
     counting(at, s, b, own, policies, known);
     when(at, s, b, all, policies, known);
     cost(at, s, b);
-    adaptive(r.path(at, "adaptive"), s.getAdaptive(), b);
+    if (s.getAdaptive() != null) {
+      adaptive(r.path(at, "adaptive"), s.getAdaptive()).ifPresent(b::adaptive);
+    }
     if (s.getDialects() != null && !s.getDialects().isEmpty()) {
       b.dialects(r.dialects(r.path(at, "dialects"), s.getDialects()));
     }
@@ -219,10 +221,7 @@ final class RouteConversion {
    * {@code adaptive}: each value checked alone (against the widest limits, so that only its own
    * range can refuse it), then together (minLimit, maxLimit and initialLimit against each other).
    */
-  private void adaptive(String at, AdaptiveSettings a, RouteRules.Builder b) {
-    if (a == null) {
-      return;
-    }
+  Optional<AdaptiveConcurrency> adaptive(String at, AdaptiveSettings a) {
     int before = r.problems().size();
     AdaptiveConcurrency.Builder all = AdaptiveConcurrency.builder();
     adaptive(at, Setting.NAME, a.getName(), all, x -> x.name(a.getName()));
@@ -238,10 +237,11 @@ final class RouteConversion {
     if (a.getScaleQuotas() != null) {
       all.scaleQuotas(a.getScaleQuotas());
     }
-    if (r.problems().size() == before) {
-      r.checkExplained(at, "minLimit " + a.getMinLimit() + ", maxLimit " + a.getMaxLimit() + ", initialLimit "
-          + a.getInitialLimit(), "limits that go together", all::build).ifPresent(b::adaptive);
+    if (r.problems().size() > before) {
+      return Optional.empty();
     }
+    return r.checkExplained(at, "minLimit " + a.getMinLimit() + ", maxLimit " + a.getMaxLimit() + ", initialLimit "
+        + a.getInitialLimit(), "limits that go together", all::build);
   }
 
   /** One adaptive value, when set: checked alone, then given to {@code all}. */

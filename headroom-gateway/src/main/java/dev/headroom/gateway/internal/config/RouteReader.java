@@ -202,6 +202,9 @@ final class RouteReader extends SectionReader {
         // a route the model cannot read whole (no policies, or problems of its own): its field rules alone
         SettingsReader model = SettingsReader.of("", RouteReader::yamlKey);
         fields = model.fields(path, settings);
+        if (settings.getAdaptive() != null) {
+          model.adaptive(path + ".adaptive", settings.getAdaptive());
+        }
         addModelProblems(model.problems(), before);
       }
       out.add(new Route(name, methods, template, upstream, names, dialects, normalise, omitOnRedirect, pk, vend, listed,
