@@ -527,9 +527,9 @@ public final class Gate<R> {
 
   /** Cost, shadows, escalation blocks and the acquisitions: a {@link Verdict} (an answer) or an {@link Ask}. */
   private Object prepare(GateRequest request, CompiledRoute route, RoutedView view, Plan plan, boolean async) {
-    OptionalLong cost = cost(request, route.rules);
+    OptionalLong cost = CostHeader.cost(request, route.rules);
     if (cost.isEmpty()) {
-      return Verdict.answer(badCost(request, route.rules));
+      return Verdict.answer(CostHeader.refusal(request, route.rules, refusals.origin().orElse(null)));
     }
     CompletionStage<List<PolicyOutcome>> shadowFields = shadows.decide(route, view, cost.getAsLong(), async);
     List<QuotaPolicy> policies = route.rules.policies();
@@ -713,28 +713,6 @@ public final class Gate<R> {
       return new GateResponse(304, fields, null, new byte[0], false);
     }
     return new GateResponse(200, fields, "application/json", doc.toJsonBytes(), false);
-  }
-
-  /** The request's cost, or empty when its cost header is not valid. */
-  private static OptionalLong cost(GateRequest request, RouteRules route) {
-    if (route.costHeader().isEmpty()) {
-      return OptionalLong.of(route.cost());
-    }
-    List<String> values = request.headers(route.costHeader().get());
-    if (values.isEmpty()) {
-      return OptionalLong.of(route.cost());
-    }
-    return CostHeader.parse(values, route.maxCost());
-  }
-
-  /** 400 {@code invalid_cost} naming the header and the range (Graceful Boundaries section 6). */
-  private GateResponse badCost(GateRequest request, RouteRules route) {
-    String header = route.costHeader().orElseThrow();
-    Refusal refusal = Refusal.builder(400).error(CostHeader.ERROR).detail(CostHeader.detail(header))
-        .why(CostHeader.WHY).field(header).expected(CostHeader.expected(header, route.maxCost()))
-        .origin(refusals.origin().orElse(null)).build();
-    RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
-    return GateResponses.refusal(400, List.of(), format, format.body(refusal, null), GateResponses.problem(refusal), null);
   }
 
   /** The units a policy is asked for: bytes are charged after the fact, a concurrency lease is one. */
