@@ -28,10 +28,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>State: a counter of requests in flight (one atomic, compare-and-set against the limit); the
  * policy of the current limit, rebuilt when the limit changes; and, under this object's lock, the
- * highest limit learnt and the factor last set on the quota policies. The capacity factor is the
- * limit over the highest limit learnt so far, in twentieths (so that a discovery document is not
- * rebuilt for every step): a route that learnt it could carry 40 and now carries 20 runs its quotas
- * at half. Thread-safe.
+ * highest limit learnt. The capacity factor is the limit over the highest limit learnt so far, in
+ * twentieths (so that a discovery document is not rebuilt for every step), set whenever the limit
+ * changes and the factor in force differs: a route that learnt it could carry 40 and now carries
+ * 20 runs its quotas at half. Thread-safe.
  */
 final class AdaptiveRoute {
   /** The steps of the capacity factor: twentieths. */
@@ -48,8 +48,6 @@ final class AdaptiveRoute {
   private volatile QuotaPolicy policy;
   /** The highest limit learnt; guarded by this. */
   private int peak;
-  /** The factor last set on the scaled policies; guarded by this. */
-  private int steps = FACTOR_STEPS;
 
   /**
    * @param scaled the route's policies whose capacity follows the limit (none without scaleQuotas)
@@ -144,19 +142,13 @@ final class AdaptiveRoute {
     if (scaled.isEmpty()) {
       return;
     }
-    int s = Math.max(1, (int) Math.floor((double) q * FACTOR_STEPS / peak));
-    if (s == steps) {
-      return;
-    }
-    steps = s;
+    double factor = (double) Math.max(1, (int) Math.floor((double) q * FACTOR_STEPS / peak)) / FACTOR_STEPS;
     for (QuotaPolicy p : scaled) {
-      capacity.set(p, (double) s / FACTOR_STEPS);
+      // compared with the factor in force, which may be a reloaded configuration's or an operator's
+      if (capacity.factor(p.name()).orElse(1.0) != factor) {
+        capacity.set(p, factor);
+      }
     }
-  }
-
-  /** The factor the scaled policies run at now. */
-  synchronized double factor() {
-    return (double) steps / FACTOR_STEPS;
   }
 
   /** Adds the permit's item to {@code outcomes}: the fields an admitted response carries. */
