@@ -33,7 +33,9 @@ import java.util.function.Supplier;
  *   route's {@code requests} policies;
  * <li>content bytes actually sent charged to {@code content-bytes} policies (after the fact,
  *   possibly into debt; none for HEAD, RFC 9110 section 9.3.2);
- * <li>concurrency leases released.
+ * <li>concurrency leases released;
+ * <li>the request's place in the route's adaptive limit given back, its latency and status the
+ *   limit's sample ({@link AdaptiveConcurrency}).
  * </ul>
  * A store failure on the way is told to the listener, never thrown. Thread-safe.
  */
@@ -53,12 +55,15 @@ public final class Admission {
   private final List<Acquisition> chargeable;
   private final boolean chargesContent;
   private final Consumer<StoreException> failures;
+  /** The request's place in the route's adaptive limit, given back with its sample at completion; null without one. */
+  private final AdaptiveRoute.Permit permit;
   private final AtomicBoolean done = new AtomicBoolean();
   /** A stage already complete, shared: a minimal stage, which nobody can complete again. */
   private static final CompletionStage<Void> DONE = CompletableFuture.completedStage(null);
 
   Admission(QuotaLimiter limiter, Gate.CompiledRoute route, Decision decision, List<PolicyOutcome> shadowFields,
-      List<Conditional> conditional, List<Acquisition> chargeable, boolean head, Consumer<StoreException> failures) {
+      List<Conditional> conditional, List<Acquisition> chargeable, boolean head, Consumer<StoreException> failures,
+      AdaptiveRoute.Permit permit) {
     this.limiter = limiter;
     this.route = route;
     this.decision = decision;
@@ -73,6 +78,7 @@ public final class Admission {
     this.chargeable = chargeable;
     this.chargesContent = route.countsBytes && !head;
     this.failures = failures;
+    this.permit = permit;
   }
 
   /** The route that admitted the request. */
@@ -119,6 +125,7 @@ public final class Admission {
     if (!done.compareAndSet(false, true)) {
       return;
     }
+    adaptive(status);
     long extra = statedCharge(chargeValues);
     try {
       for (Conditional c : conditional) {
@@ -164,6 +171,7 @@ public final class Admission {
     if (!done.compareAndSet(false, true)) {
       return DONE;
     }
+    adaptive(status);
     List<CompletableFuture<Void>> updates = null;
     for (Conditional c : conditional) {
       if (!c.counting().counts(status)) {
@@ -191,7 +199,22 @@ public final class Admission {
     if (!done.compareAndSet(false, true)) {
       return DONE;
     }
+    adaptive(-1);
     return settle(null, chargesContent ? contentBytes : 0);
+  }
+
+  /**
+   * Gives back the request's place in the route's adaptive limit, if it took one, with its latency
+   * and whether it failed ({@code status} 5xx, or -1: no response came) as the limit's sample.
+   */
+  private void adaptive(int status) {
+    if (permit != null) {
+      if (status < 0) {
+        permit.unanswered();
+      } else {
+        permit.complete(status);
+      }
+    }
   }
 
   /** The store updates of the end of the request: {@code updates} (null for none), bytes charged, leases released. */

@@ -1,5 +1,8 @@
 package dev.headroom.enforcement;
 
+import dev.headroom.http.body.Refusal;
+import dev.headroom.http.body.RefusalFormat;
+import java.net.URI;
 import java.util.List;
 import java.util.OptionalLong;
 
@@ -36,6 +39,27 @@ public final class CostHeader {
     }
     long n = Long.parseLong(t);
     return n <= max ? OptionalLong.of(n) : OptionalLong.empty();
+  }
+
+  /** A request's cost on {@code route}: its cost header's, or the route's without one; empty when the header is not valid. */
+  static OptionalLong cost(GateRequest request, RouteRules route) {
+    if (route.costHeader().isEmpty()) {
+      return OptionalLong.of(route.cost());
+    }
+    List<String> values = request.headers(route.costHeader().get());
+    if (values.isEmpty()) {
+      return OptionalLong.of(route.cost());
+    }
+    return parse(values, route.maxCost());
+  }
+
+  /** 400 {@code invalid_cost} naming the header and the range (Graceful Boundaries section 6); {@code origin} may be null. */
+  static GateResponse refusal(GateRequest request, RouteRules route, URI origin) {
+    String header = route.costHeader().orElseThrow();
+    Refusal refusal = Refusal.builder(400).error(ERROR).detail(detail(header)).why(WHY).field(header)
+        .expected(expected(header, route.maxCost())).origin(origin).build();
+    RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
+    return GateResponses.refusal(400, List.of(), format, format.body(refusal, null), GateResponses.problem(refusal), null);
   }
 
   /** The {@code detail} of a refused cost. */

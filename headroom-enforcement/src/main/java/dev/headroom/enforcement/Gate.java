@@ -493,11 +493,12 @@ public final class Gate<R> {
 
   /** No enforced policy decides the request: it passes, with the fields of its shadow policies when the route sends them. */
   private Verdict shadowsOnly(Ask ask, List<PolicyOutcome> shadowFields) {
-    if (shadowFields.isEmpty()) {
+    List<PolicyOutcome> fields = ask.permit == null ? shadowFields : AdaptiveRoute.with(shadowFields, ask.permit);
+    if (fields.isEmpty()) {
       return Verdict.PASS;
     }
-    return Verdict.admit(new Admission(limiter, ask.route, Decision.of(shadowFields), List.of(), List.of(), List.of(),
-        ask.request.method().equals("HEAD"), ask.route.failures));
+    return Verdict.admit(new Admission(limiter, ask.route, Decision.of(fields), List.of(), List.of(), List.of(),
+        ask.request.method().equals("HEAD"), ask.route.failures, ask.permit));
   }
 
   /**
@@ -522,13 +523,13 @@ public final class Gate<R> {
   /** A request about to be decided by the store. */
   private record Ask(GateRequest request, CompiledRoute route, List<Acquisition> acquisitions,
       List<PartitionKey> keys, CompletionStage<List<PolicyOutcome>> shadowFields,
-      List<Admission.Conditional> conditional, List<Acquisition> chargeable) {}
+      List<Admission.Conditional> conditional, List<Acquisition> chargeable, AdaptiveRoute.Permit permit) {}
 
   /** Cost, shadows, escalation blocks and the acquisitions: a {@link Verdict} (an answer) or an {@link Ask}. */
   private Object prepare(GateRequest request, CompiledRoute route, RoutedView view, Plan plan, boolean async) {
-    OptionalLong cost = cost(request, route.rules);
+    OptionalLong cost = CostHeader.cost(request, route.rules);
     if (cost.isEmpty()) {
-      return Verdict.answer(badCost(request, route.rules));
+      return Verdict.answer(CostHeader.refusal(request, route.rules, refusals.origin().orElse(null)));
     }
     CompletionStage<List<PolicyOutcome>> shadowFields = shadows.decide(route, view, cost.getAsLong(), async);
     List<QuotaPolicy> policies = route.rules.policies();
@@ -580,10 +581,17 @@ public final class Gate<R> {
         }
       }
     }
-    return new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable);
+    Ask ask = new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable, null);
+    if (route.adaptive == null) {
+      return ask;
+    }
+    AdaptiveRoute.Permit permit = route.adaptive.tryAcquire(); // beyond the learnt limit: 503, the store not asked
+    return permit != null ? new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable, permit)
+        : Verdict.answer(refuseKept(ask, route.adaptive.refused(), ProblemType.TEMPORARY_REDUCED_CAPACITY));
   }
 
   private Verdict undecided(Ask ask, StoreException e) {
+    abandon(ask);
     notifyFailure(ask.route.rules, e);
     if (telemetry != null) {
       try {
@@ -619,6 +627,7 @@ public final class Gate<R> {
       // A listener cannot fail the request (GateListener contract).
     }
     if (!decision.allowed()) {
+      abandon(ask);
       return Verdict.answer(refuse(ask, decision));
     }
     if (telemetry != null && !decision.leases().isEmpty()) {
@@ -628,8 +637,16 @@ public final class Gate<R> {
         // Recording cannot fail the request.
       }
     }
-    return Verdict.admit(new Admission(limiter, ask.route, decision, shadowFields, ask.conditional, ask.chargeable,
-        ask.request.method().equals("HEAD"), ask.route.failures));
+    List<PolicyOutcome> fields = ask.permit == null ? shadowFields : AdaptiveRoute.with(shadowFields, ask.permit);
+    return Verdict.admit(new Admission(limiter, ask.route, decision, fields, ask.conditional, ask.chargeable,
+        ask.request.method().equals("HEAD"), ask.route.failures, ask.permit));
+  }
+
+  /** The request goes no further: its place in the route's adaptive limit, if it took one, is given back. */
+  private static void abandon(Ask ask) {
+    if (ask.permit != null) {
+      ask.permit.abandon();
+    }
   }
 
   /** A store update after the response failed (a charge, a refund, a lease's release). */
@@ -696,28 +713,6 @@ public final class Gate<R> {
       return new GateResponse(304, fields, null, new byte[0], false);
     }
     return new GateResponse(200, fields, "application/json", doc.toJsonBytes(), false);
-  }
-
-  /** The request's cost, or empty when its cost header is not valid. */
-  private static OptionalLong cost(GateRequest request, RouteRules route) {
-    if (route.costHeader().isEmpty()) {
-      return OptionalLong.of(route.cost());
-    }
-    List<String> values = request.headers(route.costHeader().get());
-    if (values.isEmpty()) {
-      return OptionalLong.of(route.cost());
-    }
-    return CostHeader.parse(values, route.maxCost());
-  }
-
-  /** 400 {@code invalid_cost} naming the header and the range (Graceful Boundaries section 6). */
-  private GateResponse badCost(GateRequest request, RouteRules route) {
-    String header = route.costHeader().orElseThrow();
-    Refusal refusal = Refusal.builder(400).error(CostHeader.ERROR).detail(CostHeader.detail(header))
-        .why(CostHeader.WHY).field(header).expected(CostHeader.expected(header, route.maxCost()))
-        .origin(refusals.origin().orElse(null)).build();
-    RefusalFormat format = RefusalFormat.negotiate(request.header("Accept"));
-    return GateResponses.refusal(400, List.of(), format, format.body(refusal, null), GateResponses.problem(refusal), null);
   }
 
   /** The units a policy is asked for: bytes are charged after the fact, a concurrency lease is one. */
@@ -873,14 +868,17 @@ public final class Gate<R> {
     Consumer<StoreException> failures;
     /** Told that an admitted request's leases were given back; null when nothing records it. Set once by the gate. */
     Consumer<Decision> released;
+    /** The route's adaptive concurrency; null when it has none. */
+    final AdaptiveRoute adaptive;
 
     CompiledRoute(RouteRules rules, Predicate<Object> condition, List<PartitionKeyDerivation> derivations,
-        List<PartitionKeyDerivation> shadowDerivations, RateLimitHeaders headers) {
+        List<PartitionKeyDerivation> shadowDerivations, RateLimitHeaders headers, AdaptiveRoute adaptive) {
       this.rules = rules;
       this.condition = condition;
       this.derivations = List.copyOf(derivations);
       this.shadowDerivations = List.copyOf(shadowDerivations);
       this.headers = headers;
+      this.adaptive = adaptive;
       this.countsBytes = rules.policies().stream().anyMatch(p -> p.unit() == QuotaUnit.CONTENT_BYTES);
     }
 

@@ -341,7 +341,9 @@ public final class GateBuilder<R> {
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("route " + r.template() + ": " + e.getMessage(), e);
       }
-      compiled.add(new Gate.CompiledRoute(r, conditions.get(i), derivations, shadowDerivations, headers));
+      AdaptiveRoute adaptive = r.adaptive().map(a -> new AdaptiveRoute(a, ticker, capacityState, r.policies()))
+          .orElse(null);
+      compiled.add(new Gate.CompiledRoute(r, conditions.get(i), derivations, shadowDerivations, headers, adaptive));
     }
     Set<String> names = new HashSet<>(byName.keySet());
     routes.forEach(r -> r.shadowPolicies().forEach(p -> names.add(p.name())));

@@ -57,6 +57,7 @@ public final class RouteRules {
   private final String chargeHeader;
   private final PartitionKeyExposure exposure;
   private final Boolean omitOnRedirect;
+  private final AdaptiveConcurrency adaptive;
 
   /** Which responses a route's requests count in its {@code requests} policies. */
   public enum Counting {
@@ -96,6 +97,7 @@ public final class RouteRules {
     this.chargeHeader = b.chargeHeader;
     this.exposure = b.exposure;
     this.omitOnRedirect = b.omitOnRedirect;
+    this.adaptive = b.adaptive;
   }
 
   /** Starts a route on a path template such as {@code /api/items/{id}}. */
@@ -183,6 +185,11 @@ public final class RouteRules {
     return Optional.ofNullable(omitOnRedirect);
   }
 
+  /** The route's adaptive concurrency, when it has one ({@link Builder#adaptive}); off by default. */
+  public Optional<AdaptiveConcurrency> adaptive() {
+    return Optional.ofNullable(adaptive);
+  }
+
   /** The largest cost {@link #costHeader()} (or {@link #chargeHeader()}) may state. */
   public long maxCost() {
     return maxCost;
@@ -247,6 +254,7 @@ public final class RouteRules {
     private String chargeHeader;
     private PartitionKeyExposure exposure;
     private Boolean omitOnRedirect;
+    private AdaptiveConcurrency adaptive;
     private Set<HeaderDialect> dialects;
     private String key;
     private String note;
@@ -390,6 +398,16 @@ public final class RouteRules {
       return this;
     }
 
+    /**
+     * Adaptive concurrency ({@link AdaptiveConcurrency}): a {@code concurrent-requests} policy whose
+     * quota is learnt from the route's latency and failures, refusing beyond it with 503
+     * {@code temporary-reduced-capacity}; a route may have it alone, without other policies.
+     */
+    public Builder adaptive(AdaptiveConcurrency adaptive) {
+      this.adaptive = Objects.requireNonNull(adaptive, "adaptive");
+      return this;
+    }
+
     /** Policies of the route. */
     public Builder policies(Collection<QuotaPolicy> policies) {
       policies.forEach(this::policy);
@@ -441,7 +459,7 @@ public final class RouteRules {
      */
     public RouteRules build() {
       PathTemplate path = PathTemplate.parse(template);
-      if (policies.isEmpty() && shadows.isEmpty()) {
+      if (policies.isEmpty() && shadows.isEmpty() && adaptive == null) {
         throw new IllegalArgumentException("route " + template + ": policies: expected at least one policy, got none");
       }
       if (cost < 0 || cost > 1_000_000 || maxCost < 1 || maxCost > 1_000_000 || (costHeader != null && cost > maxCost)) {
@@ -457,6 +475,10 @@ public final class RouteRules {
           throw new IllegalArgumentException("route " + template + ": policies: '" + p.name()
               + "' is listed twice; expected each policy once");
         }
+      }
+      if (adaptive != null && names.contains(adaptive.name())) {
+        throw new IllegalArgumentException("route " + template + ": adaptive: name: '" + adaptive.name()
+            + "' is a policy of the route too; expected a name of its own");
       }
       for (String name : policyCounting.keySet()) {
         if (policies.stream().noneMatch(p -> p.name().equals(name))) {

@@ -152,6 +152,49 @@ class ConfigValidationTest {
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[3].path:").contains("at position 7"));
   }
 
+  /** routes[].adaptive (headroom-enforcement AdaptiveConcurrency): each value by its key, then whether the limits go together. */
+  @Test
+  void adaptiveSettingsAreCheckedKeyByKey() throws Exception {
+    String bad = """
+        service: {name: s, description: d}
+        upstreams:
+          a: {url: "http://127.0.0.1:1"}
+        policies:
+          p: {quota: 5, window: 1m, why: ok}
+        routes:
+          - {name: r0, method: GET, path: /a, upstream: a, adaptive: {minLimit: 0, smoothing: 2, window: 5m, colour: red}}
+          - {name: r1, method: GET, path: /b, upstream: a, policies: [p], adaptive: {minLimit: 10, maxLimit: 5}}
+          - {name: r2, method: GET, path: /c, upstream: a, adaptive: {maxLimit: many, name: p, backoff: "x"}}
+          - {name: r3, method: GET, path: /d, upstream: a, policies: [p], adaptive: {name: p}}
+        """;
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].adaptive.minLimit: \"0\" is not valid; "
+        + "expected a whole number of requests of at least 1"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].adaptive.smoothing: \"2.0\" is not valid"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].adaptive.window:")
+        .contains("a duration from 1ms to 1m"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[0].adaptive.colour: unknown key"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[1].adaptive:")
+        .contains("maxLimit: 5 is not valid; expected a whole number of requests of at least minLimit (10)"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[2].adaptive.maxLimit: \"many\" is not valid;"
+        + " expected a whole number"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[2].adaptive.backoff: \"x\" is not valid;"
+        + " expected a number"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("routes[3]").contains("adaptive")
+        .contains("'p' is a policy of the route too"));
+    assertThat(Schemas.validate(Schemas.CONFIG, readYaml(bad))).isNotEmpty();
+
+    String good = bad.substring(0, bad.indexOf("routes:")) + """
+        routes:
+          - {name: r0, method: GET, path: /a, upstream: a, adaptive: {minLimit: 2, maxLimit: 50, window: 500ms}}
+          - {name: r1, method: GET, path: /b, upstream: a, policies: [p], adaptive: {}}
+        """;
+    GatewayConfig config = GatewayConfig.parse(good, "good.yaml");
+    assertThat(config.routes().get(0).adaptive().orElseThrow().maxLimit()).isEqualTo(50);
+    assertThat(config.routes().get(1).adaptive().orElseThrow().name()).isEqualTo("adaptive");
+    assertThat(Schemas.validate(Schemas.CONFIG, readYaml(good))).isEmpty();
+  }
+
   @Test
   void invalidYamlNamesLineAndColumn() {
     ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse("service: [\n", "x.yaml"), ConfigException.class);

@@ -1,6 +1,8 @@
 package dev.headroom.enforcement.settings;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.AdaptiveConcurrency;
+import dev.headroom.enforcement.AdaptiveConcurrency.Setting;
 import dev.headroom.enforcement.RouteRules;
 import dev.headroom.http.path.PathTemplate;
 import java.util.ArrayList;
@@ -54,7 +56,7 @@ final class RouteConversion {
     Set<String> known = declared.isEmpty() ? policies.keySet() : declared;
     List<String> names = s.getPolicies() == null ? List.of() : s.getPolicies();
     List<String> shadowNames = s.getShadowPolicies() == null ? List.of() : s.getShadowPolicies();
-    if (names.isEmpty() && shadowNames.isEmpty()) {
+    if (names.isEmpty() && shadowNames.isEmpty() && s.getAdaptive() == null) {
       r.problem(r.path(at, "policies"), names, "names of one or more policies of " + r.path("policies") + " "
           + known);
     }
@@ -66,6 +68,9 @@ final class RouteConversion {
     counting(at, s, b, own, policies, known);
     when(at, s, b, all, policies, known);
     cost(at, s, b);
+    if (s.getAdaptive() != null) {
+      adaptive(r.path(at, "adaptive"), s.getAdaptive()).ifPresent(b::adaptive);
+    }
     if (s.getDialects() != null && !s.getDialects().isEmpty()) {
       b.dialects(r.dialects(r.path(at, "dialects"), s.getDialects()));
     }
@@ -210,6 +215,46 @@ final class RouteConversion {
     if (chargeHeader != null && header(r.path(at, "chargeHeader"), chargeHeader)) {
       b.chargeHeader(chargeHeader, max);
     }
+  }
+
+  /**
+   * {@code adaptive}: each value checked alone (against the widest limits, so that only its own
+   * range can refuse it), then together (minLimit, maxLimit and initialLimit against each other).
+   */
+  Optional<AdaptiveConcurrency> adaptive(String at, AdaptiveSettings a) {
+    int before = r.problems().size();
+    AdaptiveConcurrency.Builder all = AdaptiveConcurrency.builder();
+    adaptive(at, Setting.NAME, a.getName(), all, x -> x.name(a.getName()));
+    adaptive(at, Setting.MIN_LIMIT, a.getMinLimit(), all, x -> x.minLimit(a.getMinLimit()));
+    adaptive(at, Setting.MAX_LIMIT, a.getMaxLimit(), all, x -> x.maxLimit(a.getMaxLimit()));
+    adaptive(at, Setting.INITIAL_LIMIT, a.getInitialLimit(), all, x -> x.initialLimit(a.getInitialLimit()));
+    adaptive(at, Setting.SMOOTHING, a.getSmoothing(), all, x -> x.smoothing(a.getSmoothing()));
+    adaptive(at, Setting.TOLERANCE, a.getTolerance(), all, x -> x.tolerance(a.getTolerance()));
+    adaptive(at, Setting.WINDOW, a.getWindow(), all, x -> x.window(a.getWindow()));
+    adaptive(at, Setting.WINDOW_SAMPLES, a.getWindowSamples(), all, x -> x.windowSamples(a.getWindowSamples()));
+    adaptive(at, Setting.LONG_WINDOW, a.getLongWindow(), all, x -> x.longWindow(a.getLongWindow()));
+    adaptive(at, Setting.BACKOFF, a.getBackoff(), all, x -> x.backoff(a.getBackoff()));
+    if (a.getScaleQuotas() != null) {
+      all.scaleQuotas(a.getScaleQuotas());
+    }
+    if (r.problems().size() > before) {
+      return Optional.empty();
+    }
+    return r.checkExplained(at, "minLimit " + a.getMinLimit() + ", maxLimit " + a.getMaxLimit() + ", initialLimit "
+        + a.getInitialLimit(), "limits that go together", all::build);
+  }
+
+  /** One adaptive value, when set: checked alone, then given to {@code all}. */
+  private void adaptive(String at, Setting s, Object value, AdaptiveConcurrency.Builder all,
+      Consumer<AdaptiveConcurrency.Builder> set) {
+    if (value == null) {
+      return;
+    }
+    r.check(r.path(at, s.key()), value, s.expected(), () -> {
+      AdaptiveConcurrency.Builder alone = AdaptiveConcurrency.builder().maxLimit(Integer.MAX_VALUE);
+      set.accept(alone);
+      return alone.build();
+    }).ifPresent(ok -> set.accept(all));
   }
 
   private boolean header(String at, String name) {

@@ -9,7 +9,7 @@ import java.util.Map;
  * One route of the settings model: the requests it matches (methods and a path template), the
  * policies decided for them and every rule of the route (shadow policies, costs stated by the
  * request or charged by the response, which responses count, per-policy method conditions, the
- * {@code pk} it sends, redirects, field rules, discovery). {@link SettingsReader#routes} turns it
+ * {@code pk} it sends, redirects, field rules, discovery, adaptive concurrency). {@link SettingsReader#routes} turns it
  * into headroom-enforcement's {@code RouteRules}, the one converter every binding shares: Spring
  * Boot's {@code headroom.routes[i].*}, Spring Cloud Gateway's {@code headroom.cloud-gateway.routes.ID.*}
  * and the gateway's YAML {@code routes}.
@@ -74,6 +74,9 @@ public class RouteSettings extends FieldRuleSettings {
 
   /** Whether the route leaves its RateLimit fields off 3xx responses (draft-ietf-httpapi-ratelimit-headers-09 section 6), instead of the binding's default. */
   private Boolean omitOnRedirect;
+
+  /** Adaptive concurrency: a concurrent-requests policy whose quota is learnt from the route's latency and failures; off when unset. */
+  private AdaptiveSettings adaptive;
 
   public String getPath() {
     return path;
@@ -217,6 +220,14 @@ public class RouteSettings extends FieldRuleSettings {
 
   public void setPkHmacKey(String pkHmacKey) {
     this.pkHmacKey = pkHmacKey;
+  }
+
+  public AdaptiveSettings getAdaptive() {
+    return adaptive;
+  }
+
+  public void setAdaptive(AdaptiveSettings adaptive) {
+    this.adaptive = adaptive;
   }
 
   public Boolean getOmitOnRedirect() {

@@ -7,6 +7,7 @@ import dev.headroom.QuotaUnit;
 import dev.headroom.Ticker;
 import dev.headroom.enforcement.Escalation;
 import dev.headroom.enforcement.Gate;
+import dev.headroom.enforcement.AdaptiveConcurrency;
 import dev.headroom.enforcement.RouteRules;
 import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
@@ -516,6 +517,15 @@ public final class SettingsReader {
       route(at + "[" + i + "]", routes.get(i), policies).ifPresent(out::add);
     }
     return out;
+  }
+
+  /**
+   * A route's {@code adaptive} settings at {@code at} alone (a path of the binding's, such as
+   * {@code routes[0].adaptive}), for a binding that cannot read the route whole; {@link #route}
+   * reads them with the rest.
+   */
+  public Optional<AdaptiveConcurrency> adaptive(String at, AdaptiveSettings adaptive) {
+    return new RouteConversion(this).adaptive(at, adaptive);
   }
 
   /** One route at {@code at} (a path of the binding's) into {@link RouteRules}; see {@link #routes}. */

@@ -1,5 +1,6 @@
 package dev.headroom.gateway.config;
 
+import dev.headroom.enforcement.AdaptiveConcurrency;
 import dev.headroom.http.headers.FieldRules;
 import java.util.List;
 import java.util.Optional;
@@ -14,7 +15,9 @@ import java.util.Set;
  * optional field rules it turns on (jitter, fields only near exhaustion, the remaining/reset ratio
  * cap: headroom-http {@link FieldRules}), what a request costs, and the protocols a request may
  * upgrade its connection to ({@code upgrade}, lower case, such as {@code websocket}; empty: none,
- * and a request asking for an upgrade is refused with 400).
+ * and a request asking for an upgrade is refused with 400), and its adaptive concurrency
+ * ({@code adaptive}: a {@code concurrent-requests} policy whose quota is learnt from the upstream's
+ * latency and failures; empty: off).
  */
 public record Route(
     String name,
@@ -30,7 +33,8 @@ public record Route(
     boolean listed,
     FieldRules fields,
     RouteCost cost,
-    Set<String> upgrade) {
+    Set<String> upgrade,
+    Optional<AdaptiveConcurrency> adaptive) {
   public Route {
     methods = Set.copyOf(methods);
     upgrade = Set.copyOf(upgrade);

@@ -2,7 +2,9 @@ package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.AdaptiveConcurrency;
 import dev.headroom.enforcement.RouteRules;
+import dev.headroom.enforcement.settings.AdaptiveSettings;
 import dev.headroom.enforcement.settings.RouteSettings;
 import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.gateway.config.PartitionKeyMode;
@@ -76,7 +78,8 @@ final class RouteReader extends SectionReader {
         continue;
       }
       keys(path, r, "name", "type", "method", "methods", "path", "upstream", "policies", "dialect", "normaliseErrors", "omitOnRedirect",
-          "pk", "vend", "listed", "jitter", "onlyNearExhaustion", "capRemainingToResetRatio", "cost", "upgrade");
+          "pk", "vend", "listed", "jitter", "onlyNearExhaustion", "capRemainingToResetRatio", "cost", "upgrade",
+          "adaptive");
       String type = optionalText(path + ".type", r.path("type")).orElse("http");
       if (!type.equals("http") && !type.equals("vend")) {
         problem(path + ".type", r.path("type"), "http (forwarded as it is) or vend (the vend rate-limit extension)");
@@ -108,6 +111,10 @@ final class RouteReader extends SectionReader {
               + "under vend.limits");
         }
         vend = vends.vend(path + ".vend", r.path("vend"), policies);
+        if (!r.path("adaptive").isMissingNode()) {
+          problem(path + ".adaptive", r.path("adaptive"), "no adaptive on a vend route: its limits are per scope, "
+              + "under vend.limits");
+        }
       } else if (!r.path("vend").isMissingNode()) {
         problem(path + ".vend", r.path("vend"), "no vend settings unless type is vend");
       }
@@ -172,8 +179,10 @@ final class RouteReader extends SectionReader {
       RouteCost cost = new RulesReader(problems).cost(path + ".cost", r.path("cost"));
       Set<String> upgrade = upgrade(path + ".upgrade", r.path("upgrade"), methods, isVend);
       RouteSettings settings = fieldOptions(path, r);
+      settings.setAdaptive(isVend ? null : adaptive(path + ".adaptive", r.path("adaptive")));
       FieldRules fields = FieldRules.none();
-      if (problems.size() == before && !names.isEmpty()) {
+      Optional<AdaptiveConcurrency> adaptive = Optional.empty();
+      if (problems.size() == before && (!names.isEmpty() || settings.getAdaptive() != null)) {
         settings.setPath(template);
         settings.setMethods(List.copyOf(methods));
         settings.setPolicies(names);
@@ -186,15 +195,20 @@ final class RouteReader extends SectionReader {
         if (cost.header().isPresent() || cost.chargeHeader().isPresent()) {
           settings.setMaxCost(cost.max());
         }
-        fields = model(path, settings, policies, before).map(RouteRules::fields).orElse(fields);
+        Optional<RouteRules> rules = model(path, settings, policies, before);
+        fields = rules.map(RouteRules::fields).orElse(fields);
+        adaptive = rules.flatMap(RouteRules::adaptive);
       } else {
         // a route the model cannot read whole (no policies, or problems of its own): its field rules alone
         SettingsReader model = SettingsReader.of("", RouteReader::yamlKey);
         fields = model.fields(path, settings);
+        if (settings.getAdaptive() != null) {
+          model.adaptive(path + ".adaptive", settings.getAdaptive());
+        }
         addModelProblems(model.problems(), before);
       }
       out.add(new Route(name, methods, template, upstream, names, dialects, normalise, omitOnRedirect, pk, vend, listed,
-          fields, cost, upgrade));
+          fields, cost, upgrade, adaptive));
     }
     return out;
   }
@@ -303,6 +317,59 @@ final class RouteReader extends SectionReader {
       }
     }
     return f;
+  }
+
+  /**
+   * {@code adaptive: {minLimit, maxLimit, initialLimit, smoothing, tolerance, window, windowSamples,
+   * longWindow, backoff, scaleQuotas, name}} read for its YAML form (an object of numbers, a duration,
+   * a boolean and a name); what the values mean, and whether they go together, is the settings
+   * model's ({@link #model}). Null when absent or not an object.
+   */
+  private AdaptiveSettings adaptive(String path, JsonNode n) {
+    if (n.isMissingNode() || !object(path, n)) {
+      return null;
+    }
+    keys(path, n, "name", "minLimit", "maxLimit", "initialLimit", "smoothing", "tolerance", "window",
+        "windowSamples", "longWindow", "backoff", "scaleQuotas");
+    AdaptiveSettings a = new AdaptiveSettings();
+    optionalText(path + ".name", n.path("name")).ifPresent(a::setName);
+    a.setMinLimit(count(path + ".minLimit", n.path("minLimit")));
+    a.setMaxLimit(count(path + ".maxLimit", n.path("maxLimit")));
+    a.setInitialLimit(count(path + ".initialLimit", n.path("initialLimit")));
+    a.setWindowSamples(count(path + ".windowSamples", n.path("windowSamples")));
+    a.setLongWindow(count(path + ".longWindow", n.path("longWindow")));
+    a.setSmoothing(number(path + ".smoothing", n.path("smoothing")));
+    a.setTolerance(number(path + ".tolerance", n.path("tolerance")));
+    a.setBackoff(number(path + ".backoff", n.path("backoff")));
+    a.setWindow(duration(path + ".window", n.path("window"), null));
+    if (!n.path("scaleQuotas").isMissingNode()) {
+      a.setScaleQuotas(bool(path + ".scaleQuotas", n.path("scaleQuotas"), true));
+    }
+    return a;
+  }
+
+  /** A whole number that fits an int, or null when absent (a problem when it is something else). */
+  private Integer count(String path, JsonNode n) {
+    if (n.isMissingNode()) {
+      return null;
+    }
+    if (!n.isIntegralNumber() || !n.canConvertToInt()) {
+      problem(path, n, "a whole number");
+      return null;
+    }
+    return n.intValue();
+  }
+
+  /** A finite number, or null when absent (a problem when it is something else). */
+  private Double number(String path, JsonNode n) {
+    if (n.isMissingNode()) {
+      return null;
+    }
+    if (!n.isNumber() || !Double.isFinite(n.asDouble())) {
+      problem(path, n, "a number");
+      return null;
+    }
+    return n.asDouble();
   }
 
   /** One dialect name or a list of them; together they must not write one field in two forms. */

@@ -29,7 +29,7 @@ import java.util.concurrent.CompletableFuture;
  * policies becomes {@link RouteRules} (its methods and template, its policies, a policy whose
  * {@code when.routes} leaves the route out not among them, {@code when.methods}, {@code count},
  * {@code shadow}, cost and charge headers, dialects, field rules, {@code pk},
- * {@code omitOnRedirect}), with allow lists and escalations by policy name, and the discovery
+ * {@code omitOnRedirect}, {@code adaptive}), with allow lists and escalations by policy name, and the discovery
  * document's service texts and level. Needs nothing of a running gateway, so the configuration
  * reader builds the gate once at load ({@link #check}) without one. Stateless.
  */
@@ -67,7 +67,8 @@ final class GateRoutes {
         rb.dialects(r.dialects().stream().map(HeaderDialect::fromToken).toList());
       }
       cost(rb, r.cost());
-      boolean any = false;
+      r.adaptive().ifPresent(rb::adaptive);
+      boolean any = r.adaptive().isPresent();
       for (String name : r.policies()) {
         Policy p = config.policies().get(name);
         PolicyRules pr = p.rules();
