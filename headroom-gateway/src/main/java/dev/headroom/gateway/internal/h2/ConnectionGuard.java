@@ -28,7 +28,8 @@ import java.time.Duration;
  *
  * <p>State: the client preface still to skip (24 bytes), the frame header being read (up to 9 bytes, a
  * header may straddle reads) and the payload bytes still to skip; the header block being continued (its
- * CONTINUATION frames and bytes); the highest client stream seen; and for each counted kind the count in
+ * CONTINUATION frames and bytes); the highest client stream seen, and how many streams the bytes of the
+ * current read not yet handed to the codec open; and for each counted kind the count in
  * the current fixed window of {@link #WINDOW} on the gateway's timers. The bounds, per window:
  * <ul>
  *   <li>{@link #MAX_SETTINGS} SETTINGS, {@link #MAX_PINGS} PING, {@link #MAX_PRIORITY} PRIORITY frames;
@@ -255,13 +256,20 @@ final class ConnectionGuard extends ChannelInboundHandlerAdapter {
         String breach = frame();
         if (breach == null && newStream) {
           newStream = false;
-          // let the codec read what came before, so the streams it counts active are this frame's peers
-          int upTo = Math.max(frameStart, forwardFrom);
-          if (upTo > forwardFrom) {
-            ctx.fireChannelRead(in.retainedSlice(forwardFrom, upTo - forwardFrom));
-            forwardFrom = upTo;
+          // the streams active once the codec has read what came before are at most those active now
+          // plus those opened in between: only when that bound reaches the limit is what came before
+          // handed to the codec first, so that the streams it counts active are this frame's peers
+          // (most reads open many streams, each of which would otherwise be a read of the codec's own)
+          if (connection.remote().numActiveStreams() + unforwardedStreams >= maxConcurrentStreams) {
+            int upTo = Math.max(frameStart, forwardFrom);
+            if (upTo > forwardFrom) {
+              ctx.fireChannelRead(in.retainedSlice(forwardFrom, upTo - forwardFrom));
+              forwardFrom = upTo;
+            }
+            unforwardedStreams = 0;
           }
-          if (connection.remote().numActiveStreams() >= maxConcurrentStreams) {
+          unforwardedStreams++;
+          if (connection.remote().numActiveStreams() + unforwardedStreams > maxConcurrentStreams) {
             metrics.http2Refused("excess-streams");
             if (++excessStreams > MAX_EXCESS_STREAMS) {
               breach = "excess-streams: more than " + MAX_EXCESS_STREAMS + " streams beyond the "
@@ -284,12 +292,15 @@ final class ConnectionGuard extends ChannelInboundHandlerAdapter {
         ctx.fireChannelRead(in.retainedSlice(forwardFrom, end - forwardFrom));
       }
     } finally {
+      unforwardedStreams = 0;
       in.release();
     }
   }
 
   /** Set by {@link #frame} when the frame opens a client stream. */
   private boolean newStream;
+  /** The client streams opened by the bytes of this read not yet handed to the codec. */
+  private int unforwardedStreams;
 
   /** Counts the frame whose header was just read; returns why the connection ends, or null. */
   private String frame() {

@@ -10,7 +10,7 @@ import dev.headroom.gateway.internal.proxy.RequestDecoder;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -223,9 +223,14 @@ public final class Http2Front {
   /**
    * Builds a stream's child channel: the adapter, then what an HTTP/1.1 connection runs, its handler
    * sharing what is derived from the connection's peer ({@link ConnectionPeer}) and the connection's
-   * timers ({@link StreamTimers}) with the connection's other streams.
+   * timers ({@link StreamTimers}) with the connection's other streams. One instance serves every stream
+   * of the connection: it is added to each new child pipeline by Netty's multiplexer and puts the
+   * stream's own handlers in its place. Not a {@link io.netty.channel.ChannelInitializer}, which keeps
+   * the contexts it initialises in a concurrent set and queues a task per channel to forget each
+   * (a stream lives a few hundred microseconds under load, so both were paid per request).
    */
-  private static final class Streams extends ChannelInitializer<Channel> {
+  @ChannelHandler.Sharable
+  private static final class Streams extends ChannelHandlerAdapter {
     private final GatewayState state;
     private final ConnectionGuard guard;
     private final ConnectionPeer peer;
@@ -244,11 +249,17 @@ public final class Http2Front {
     }
 
     @Override
-    protected void initChannel(Channel ch) {
+    public void handlerAdded(ChannelHandlerContext ctx) {
+      Channel ch = ctx.channel();
       ch.config().setAutoRead(false); // the exchange reads the stream as its upstream takes the data
-      ch.pipeline().addLast("h2-stream", new StreamAdapter(state.metrics(), guard, upgraded));
-      ch.pipeline().addLast(ProxyHandler.CODEC, new HttpResponseEncoder());
-      ch.pipeline().addLast("proxy", ProxyHandler.stream(state, transport, peer, timers));
+      ChannelPipeline p = ctx.pipeline();
+      // added behind this handler, which then leaves: Netty calls this as the stream's channel registers,
+      // before any event reaches its pipeline
+      String self = ctx.name();
+      p.addAfter(self, "h2-stream", new StreamAdapter(state.metrics(), guard, upgraded));
+      p.addAfter("h2-stream", ProxyHandler.CODEC, new HttpResponseEncoder());
+      p.addAfter(ProxyHandler.CODEC, "proxy", ProxyHandler.stream(state, transport, peer, timers));
+      p.remove(this);
     }
   }
 }
