@@ -5,22 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.Store;
+import dev.headroom.conformance.RedisProcess;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.RedisStore;
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -129,12 +123,12 @@ class HeadroomHealthTest {
     RedisProcess redis = RedisProcess.launch();
     open.add(redis);
     start(App.class, WebApplicationType.SERVLET, "headroom.store.type=redis",
-        "headroom.store.redis-uri=redis://default:secret@127.0.0.1:" + redis.port,
+        "headroom.store.redis-uri=" + redis.uri(),
         "headroom.store.on-failure=refuse");
     Reply up = get("/actuator/health/headroom");
     assertThat(up.status()).isEqualTo(200);
     assertThat(up.body().path("status").asText()).isEqualTo("UP");
-    assertThat(up.body().path("details").path("uri").asText()).isEqualTo("redis://127.0.0.1:" + redis.port);
+    assertThat(up.body().path("details").path("uri").asText()).isEqualTo("redis://127.0.0.1:" + redis.port());
     assertThat(up.body().path("details").path("whenRedisCannotDecide").asText()).isEqualTo("refuse");
     // the probes' readiness group shows no components: its status tells that headroom is a member
     assertThat(get("/actuator/health/readiness").status()).isEqualTo(200);
@@ -160,7 +154,7 @@ class HeadroomHealthTest {
   void fallbackRedisStoreOfAReactiveApplicationIsDegradedNotDown() throws Exception {
     RedisProcess redis = RedisProcess.launch();
     open.add(redis);
-    start(FallbackApp.class, WebApplicationType.REACTIVE, "test.redis-uri=redis://default:secret@127.0.0.1:" + redis.port);
+    start(FallbackApp.class, WebApplicationType.REACTIVE, "test.redis-uri=" + redis.uri());
     Reply up = get("/actuator/health/headroom");
     assertThat(up.body().path("status").asText()).isEqualTo("UP");
     assertThat(up.body().path("details").path("whenRedisCannotDecide").asText()).isEqualTo("fallback");
@@ -175,55 +169,5 @@ class HeadroomHealthTest {
     assertThat(health.body().path("status").asText()).isEqualTo("UP");
     assertThat(health.body().path("components").path("headroom").path("status").asText()).isEqualTo("DEGRADED");
     assertThat(get("/actuator/health/readiness").status()).isEqualTo(200);
-  }
-
-  /** A redis-server of the test's own on a free loopback port, which it can stop and start again. */
-  static final class RedisProcess implements AutoCloseable {
-    final int port;
-    final Path dir;
-    Process process;
-
-    private RedisProcess(int port, Path dir) {
-      this.port = port;
-      this.dir = dir;
-    }
-
-    static RedisProcess launch() throws Exception {
-      int port;
-      try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-        port = s.getLocalPort();
-      }
-      RedisProcess r = new RedisProcess(port, Files.createTempDirectory("headroom-health-redis-"));
-      r.start();
-      return r;
-    }
-
-    void start() throws Exception {
-      process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
-          "--save", "", "--appendonly", "no", "--dir", dir.toString(), "--requirepass", "secret",
-          "--logfile", dir.resolve("redis.log").toString()).start();
-      long deadline = System.nanoTime() + TIMEOUT.toNanos();
-      while (true) {
-        try (Socket s = new Socket()) {
-          s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
-          return;
-        } catch (IOException ex) {
-          if (System.nanoTime() > deadline || !process.isAlive()) {
-            throw new IllegalStateException("redis-server did not start on port " + port, ex);
-          }
-          Thread.sleep(20);
-        }
-      }
-    }
-
-    void stop() throws Exception {
-      process.destroyForcibly();
-      process.waitFor(30, TimeUnit.SECONDS);
-    }
-
-    @Override
-    public void close() throws Exception {
-      stop();
-    }
   }
 }
