@@ -1,7 +1,9 @@
 package dev.headroom;
 
 import dev.headroom.internal.LocalStore;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The {@link Store} of one process: lock-free, bounded, no threads of its own.
@@ -36,7 +38,7 @@ import java.util.List;
  * Store store = InMemoryStore.builder().maxKeys(1_000_000).build();
  * }</pre>
  */
-public final class InMemoryStore implements Store {
+public final class InMemoryStore implements Store, StoreHealth.Source {
 
   /** The default bound on tracked keys (policy and partition pairs). */
   public static final long DEFAULT_MAX_KEYS = 1_000_000;
@@ -122,6 +124,16 @@ public final class InMemoryStore implements Store {
   /** The bound on tracked keys this store was built with. */
   public long maxKeys() {
     return maxKeys;
+  }
+
+  /** Always {@link StoreHealth.Status#UP}, with the keys tracked and their bound: this store always decides. */
+  @Override
+  public StoreHealth health(boolean refuses) {
+    Map<String, Object> details = new LinkedHashMap<>();
+    details.put("type", "in-memory");
+    details.put("keys", trackedKeys());
+    details.put("maxKeys", maxKeys);
+    return new StoreHealth(StoreHealth.Status.UP, false, details);
   }
 
   /** Builds an {@link InMemoryStore}. */

@@ -7,6 +7,7 @@ import dev.headroom.Lease;
 import dev.headroom.PolicyOutcome;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
+import dev.headroom.StoreHealth;
 import dev.headroom.Ticker;
 import dev.headroom.redis.internal.Coalescer;
 import dev.headroom.redis.internal.Deadlines;
@@ -119,7 +120,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe. Callbacks of {@link #acquireAsync} may run on a Lettuce I/O thread: do not block
  * in them.
  */
-public final class RedisStore implements Store {
+public final class RedisStore implements Store, StoreHealth.Source {
 
   /** The default decision deadline: how long a decision may wait for Redis. */
   public static final Duration DEFAULT_DECISION_DEADLINE = Duration.ofMillis(100);
@@ -291,6 +292,12 @@ public final class RedisStore implements Store {
   /** Whether a connection to Redis is open now. */
   public boolean connected() {
     return endpoint.connected();
+  }
+
+  /** {@inheritDoc} Read by {@link StoreHealthReading}: connected or not, and what decides meanwhile. */
+  @Override
+  public StoreHealth health(boolean refuses) {
+    return StoreHealthReading.of(this, refuses);
   }
 
   /**

@@ -59,7 +59,7 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
     "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
     "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
     "org.springframework.boot.autoconfigure.web.servlet.WebMvcAutoConfiguration",
-    // after the availability probes, whose readiness group HeadroomReadiness may join
+    // after the availability probes, whose readiness group the headroom contributor may join (ReadinessGroups)
     "org.springframework.boot.actuate.autoconfigure.availability.AvailabilityProbesAutoConfiguration",
     // Spring Boot 4 (its modules spring-boot-micrometer-metrics and spring-boot-webmvc)
     "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",

@@ -1,6 +1,8 @@
 package dev.headroom.spring.boot;
 
 import dev.headroom.Store;
+import dev.headroom.StoreHealth;
+import dev.headroom.enforcement.ReadinessGroups;
 import java.util.Locale;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -9,7 +11,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The {@code headroom} health contributor: the state of the store ({@link HeadroomStoreHealth}),
+ * The {@code headroom} health contributor: the state of the store ({@link StoreHealth}: {@code UP};
+ * {@code DEGRADED} while Redis is gone and the fallback decides or requests are admitted, which is
+ * not in Spring Boot's default status order, so it lowers no aggregate status and maps to HTTP 200;
+ * {@code DOWN} while a fail-closed Redis store cannot decide),
  * when the application has Spring Boot's actuator; {@code management.health.headroom.enabled: false}
  * leaves it out. Imported by {@link HeadroomCommonConfiguration}, so servlet and reactive
  * applications alike have it (a blocking {@code HealthIndicator}: the reading sends nothing to
@@ -17,7 +22,7 @@ import org.springframework.context.annotation.Configuration;
  *
  * <p>When the store fails closed (a Redis store with {@code headroom.store.on-failure: refuse}), the
  * contributor also joins Spring Boot's {@code readiness} group, where the application has one
- * ({@link HeadroomReadiness}): an instance that refuses every limited request while Redis is gone
+ * ({@link ReadinessGroups}): an instance that refuses every limited request while Redis is gone
  * is then not ready.
  *
  * <p>One artifact serves Spring Boot 3 and 4, whose health API is in different packages (Boot 4
@@ -31,15 +36,16 @@ class HeadroomHealthConfiguration {
   /** The bean name, which makes the contributor's name {@code headroom}. */
   static final String BEAN = "headroomHealthIndicator";
 
-  static HeadroomStoreHealth read(Store store, HeadroomProperties props) {
+  /** The store's state now, with the configured Redis URI (without its credentials) for the configured Redis store. */
+  static StoreHealth read(Store store, HeadroomProperties props) {
     boolean refuses = "refuse".equalsIgnoreCase(props.getStore().getOnFailure());
     String type = props.getStore().getType() == null ? "" : props.getStore().getType().toLowerCase(Locale.ROOT);
-    return HeadroomStoreHealth.of(store, refuses, type.equals("redis") ? props.getStore().getRedisUri() : null);
+    return StoreHealth.of(store, refuses).withUri(type.equals("redis") ? props.getStore().getRedisUri() : null);
   }
 
   /** Whether requests the store cannot decide are refused: the readiness group then includes the contributor. */
   static boolean failsClosed(Store store, HeadroomProperties props) {
-    return HeadroomStoreHealth.failsClosed(store, "refuse".equalsIgnoreCase(props.getStore().getOnFailure()));
+    return read(store, props).failsClosed();
   }
 
   /** The name of the contributor ({@link #BEAN} without its suffix). */
@@ -56,9 +62,9 @@ class HeadroomHealthConfiguration {
     org.springframework.boot.actuate.health.HealthIndicator headroomHealthIndicator(
         Store store, HeadroomProperties props) {
       return () -> {
-        HeadroomStoreHealth h = read(store, props);
+        StoreHealth h = read(store, props);
         return org.springframework.boot.actuate.health.Health
-            .status(new org.springframework.boot.actuate.health.Status(h.status()))
+            .status(new org.springframework.boot.actuate.health.Status(h.status().name()))
             .withDetails(h.details()).build();
       };
     }
@@ -66,7 +72,7 @@ class HeadroomHealthConfiguration {
     @Bean
     org.springframework.boot.actuate.health.HealthEndpointGroupsPostProcessor headroomReadinessGroup(
         Store store, HeadroomProperties props) {
-      return groups -> failsClosed(store, props) ? HeadroomReadiness.withReadinessMember(
+      return groups -> failsClosed(store, props) ? ReadinessGroups.withReadinessMember(
           org.springframework.boot.actuate.health.HealthEndpointGroups.class,
           org.springframework.boot.actuate.health.HealthEndpointGroup.class, groups, CONTRIBUTOR) : groups;
     }
@@ -83,9 +89,9 @@ class HeadroomHealthConfiguration {
     org.springframework.boot.health.contributor.HealthIndicator headroomHealthIndicator(
         Store store, HeadroomProperties props) {
       return () -> {
-        HeadroomStoreHealth h = read(store, props);
+        StoreHealth h = read(store, props);
         return org.springframework.boot.health.contributor.Health
-            .status(new org.springframework.boot.health.contributor.Status(h.status()))
+            .status(new org.springframework.boot.health.contributor.Status(h.status().name()))
             .withDetails(h.details()).build();
       };
     }
@@ -93,7 +99,7 @@ class HeadroomHealthConfiguration {
     @Bean
     org.springframework.boot.health.actuate.endpoint.HealthEndpointGroupsPostProcessor headroomReadinessGroup(
         Store store, HeadroomProperties props) {
-      return groups -> failsClosed(store, props) ? HeadroomReadiness.withReadinessMember(
+      return groups -> failsClosed(store, props) ? ReadinessGroups.withReadinessMember(
           org.springframework.boot.health.actuate.endpoint.HealthEndpointGroups.class,
           org.springframework.boot.health.actuate.endpoint.HealthEndpointGroup.class, groups, CONTRIBUTOR) : groups;
     }

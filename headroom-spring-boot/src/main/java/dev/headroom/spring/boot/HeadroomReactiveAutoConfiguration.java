@@ -45,7 +45,7 @@ import org.springframework.web.server.WebFilter;
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.web.reactive.WebFluxAutoConfiguration", // Spring Boot 3
     "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration", // Spring Boot 4
-    // after the availability probes, whose readiness group HeadroomReadiness may join (Boot 3, Boot 4)
+    // after the availability probes, whose readiness group the headroom contributor may join (ReadinessGroups) (Boot 3, Boot 4)
     "org.springframework.boot.actuate.autoconfigure.availability.AvailabilityProbesAutoConfiguration",
     "org.springframework.boot.health.autoconfigure.actuate.endpoint.AvailabilityProbesAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)

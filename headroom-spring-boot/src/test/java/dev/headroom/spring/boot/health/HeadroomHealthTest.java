@@ -2,26 +2,14 @@ package dev.headroom.spring.boot.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.headroom.Store;
+import dev.headroom.conformance.HealthProbe;
+import dev.headroom.conformance.RedisProcess;
 import dev.headroom.redis.FailurePolicy;
 import dev.headroom.redis.RedisStore;
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
@@ -43,9 +31,6 @@ import org.springframework.web.bind.annotation.RestController;
  * fallback decides is {@code DEGRADED}, which is 200 and leaves the overall status {@code UP}.
  */
 class HeadroomHealthTest {
-
-  static final Duration TIMEOUT = Duration.ofSeconds(30);
-  static final ObjectMapper JSON = new ObjectMapper();
 
   @SpringBootApplication
   static class App {
@@ -69,9 +54,8 @@ class HeadroomHealthTest {
     }
   }
 
-  final HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
   final List<AutoCloseable> open = new ArrayList<>();
-  URI base;
+  HealthProbe probe;
 
   @AfterEach
   void close() throws Exception {
@@ -90,34 +74,15 @@ class HeadroomHealthTest {
     ConfigurableApplicationContext context = new SpringApplicationBuilder(app).web(type)
         .properties(p.toArray(String[]::new)).run();
     open.add(context::close);
-    base = URI.create("http://127.0.0.1:" + context.getEnvironment().getRequiredProperty("local.server.port"));
-  }
-
-  record Reply(int status, JsonNode body) {}
-
-  Reply get(String path) throws Exception {
-    HttpResponse<String> r = client.send(HttpRequest.newBuilder(base.resolve(path)).timeout(TIMEOUT).GET().build(),
-        HttpResponse.BodyHandlers.ofString());
-    return new Reply(r.statusCode(), r.body().isEmpty() ? JSON.nullNode() : JSON.readTree(r.body()));
-  }
-
-  /** Reads {@code path} until {@code done} holds of it (Redis's loss or return is seen asynchronously). */
-  Reply awaitReply(String path, Predicate<Reply> done) throws Exception {
-    long deadline = System.nanoTime() + TIMEOUT.toNanos();
-    Reply r = get(path);
-    while (!done.test(r) && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-      r = get(path);
-    }
-    return r;
+    probe = new HealthProbe(URI.create("http://127.0.0.1:"
+        + context.getEnvironment().getRequiredProperty("local.server.port")));
   }
 
   @Test
   void inMemoryStoreIsUpWithItsKeys() throws Exception {
     start(App.class, WebApplicationType.SERVLET);
-    assertThat(client.send(HttpRequest.newBuilder(base.resolve("/api/items")).GET().build(),
-        HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
-    Reply h = get("/actuator/health/headroom");
+    assertThat(probe.status("/api/items")).isEqualTo(200);
+    HealthProbe.Reply h = probe.get("/actuator/health/headroom");
     assertThat(h.status()).isEqualTo(200);
     assertThat(h.body().path("status").asText()).isEqualTo("UP");
     assertThat(h.body().path("details").path("type").asText()).isEqualTo("in-memory");
@@ -129,101 +94,17 @@ class HeadroomHealthTest {
     RedisProcess redis = RedisProcess.launch();
     open.add(redis);
     start(App.class, WebApplicationType.SERVLET, "headroom.store.type=redis",
-        "headroom.store.redis-uri=redis://default:secret@127.0.0.1:" + redis.port,
+        "headroom.store.redis-uri=" + redis.uri(),
         "headroom.store.on-failure=refuse");
-    Reply up = get("/actuator/health/headroom");
-    assertThat(up.status()).isEqualTo(200);
-    assertThat(up.body().path("status").asText()).isEqualTo("UP");
-    assertThat(up.body().path("details").path("uri").asText()).isEqualTo("redis://127.0.0.1:" + redis.port);
-    assertThat(up.body().path("details").path("whenRedisCannotDecide").asText()).isEqualTo("refuse");
-    // the probes' readiness group shows no components: its status tells that headroom is a member
-    assertThat(get("/actuator/health/readiness").status()).isEqualTo(200);
-
-    redis.stop();
-    Reply down = awaitReply("/actuator/health/headroom", r -> r.status() != 200);
-    assertThat(down.status()).isEqualTo(503);
-    assertThat(down.body().path("status").asText()).isEqualTo("DOWN");
-    assertThat(down.body().path("details").path("connected").asBoolean()).isFalse();
-    Reply ready = get("/actuator/health/readiness");
-    assertThat(ready.status()).isEqualTo(503);
-    assertThat(ready.body().path("status").asText()).isEqualTo("DOWN");
-    assertThat(get("/actuator/health/liveness").status()).isEqualTo(200);
-    assertThat(get("/actuator/health").status()).isEqualTo(503);
-
-    redis.start();
-    Reply back = awaitReply("/actuator/health/readiness", r -> r.status() == 200);
-    assertThat(back.status()).isEqualTo(200);
-    assertThat(get("/actuator/health/headroom").body().path("status").asText()).isEqualTo("UP");
+    probe.failsClosedWhileGone(redis);
   }
 
   @Test
   void fallbackRedisStoreOfAReactiveApplicationIsDegradedNotDown() throws Exception {
     RedisProcess redis = RedisProcess.launch();
     open.add(redis);
-    start(FallbackApp.class, WebApplicationType.REACTIVE, "test.redis-uri=redis://default:secret@127.0.0.1:" + redis.port);
-    Reply up = get("/actuator/health/headroom");
-    assertThat(up.body().path("status").asText()).isEqualTo("UP");
-    assertThat(up.body().path("details").path("whenRedisCannotDecide").asText()).isEqualTo("fallback");
-    assertThat(up.body().path("details").has("uri")).isFalse();
-
-    redis.stop();
-    Reply degraded = awaitReply("/actuator/health/headroom", r -> !r.body().path("status").asText().equals("UP"));
-    assertThat(degraded.status()).isEqualTo(200);
-    assertThat(degraded.body().path("status").asText()).isEqualTo("DEGRADED");
-    Reply health = get("/actuator/health");
-    assertThat(health.status()).isEqualTo(200);
-    assertThat(health.body().path("status").asText()).isEqualTo("UP");
-    assertThat(health.body().path("components").path("headroom").path("status").asText()).isEqualTo("DEGRADED");
-    assertThat(get("/actuator/health/readiness").status()).isEqualTo(200);
-  }
-
-  /** A redis-server of the test's own on a free loopback port, which it can stop and start again. */
-  static final class RedisProcess implements AutoCloseable {
-    final int port;
-    final Path dir;
-    Process process;
-
-    private RedisProcess(int port, Path dir) {
-      this.port = port;
-      this.dir = dir;
-    }
-
-    static RedisProcess launch() throws Exception {
-      int port;
-      try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-        port = s.getLocalPort();
-      }
-      RedisProcess r = new RedisProcess(port, Files.createTempDirectory("headroom-health-redis-"));
-      r.start();
-      return r;
-    }
-
-    void start() throws Exception {
-      process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
-          "--save", "", "--appendonly", "no", "--dir", dir.toString(), "--requirepass", "secret",
-          "--logfile", dir.resolve("redis.log").toString()).start();
-      long deadline = System.nanoTime() + TIMEOUT.toNanos();
-      while (true) {
-        try (Socket s = new Socket()) {
-          s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
-          return;
-        } catch (IOException ex) {
-          if (System.nanoTime() > deadline || !process.isAlive()) {
-            throw new IllegalStateException("redis-server did not start on port " + port, ex);
-          }
-          Thread.sleep(20);
-        }
-      }
-    }
-
-    void stop() throws Exception {
-      process.destroyForcibly();
-      process.waitFor(30, TimeUnit.SECONDS);
-    }
-
-    @Override
-    public void close() throws Exception {
-      stop();
-    }
+    start(FallbackApp.class, WebApplicationType.REACTIVE, "test.redis-uri=" + redis.uri());
+    assertThat(probe.get("/actuator/health/headroom").body().path("details").has("uri")).isFalse();
+    probe.degradedWhileGone(redis, "fallback");
   }
 }

@@ -1,4 +1,4 @@
-package dev.headroom.spring.boot;
+package dev.headroom.enforcement;
 
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -8,36 +8,44 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 
 /**
- * Adds the {@code headroom} health contributor to Spring Boot's {@code readiness} health group when
- * the store fails closed: requests it cannot decide are then refused, so an instance whose Redis is
- * gone should be taken out of the load balancer until it is back, without the application having to
- * write {@code management.endpoint.health.group.readiness.include=readinessState,headroom}.
+ * Adds a health contributor to Spring Boot's {@code readiness} health group, for the Spring front
+ * ends (the Spring Boot starter, the Spring Cloud Gateway integration): when the store fails closed
+ * ({@link dev.headroom.StoreHealth#failsClosed()}), requests it cannot decide are refused, so an
+ * instance whose Redis is gone should be taken out of the load balancer until it is back, without
+ * the application having to write
+ * {@code management.endpoint.health.group.readiness.include=readinessState,headroom}.
  *
  * <p>Spring Boot lets a library change the health groups through a
  * {@code HealthEndpointGroupsPostProcessor} bean, as its own availability probes do (they add the
  * {@code liveness} and {@code readiness} groups). Boot 3 and Boot 4 have the same interfaces in
- * different packages ({@link HeadroomHealthConfiguration}'s two lines), so this class wraps either
- * line's {@code HealthEndpointGroups} and {@code HealthEndpointGroup} by reflection: every call is
- * passed on, except that the {@code readiness} group, however it is looked up (by name, by additional
- * path such as {@code /readyz}, among the groups with an additional path), also has {@code headroom}
- * as a member. Where there is no {@code readiness} group (probes off and no such group configured),
- * nothing changes. Runs after the availability probes' post-processor (the auto-configuration is
- * ordered after theirs), so that the group it adds is there. Keeps no state of its own.
+ * different packages, so this class names neither: it wraps either line's
+ * {@code HealthEndpointGroups} and {@code HealthEndpointGroup} by reflection, each front end's
+ * post-processor passing its line's interfaces. Every call is passed on, except that the
+ * {@code readiness} group, however it is looked up (by name, by additional path such as
+ * {@code /readyz}, among the groups with an additional path), also has the contributor as a member.
+ * Where there is no {@code readiness} group (probes off and no such group configured), nothing
+ * changes. The post-processor must run after the availability probes' (the front ends'
+ * auto-configurations are ordered after theirs), so that the group it adds is there. Keeps no state
+ * of its own.
  */
-final class HeadroomReadiness {
+public final class ReadinessGroups {
 
   /** The name of Spring Boot's readiness group. */
-  static final String READINESS = "readiness";
+  public static final String READINESS = "readiness";
 
-  private HeadroomReadiness() {}
+  private ReadinessGroups() {}
 
   /**
    * The groups, with {@code member} in the readiness group.
    *
+   * @param <G> the line's {@code HealthEndpointGroups}
    * @param groupsType the line's {@code HealthEndpointGroups} interface
    * @param groupType the line's {@code HealthEndpointGroup} interface
+   * @param groups the groups Spring Boot made
+   * @param member the contributor's name, such as {@code headroom}
+   * @return {@code groups} itself when there is no readiness group, else a view of them
    */
-  static <G> G withReadinessMember(Class<G> groupsType, Class<?> groupType, G groups, String member) {
+  public static <G> G withReadinessMember(Class<G> groupsType, Class<?> groupType, G groups, String member) {
     Object readiness = call(groups, find(groupsType, "get", String.class), READINESS);
     if (readiness == null) {
       return groups;
