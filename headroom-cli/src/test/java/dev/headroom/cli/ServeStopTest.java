@@ -199,7 +199,12 @@ class ServeStopTest {
 
   private Process serve(String classPath, Path config, String... more) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
+    // Started as a shell starts a command in the foreground, with SIGINT and SIGTERM at their
+    // defaults: a build run in the background (CI) inherits SIGINT ignored, and the JVM then never
+    // installs a handler for it (a signal ignored at start stays ignored, as in every program).
+    List<String> cmd = new ArrayList<>(List.of("python3", "-c", "import os, signal, sys; "
+        + "signal.signal(signal.SIGINT, signal.SIG_DFL); signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+        + "os.execv(sys.argv[1], sys.argv[1:])", java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp",
         classPath, "dev.headroom.cli.HeadroomCommand", "serve", "--config",
         config.toString(), "--port", "0"));
     cmd.addAll(List.of(more));
