@@ -47,6 +47,12 @@ public final class HeadroomMeters {
   public static final String STORE_FAILURES = "headroom.store.failures";
   /** Concurrency leases held now, by policy (gauge). */
   public static final String LEASES = "headroom.leases.active";
+  /** Requests waiting now in a policy's queue ({@link Waiting}), by policy (gauge). */
+  public static final String QUEUE_WAITING = "headroom.queue.waiting";
+  /** Requests admitted after waiting in a policy's queue, by policy (counter). */
+  public static final String QUEUE_ADMITTED = "headroom.queue.admitted";
+  /** Requests refused after waiting in a policy's queue, by policy (counter). */
+  public static final String QUEUE_TIMEOUTS = "headroom.queue.timeouts";
   /** The observation of one decision. */
   public static final String OBSERVATION = "headroom.decision";
   /** The event of a refusal, on the observation. */
