@@ -124,6 +124,8 @@ public final class Gate<R> {
   private final CapacityReductions capacity;
   private final Map<RouteRules, CompiledRoute> byRules = new IdentityHashMap<>();
   private final ShadowStep shadows;
+  /** The requests waiting under policies with a queue; null when none has one. */
+  private final Waiters waiters;
 
   /** The least time between two log lines about shadow policies that would refuse. */
   public static final Duration SHADOW_WARNING_INTERVAL = Duration.ofSeconds(10);
@@ -163,6 +165,7 @@ public final class Gate<R> {
       this.routes.forEach(r -> r.released = this::leasesReleased);
     }
     this.shadows = new ShadowStep(limiter, allows, listener, ticker);
+    this.waiters = b.waiters;
   }
 
   /** Starts a configuration. */
@@ -456,6 +459,10 @@ public final class Gate<R> {
       return shadowFields.isDone() ? CompletableFuture.completedFuture(shadowsOnly(ask, shadowFields.join()))
           : shadowFields.thenApply(fields -> shadowsOnly(ask, fields));
     }
+    CompletionStage<Verdict> behind = waiters == null ? null : waiters.behind(ask.acquisitions, waiting(ask, shadowFields));
+    if (behind != null) {
+      return behind; // its partition has a line: it joins the end without taking a unit first
+    }
     CompletableFuture<Decision> decision;
     long asked = record == null ? 0 : ticker.read();
     try {
@@ -476,10 +483,36 @@ public final class Gate<R> {
       } catch (CompletionException e) {
         return CompletableFuture.completedFuture(failed(ask, e));
       }
-      return CompletableFuture.completedFuture(decided(ask, d, shadowFields.join()));
+      return decidedOrWaits(ask, d, shadowFields);
     }
-    return decision.thenCombine(shadowFields, (dec, fields) -> decided(ask, dec, fields))
-        .exceptionally(e -> failed(ask, e));
+    return decision.thenCombine(shadowFields, (dec, fields) -> decidedOrWaits(ask, dec, shadowFields))
+        .exceptionally(e -> CompletableFuture.completedFuture(failed(ask, e))).thenCompose(v -> v);
+  }
+
+  /** The verdict of the store's decision; for a refusal a policy's queue takes, the verdict after waiting. */
+  private CompletionStage<Verdict> decidedOrWaits(Ask ask, Decision d, CompletableFuture<List<PolicyOutcome>> fields) {
+    CompletionStage<Verdict> waited = d.allowed() || waiters == null ? null : waiters.afterRefusal(d, waiting(ask, fields));
+    return waited != null ? waited : CompletableFuture.completedFuture(decided(ask, d, fields.join()));
+  }
+
+  /** A request about to wait, as {@link Waiters} re-decides it. */
+  private Waiters.Attempt waiting(Ask ask, CompletableFuture<List<PolicyOutcome>> fields) {
+    return new Waiters.Attempt() {
+      @Override
+      public CompletionStage<Decision> acquire() {
+        return limiter.acquireAsync(ask.acquisitions);
+      }
+
+      @Override
+      public CompletionStage<Verdict> decided(Decision decision) {
+        return fields.thenApply(f -> Gate.this.decided(ask, decision, f));
+      }
+
+      @Override
+      public Verdict failed(Throwable e) {
+        return Gate.this.failed(ask, e);
+      }
+    };
   }
 
   /** A store's failed stage: a verdict for a store failure, else the bug rethrown. */

@@ -55,6 +55,9 @@ public final class GateBuilder<R> {
   private boolean omitOnRedirect;
   private FieldRules fields = FieldRules.none();
   final Map<String, Escalation> escalations = new HashMap<>();
+  private final Map<String, Waiting> queues = new HashMap<>();
+  private Waiting.Timer waitTimer;
+  Waiters waiters;
   private String service;
   private String description;
   private Consumer<LimitsDiscoveryDocument.Builder> discoveryCustomizer = b -> {};
@@ -258,6 +261,25 @@ public final class GateBuilder<R> {
   }
 
   /**
+   * Lets requests the policy refuses wait for their turn ({@link Waiting}; the gateway's
+   * {@code policies.*.queue}) in {@link Gate#decideAsync}, instead of being refused at once. Off by
+   * default.
+   */
+  public GateBuilder<R> queue(String policy, Waiting waiting) {
+    queues.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(waiting, "waiting"));
+    return this;
+  }
+
+  /**
+   * The timer that re-decides waiting requests ({@link #queue}); by default one shared daemon
+   * thread. A test passes one that runs tasks as it moves a manual ticker.
+   */
+  public GateBuilder<R> waitTimer(Waiting.Timer timer) {
+    this.waitTimer = Objects.requireNonNull(timer, "waitTimer");
+    return this;
+  }
+
+  /**
    * Adds zero to {@code max} whole seconds, drawn once per response, to every {@code t} and to
    * Retry-After, so that clients refused together do not all return at the same second (draft-09
    * section 8.5); the refusal body's {@code retryAfterSeconds} is the Retry-After written. None by
@@ -349,6 +371,12 @@ public final class GateBuilder<R> {
     routes.forEach(r -> r.shadowPolicies().forEach(p -> names.add(p.name())));
     allows = new AllowLists(allowLists, clientAddresses);
     allows.check(names);
+    for (String name : queues.keySet()) {
+      if (!byName.containsKey(name)) {
+        throw new IllegalArgumentException("queue: policy '" + name + "' is not a policy of any route; expected one of "
+            + new TreeSet<>(byName.keySet()));
+      }
+    }
     for (String name : escalations.keySet()) {
       if (!byName.containsKey(name)) {
         throw new IllegalArgumentException("escalation: policy '" + name + "' is not a policy of any route; expected one of "
@@ -359,6 +387,8 @@ public final class GateBuilder<R> {
         : new GateDiscovery(service, description, refusals, List.copyOf(routes),
             plans == null ? null : plans.plans(), List.copyOf(byName.values()), discoveryCustomizer);
     telemetry = telemetry(plans == null ? null : plans.plans());
+    waiters = queues.isEmpty() ? null : new Waiters(queues, waitTimer == null ? Waiters.defaultTimer() : waitTimer,
+        ticker, meterRegistry == null ? Waiters.Meters.NONE : new WaitMeters(meterRegistry));
     return new Gate<>(this, compiled, doc, new RuntimeLimits(byName, plans == null ? null : plans.plans()));
   }
 

@@ -26,6 +26,9 @@ package dev.headroom.enforcement;
  *   as a charge or a lease's release: the request was not affected).
  * <li>{@value #LEASES} (gauge), tag {@value #POLICY}: concurrency leases held now by requests this
  *   process admitted.
+ * <li>{@value #QUEUE_WAITING} (gauge), {@value #QUEUE_ADMITTED} and {@value #QUEUE_TIMEOUTS}
+ *   (counters), tag {@value #POLICY}: requests waiting now in a policy's queue ({@link Waiting}),
+ *   admitted after waiting, refused after waiting.
  * <li>{@value #OBSERVATION} (an {@code Observation} per decided request, so a span where a tracing
  *   bridge is installed): low-cardinality {@value #ROUTE} (the route's template), {@value #POLICY}
  *   (the refusing policy, else the route's policies joined by commas), {@value #OUTCOME}
@@ -47,6 +50,12 @@ public final class HeadroomMeters {
   public static final String STORE_FAILURES = "headroom.store.failures";
   /** Concurrency leases held now, by policy (gauge). */
   public static final String LEASES = "headroom.leases.active";
+  /** Requests waiting now in a policy's queue ({@link Waiting}), by policy (gauge). */
+  public static final String QUEUE_WAITING = "headroom.queue.waiting";
+  /** Requests admitted after waiting in a policy's queue, by policy (counter). */
+  public static final String QUEUE_ADMITTED = "headroom.queue.admitted";
+  /** Requests refused after waiting in a policy's queue, by policy (counter). */
+  public static final String QUEUE_TIMEOUTS = "headroom.queue.timeouts";
   /** The observation of one decision. */
   public static final String OBSERVATION = "headroom.decision";
   /** The event of a refusal, on the observation. */

@@ -85,6 +85,28 @@ class ConfigValidationTest {
     assertThat(e.getMessage()).doesNotContain("my-raw-key");
   }
 
+  /** A policy's queue: each bad value named with its path, its value and what was expected. */
+  @Test
+  void aQueueIsCheckedKeyByKey() {
+    String bad = """
+        service: {name: s, description: d}
+        upstreams:
+          a: {url: "http://127.0.0.1:1"}
+        policies:
+          p: {quota: 5, window: 1m, why: ok, queue: {maxWait: soon, maxQueued: 0, depth: 3}}
+          q: {quota: 5, window: 1m, why: ok, queue: {maxWait: 2h}}
+          r: {quota: 5, window: 1m, why: ok, queue: {maxQueued: 5}}
+        routes:
+          - {method: GET, path: /x, upstream: a, policies: [p, q, r]}
+        """;
+    ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p.queue.maxWait: \"soon\" is not valid; expected a duration"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p.queue.maxQueued: 0 is not valid; expected an integer from 1 to 1000000"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p.queue.depth: unknown key"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.q.queue.maxWait: \"2h\" is not valid; expected a wait above 0 and at most 1h"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.r.queue.maxWait: missing; expected"));
+  }
+
   /**
    * A policy with a problem is reported once: the route naming it gets no second, misleading
    * problem ("expected one of the policies: []"), and no message repeats its field name.

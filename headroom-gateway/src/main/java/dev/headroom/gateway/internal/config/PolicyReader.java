@@ -2,6 +2,7 @@ package dev.headroom.gateway.internal.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.Waiting;
 import dev.headroom.enforcement.settings.PolicySet;
 import dev.headroom.enforcement.settings.PolicySettings;
 import dev.headroom.enforcement.settings.SettingsReader;
@@ -69,7 +70,7 @@ final class PolicyReader extends SectionReader {
       return null;
     }
     keys(path, n, "quota", "window", "unit", "algorithm", "partition", "leaseTimeout", "why",
-        "description", "limitType", "guidance", "escalation", "allow", "count", "when", "shadow", "shadowFields");
+        "description", "limitType", "guidance", "escalation", "queue", "allow", "count", "when", "shadow", "shadowFields");
     int before = problems.size();
     // The YAML's own reads: types and forms. What the values mean is the settings model's.
     PolicySettings settings = new PolicySettings();
@@ -105,6 +106,7 @@ final class PolicyReader extends SectionReader {
       settings.setEscalationThreshold((int) integer(path + ".escalation.threshold", esc.path("threshold"), 10, 1, 1_000_000));
       settings.setEscalationBlock(duration(path + ".escalation.block", esc.path("block"), Duration.ofMinutes(15)));
     }
+    Optional<Waiting> queue = queue(path + ".queue", n.path("queue"));
     PolicyRules rules = new RulesReader(problems).rules(path, n);
     PolicySet read = model(name, settings, before);
     if (problems.size() > before) {
@@ -113,7 +115,31 @@ final class PolicyReader extends SectionReader {
     QuotaPolicy quota = read.policies().get(name);
     Optional<Escalation> escalation = Optional.ofNullable(read.escalations().get(name))
         .map(e -> new Escalation(e.threshold(), e.block()));
-    return new Policy(quota, quota.partitioning().orElseThrow(), read.texts().get(name), escalation, rules);
+    return new Policy(quota, quota.partitioning().orElseThrow(), read.texts().get(name), escalation, queue, rules);
+  }
+
+  /**
+   * {@code policies.NAME.queue}: how long a refused request may wait for its turn
+   * ({@code maxWait}, required) and how many may wait at once ({@code maxQueued}, 1000 unless set);
+   * empty when absent (requests are refused at once).
+   */
+  private Optional<Waiting> queue(String path, JsonNode q) {
+    if (q.isMissingNode() || !object(path, q)) {
+      return Optional.empty();
+    }
+    keys(path, q, "maxWait", "maxQueued");
+    int before = problems.size();
+    Duration maxWait = duration(path + ".maxWait", q.path("maxWait"), null);
+    if (q.path("maxWait").isMissingNode()) {
+      problem(path + ".maxWait", q.path("maxWait"), "the longest a refused request waits for its turn, such as 500ms");
+    } else if (maxWait != null && (maxWait.isZero() || maxWait.compareTo(Waiting.MAX_WAIT) > 0)) {
+      problem(path + ".maxWait", q.path("maxWait"), "a wait above 0 and at most 1h");
+    }
+    long maxQueued = integer(path + ".maxQueued", q.path("maxQueued"), 1000, 1, Waiting.MAX_QUEUED);
+    if (problems.size() > before || maxWait == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new Waiting(maxWait, (int) maxQueued));
   }
 
   /**

@@ -103,6 +103,9 @@ final class GateRoutes {
       if (p.escalation().isPresent() && !p.rules().shadow()) {
         b.escalation(name, new Escalation(p.escalation().get().threshold(), p.escalation().get().block()));
       }
+      if (p.queue().isPresent() && !p.rules().shadow()) {
+        b.queue(name, p.queue().get());
+      }
     }
     return rules;
   }
