@@ -8,6 +8,8 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,20 +27,25 @@ public final class RedisProcess implements AutoCloseable {
 
   private final int port;
   private final Path dir;
+  private final List<String> extra;
   private Process process;
 
-  private RedisProcess(int port, Path dir) {
+  private RedisProcess(int port, Path dir, List<String> extra) {
     this.port = port;
     this.dir = dir;
+    this.extra = extra;
   }
 
-  /** Starts a redis-server on a free loopback port and waits until it accepts connections. */
-  public static RedisProcess launch() throws IOException, InterruptedException {
+  /**
+   * Starts a redis-server on a free loopback port and waits until it accepts connections;
+   * {@code extra} are more of its command-line options ({@code "--hz", "100"}).
+   */
+  public static RedisProcess launch(String... extra) throws IOException, InterruptedException {
     int port;
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort();
     }
-    RedisProcess r = new RedisProcess(port, Files.createTempDirectory("headroom-redis-process-"));
+    RedisProcess r = new RedisProcess(port, Files.createTempDirectory("headroom-redis-process-"), List.of(extra));
     r.start();
     return r;
   }
@@ -55,9 +62,11 @@ public final class RedisProcess implements AutoCloseable {
 
   /** Starts the server again (after {@link #stop()}) and waits until it accepts connections. */
   public void start() throws IOException, InterruptedException {
-    process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
+    List<String> cmd = new ArrayList<>(List.of("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
         "--save", "", "--appendonly", "no", "--dir", dir.toString(), "--requirepass", PASSWORD,
-        "--logfile", dir.resolve("redis.log").toString()).start();
+        "--logfile", dir.resolve("redis.log").toString()));
+    cmd.addAll(extra);
+    process = new ProcessBuilder(cmd).start();
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
     while (true) {
       try (Socket s = new Socket()) {
