@@ -25,6 +25,14 @@ public class StoreSettings {
   private Duration refusalMemory = Duration.ofSeconds(1);
 
   /**
+   * Store type redis: how long a request waits for Redis's answer before the store's failure
+   * policy ({@code on-failure}) decides it (1ms to 1m; headroom-redis {@code RedisStore}'s default,
+   * 100ms). It counts a replica acknowledgement's wait too, so it must exceed that timeout; keep it
+   * above the timeout plus {@code 1000 / hz} ms of the Redis server (headroom-redis README).
+   */
+  private Duration decisionDeadline = Duration.ofMillis(100);
+
+  /**
    * Store type redis, opt-in: keep an admission only once this many replicas of the Redis master
    * acknowledged its write (Redis WAIT), which closes the over-admission of a Sentinel failover.
    */
@@ -70,6 +78,14 @@ public class StoreSettings {
     this.refusalMemory = refusalMemory;
   }
 
+  public Duration getDecisionDeadline() {
+    return decisionDeadline;
+  }
+
+  public void setDecisionDeadline(Duration decisionDeadline) {
+    this.decisionDeadline = decisionDeadline;
+  }
+
   public ReplicaAcknowledgements getReplicaAcknowledgements() {
     return replicaAcknowledgements;
   }
@@ -84,7 +100,7 @@ public class StoreSettings {
     /** How many replicas must acknowledge each admission (1 to 100); unset (the default), none. */
     private Integer replicas;
 
-    /** How long Redis waits for them (WAIT's timeout), shorter than the 100 ms decision deadline. */
+    /** How long Redis waits for them (WAIT's timeout), shorter than the decision deadline. */
     private Duration timeout = Duration.ofMillis(50);
 
     public Integer getReplicas() {

@@ -92,9 +92,15 @@ class HeadroomCommonConfiguration {
         throw new HeadroomConfigurationException("headroom.store.refusal-memory", props.getStore().getRefusalMemory(),
             "a duration from 0 (every request to Redis) to 1h", ex);
       }
+      try {
+        b.decisionDeadline(props.getStore().getDecisionDeadline());
+      } catch (IllegalArgumentException | NullPointerException ex) {
+        throw new HeadroomConfigurationException("headroom.store.decision-deadline",
+            props.getStore().getDecisionDeadline(), "a duration from 1ms to 1m", ex);
+      }
       StoreSettings.ReplicaAcknowledgements acks = props.getStore().getReplicaAcknowledgements();
       acks.problem("headroom.store.replica-acknowledgements", RedisStore.MAX_ACKNOWLEDGING_REPLICAS,
-          RedisStore.DEFAULT_DECISION_DEADLINE).ifPresent(p -> {
+          props.getStore().getDecisionDeadline()).ifPresent(p -> {
             throw new HeadroomConfigurationException(List.of(p), null);
           });
       if (acks.getReplicas() != null) {

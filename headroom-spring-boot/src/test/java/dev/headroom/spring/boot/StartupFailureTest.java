@@ -212,6 +212,27 @@ class StartupFailureTest {
             + "decision deadline (100ms)").endsWith("got 'PT0.1S'");
   }
 
+  /**
+   * {@code headroom.store.decision-deadline} reaches the Redis store: a replica acknowledgement's
+   * 150ms wait, refused under the default 100ms deadline, is taken under a 300ms one (the store's
+   * builder refuses a wait not shorter than its deadline, so the deadline it was given is 300ms).
+   */
+  @Test
+  void decisionDeadlineReachesTheRedisStore() {
+    assertThat(failure("headroom.store.type=redis", "headroom.store.decision-deadline=2m"))
+        .startsWith("headroom.store.decision-deadline: expected a duration from 1ms to 1m").endsWith("got 'PT2M'");
+    assertThat(failure("headroom.store.type=redis", "headroom.store.decision-deadline=0ms"))
+        .startsWith("headroom.store.decision-deadline: expected a duration from 1ms to 1m").endsWith("got 'PT0S'");
+    assertThat(failure("headroom.store.type=redis", "headroom.store.replica-acknowledgements.replicas=1",
+        "headroom.store.replica-acknowledgements.timeout=150ms"))
+        .startsWith("headroom.store.replica-acknowledgements.timeout: expected a duration from 1ms to less than the "
+            + "decision deadline (100ms)");
+    runner.withPropertyValues("headroom.store.type=redis", "headroom.store.decision-deadline=300ms",
+        "headroom.store.replica-acknowledgements.replicas=1", "headroom.store.replica-acknowledgements.timeout=150ms",
+        "headroom.routes[0].path=/api/{id}", "headroom.routes[0].policies[0]=burst").run(ctx ->
+          assertThat(ctx).hasNotFailed().getBean(Store.class).isInstanceOf(RedisStore.class));
+  }
+
   @Test
   void badRedisUri() {
     assertThat(failure("headroom.store.type=redis", "headroom.store.redis-uri=http://nowhere"))

@@ -34,7 +34,7 @@ class ConfigurationMetadataTest {
     JsonNode m = metadata();
     assertThat(names(m.path("properties"))).contains("headroom.cloud-gateway.enabled", "headroom.cloud-gateway.why",
         "headroom.cloud-gateway.policies", "headroom.cloud-gateway.store.type", "headroom.cloud-gateway.store.redis-uri",
-        "headroom.cloud-gateway.store.refusal-memory",
+        "headroom.cloud-gateway.store.refusal-memory", "headroom.cloud-gateway.store.decision-deadline",
         "headroom.cloud-gateway.store.replica-acknowledgements.replicas",
         "headroom.cloud-gateway.store.replica-acknowledgements.timeout",
         "headroom.cloud-gateway.store.on-failure", "headroom.cloud-gateway.headers.dialects",

@@ -230,9 +230,22 @@ class HeadroomRateLimiterTest {
 
   @Test
   void aRefusalMemoryOutOfRangeStopsStartupNamingTheProperty() {
+    assertThat(startupFailure("headroom.cloud-gateway.store.refusal-memory", "2h").getMessage())
+        .contains("headroom.cloud-gateway.store.refusal-memory").contains("PT2H")
+        .contains("from 0 (every request to Redis) to 1h");
+  }
+
+  @Test
+  void aDecisionDeadlineOutOfRangeStopsStartupNamingTheProperty() {
+    assertThat(startupFailure("headroom.cloud-gateway.store.decision-deadline", "2m").getMessage())
+        .contains("headroom.cloud-gateway.store.decision-deadline").contains("PT2M").contains("from 1ms to 1m");
+  }
+
+  /** The configuration exception a Redis-store gateway with {@code property} set to {@code value} fails to start with. */
+  private static CloudGatewayConfigurationException startupFailure(String property, String value) {
     Map<String, Object> p = new HashMap<>();
     p.put("headroom.cloud-gateway.store.type", "redis");
-    p.put("headroom.cloud-gateway.store.refusal-memory", "2h");
+    p.put(property, value);
     Throwable failure = Assertions.catchThrowable(() -> GatewayApp.start(p).close());
     CloudGatewayConfigurationException cause = null;
     for (Throwable c = failure; c != null; c = c.getCause()) {
@@ -241,8 +254,7 @@ class HeadroomRateLimiterTest {
       }
     }
     assertThat(cause).as("a CloudGatewayConfigurationException in %s", failure).isNotNull();
-    assertThat(cause.getMessage()).contains("headroom.cloud-gateway.store.refusal-memory").contains("PT2H")
-        .contains("from 0 (every request to Redis) to 1h");
+    return cause;
   }
 
   @Test
