@@ -12,6 +12,8 @@
 #                     RateLimit-Policy fields; Retry-After on a refusal)
 #   headroom-filter   the Headroom gateway filter, Redis store (fields, Graceful Boundaries
 #                     refusals, discovery)
+#   none              the same route with no limiter: the ceiling (a limiter can be at most
+#                     none / redis-best ahead of RedisRateLimiter in throughput)
 # Rounds alternate the configurations (round 1 in the order given, round 2 reversed, ...), each
 # round a fresh process with the same warm-up; the summary gives each configuration's median
 # requests/s, p99 and CPU per request over the rounds, and Headroom's ratios to each
@@ -26,7 +28,7 @@
 # Usage: headroom-benchmarks/load/scg-load.sh [seconds per measurement, default 15] [rounds, default 7]
 # Environment: HEADROOM_BENCH_CONNECTIONS (default 64), HEADROOM_BENCH_KEYS (default 1000),
 # HEADROOM_BENCH_WARMUP (s, default 15), HEADROOM_BENCH_REDIS (default redis://127.0.0.1:6379),
-# HEADROOM_BENCH_CONFIGS (default "redis-default redis-best headroom-limiter headroom-filter"),
+# HEADROOM_BENCH_CONFIGS (default "redis-default redis-best headroom-limiter headroom-filter none"),
 # HEADROOM_BENCH_JAVA, HEADROOM_BENCH_JAVA_FLAGS (default -Xms256m -Xmx256m -XX:+UseParallelGC).
 # Requires wrk and nginx (Debian: apt-get install -y wrk nginx), Java 17, Maven, a running Redis.
 set -euo pipefail
@@ -38,7 +40,7 @@ case "$line" in boot3) testmodule=headroom-spring-cloud-gateway;; boot4) testmod
 conns="${HEADROOM_BENCH_CONNECTIONS:-64}"
 keys="${HEADROOM_BENCH_KEYS:-1000}"
 warm="${HEADROOM_BENCH_WARMUP:-15}"
-configs=(${HEADROOM_BENCH_CONFIGS:-redis-default redis-best headroom-limiter headroom-filter})
+configs=(${HEADROOM_BENCH_CONFIGS:-redis-default redis-best headroom-limiter headroom-filter none})
 redis="${HEADROOM_BENCH_REDIS:-redis://127.0.0.1:6379}"
 case "$redis" in redis://127.*|redis://localhost*) ;; *) echo "HEADROOM_BENCH_REDIS must be on loopback, got $redis" >&2; exit 1;; esac
 work="$(mktemp -d /tmp/headroom-scg-load.XXXXXX)"
@@ -188,7 +190,7 @@ for c in "${configs[@]}"; do
 done
 echo
 for h in "${configs[@]}"; do
-  [[ "$h" == headroom-* ]] || continue
+  [[ "$h" == headroom-* || "$h" == none ]] || continue
   for r in "${configs[@]}"; do
     [[ "$r" == redis-* ]] || continue
     awk -v h="$h" -v r="$r" '$1 == h { hr = $2; hp = $3; hc = $4; hx = $5 } $1 == r { rr = $2; rp = $3; rc = $4; rx = $5 }

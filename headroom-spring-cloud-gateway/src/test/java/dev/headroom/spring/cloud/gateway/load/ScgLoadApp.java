@@ -27,6 +27,9 @@ import reactor.core.publisher.Mono;
  *   Retry-After).</li>
  * <li>{@code headroom-filter}: the {@code Headroom} filter on the Redis store (fields, Graceful
  *   Boundaries refusals, discovery).</li>
+ * <li>{@code none}: the same route with no limiter at all: the ceiling every limiter's throughput
+ *   and CPU per request are read against (a limiter at 1.2x another needs the other's own cost to
+ *   be at least a sixth of this ceiling's time per request).</li>
  * </ul>
  *
  * <p>Arguments: configuration, port, upstream URL, Redis URI, key prefix. Not a test: started by the
@@ -62,7 +65,7 @@ public class ScgLoadApp {
     URI redis = URI.create(args[3]);
     p.put("spring.data.redis.host", redis.getHost());
     p.put("spring.data.redis.port", Integer.toString(redis.getPort()));
-    if (!configuration.equals("headroom-filter")) {
+    if (!configuration.equals("headroom-filter") && !configuration.equals("none")) {
       p.put(r + "filters[0].name", "RequestRateLimiter");
       p.put(r + "filters[0].args.key-resolver", "#{@apiKeyResolver}");
     }
@@ -95,8 +98,9 @@ public class ScgLoadApp {
         p.put(r + "filters[0].name", "Headroom");
         p.put(r + "filters[0].args.policies", "bench");
       }
+      case "none" -> p.put("headroom.cloud-gateway.enabled", "false");
       default -> throw new IllegalArgumentException("configuration: expected redis-default, redis-best, "
-          + "headroom-limiter or headroom-filter, got '" + configuration + "'");
+          + "headroom-limiter, headroom-filter or none, got '" + configuration + "'");
     }
     new SpringApplicationBuilder(ScgLoadApp.class).web(WebApplicationType.REACTIVE).properties(p).run();
   }
