@@ -7,9 +7,12 @@
 #     - a configuration reload every ten seconds (the file rewritten, the gateway's watcher reloads),
 #     - the upstream flapping: stopped for five seconds at every minute,
 #     - Redis restarted twice (at a third and two thirds of the run; the failure policy is fallback).
-#   overload: five minutes per store (memory, then Redis) at twice the saturating load: twice the
-#     connections at which the gateway's throughput stops growing (as gateway-redis-load.sh
-#     counts load), no churn or faults, answers counted by status.
+#   overload: five minutes per set-up at twice the saturating load: twice the connections at which
+#     the gateway's throughput stops growing (as gateway-redis-load.sh counts load), no churn or
+#     faults, answers counted by status. Set-ups (HEADROOM_SOAK_OVERLOAD, default all three):
+#     memory and redis, where the per-key quota refuses most requests (429), and adaptive (memory
+#     store), where no quota refuses and the route's adaptive concurrency limit (routes[].adaptive,
+#     scaleQuotas off) is all that sheds the excess, with 503 and Retry-After.
 #
 # Every ten seconds: the gateway's RSS, heap after its last GC (from its GC log), open file
 # descriptors, threads, and the p99 and rate of the last ten seconds' requests (each ten seconds is
@@ -27,7 +30,8 @@
 # The gateway's standard error (its log) is kept in the output folder: <mode>-<store>-gateway.log.
 #
 # Usage: headroom-benchmarks/load/gateway-soak.sh [soak|overload] [output directory, default .]
-# Environment: HEADROOM_SOAK_MINUTES (soak: default 30; overload: minutes per store, default 5),
+# Environment: HEADROOM_SOAK_MINUTES (soak: default 30; overload: minutes per set-up, default 5),
+# HEADROOM_SOAK_OVERLOAD (overload: the set-ups, default "memory redis adaptive"),
 # HEADROOM_SOAK_LOAD (soak: share of the saturating rate, default 0.7), HEADROOM_SOAK_NEW_KEYS
 # (soak: new partition keys a second, default 10000), HEADROOM_SOAK_MAX_KEYS (store.maxKeys,
 # default 200000), HEADROOM_BENCH_JAR, HEADROOM_BENCH_JAVA, HEADROOM_BENCH_JAVA_FLAGS (default
@@ -96,10 +100,12 @@ threads="${HEADROOM_BENCH_THREADS:-2}"
 max_keys="${HEADROOM_SOAK_MAX_KEYS:-200000}"
 drain_timeout=30 # shutdown.drainTimeout, seconds: the gateway has this plus 30 s to exit after SIGTERM
 
-config() { # store quota: writes the configuration atomically (the watcher never reads half a file)
-  local store="$1" quota="$2"
+config() { # set-up quota: writes the configuration atomically (the watcher never reads half a file)
+  local store="$1" quota="$2" adaptive=""
   local store_block="store: {type: memory, maxKeys: $max_keys}"
   [[ "$store" == redis ]] && store_block="store: {type: redis, uri: \"redis://127.0.0.1:$RP\", keyPrefix: \"soak:\", failurePolicy: fallback, maxKeys: $max_keys}"
+  # adaptive: a quota no key reaches, and the route's learnt concurrency limit the only refusal
+  [[ "$store" == adaptive ]] && { quota=100000000; adaptive=", adaptive: {scaleQuotas: false}"; }
   cat > "$work/headroom.yaml.tmp" <<CONF
 service: {name: Soak}
 admin: {enabled: false}
@@ -114,7 +120,7 @@ policies:
     partition: header:X-Key
     why: One quota per key; the hot keys spend theirs, the new ones never do.
 routes:
-  - {method: GET, path: /api, upstream: origin, policies: [per-key]}
+  - {method: GET, path: /api, upstream: origin, policies: [per-key]$adaptive}
 CONF
   mv "$work/headroom.yaml.tmp" "$work/headroom.yaml"
 }
@@ -240,7 +246,8 @@ mkdir -p "$out"
 stamp="$(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); headroom --threads $threads, $("$JAVA_BIN" -version 2>&1 | head -1) $JAVA_FLAGS"
 if [[ "$mode" == overload ]]; then
   minutes="${HEADROOM_SOAK_MINUTES:-5}"
-  for store in memory redis; do
+  for store in ${HEADROOM_SOAK_OVERLOAD:-memory redis adaptive}; do
+    case "$store" in memory|redis|adaptive) ;; *) echo "HEADROOM_SOAK_OVERLOAD: '$store' is not a set-up; expected memory, redis or adaptive" >&2; exit 2;; esac
     start_gateway "$store"
     saturate
     conns=$((SAT_C * 2))

@@ -28,6 +28,14 @@ package dev.headroom.enforcement;
  *   over a window keeps one slow response from moving the limit.
  * <li>{@code baseline}: the first sample, then the lower of each sample and an exponential average
  *   towards it over {@code longWindow} samples (weight {@code 2 / (longWindow + 1)}).
+ * <li>The open window's sum of the front end's own delay in its latencies ({@code ownDelay}): a
+ *   gateway whose event loop is saturated reads every response late, so its latencies rise with
+ *   its own load while the upstream's do not. A window's delay is discounted from its latency, but
+ *   never below the baseline ({@code shortRtt = max(latency - delay, min(latency, baseline))}):
+ *   the baseline is learnt only from what the front end did not delay, and a saturated front end
+ *   no longer reads as a slow upstream and sheds its own traffic (measured: the gateway at twice its
+ *   saturating load, in front of an upstream answering in a fraction of a millisecond, admitted a
+ *   tenth of what it could serve before; see BENCHMARKS.md).
  * </ul>
  * When a window closes:
  * <pre>
@@ -70,6 +78,7 @@ final class AdaptiveLimit {
   private double shortRtt = Double.NaN;
   private long windowStart;
   private long windowSum;
+  private long windowDelaySum;
   private int windowCount;
   private int windowResponses;
   private boolean windowFailed;
@@ -106,12 +115,22 @@ final class AdaptiveLimit {
    * @return whether the limit changed
    */
   synchronized boolean onSample(long now, long rttNanos, int inflight, boolean failed) {
+    return onSample(now, rttNanos, 0, inflight, failed);
+  }
+
+  /**
+   * As {@link #onSample(long, long, int, boolean)}, with {@code ownDelayNanos} of {@code rttNanos}
+   * the front end's own delay (see the class comment).
+   */
+  synchronized boolean onSample(long now, long rttNanos, long ownDelayNanos, int inflight, boolean failed) {
     windowResponses++;
     windowInflight = Math.max(windowInflight, inflight);
     if (failed) {
       windowFailed = true;
     } else {
-      windowSum = Math.addExact(windowSum, Math.max(0, rttNanos));
+      long rtt = Math.max(0, rttNanos);
+      windowSum = saturatedAdd(windowSum, rtt);
+      windowDelaySum = saturatedAdd(windowDelaySum, Math.min(rtt, Math.max(0, ownDelayNanos)));
       windowCount++;
     }
     if (now - windowStart < windowNanos || windowResponses < config.windowSamples()) {
@@ -120,10 +139,11 @@ final class AdaptiveLimit {
     if (windowFailed) {
       estimate = Math.max(config.minLimit(), estimate * config.backoff());
     } else {
-      update((double) windowSum / windowCount);
+      update((double) windowSum / windowCount, (double) windowDelaySum / windowCount);
     }
     windowStart = now;
     windowSum = 0;
+    windowDelaySum = 0;
     windowCount = 0;
     windowResponses = 0;
     windowFailed = false;
@@ -134,9 +154,18 @@ final class AdaptiveLimit {
     return changed;
   }
 
-  /** One window's average latency, {@code sample}, in nanoseconds (see the class comment). */
-  private void update(double sample) {
-    double rtt = Math.max(1, sample);
+  private static long saturatedAdd(long a, long b) {
+    long r = a + b;
+    return r < a ? Long.MAX_VALUE : r;
+  }
+
+  /**
+   * One window's average latency, {@code sample}, in nanoseconds, {@code delay} of it the front
+   * end's own (see the class comment).
+   */
+  private void update(double sample, double delay) {
+    double rtt = Math.max(1, Double.isNaN(baseline) || delay <= 0 ? sample
+        : Math.max(sample - delay, Math.min(sample, baseline)));
     shortRtt = rtt;
     baseline = Double.isNaN(baseline) ? rtt : Math.min(rtt, baseline + (rtt - baseline) * longWeight);
     double gradient = Math.max(MIN_GRADIENT, Math.min(1.0, config.tolerance() * baseline / rtt));

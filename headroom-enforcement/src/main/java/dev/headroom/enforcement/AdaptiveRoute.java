@@ -131,7 +131,8 @@ final class AdaptiveRoute {
   /** A completion's sample: the limit learns from it, and the quotas follow when it changed. */
   private void sample(Permit p, boolean failed) {
     long now = ticker.read();
-    if (limit.onSample(now, now - p.start, p.inflight, failed)) {
+    long latency = p.latency >= 0 ? p.latency : now - p.start;
+    if (limit.onSample(now, latency, p.latency >= 0 ? p.ownDelay : 0, p.inflight, failed)) {
       scale(limit.limit());
     }
   }
@@ -165,6 +166,10 @@ final class AdaptiveRoute {
     private final int inflight;
     private final PolicyOutcome outcome;
     private final AtomicBoolean done = new AtomicBoolean();
+    /** The upstream's time as the front end measured it, or -1: from {@link #start} to completion. */
+    private volatile long latency = -1;
+    /** Of {@link #latency}, the front end's own delay. */
+    private volatile long ownDelay;
 
     private Permit(long start, int inflight, PolicyOutcome outcome) {
       this.start = start;
@@ -175,6 +180,12 @@ final class AdaptiveRoute {
     /** The item the admitted response advertises. */
     PolicyOutcome outcome() {
       return outcome;
+    }
+
+    /** The front end measured the upstream's time, {@code ownDelayNanos} of it its own (Admission#upstreamLatency). */
+    void measured(long latencyNanos, long ownDelayNanos) {
+      this.ownDelay = Math.max(0, ownDelayNanos);
+      this.latency = Math.max(0, latencyNanos);
     }
 
     /**

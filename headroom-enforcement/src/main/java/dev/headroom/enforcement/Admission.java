@@ -81,6 +81,30 @@ public final class Admission {
     this.permit = permit;
   }
 
+  /**
+   * Whether the request holds a place in its route's adaptive concurrency limit, whose sample
+   * {@link #upstreamLatency} refines. Only then need a front end measure the upstream's time.
+   */
+  public boolean learns() {
+    return permit != null;
+  }
+
+  /**
+   * The front end measured the upstream's own time for this request: {@code latencyNanos} from
+   * the request's sending to its response head, of which {@code ownDelayNanos} is the front end's
+   * own delay (how late its event loop ran what was due, on average: time the upstream did not
+   * spend). The route's adaptive limit learns from this at completion instead of the time from the
+   * admission to the completion, which also counts the decision, the client's reading and the front
+   * end's queue ({@code AdaptiveLimit}'s class comment: the own delay is discounted down to the
+   * healthy latency, never below it). Call before {@link #completeAsync}; without an adaptive
+   * limit, nothing happens.
+   */
+  public void upstreamLatency(long latencyNanos, long ownDelayNanos) {
+    if (permit != null) {
+      permit.measured(latencyNanos, ownDelayNanos);
+    }
+  }
+
   /** The route that admitted the request. */
   public RouteRules route() {
     return route.rules;

@@ -59,6 +59,58 @@ class AdaptiveLimitTest {
     assertThat(l.latencyNanos()).isEqualTo(Duration.ofMillis(10).toNanos());
   }
 
+  /** As {@link #busy}, each response's latency {@code delay} longer, all of it the front end's own delay. */
+  private List<Integer> busyDelayed(AdaptiveLimit l, int windows, Duration latency, Duration delay) {
+    List<Integer> out = new ArrayList<>();
+    for (int i = 0; i < windows; i++) {
+      for (int j = 0; j < 10; j++) {
+        ticker.advance(Duration.ofMillis(100));
+        l.onSample(ticker.read(), latency.plus(delay).toNanos(), delay.toNanos(), l.limit(), false);
+      }
+      out.add(l.limit());
+    }
+    return out;
+  }
+
+  /**
+   * A front end that reads every response late (its own event loop saturated) does not take its
+   * own delay for the upstream's: the limit keeps growing while the upstream's part holds, and
+   * still falls when that part rises. Without the discount, 0.3 ms responses read 5 ms late cut the
+   * limit to its floor.
+   */
+  @Test
+  void theFrontEndsOwnDelayIsNotTheUpstreams() {
+    AdaptiveLimit l = limit(TEST);
+    busy(l, 5, Duration.ofNanos(300_000));
+    int before = l.limit();
+    List<Integer> saturated = busyDelayed(l, 10, Duration.ofNanos(300_000), Duration.ofMillis(5));
+    assertThat(saturated).as("the front end 5 ms late, the upstream as fast as before").isSorted();
+    assertThat(l.limit()).isGreaterThan(before);
+
+    AdaptiveLimit undiscounted = limit(TEST);
+    busy(undiscounted, 5, Duration.ofNanos(300_000));
+    busy(undiscounted, 10, Duration.ofMillis(5).plus(Duration.ofNanos(300_000)));
+    assertThat(undiscounted.limit()).as("the same latencies, the delay not told").isLessThan(before / 2);
+
+    int healthy = l.limit();
+    List<Integer> slow = busyDelayed(l, 10, Duration.ofMillis(3), Duration.ofMillis(5));
+    assertThat(l.limit()).as("the upstream's own part ten times slower, the front end still late: %s", slow)
+        .isLessThan(healthy / 2);
+  }
+
+  /** The discount stops at the healthy latency: an over-stated delay cannot teach a baseline below it. */
+  @Test
+  void theDiscountNeverGoesBelowTheHealthyLatency() {
+    AdaptiveLimit l = limit(TEST);
+    busy(l, 5, Duration.ofMillis(10));
+    busyDelayed(l, 5, Duration.ofMillis(0), Duration.ofMillis(10)); // a delay as long as the whole latency
+    assertThat(l.latencyNanos()).isEqualTo(Duration.ofMillis(10).toNanos());
+    int before = l.limit();
+    List<Integer> same = busy(l, 5, Duration.ofMillis(10));
+    assertThat(same).as("10 ms is still the healthy latency").isSorted();
+    assertThat(l.limit()).isGreaterThan(before);
+  }
+
   @Test
   void aSlowColdStartDoesNotPassForTheHealthyLatency() {
     AdaptiveLimit l = limit(TEST);

@@ -54,6 +54,24 @@ final class Accounting {
     this.chargeValues = charge == null ? List.of() : List.of(charge);
   }
 
+  /**
+   * Whether the route's adaptive limit learns from this request's upstream latency
+   * ({@link #upstreamLatency}).
+   */
+  boolean learns() {
+    return admitted != null && admitted.admission().learns();
+  }
+
+  /**
+   * The upstream took {@code latencyNanos} from the request's sending to its response head, of
+   * which {@code ownDelayNanos} was the event loop's own delay: the adaptive limit's sample.
+   */
+  void upstreamLatency(long latencyNanos, long ownDelayNanos) {
+    if (admitted != null) {
+      admitted.admission().upstreamLatency(latencyNanos, ownDelayNanos);
+    }
+  }
+
   /** Writes the RateLimit fields of the decision for a response of {@code status}. */
   void writeFields(int status, BiConsumer<String, String> sink) {
     if (admitted != null) {

@@ -28,6 +28,8 @@ public final class GatewayState implements LiveGateway {
   final Escalations escalations = new Escalations();
   final CapacityReductions capacity = new CapacityReductions();
   final GatewayMetrics metrics;
+  /** How late each event loop runs: the gateway's own share of the upstream latencies it measures. */
+  final LoopLag loopLag;
   /** Traces and metrics over OTLP; null when {@code telemetry} is off (read at start, as the store is). */
   final Telemetry telemetry;
   /**
@@ -54,6 +56,7 @@ public final class GatewayState implements LiveGateway {
     this.limiter = QuotaLimiter.of(store);
     this.ticker = ticker;
     this.timers = timers;
+    this.loopLag = new LoopLag(timers);
     this.metrics = metrics;
     this.telemetry = telemetry;
     this.snapshot = initial;

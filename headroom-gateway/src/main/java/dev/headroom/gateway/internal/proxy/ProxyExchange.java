@@ -552,11 +552,15 @@ final class ProxyExchange implements ClientSink {
       upstream.read(); // interim responses: 100-continue was answered already
       return;
     }
+    long waited = conn.now() - upstream.sentNanos;
     if (accounting != null) { // which responses count, and a charge the response states
       accounting.response(h.status(), route.route().cost().chargeHeader().map(h::get).orElse(null));
+      if (accounting.learns()) { // the upstream's own time, for the route's adaptive limit
+        accounting.upstreamLatency(waited, state.loopLag.of(conn.ctx.channel().eventLoop()));
+      }
     }
-    state.metrics.upstreamLatency(upstream.pool.name(), conn.now() - upstream.sentNanos);
-    log.head(h.status(), conn.now() - upstream.sentNanos);
+    state.metrics.upstreamLatency(upstream.pool.name(), waited);
+    log.head(h.status(), waited);
     enter(ExchangePhase.RELAYING);
     if (!h.keepAlive()) {
       upstream.doNotReuse();
