@@ -167,7 +167,7 @@ public final class ConfigReader {
       }
       String at = "routes[" + i + "].adaptive.shares";
       if (declared.isEmpty()) {
-        problems.add(at + ": " + a.get().shares() + " is not valid; expected plans under plans.catalog, since a "
+        problems.add(at + ": \"" + a.get().shares() + "\" is not valid; expected plans under plans.catalog, since a "
             + "request's plan picks its share");
         continue;
       }
