@@ -135,11 +135,12 @@ final class AdaptiveRoute {
 
   /**
    * The adaptive concurrency of a reloaded route: this one's state (learnt limit, highest limit,
-   * requests in flight, shares) under {@code scaled}, the reloaded route's policies. For a route
-   * whose name and adaptive settings are unchanged: requests admitted before the reload count
-   * against the limit until they complete, as they would have.
+   * requests in flight, shares) with the new gate's ticker and capacity reductions and
+   * {@code scaled}, the reloaded route's policies. For a route whose name and adaptive settings are
+   * unchanged: requests admitted before the reload count against the limit until they complete, as
+   * they would have.
    */
-  AdaptiveRoute carriedOver(List<QuotaPolicy> scaled) {
+  AdaptiveRoute carriedOver(Ticker ticker, CapacityReductions capacity, List<QuotaPolicy> scaled) {
     return new AdaptiveRoute(config, ticker, capacity, scaled, state);
   }
 

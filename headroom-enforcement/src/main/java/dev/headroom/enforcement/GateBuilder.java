@@ -419,7 +419,7 @@ public final class GateBuilder<R> {
       throw new IllegalArgumentException("route " + r.template() + ": " + e.getMessage(), e);
     }
     AdaptiveRoute before = adaptiveFrom == null ? null : adaptiveFrom.adaptive(Gate.identity(r));
-    return before != null && before.config().equals(a) ? before.carriedOver(r.policies())
+    return before != null && before.config().equals(a) ? before.carriedOver(ticker, capacityState, r.policies())
         : new AdaptiveRoute(a, ticker, capacityState, r.policies());
   }
 
