@@ -1,8 +1,15 @@
 package dev.headroom.enforcement;
 
 import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.plan.Plan;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeSet;
 
 /**
  * Adaptive concurrency of one route (off unless a route has it, {@link RouteRules.Builder#adaptive}):
@@ -15,6 +22,16 @@ import java.util.Objects;
  * {@link #scaleQuotas()}, the learnt limit also lowers the route's quota policies by the same
  * factor (their capacity reduction, {@link CapacityReductions}), and restores them as it recovers.
  * How the limit is learnt is {@code AdaptiveLimit}'s class comment.
+ *
+ * <p>With {@link #shares()}, each plan keeps a guaranteed share of the learnt limit under overload
+ * and may borrow what the others leave idle, as Netflix concurrency-limits' partitioned limiters do
+ * ({@code AbstractPartitionedLimiter}): while fewer than the limit are in flight any request is let
+ * through; once the limit is reached, a request is refused only if its plan already has its share
+ * ({@code ceil(limit * share)}) in flight. Plans the shares do not name share what the named ones
+ * leave ({@code 1 - sum}) as one pool, which guarantees nothing when the shares come to 1. Nothing
+ * is taken back from a plan that borrowed: the route may hold more than the limit in flight while a
+ * plan comes back for its share, at most the limit plus the shares it was lent, and admits nobody
+ * else until those requests complete. How it is decided is {@code AdaptiveRoute}'s class comment.
  *
  * <p>Immutable; built with {@link #builder()}, every value checked in {@link Builder#build()} with a
  * message naming the field, the value and what was expected.
@@ -41,6 +58,8 @@ public final class AdaptiveConcurrency {
   public static final int DEFAULT_LONG_WINDOW = 600;
   /** What the limit is multiplied by for a window with a failure (a 5xx or a timeout). */
   public static final double DEFAULT_BACKOFF = 0.9;
+  /** How far over 1 the shares may add up: decimal fractions such as 0.1 + 0.2 + 0.7 do not sum to exactly 1. */
+  static final double SHARE_SUM_SLACK = 1e-9;
 
   /** Each setting by its key in configuration, with what it expects: the words of every refusal. */
   public enum Setting {
@@ -64,7 +83,10 @@ public final class AdaptiveConcurrency {
     /** {@link Builder#longWindow}. */
     LONG_WINDOW("longWindow", "a whole number of samples from 1 to 100000"),
     /** {@link Builder#backoff}. */
-    BACKOFF("backoff", "a number above 0 and below 1, such as 0.9");
+    BACKOFF("backoff", "a number above 0 and below 1, such as 0.9"),
+    /** {@link Builder#shares}. */
+    SHARES("shares", "plan names each with a fraction above 0 and at most 1, together at most 1, such as "
+        + "{free: 0.2, pro: 0.8}");
 
     private final String key;
     private final String expected;
@@ -96,6 +118,7 @@ public final class AdaptiveConcurrency {
   private final int longWindow;
   private final double backoff;
   private final boolean scaleQuotas;
+  private final Map<String, Double> shares;
 
   private AdaptiveConcurrency(Builder b) {
     this.name = b.name;
@@ -110,6 +133,7 @@ public final class AdaptiveConcurrency {
     this.longWindow = b.longWindow;
     this.backoff = b.backoff;
     this.scaleQuotas = b.scaleQuotas;
+    this.shares = Collections.unmodifiableMap(new LinkedHashMap<>(b.shares));
   }
 
   /** Starts a configuration with every default. */
@@ -172,23 +196,56 @@ public final class AdaptiveConcurrency {
     return scaleQuotas;
   }
 
+  /**
+   * The guaranteed share of the limit of each plan, by plan name, in the order given; empty (no
+   * shares: every request is one pool) by default. Plans not named share what is left.
+   */
+  public Map<String, Double> shares() {
+    return shares;
+  }
+
+  /**
+   * Checks the plans the shares name against the plans configured.
+   *
+   * @param plans the names of the configured plans; empty when there are none
+   * @throws IllegalArgumentException naming the first share whose plan is not one of them (or the
+   *     shares, when there are no plans), its value and what was expected
+   */
+  public void checkPlans(Collection<String> plans) {
+    if (shares.isEmpty()) {
+      return;
+    }
+    if (plans.isEmpty()) {
+      throw new IllegalArgumentException("adaptive: shares: " + shares + " is not valid; expected plans to be "
+          + "configured, since a request's plan picks its share");
+    }
+    for (String plan : shares.keySet()) {
+      if (!plans.contains(plan)) {
+        throw new IllegalArgumentException("adaptive: shares." + plan + ": '" + plan + "' is not valid; expected one "
+            + "of the plans " + new TreeSet<>(plans));
+      }
+    }
+  }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof AdaptiveConcurrency a && a.name.equals(name) && a.minLimit == minLimit
         && a.maxLimit == maxLimit && a.initialLimit == initialLimit && a.smoothing == smoothing
         && a.tolerance == tolerance && a.window.equals(window) && a.windowSamples == windowSamples
-        && a.longWindow == longWindow && a.backoff == backoff && a.scaleQuotas == scaleQuotas;
+        && a.longWindow == longWindow && a.backoff == backoff && a.scaleQuotas == scaleQuotas
+        && a.shares.equals(shares);
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(name, minLimit, maxLimit, initialLimit, smoothing, tolerance, window, windowSamples,
-        longWindow, backoff, scaleQuotas);
+        longWindow, backoff, scaleQuotas, shares);
   }
 
   @Override
   public String toString() {
-    return "adaptive " + name + " [" + minLimit + ".." + maxLimit + ", initial " + initialLimit + "]";
+    return "adaptive " + name + " [" + minLimit + ".." + maxLimit + ", initial " + initialLimit + "]"
+        + (shares.isEmpty() ? "" : " shares " + shares);
   }
 
   /** Builds an {@link AdaptiveConcurrency}. Not thread-safe. */
@@ -204,6 +261,7 @@ public final class AdaptiveConcurrency {
     private int longWindow = DEFAULT_LONG_WINDOW;
     private double backoff = DEFAULT_BACKOFF;
     private boolean scaleQuotas = true;
+    private Map<String, Double> shares = Map.of();
 
     private Builder() {}
 
@@ -274,6 +332,15 @@ public final class AdaptiveConcurrency {
     }
 
     /**
+     * The guaranteed share of the limit of each plan, by plan name: fractions above 0 and at most
+     * 1 that together come to at most 1; plans not named share what is left. None by default.
+     */
+    public Builder shares(Map<String, Double> shares) {
+      this.shares = shares == null ? null : new LinkedHashMap<>(shares);
+      return this;
+    }
+
+    /**
      * Validates and builds.
      *
      * @throws IllegalArgumentException naming the field, the value and what was expected
@@ -311,7 +378,36 @@ public final class AdaptiveConcurrency {
       if (!(backoff > 0 && backoff < 1)) {
         throw invalid(Setting.BACKOFF, backoff, "");
       }
+      checkShares(shares);
       return new AdaptiveConcurrency(this);
+    }
+
+    /** Each share a plan name with a fraction in (0, 1], together at most 1 (a little over, for decimal sums). */
+    private static void checkShares(Map<String, Double> shares) {
+      if (shares == null) {
+        throw invalid(Setting.SHARES, null, "");
+      }
+      double sum = 0;
+      for (Map.Entry<String, Double> e : shares.entrySet()) {
+        String plan = e.getKey();
+        try {
+          new Plan(plan, Map.of(), Optional.empty());
+        } catch (IllegalArgumentException | NullPointerException ex) {
+          throw new IllegalArgumentException("adaptive: shares: " + (plan == null ? null : "'" + plan + "'")
+              + " is not valid; expected a plan name: 1 to " + Plan.MAX_NAME_LENGTH
+              + " letters, digits, - or _ starting with a letter");
+        }
+        Double share = e.getValue();
+        if (share == null || !(share > 0 && share <= 1)) {
+          throw new IllegalArgumentException("adaptive: shares." + plan + ": " + share
+              + " is not valid; expected a fraction of the limit above 0 and at most 1, such as 0.2");
+        }
+        sum += share;
+      }
+      if (sum > 1 + SHARE_SUM_SLACK) {
+        throw new IllegalArgumentException("adaptive: shares: " + shares + " is not valid; expected fractions that "
+            + "together come to at most 1 (these come to " + sum + ")");
+      }
     }
 
     private static IllegalArgumentException invalid(Setting s, Object value, String bounds) {

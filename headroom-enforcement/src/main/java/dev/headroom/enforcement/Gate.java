@@ -124,6 +124,9 @@ public final class Gate<R> {
   private final CapacityReductions capacity;
   private final Map<RouteRules, CompiledRoute> byRules = new IdentityHashMap<>();
   private final ShadowStep shadows;
+  /** The routes' adaptive concurrency, in route order: their limits are in the discovery document. */
+  private final List<AdaptiveRoute> adaptiveRoutes;
+  private final Map<RouteRules, AdaptiveRoute> adaptiveByRules;
   /** The requests waiting under policies with a queue; null when none has one. */
   private final Waiters waiters;
 
@@ -148,6 +151,16 @@ public final class Gate<R> {
     this.limits = limits;
     this.plans = b.plans;
     this.capacity = b.capacityState;
+    List<AdaptiveRoute> adaptive = new ArrayList<>();
+    Map<RouteRules, AdaptiveRoute> adaptiveByRules = new IdentityHashMap<>();
+    for (CompiledRoute r : this.routes) {
+      if (r.adaptive != null) {
+        adaptive.add(r.adaptive);
+        adaptiveByRules.put(r.rules, r.adaptive);
+      }
+    }
+    this.adaptiveRoutes = List.copyOf(adaptive);
+    this.adaptiveByRules = adaptiveByRules;
     limits.onChange(this::rebuildDiscovery);
     rebuildDiscovery();
     this.discoveryPaths = Set.copyOf(b.discoveryPaths);
@@ -247,24 +260,38 @@ public final class Gate<R> {
       return;
     }
     long version = capacity.version();
-    discovery = new BuiltDiscovery(version,
-        discoveryFactory.build(p -> capacity.effective(limits.effective(p)), capacity::isReduced));
+    List<Integer> learnt = adaptiveLimits();
+    discovery = new BuiltDiscovery(version, learnt,
+        discoveryFactory.build(p -> capacity.effective(limits.effective(p)), capacity::isReduced,
+            r -> adaptiveByRules.get(r).limit()));
   }
 
-  /** The document and the capacity reductions' version it was built under. */
-  private record BuiltDiscovery(long capacityVersion, LimitsDiscoveryDocument document) {}
+  /** The adaptive routes' limits now, in route order. */
+  private List<Integer> adaptiveLimits() {
+    if (adaptiveRoutes.isEmpty()) {
+      return List.of();
+    }
+    List<Integer> out = new ArrayList<>(adaptiveRoutes.size());
+    adaptiveRoutes.forEach(a -> out.add(a.limit()));
+    return out;
+  }
+
+  /** The document, and the capacity reductions' version and the adaptive limits it was built under. */
+  private record BuiltDiscovery(long capacityVersion, List<Integer> adaptiveLimits, LimitsDiscoveryDocument document) {}
 
   /**
    * The discovery document served, when discovery is on: the limits in force, after run-time
    * changes ({@link #limits()}) and capacity reductions ({@link #reduceCapacity}, or the shared
-   * {@link CapacityReductions} set directly), rebuilt when either changes.
+   * {@link CapacityReductions} set directly), and the limits adaptive routes have learnt, rebuilt
+   * when any of them changes (an adaptive limit moves at most once per window of its route: the
+   * document, and its ETag, change with it).
    */
   public Optional<LimitsDiscoveryDocument> discovery() {
     BuiltDiscovery d = discovery;
     if (d == null) {
       return Optional.empty();
     }
-    if (d.capacityVersion() != capacity.version()) {
+    if (d.capacityVersion() != capacity.version() || !d.adaptiveLimits().equals(adaptiveLimits())) {
       rebuildDiscovery();
       d = discovery;
     }
@@ -618,7 +645,8 @@ public final class Gate<R> {
     if (route.adaptive == null) {
       return ask;
     }
-    AdaptiveRoute.Permit permit = route.adaptive.tryAcquire(); // beyond the learnt limit: 503, the store not asked
+    // beyond the learnt limit (and, with shares, the plan's share): 503, the store not asked
+    AdaptiveRoute.Permit permit = route.adaptive.tryAcquire(plan == null ? null : plan.name());
     return permit != null ? new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable, permit)
         : Verdict.answer(refuseKept(ask, route.adaptive.refused(), ProblemType.TEMPORARY_REDUCED_CAPACITY));
   }
@@ -885,6 +913,24 @@ public final class Gate<R> {
       }
     }
     return out;
+  }
+
+  /**
+   * What tells a route apart across a reload of the configuration: its key (the gateway's route
+   * name), else its methods and template.
+   */
+  static String identity(RouteRules r) {
+    return r.key().orElseGet(() -> new TreeSet<>(r.methods()) + " " + r.template());
+  }
+
+  /** The adaptive concurrency of the route of this identity ({@link #identity}); null when none has one. */
+  AdaptiveRoute adaptive(String identity) {
+    for (CompiledRoute r : routes) {
+      if (r.adaptive != null && identity(r.rules).equals(identity)) {
+        return r.adaptive;
+      }
+    }
+    return null;
   }
 
   /** A route with what each request needs precomputed. */

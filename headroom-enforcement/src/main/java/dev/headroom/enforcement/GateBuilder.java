@@ -9,6 +9,7 @@ import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.enforcement.partition.ClientAddressResolver;
 import dev.headroom.enforcement.partition.PartitionKeyDerivation;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
+import dev.headroom.enforcement.plan.Plan;
 import dev.headroom.enforcement.plan.PlanResolver;
 import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.http.PartitionKeyExposure;
@@ -67,6 +68,8 @@ public final class GateBuilder<R> {
   AllowLists allows;
   Escalations escalationState = new Escalations();
   CapacityReductions capacityState = new CapacityReductions();
+  /** The gate whose adaptive routes carry over, or null. */
+  private Gate<?> adaptiveFrom;
   /** Typed as Micrometer's, but only loaded when set: Micrometer is an optional dependency. */
   private io.micrometer.core.instrument.MeterRegistry meterRegistry;
   private io.micrometer.observation.ObservationRegistry observationRegistry;
@@ -88,6 +91,19 @@ public final class GateBuilder<R> {
   public GateBuilder<R> state(Escalations escalations, CapacityReductions capacity) {
     this.escalationState = Objects.requireNonNull(escalations, "escalations");
     this.capacityState = Objects.requireNonNull(capacity, "capacity");
+    return this;
+  }
+
+  /**
+   * The gate this one replaces, when a front end builds a new gate on a configuration reload (the
+   * gateway): a route with adaptive concurrency whose identity (its key, else its methods and
+   * template) and adaptive settings equal a route's of {@code previous} takes over what that route
+   * learnt and holds (the limit, the highest limit, the requests in flight and of each share), so
+   * that a reload changing something else does not send the limit back to its initial value. A
+   * route whose settings changed starts afresh. None by default.
+   */
+  public GateBuilder<R> adaptiveFrom(Gate<?> previous) {
+    this.adaptiveFrom = previous;
     return this;
   }
 
@@ -363,8 +379,7 @@ public final class GateBuilder<R> {
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("route " + r.template() + ": " + e.getMessage(), e);
       }
-      AdaptiveRoute adaptive = r.adaptive().map(a -> new AdaptiveRoute(a, ticker, capacityState, r.policies()))
-          .orElse(null);
+      AdaptiveRoute adaptive = r.adaptive().isEmpty() ? null : adaptive(r);
       compiled.add(new Gate.CompiledRoute(r, conditions.get(i), derivations, shadowDerivations, headers, adaptive));
     }
     Set<String> names = new HashSet<>(byName.keySet());
@@ -390,6 +405,22 @@ public final class GateBuilder<R> {
     waiters = queues.isEmpty() ? null : new Waiters(queues, waitTimer == null ? Waiters.defaultTimer() : waitTimer,
         ticker, meterRegistry == null ? Waiters.Meters.NONE : new WaitMeters(meterRegistry));
     return new Gate<>(this, compiled, doc, new RuntimeLimits(byName, plans == null ? null : plans.plans()));
+  }
+
+  /**
+   * The adaptive concurrency of route {@code r}: the previous gate's, carried over, when a route of
+   * the same identity there has the same settings; otherwise new. Its shares must name plans.
+   */
+  private AdaptiveRoute adaptive(RouteRules r) {
+    AdaptiveConcurrency a = r.adaptive().get();
+    try {
+      a.checkPlans(plans == null ? List.of() : plans.plans().plans().stream().map(Plan::name).toList());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("route " + r.template() + ": " + e.getMessage(), e);
+    }
+    AdaptiveRoute before = adaptiveFrom == null ? null : adaptiveFrom.adaptive(Gate.identity(r));
+    return before != null && before.config().equals(a) ? before.carriedOver(ticker, capacityState, r.policies())
+        : new AdaptiveRoute(a, ticker, capacityState, r.policies());
   }
 
   /** The Micrometer recording of the registries given, or null for none (Micrometer is then never loaded). */

@@ -12,13 +12,15 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
 import java.util.function.UnaryOperator;
 
 /**
  * The gate's discovery document (Graceful Boundaries section 1), made from its routes and built
  * again whenever limits change at run time ({@link RuntimeLimits}), so that the document never
  * drifts from what is enforced: the limits an operator changed ({@link RuntimeLimits}) or reduced
- * ({@link CapacityReductions}, rebuilt when a factor changes). With plans, each route lists the fallback plan's limits and the
+ * ({@link CapacityReductions}, rebuilt when a factor changes) and the limits of adaptive routes
+ * (the {@code learnt} limit now, rebuilt when one has moved since: {@code Gate#discovery()}). With plans, each route lists the fallback plan's limits and the
  * document lists every plan. Immutable.
  */
 final class GateDiscovery {
@@ -52,9 +54,11 @@ final class GateDiscovery {
    *
    * @throws IllegalArgumentException when headroom-http refuses part of it
    */
-  LimitsDiscoveryDocument build(UnaryOperator<QuotaPolicy> effective, Predicate<String> reduced) {
+  LimitsDiscoveryDocument build(UnaryOperator<QuotaPolicy> effective, Predicate<String> reduced,
+      ToIntFunction<RouteRules> learnt) {
     LimitsDiscoveryDocument.Builder d = LimitsDiscoveryDocument.builder(service, description)
-        .texts(q -> texts(q, reduced)).proactiveHeaders(routes.stream().anyMatch(r -> !r.policies().isEmpty()));
+        .texts(q -> texts(q, reduced))
+        .proactiveHeaders(routes.stream().anyMatch(r -> !r.policies().isEmpty() || r.adaptive().isPresent()));
     refusals.origin().ifPresent(d::origin);
     for (RouteRules r : routes) {
       List<String> methods = r.methods().isEmpty() ? List.of("ANY") : List.copyOf(r.methods());
@@ -67,6 +71,8 @@ final class GateDiscovery {
         if (r.key().isPresent()) {
           dr.key(methods.size() == 1 ? r.key().get() : r.key().get() + "-" + m.toLowerCase(Locale.ROOT));
         }
+        r.adaptive().ifPresent(a -> dr.adaptive(new DiscoveryRoute.Adaptive(a.name(), learnt.applyAsInt(r),
+            a.minLimit(), a.maxLimit(), a.shares())));
         r.note().ifPresent(dr::note);
         if (r.cost() != 1 || r.costHeader().isPresent() || r.chargeHeader().isPresent()) {
           dr.cost(new DiscoveryRoute.Cost(r.cost(), r.costHeader(), r.maxCost(), r.chargeHeader()));

@@ -3,13 +3,16 @@ package dev.headroom.enforcement.discovery;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.http.path.PathTemplate;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
  * One route as the discovery document describes it: method, path template, the policies that
- * apply, and optionally the endpoint key and a note. A route marked unlisted is left out of the
+ * apply, and optionally its adaptive concurrency, the endpoint key and a note. A route marked unlisted is left out of the
  * document (Graceful Boundaries SC-4: internal, admin and debug endpoints are never published).
  * Immutable.
  */
@@ -22,6 +25,7 @@ public final class DiscoveryRoute {
   private final String note;
   private final boolean listed;
   private final Cost cost;
+  private final Adaptive adaptive;
 
   /**
    * What a request costs, in units of the route's {@code requests} policies: {@code units}, or the
@@ -31,6 +35,27 @@ public final class DiscoveryRoute {
    */
   public record Cost(long units, Optional<String> header, long max, Optional<String> chargeHeader) {}
 
+  /**
+   * The route's adaptive concurrency: a {@code concurrent-requests} limit learnt from the
+   * upstream's latency and failures, published with the value it has now and the bounds it moves
+   * within, and the guaranteed share of each plan when it has shares. It is a limit of the route
+   * as a whole (scope {@code global}); RateLimit-Policy carries its value as it moves
+   * (draft-ietf-httpapi-ratelimit-headers-09 section 3: dynamic constraints are better read from
+   * the fields of each response).
+   *
+   * @param name the policy name it is advertised under in RateLimit-Policy
+   * @param limit the requests that may be in flight at once now
+   * @param minLimit the least it falls to
+   * @param maxLimit the most it grows to
+   * @param shares each plan's guaranteed fraction of it under overload, by plan name; empty for none
+   */
+  public record Adaptive(String name, int limit, int minLimit, int maxLimit, Map<String, Double> shares) {
+    public Adaptive {
+      Objects.requireNonNull(name, "name");
+      shares = Collections.unmodifiableMap(new LinkedHashMap<>(shares));
+    }
+  }
+
   private DiscoveryRoute(Builder b, String path) {
     this.method = b.method;
     this.path = path;
@@ -39,6 +64,7 @@ public final class DiscoveryRoute {
     this.note = b.note;
     this.listed = b.listed;
     this.cost = b.cost;
+    this.adaptive = b.adaptive;
   }
 
   /**
@@ -77,6 +103,11 @@ public final class DiscoveryRoute {
     return Optional.ofNullable(cost);
   }
 
+  /** The route's adaptive concurrency, when it has one. */
+  public Optional<Adaptive> adaptive() {
+    return Optional.ofNullable(adaptive);
+  }
+
   /** Whether the route is published. */
   public boolean listed() {
     return listed;
@@ -91,6 +122,7 @@ public final class DiscoveryRoute {
     private String note;
     private boolean listed = true;
     private Cost cost;
+    private Adaptive adaptive;
 
     private Builder(String method, String path) {
       this.method = method;
@@ -118,6 +150,12 @@ public final class DiscoveryRoute {
     /** What a request costs, when it is not one unit of each {@code requests} policy. */
     public Builder cost(Cost cost) {
       this.cost = cost;
+      return this;
+    }
+
+    /** The route's adaptive concurrency, listed after its policies. */
+    public Builder adaptive(Adaptive adaptive) {
+      this.adaptive = Objects.requireNonNull(adaptive, "adaptive");
       return this;
     }
 

@@ -10,6 +10,7 @@ import dev.headroom.http.body.LimitScope;
 import dev.headroom.http.body.LimitType;
 import dev.headroom.http.body.PolicyTexts;
 import java.io.ByteArrayOutputStream;
+import java.math.BigDecimal;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -37,8 +38,11 @@ import java.util.function.Function;
  * id); {@code scope} who the partitioning tells apart; {@code maxRequests} the quota {@code q};
  * {@code windowSeconds} the window {@code w}; {@code costMetric} {@code bytes} for content-bytes
  * policies; {@code description} the texts' description. An endpoint whose requests do not cost one unit
- * says what they cost ({@code cost}: {@code units}, {@code header}, {@code chargeHeader}, {@code max}). When a route has several policies each
- * entry also carries {@code limitType}, as the spec asks when limits interact.
+ * says what they cost ({@code cost}: {@code units}, {@code header}, {@code chargeHeader}, {@code max}). A route with adaptive
+ * concurrency lists it last, a {@code concurrency} entry whose {@code maxRequests} is the limit
+ * learnt when the document was built, with an {@code adaptive} member saying that it moves, within
+ * which bounds, and each plan's share ({@link DiscoveryRoute.Adaptive}). When a route has several
+ * limits each entry also carries {@code limitType}, as the spec asks when limits interact.
  *
  * <h2>The conformance level is computed, not claimed</h2>
  *
@@ -182,7 +186,7 @@ public final class LimitsDiscoveryDocument {
           g.writeStartObject();
           g.writeStringField("type", type.token());
           g.writeStringField("limitId", t.limitId(p));
-          if (r.policies().size() > 1) {
+          if (r.policies().size() + (r.adaptive().isPresent() ? 1 : 0) > 1) {
             g.writeStringField("limitType", type.token());
           }
           g.writeStringField("scope", LimitScope.of(p).token());
@@ -193,6 +197,9 @@ public final class LimitsDiscoveryDocument {
           }
           g.writeStringField("description", t.description(p));
           g.writeEndObject();
+        }
+        if (r.adaptive().isPresent()) {
+          writeAdaptive(g, r.adaptive().get(), !r.policies().isEmpty());
         }
         g.writeEndArray();
         if (r.note().isPresent()) {
@@ -224,6 +231,54 @@ public final class LimitsDiscoveryDocument {
       throw new UncheckedIOException("writing to memory cannot fail", e);
     }
     return out.toByteArray();
+  }
+
+  /**
+   * A route's adaptive concurrency as one more entry of its {@code limits}: type
+   * {@code concurrency}, scope {@code global}, {@code maxRequests} the limit when the document was
+   * built, {@code windowSeconds} the {@code w} its RateLimit-Policy item carries, and an
+   * {@code adaptive} member (Graceful Boundaries allows members of its own) saying that it is
+   * learnt ({@code learnt: true}), the bounds it moves within, the policy name to read in
+   * RateLimit-Policy for its value now, and each plan's guaranteed share ({@code shares}) if any.
+   */
+  private static void writeAdaptive(JsonGenerator g, DiscoveryRoute.Adaptive a, boolean withOthers) throws IOException {
+    g.writeStartObject();
+    g.writeStringField("type", LimitType.CONCURRENCY.token());
+    g.writeStringField("limitId", a.name());
+    if (withOthers) {
+      g.writeStringField("limitType", LimitType.CONCURRENCY.token());
+    }
+    g.writeStringField("scope", LimitScope.GLOBAL.token());
+    g.writeNumberField("maxRequests", a.limit());
+    g.writeNumberField("windowSeconds", 1);
+    g.writeObjectFieldStart("adaptive");
+    g.writeBooleanField("learnt", true);
+    g.writeStringField("policy", a.name());
+    g.writeNumberField("minLimit", a.minLimit());
+    g.writeNumberField("maxLimit", a.maxLimit());
+    if (!a.shares().isEmpty()) {
+      g.writeObjectFieldStart("shares");
+      for (Map.Entry<String, Double> e : a.shares().entrySet()) {
+        g.writeNumberField(e.getKey(), e.getValue());
+      }
+      g.writeEndObject();
+    }
+    g.writeEndObject();
+    g.writeStringField("description", "At most " + a.limit() + " requests in flight at once now, across all callers. "
+        + "The limit is learnt from the service's latency and failures and moves between " + a.minLimit() + " and "
+        + a.maxLimit() + ": the " + a.name() + " item of RateLimit-Policy on each response carries its value then, "
+        + "and a request beyond it is refused 503 with Retry-After."
+        + (a.shares().isEmpty() ? "" : " Under overload each plan keeps its share of it (" + percentages(a.shares())
+            + ") and may use what the others leave idle."));
+    g.writeEndObject();
+  }
+
+  /** Shares as people read them: {@code free 20%, pro 80%}. */
+  private static String percentages(Map<String, Double> shares) {
+    List<String> out = new ArrayList<>();
+    shares.forEach((plan, share) -> out.add(plan + " " + BigDecimal.valueOf(share).movePointRight(2).stripTrailingZeros()
+        .toPlainString() + "%"));
+    return String.join(", ", out);
   }
 
   /** {@code fallbackPlan} and {@code plans}: each plan's page and limits, smallest plan first. */

@@ -1,6 +1,8 @@
 package dev.headroom.enforcement.settings;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * A route's adaptive concurrency in the settings model (headroom-enforcement's
@@ -44,6 +46,13 @@ public class AdaptiveSettings {
 
   /** Whether the route's quota policies are reduced by the learnt limit's factor (limit over the highest learnt) and restored with it; true by default. */
   private Boolean scaleQuotas;
+
+  /**
+   * Each plan's guaranteed share of the learnt limit under overload, by plan name: fractions above 0
+   * and at most 1, together at most 1; a plan may borrow what the others leave idle, and plans not
+   * named share what is left. None by default.
+   */
+  private Map<String, Double> shares = new LinkedHashMap<>();
 
   public String getName() {
     return name;
@@ -131,5 +140,13 @@ public class AdaptiveSettings {
 
   public void setScaleQuotas(Boolean scaleQuotas) {
     this.scaleQuotas = scaleQuotas;
+  }
+
+  public Map<String, Double> getShares() {
+    return shares;
+  }
+
+  public void setShares(Map<String, Double> shares) {
+    this.shares = shares;
   }
 }

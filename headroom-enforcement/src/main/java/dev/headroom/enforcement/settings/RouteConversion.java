@@ -237,11 +237,47 @@ final class RouteConversion {
     if (a.getScaleQuotas() != null) {
       all.scaleQuotas(a.getScaleQuotas());
     }
+    shares(r.path(at, Setting.SHARES.key()), a.getShares(), all);
     if (r.problems().size() > before) {
       return Optional.empty();
     }
     return r.checkExplained(at, "minLimit " + a.getMinLimit() + ", maxLimit " + a.getMaxLimit() + ", initialLimit "
         + a.getInitialLimit(), "limits that go together", all::build);
+  }
+
+  /**
+   * {@code adaptive.shares}: each plan's fraction alone, then the fractions together, then the
+   * plans named against {@code plans.catalog} when the binding read it first.
+   */
+  private void shares(String at, Map<String, Double> shares, AdaptiveConcurrency.Builder all) {
+    if (shares == null || shares.isEmpty()) {
+      return;
+    }
+    boolean each = true;
+    for (Map.Entry<String, Double> e : shares.entrySet()) {
+      each &= r.check(at + "." + e.getKey(), e.getValue(), "a fraction of the limit above 0 and at most 1, such as 0.2, "
+          + "for a plan name of letters, digits, - and _ starting with a letter",
+          () -> AdaptiveConcurrency.builder().shares(Map.of(e.getKey(), e.getValue())).build()).isPresent();
+    }
+    if (!each || r.check(at, shares, "fractions that together come to at most 1",
+        () -> AdaptiveConcurrency.builder().shares(shares).build()).isEmpty()) {
+      return;
+    }
+    Optional<Set<String>> plans = r.declaredPlans();
+    if (plans.isPresent()) {
+      if (plans.get().isEmpty()) {
+        r.problem(at, shares, "plans under " + r.path(r.path("plans"), "catalog") + ", since a request's plan "
+            + "picks its share");
+        return;
+      }
+      for (String plan : shares.keySet()) {
+        if (!plans.get().contains(plan)) {
+          r.problem(at + "." + plan, plan, "one of the plans " + plans.get());
+          return;
+        }
+      }
+    }
+    all.shares(shares);
   }
 
   /** One adaptive value, when set: checked alone, then given to {@code all}. */

@@ -95,6 +95,8 @@ public final class SettingsReader {
   private final UnaryOperator<String> keys;
   private final List<SettingsProblem> problems = new ArrayList<>();
   private final Set<String> declaredPolicies = new LinkedHashSet<>();
+  /** The plan names under {@code plans.catalog}, valid or not, once {@link #plans} has read them; null before. */
+  private Set<String> declaredPlans;
   private Throwable firstCause;
 
   private SettingsReader(String prefix, UnaryOperator<String> keys) {
@@ -372,6 +374,7 @@ public final class SettingsReader {
    * is. Overrides of a policy that was declared but had a problem are not checked again.
    */
   public Optional<Plans> plans(PlansSettings settings, Map<String, QuotaPolicy> policies) {
+    declaredPlans = new LinkedHashSet<>(settings.getCatalog().keySet());
     if (settings.getCatalog().isEmpty()) {
       return Optional.empty();
     }
@@ -526,6 +529,15 @@ public final class SettingsReader {
    */
   public Optional<AdaptiveConcurrency> adaptive(String at, AdaptiveSettings adaptive) {
     return new RouteConversion(this).adaptive(at, adaptive);
+  }
+
+  /**
+   * The plan names declared under {@code plans.catalog} (valid or not), when {@link #plans} was read
+   * before the routes: what a route's {@code adaptive.shares} may name. Empty when the plans are read
+   * later (the binding then checks the shares against them itself).
+   */
+  Optional<Set<String>> declaredPlans() {
+    return Optional.ofNullable(declaredPlans);
   }
 
   /** One route at {@code at} (a path of the binding's) into {@link RouteRules}; see {@link #routes}. */

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -83,5 +84,52 @@ class AdaptiveSettingsTest {
     assertThat(r.problems()).extracting(Object::toString).containsExactly("routes[0].adaptive: expected limits that go "
         + "together (maxLimit: 5 is not valid; expected a whole number of requests of at least minLimit (10)), got "
         + "'minLimit 10, maxLimit 5, initialLimit null'");
+  }
+
+  private static PlansSettings plans(String... names) {
+    PlansSettings p = new PlansSettings();
+    for (String n : names) {
+      p.getCatalog().put(n, new PlansSettings.Plan());
+    }
+    p.setFallback(names.length == 0 ? null : names[0]);
+    return p;
+  }
+
+  private static AdaptiveSettings shares(Map<String, Double> shares) {
+    AdaptiveSettings a = new AdaptiveSettings();
+    a.getShares().putAll(new TreeMap<>(shares));
+    return a;
+  }
+
+  @Test
+  void sharesAreConvertedByPlanNameAfterThePlans() {
+    SettingsReader r = SettingsReader.properties("headroom");
+    var set = r.policies("Limits keep the service responsive.", Optional.empty(), api());
+    r.plans(plans("free", "pro"), set.policies());
+    List<RouteRules> routes = r.routes("headroom.routes", List.of(route(shares(Map.of("free", 0.2, "pro", 0.8)))),
+        set.policies());
+    r.throwIfProblems();
+    assertThat(routes.get(0).adaptive().orElseThrow().shares()).containsExactly(Map.entry("free", 0.2),
+        Map.entry("pro", 0.8));
+  }
+
+  @Test
+  void badSharesAreProblemsNamingTheirKeys() {
+    SettingsReader r = SettingsReader.properties("headroom");
+    var set = r.policies("Limits keep the service responsive.", Optional.empty(), api());
+    r.plans(plans("free", "pro"), set.policies());
+    r.routes("headroom.routes", List.of(route(shares(Map.of("free", 1.5))), route(shares(Map.of("free", 0.5, "pro", 0.7))),
+        route(shares(Map.of("gold", 0.5)))), set.policies());
+    assertThat(r.problems()).extracting(Object::toString).containsExactly(
+        "headroom.routes[0].adaptive.shares.free: expected a fraction of the limit above 0 and at most 1, such as 0.2, "
+            + "for a plan name of letters, digits, - and _ starting with a letter, got '1.5'",
+        "headroom.routes[1].adaptive.shares: expected fractions that together come to at most 1, got '{free=0.5, pro=0.7}'",
+        "headroom.routes[2].adaptive.shares.gold: expected one of the plans [free, pro], got 'gold'");
+
+    SettingsReader none = SettingsReader.properties("headroom");
+    none.plans(plans(), Map.of());
+    none.routes("headroom.routes", List.of(route(shares(Map.of("free", 0.5)))), Map.of());
+    assertThat(none.problems()).extracting(Object::toString).containsExactly("headroom.routes[0].adaptive.shares: "
+        + "expected plans under headroom.plans.catalog, since a request's plan picks its share, got '{free=0.5}'");
   }
 }

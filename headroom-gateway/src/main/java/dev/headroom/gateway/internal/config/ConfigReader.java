@@ -2,6 +2,7 @@ package dev.headroom.gateway.internal.config;
 
 import dev.headroom.Partitioning;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.headroom.enforcement.AdaptiveConcurrency;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.gateway.ConfigException;
@@ -137,6 +138,7 @@ public final class ConfigReader {
     whenRoutes(policies, routes);
     clientCertificates(listen, policies);
     Optional<PlanSettings> plans = new PlansReader(problems, env, folder).plans(root.path("plans"), policies);
+    adaptiveShares(routes, plans, root.path("plans"));
     Optional<AccessLogSettings> accessLog = new AccessLogReader(problems, folder).accessLog(root.path("accessLog"));
     Optional<TelemetrySettings> telemetry = new TelemetryReader(problems).telemetry(root.path("telemetry"));
     if (!problems.isEmpty()) {
@@ -146,6 +148,32 @@ public final class ConfigReader {
         shutdown, upstreams, policies, routes, pk, plans, accessLog, telemetry);
     vocabulary(config);
     return problems.isEmpty() ? config : null;
+  }
+
+  /**
+   * Every plan a route's {@code adaptive.shares} names must be in {@code plans.catalog}: a request's
+   * plan picks its share, so a share of no plan would never be kept, and shares without plans none.
+   * Plans that had problems of their own get no second problem.
+   */
+  private void adaptiveShares(List<Route> routes, Optional<PlanSettings> plans, JsonNode plansNode) {
+    Set<String> declared = new LinkedHashSet<>();
+    if (plansNode.path("catalog").isObject()) {
+      plansNode.path("catalog").fieldNames().forEachRemaining(declared::add);
+    }
+    for (int i = 0; i < routes.size(); i++) {
+      Optional<AdaptiveConcurrency> a = routes.get(i).adaptive();
+      if (a.isEmpty() || a.get().shares().isEmpty()) {
+        continue;
+      }
+      String at = "routes[" + i + "].adaptive.shares";
+      if (declared.isEmpty()) {
+        problems.add(at + ": \"" + a.get().shares() + "\" is not valid; expected plans under plans.catalog, since a "
+            + "request's plan picks its share");
+        continue;
+      }
+      a.get().shares().keySet().stream().filter(p -> !declared.contains(p)).findFirst().ifPresent(p ->
+          problems.add(at + "." + p + ": \"" + p + "\" is not valid; expected one of the plans " + declared));
+    }
   }
 
   /** Every route a policy's {@code when.routes} names must exist: a typo would silently never match. */

@@ -321,8 +321,9 @@ final class RouteReader extends SectionReader {
 
   /**
    * {@code adaptive: {minLimit, maxLimit, initialLimit, smoothing, tolerance, window, windowSamples,
-   * longWindow, backoff, scaleQuotas, name}} read for its YAML form (an object of numbers, a duration,
-   * a boolean and a name); what the values mean, and whether they go together, is the settings
+   * longWindow, backoff, scaleQuotas, name, shares}} read for its YAML form (an object of numbers, a
+   * duration, a boolean, a name and {@code shares}, an object of numbers by plan name; the plans it
+   * names are checked against {@code plans.catalog} once that is read, {@code ConfigReader}); what the values mean, and whether they go together, is the settings
    * model's ({@link #model}). Null when absent or not an object.
    */
   private AdaptiveSettings adaptive(String path, JsonNode n) {
@@ -330,7 +331,7 @@ final class RouteReader extends SectionReader {
       return null;
     }
     keys(path, n, "name", "minLimit", "maxLimit", "initialLimit", "smoothing", "tolerance", "window",
-        "windowSamples", "longWindow", "backoff", "scaleQuotas");
+        "windowSamples", "longWindow", "backoff", "scaleQuotas", "shares");
     AdaptiveSettings a = new AdaptiveSettings();
     optionalText(path + ".name", n.path("name")).ifPresent(a::setName);
     a.setMinLimit(count(path + ".minLimit", n.path("minLimit")));
@@ -344,6 +345,15 @@ final class RouteReader extends SectionReader {
     a.setWindow(duration(path + ".window", n.path("window"), null));
     if (!n.path("scaleQuotas").isMissingNode()) {
       a.setScaleQuotas(bool(path + ".scaleQuotas", n.path("scaleQuotas"), true));
+    }
+    JsonNode shares = n.path("shares");
+    if (!shares.isMissingNode() && object(path + ".shares", shares)) {
+      shares.fields().forEachRemaining(e -> {
+        Double share = number(path + ".shares." + e.getKey(), e.getValue());
+        if (share != null) {
+          a.getShares().put(e.getKey(), share);
+        }
+      });
     }
     return a;
   }

@@ -26,7 +26,9 @@ import java.util.concurrent.TimeUnit;
  * RouteRules.Counting)}; {@code shadow} and {@code shadowFields} a shadow policy), its cost
  * ({@code cost.header}, {@code cost.chargeHeader}), dialects, field rules, {@code pk} and
  * {@code omitOnRedirect}. Allow lists and escalations are the gate's, by policy name; the
- * escalation blocks and capacity reductions are the {@link GatewayState}'s, so they outlive a reload.
+ * escalation blocks and capacity reductions are the {@link GatewayState}'s, so they outlive a reload;
+ * so does what an adaptive route learnt, when its name and adaptive settings are unchanged
+ * ({@link GateBuilder#adaptiveFrom}: the gate of the snapshot in force hands it over).
  *
  * <p>The gateway matches routes itself (its table answers 404 and 405) and hands the gate the
  * matched route ({@link Gate#decideAsync(RouteRules, dev.headroom.enforcement.GateRequest)}) and
@@ -62,6 +64,10 @@ public final class ConfiguredGate {
         .clientAddresses(vocabulary.clients()).ticker(state.ticker).state(state.escalations, state.capacity)
         .storeFailureMode(Gate.StoreFailureMode.REFUSE).listener(new DecisionMeter(state))
         .meterRegistry(state.metrics.registry());
+    Snapshot previous = state.snapshot();
+    if (previous != null) {
+      b.adaptiveFrom(previous.gate()); // a reload: unchanged adaptive routes keep what they learnt
+    }
     Map<Route, RouteRules> rules = GateRoutes.add(config, b);
     if (plans != null && resolver.isPresent()) {
       Duration wait = PlanResolvers.wait(config.plans().get().resolver());
