@@ -23,6 +23,9 @@ public record Waiting(Duration maxWait, int maxQueued) {
   /** The longest {@link #maxWait()} allowed. */
   public static final Duration MAX_WAIT = Duration.ofHours(1);
 
+  /** The {@link #maxQueued()} of a queue that does not set one. */
+  public static final int DEFAULT_MAX_QUEUED = 1000;
+
   /** The most {@link #maxQueued()} allowed. */
   public static final int MAX_QUEUED = 1_000_000;
 
