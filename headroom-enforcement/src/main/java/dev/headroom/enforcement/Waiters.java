@@ -115,6 +115,11 @@ final class Waiters {
     this.meters = meters;
   }
 
+  /** The queues, by policy name. */
+  Map<String, Waiting> queues() {
+    return byPolicy;
+  }
+
   /**
    * The verdict of a request that joins the end of a line of its partition without asking the
    * store, so as not to overtake it; null when none of its policies has a line for it (or the line
