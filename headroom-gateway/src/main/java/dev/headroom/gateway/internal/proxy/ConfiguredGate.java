@@ -61,7 +61,7 @@ public final class ConfiguredGate {
     GateBuilder<Object> b = Gate.builder().limiter(state.limiter).refusals(vocabulary.refusals())
         .clientAddresses(vocabulary.clients()).ticker(state.ticker).state(state.escalations, state.capacity)
         .storeFailureMode(Gate.StoreFailureMode.REFUSE).listener(new DecisionMeter(state))
-        .meterRegistry(state.metrics.registry());
+        .meterRegistry(state.metrics.registry()).waitTimer(new QueueTimer(state.timers, state.waitLoop));
     Map<Route, RouteRules> rules = GateRoutes.add(config, b);
     if (plans != null && resolver.isPresent()) {
       Duration wait = PlanResolvers.wait(config.plans().get().resolver());
