@@ -21,6 +21,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * ({@link AsyncContext#dispatch()}, an {@code ASYNC} dispatch) and the filter writes the verdict
  * there, as it would have on the first dispatch.
  *
+ * <p>A refusal is written without a second dispatch, on a container thread, so that it never
+ * reaches the application whatever dispatcher types the filter is mapped for; an admission needs
+ * the filter on the {@code ASYNC} dispatch to write its fields and complete it (without it the
+ * admission is completed when the request completes, without fields).
+ *
  * <p>State: the verdict's stage and who claimed the request first, the verdict or the container
  * (a timeout, or an error such as the client going away). Only the first acts; an admission that
  * comes after the container claimed the request is completed at once, with nginx's 499, so that
@@ -43,6 +48,8 @@ final class QueuedRequest implements AsyncListener {
 
   private final CompletableFuture<Verdict> verdict;
   private final AtomicBoolean claimed = new AtomicBoolean();
+  /** Whether the filter took the verdict on the {@code ASYNC} dispatch. */
+  private volatile boolean taken;
   private final URI origin;
 
   private QueuedRequest(CompletableFuture<Verdict> verdict, URI origin) {
@@ -52,7 +59,9 @@ final class QueuedRequest implements AsyncListener {
 
   /**
    * Starts waiting: asynchronous processing with a timeout of {@code longestWait} plus
-   * {@link #MARGIN}, dispatched again when {@code verdict} completes.
+   * {@link #MARGIN}. When {@code verdict} completes, an answer of the gate's own (a refusal) is
+   * written on a container thread ({@link AsyncContext#start}) without running the application;
+   * any other verdict dispatches the request again, for the filter to run the application with it.
    */
   static void start(HttpServletRequest request, HttpServletResponse response, CompletableFuture<Verdict> verdict,
       Duration longestWait, URI origin) {
@@ -62,12 +71,29 @@ final class QueuedRequest implements AsyncListener {
     context.setTimeout(longestWait.plus(MARGIN).toMillis());
     context.addListener(q);
     verdict.whenComplete((v, e) -> {
-      if (q.claimed.compareAndSet(false, true)) {
+      if (!q.claimed.compareAndSet(false, true)) {
+        if (v != null && v.kind() == Verdict.Kind.ADMIT) {
+          v.admission().completeAsync(CLIENT_CLOSED, 0);
+        }
+      } else if (v != null && v.kind() == Verdict.Kind.ANSWER) {
+        context.start(() -> q.answer(context, v));
+      } else {
         context.dispatch();
-      } else if (v != null && v.kind() == Verdict.Kind.ADMIT) {
-        v.admission().completeAsync(CLIENT_CLOSED, 0);
       }
     });
+  }
+
+  /** Writes the gate's answer on a container thread and completes the request. */
+  private void answer(AsyncContext context, Verdict v) {
+    HttpServletRequest request = (HttpServletRequest) context.getRequest();
+    request.removeAttribute(ATTRIBUTE);
+    try {
+      RefusalResponses.write(request, (HttpServletResponse) context.getResponse(), v.answer());
+    } catch (IOException | RuntimeException e) {
+      request.getServletContext().log("a refusal after waiting could not be written", e);
+    } finally {
+      context.complete();
+    }
   }
 
   /** The waiting request of an {@code ASYNC} dispatch, taken off the request; null when there is none. */
@@ -77,7 +103,9 @@ final class QueuedRequest implements AsyncListener {
       return null;
     }
     request.removeAttribute(ATTRIBUTE);
-    return (QueuedRequest) q;
+    QueuedRequest queued = (QueuedRequest) q;
+    queued.taken = true;
+    return queued;
   }
 
   /** The verdict, complete on the dispatch it brought; a bug the gate threw is thrown here. */
@@ -113,9 +141,19 @@ final class QueuedRequest implements AsyncListener {
     claimed.set(true); // the client went away: an admission coming later is completed at once
   }
 
+  /**
+   * The request is over. An admission the filter never took (it is not mapped for the
+   * {@code ASYNC} dispatcher type, so the application ran without it) is completed here with the
+   * response's status, so that its leases are given back; its RateLimit fields were not written.
+   */
   @Override
   public void onComplete(AsyncEvent event) {
     claimed.set(true);
+    Verdict v = verdict.isDone() && !verdict.isCompletedExceptionally() ? verdict.join() : null;
+    if (!taken && v != null && v.kind() == Verdict.Kind.ADMIT) {
+      HttpServletResponse response = (HttpServletResponse) event.getSuppliedResponse();
+      v.admission().completeAsync(response.getStatus(), 0);
+    }
   }
 
   @Override
