@@ -46,4 +46,23 @@ class CloudGatewaySettingsTest {
     assertThat(cause.problems().get(2).expected()).contains("SC-6");
     assertThat(cause.getMessage()).startsWith("7 problems\n  - headroom.cloud-gateway.policies.a.quota: ");
   }
+
+  /** A policy's queue is in the shared settings model, but this binding does not wait: startup says so. */
+  @Test
+  void aQueueIsRefusedNotIgnored() {
+    Map<String, Object> p = new HashMap<>();
+    p.put("headroom.cloud-gateway.policies.b.quota", "5");
+    p.put("headroom.cloud-gateway.policies.b.queue.max-wait", "500ms");
+    p.put("headroom.cloud-gateway.routes.items.policies", "b");
+    Throwable failure = catchThrowable(() -> GatewayApp.start(p).close());
+    CloudGatewayConfigurationException cause = null;
+    for (Throwable c = failure; c != null; c = c.getCause()) {
+      if (c instanceof CloudGatewayConfigurationException e) {
+        cause = e;
+      }
+    }
+    assertThat(cause).as("a CloudGatewayConfigurationException in %s", failure).isNotNull();
+    assertThat(cause.problems()).extracting(SettingsProblem::path).containsExactly("headroom.cloud-gateway.policies.b.queue");
+    assertThat(cause.problems().get(0).expected()).startsWith("no queue");
+  }
 }
