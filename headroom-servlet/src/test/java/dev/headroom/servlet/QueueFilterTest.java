@@ -26,8 +26,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -35,11 +33,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.catalina.Context;
-import org.apache.catalina.connector.Connector;
-import org.apache.catalina.startup.Tomcat;
-import org.apache.tomcat.util.descriptor.web.FilterDef;
-import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -143,54 +136,22 @@ class QueueFilterTest {
     }
   }
 
-  /** A started container and its base URI. */
-  interface Running extends AutoCloseable {
-    URI base();
+  /** A started container: its base URI, and what stops it. */
+  record Running(URI base, AutoCloseable stop) implements AutoCloseable {
+    @Override
+    public void close() throws Exception {
+      stop.close();
+    }
   }
 
   private static Running start(Container container, HttpServlet app, HeadroomFilter filter) throws Exception {
     return switch (container) {
-      case TOMCAT -> tomcat(app, filter);
+      case TOMCAT -> {
+        EmbeddedTomcat tomcat = EmbeddedTomcat.start(app, filter, DispatcherType.REQUEST, DispatcherType.ASYNC);
+        yield new Running(tomcat.base(), tomcat);
+      }
       case JETTY -> jetty(app, filter);
       case UNDERTOW -> undertow(app, filter);
-    };
-  }
-
-  private static Running tomcat(HttpServlet app, HeadroomFilter filter) throws Exception {
-    Path dir = Files.createTempDirectory("headroom-tomcat");
-    Tomcat tomcat = new Tomcat();
-    tomcat.setBaseDir(dir.toString());
-    Connector connector = new Connector();
-    connector.setPort(0);
-    connector.setProperty("address", "127.0.0.1");
-    tomcat.setConnector(connector);
-    Context ctx = tomcat.addContext("", dir.toString());
-    Tomcat.addServlet(ctx, "app", app).setAsyncSupported(true);
-    ctx.addServletMappingDecoded("/", "app");
-    FilterDef def = new FilterDef();
-    def.setFilterName("headroom");
-    def.setFilter(filter);
-    def.setAsyncSupported("true");
-    ctx.addFilterDef(def);
-    FilterMap map = new FilterMap();
-    map.setFilterName("headroom");
-    map.addURLPattern("/*");
-    map.setDispatcher(DispatcherType.REQUEST.name());
-    map.setDispatcher(DispatcherType.ASYNC.name());
-    ctx.addFilterMap(map);
-    tomcat.start();
-    URI base = URI.create("http://127.0.0.1:" + connector.getLocalPort());
-    return new Running() {
-      @Override
-      public URI base() {
-        return base;
-      }
-
-      @Override
-      public void close() throws Exception {
-        tomcat.stop();
-        tomcat.destroy();
-      }
     };
   }
 
@@ -210,18 +171,7 @@ class QueueFilterTest {
     ctx.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
     server.setHandler(ctx);
     server.start();
-    URI base = URI.create("http://127.0.0.1:" + connector.getLocalPort());
-    return new Running() {
-      @Override
-      public URI base() {
-        return base;
-      }
-
-      @Override
-      public void close() throws Exception {
-        server.stop();
-      }
-    };
+    return new Running(URI.create("http://127.0.0.1:" + connector.getLocalPort()), server::stop);
   }
 
   private static Running undertow(HttpServlet app, HeadroomFilter filter) throws Exception {
@@ -240,19 +190,10 @@ class QueueFilterTest {
     Undertow undertow = Undertow.builder().addHttpListener(0, "127.0.0.1").setHandler(manager.start()).build();
     undertow.start();
     int port = ((InetSocketAddress) undertow.getListenerInfo().get(0).getAddress()).getPort();
-    URI base = URI.create("http://127.0.0.1:" + port);
-    return new Running() {
-      @Override
-      public URI base() {
-        return base;
-      }
-
-      @Override
-      public void close() throws Exception {
-        undertow.stop();
-        manager.stop();
-        manager.undeploy();
-      }
-    };
+    return new Running(URI.create("http://127.0.0.1:" + port), () -> {
+      undertow.stop();
+      manager.stop();
+      manager.undeploy();
+    });
   }
 }
