@@ -250,6 +250,15 @@ public final class Gate<R> {
     return capacity.factors();
   }
 
+  /**
+   * The policies whose refused requests wait for their turn ({@link GateBuilder#queue}), by name;
+   * empty when none has a queue. Only {@link #decideAsync} lets a request wait: a front end on a
+   * thread per request with queues here decides asynchronously too, so as not to hold the thread.
+   */
+  public Map<String, Waiting> queues() {
+    return waiters == null ? Map.of() : waiters.queues();
+  }
+
   /** The limits in force, changeable at run time without a restart. */
   public RuntimeLimits limits() {
     return limits;
@@ -300,7 +309,7 @@ public final class Gate<R> {
 
   /**
    * Decides a request on the caller's thread, blocking while the plan resolver and the store
-   * answer.
+   * answer. It never waits in a policy's queue ({@link #queues()}): a refusal is the verdict.
    *
    * @param request the request as the gate sees it
    * @param nativeRequest the front end's own request, which route conditions test

@@ -288,7 +288,9 @@ public final class GateBuilder<R> {
 
   /**
    * The timer that re-decides waiting requests ({@link #queue}); by default one shared daemon
-   * thread. A test passes one that runs tasks as it moves a manual ticker.
+   * thread whose tasks are due on the gate's {@link #ticker} (a task woken before the ticker reached
+   * its due time waits again). A host with timers of its own on the same ticker (the gateway's)
+   * passes them; a test passes one that runs tasks as it moves a manual ticker.
    */
   public GateBuilder<R> waitTimer(Waiting.Timer timer) {
     this.waitTimer = Objects.requireNonNull(timer, "waitTimer");
@@ -402,7 +404,7 @@ public final class GateBuilder<R> {
         : new GateDiscovery(service, description, refusals, List.copyOf(routes),
             plans == null ? null : plans.plans(), List.copyOf(byName.values()), discoveryCustomizer);
     telemetry = telemetry(plans == null ? null : plans.plans());
-    waiters = queues.isEmpty() ? null : new Waiters(queues, waitTimer == null ? Waiters.defaultTimer() : waitTimer,
+    waiters = queues.isEmpty() ? null : new Waiters(queues, waitTimer == null ? Waiters.defaultTimer(ticker) : waitTimer,
         ticker, meterRegistry == null ? Waiters.Meters.NONE : new WaitMeters(meterRegistry));
     return new Gate<>(this, compiled, doc, new RuntimeLimits(byName, plans == null ? null : plans.plans()));
   }

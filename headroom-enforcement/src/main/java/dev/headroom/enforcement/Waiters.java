@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * with the head's latest refusal, without taking a unit an earlier waiter waits for.
  *
  * <p>No thread waits: the re-decisions are tasks on the {@link Waiting.Timer} and the store's
- * asynchronous answers. Thread-safe: a line is guarded by itself.
+ * asynchronous answers. Time is the gate's ticker's: a deadline is a ticker reading, and a task
+ * is due when the ticker reaches it (the default timer re-arms a task woken early), so that a test
+ * moving a manual ticker moves the waiting too. Thread-safe: a line is guarded by itself.
  */
 final class Waiters {
 
@@ -113,6 +116,11 @@ final class Waiters {
     this.timer = timer;
     this.ticker = ticker;
     this.meters = meters;
+  }
+
+  /** The queues, by policy name. */
+  Map<String, Waiting> queues() {
+    return byPolicy;
   }
 
   /**
@@ -287,25 +295,71 @@ final class Waiters {
     }
   }
 
-  /** The timer of a gate given none: one shared daemon thread that only starts tasks (they do not block). */
-  static Waiting.Timer defaultTimer() {
-    return DefaultTimer.TIMER;
+  /**
+   * The timer of a gate given none: a task is due when the gate's {@code ticker} reaches its delay,
+   * and one shared daemon thread wakes it; a task woken before the ticker reached its due time (the
+   * thread counts real time, the ticker may be a test's) is armed again for the rest. The thread
+   * only starts tasks (they do not block).
+   */
+  static Waiting.Timer defaultTimer(Ticker ticker) {
+    return (delay, task) -> new TickerTask(ticker, ticker.read() + delay.toNanos(), task).arm(delay.toNanos());
+  }
+
+  /** The least wait before the ticker is read again: a ticker that stands still costs a wake-up per millisecond at most. */
+  static final long MIN_REARM_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /** A task due at a reading of the gate's ticker, on the shared thread. Thread-safe. */
+  private static final class TickerTask implements Runnable {
+    private final Ticker ticker;
+    private final long due;
+    private final Runnable task;
+    private volatile boolean cancelled;
+    private volatile Future<?> armed;
+
+    TickerTask(Ticker ticker, long due, Runnable task) {
+      this.ticker = ticker;
+      this.due = due;
+      this.task = task;
+    }
+
+    Runnable arm(long nanos) {
+      armed = DefaultTimer.EXECUTOR.schedule(this, nanos, TimeUnit.NANOSECONDS);
+      return this::cancel;
+    }
+
+    @Override
+    public void run() {
+      if (cancelled) {
+        return;
+      }
+      long early = due - ticker.read();
+      if (early > 0) {
+        arm(Math.max(early, MIN_REARM_NANOS));
+        return;
+      }
+      task.run();
+    }
+
+    private void cancel() {
+      cancelled = true;
+      Future<?> f = armed;
+      if (f != null) {
+        f.cancel(false);
+      }
+    }
   }
 
   private static final class DefaultTimer {
-    static final Waiting.Timer TIMER = timer();
+    static final ScheduledThreadPoolExecutor EXECUTOR = executor();
 
-    private static Waiting.Timer timer() {
+    private static ScheduledThreadPoolExecutor executor() {
       ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
         Thread t = new Thread(r, "headroom-queue");
         t.setDaemon(true);
         return t;
       });
       executor.setRemoveOnCancelPolicy(true);
-      return (delay, task) -> {
-        var f = executor.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
-        return () -> f.cancel(false);
-      };
+      return executor;
     }
   }
 }

@@ -23,6 +23,9 @@ public record Waiting(Duration maxWait, int maxQueued) {
   /** The longest {@link #maxWait()} allowed. */
   public static final Duration MAX_WAIT = Duration.ofHours(1);
 
+  /** The {@link #maxQueued()} of a queue that does not set one. */
+  public static final int DEFAULT_MAX_QUEUED = 1000;
+
   /** The most {@link #maxQueued()} allowed. */
   public static final int MAX_QUEUED = 1_000_000;
 
@@ -44,8 +47,9 @@ public record Waiting(Duration maxWait, int maxQueued) {
 
   /**
    * Runs the re-decisions of waiting requests later. Implementations are thread-safe and run a task
-   * once, not before its delay has passed on the gate's ticker (a test's timer runs them when it
-   * moves a manual ticker). A task does not block.
+   * once, not before its delay has passed on the gate's ticker: a timer that wakes on real time
+   * reads the ticker when it wakes and waits again when early (the default one does), and a test's
+   * runs the tasks when it moves a manual ticker. A task does not block.
    */
   @FunctionalInterface
   public interface Timer {

@@ -101,9 +101,9 @@ class ConfigValidationTest {
         """;
     ConfigException e = catchThrowableOfType(() -> GatewayConfig.parse(bad, "bad.yaml"), ConfigException.class);
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p.queue.maxWait: \"soon\" is not valid; expected a duration"));
-    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p.queue.maxQueued: 0 is not valid; expected an integer from 1 to 1000000"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p.queue.maxQueued: \"0\" is not valid; expected an integer from 1 to 1000000"));
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.p.queue.depth: unknown key"));
-    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.q.queue.maxWait: \"2h\" is not valid; expected a wait above 0 and at most 1h"));
+    assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.q.queue.maxWait: \"PT2H\" is not valid; expected the longest a refused request waits for its turn, above 0 and at most 1h"));
     assertThat(e.problems()).anySatisfy(p -> assertThat(p).startsWith("policies.r.queue.maxWait: missing; expected"));
   }
 

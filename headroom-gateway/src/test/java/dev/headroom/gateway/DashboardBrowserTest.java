@@ -39,7 +39,8 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * chromedriver, opens {@code /dashboard} on the admin port of a gateway under load (one API key
  * flooding, others within their quota), and the page must draw its charts, keep updating them from
  * the event stream, and show the flooding key at the top of the refusals table as its {@code pk}
- * hash. The page reads as a person sees it: the heading is the service's name once (not "Headroom
+ * hash, and the queued requests of a policy with a queue (waiting, admitted, timed out). The page
+ * reads as a person sees it: the heading is the service's name once (not "Headroom
  * Headroom demo"), each legend shows the latest second's values while no cursor is over its chart
  * (uPlot's "--" otherwise), and the time axis's ticks stand further apart than its widest label.
  * A screenshot is saved to {@code target/dashboard.png} (the root README's picture, {@code
@@ -78,8 +79,16 @@ class DashboardBrowserTest {
             algorithm: token-bucket
             partition: api-key
             why: Twenty requests a minute per key.
+          paced:
+            quota: 5
+            window: 1s
+            algorithm: token-bucket
+            partition: global
+            why: Five requests a second, the rest wait their turn.
+            queue: {maxWait: 2s, maxQueued: 100}
         routes:
           - {name: items, method: GET, path: "/items/{id}", upstream: up, policies: [per-key]}
+          - {name: paced, method: GET, path: "/paced/{id}", upstream: up, policies: [paced]}
         """.formatted(upstream.port()));
     gateway = Gateway.builder(GatewayConfig.load(config)).threads(1).start();
     HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -87,6 +96,10 @@ class DashboardBrowserTest {
     load.add(loader(client, items, () -> "flooder-key", Duration.ofMillis(5)));
     AtomicLong n = new AtomicLong();
     load.add(loader(client, items, () -> "calm-key-" + (n.incrementAndGet() % 7), Duration.ofMillis(100)));
+    URI paced = URI.create("http://127.0.0.1:" + gateway.address().getPort() + "/paced/1");
+    for (int i = 0; i < 3; i++) { // three callers at once against five a second: they take turns in the queue
+      load.add(loader(client, paced, () -> "paced-caller", Duration.ofMillis(50)));
+    }
     load.forEach(Thread::start);
   }
 
@@ -149,9 +162,13 @@ class DashboardBrowserTest {
     await(Duration.ofSeconds(30), "the charts take new seconds", () ->
         updates() >= updatesBefore + 3 && points("chart-decisions") > pointsBefore);
 
-    for (String chart : List.of("chart-decisions", "chart-refusals", "chart-latency")) {
+    for (String chart : List.of("chart-decisions", "chart-refusals", "chart-latency", "chart-queue")) {
       assertThat(browser.findElements(By.cssSelector("#" + chart + " canvas"))).as(chart).isNotEmpty();
     }
+    // the queue's chart, shown because a policy has a queue: its three series by name
+    assertThat(browser.findElement(By.id("queue")).isDisplayed()).isTrue();
+    assertThat(browser.findElements(By.cssSelector("#chart-queue .u-legend .u-label")).stream().map(WebElement::getText))
+        .contains("paced waiting", "paced admitted", "paced timed out");
     WebElement top = browser.findElement(By.cssSelector("#top-refused tbody tr"));
     assertThat(top.getText()).contains("per-key").contains(flooding);
     assertThat(browser.findElement(By.id("status")).getText()).startsWith("Live");
@@ -159,7 +176,7 @@ class DashboardBrowserTest {
 
     assertThat(browser.findElement(By.tagName("h1")).getText()).isEqualTo("Headroom demo");
     assertThat(browser.getTitle()).isEqualTo("Headroom demo: live usage");
-    for (String chart : List.of("chart-decisions", "chart-refusals", "chart-latency")) {
+    for (String chart : List.of("chart-decisions", "chart-refusals", "chart-latency", "chart-queue")) {
       List<String> legend = browser.findElements(By.cssSelector("#" + chart + " .u-legend .u-value")).stream()
           .map(WebElement::getText).toList();
       assertThat(legend).as("%s legend", chart).isNotEmpty().doesNotContain("--", "");

@@ -24,6 +24,8 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -72,8 +74,16 @@ class DashboardTest {
             algorithm: fixed-window
             partition: api-key
             why: Five requests an hour per key.
+          paced:
+            quota: 2
+            window: 1s
+            algorithm: token-bucket
+            partition: global
+            why: Two requests a second, the rest wait their turn.
+            queue: {maxWait: 10s, maxQueued: 100}
         routes:
           - {name: echo, method: GET, path: "/echo/{id}", upstream: up, policies: [per-key]}
+          - {name: paced, method: GET, path: "/paced/{id}", upstream: up, policies: [paced]}
         """.formatted(admin, upstream.port()));
     gateway = Gateway.builder(GatewayConfig.load(config)).threads(1).start();
   }
@@ -131,6 +141,30 @@ class DashboardTest {
     assertThat(u.path("store").path("type").asText()).isEqualTo("memory");
     assertThat(u.path("store").path("meters").path("headroom.store.keys{store=memory}").asDouble()).isEqualTo(4);
     assertThat(u.toString()).doesNotContain("flooding-caller-secret").doesNotContain("quiet-caller");
+  }
+
+  /** A policy's queue on the board: requests waiting at each second, admitted and timed out after waiting in it. */
+  @Test
+  void usageShowsTheQueuedRequests() throws Exception {
+    start("{host: 127.0.0.1, port: 0}");
+    JsonNode before = JSON.readTree(admin("/usage").body());
+    assertThat(before.path("queue").has("paced waiting")).as("a configured queue, before anything waits").isTrue();
+    URI uri = URI.create("http://127.0.0.1:" + gateway.address().getPort() + "/paced/1");
+    List<CompletableFuture<HttpResponse<Void>>> burst = new ArrayList<>();
+    for (int i = 0; i < 8; i++) { // 2 at once, then one each 500 ms: the last waits 3 s
+      burst.add(client.sendAsync(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(20)).build(),
+          HttpResponse.BodyHandlers.discarding()));
+    }
+    for (CompletableFuture<HttpResponse<Void>> f : burst) {
+      assertThat(f.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+    JsonNode u = awaitUsage(n -> sum(n.path("queue").path("paced admitted")) >= 6);
+    JsonNode queue = u.path("queue");
+    assertThat(sum(queue.path("paced admitted"))).isEqualTo(6);
+    assertThat(sum(queue.path("paced timed out"))).isZero();
+    assertThat(max(queue.path("paced waiting"))).as("requests waiting at some second").isPositive();
+    assertThat(queue.path("paced waiting").size()).isEqualTo(u.path("t").size());
+    assertThat(queue.has("per-key waiting")).as("a policy without a queue").isFalse();
   }
 
   @Test
@@ -256,6 +290,14 @@ class DashboardTest {
   private static String sha256Hex(String s) throws Exception {
     return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
         .digest(s.getBytes(StandardCharsets.UTF_8)), 0, 16);
+  }
+
+  private static long max(JsonNode series) {
+    long m = 0;
+    for (JsonNode v : series) {
+      m = Math.max(m, v.asLong());
+    }
+    return m;
   }
 
   private static long sum(JsonNode series) {

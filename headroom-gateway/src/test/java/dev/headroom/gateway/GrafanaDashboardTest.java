@@ -11,9 +11,13 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -45,7 +49,8 @@ class GrafanaDashboardTest {
       }
     }
     assertThat(queried).contains("headroom_decisions_total", "headroom_store_latency_seconds_bucket",
-        "headroom_store_outstanding");
+        "headroom_store_outstanding", "headroom_queue_waiting", "headroom_queue_admitted_total",
+        "headroom_queue_timeouts_total");
 
     String scraped = scrape("{type: memory, maxKeys: 1000}") + scrape("{type: redis, uri: \"redis://127.0.0.1:6379\", "
         + "keyPrefix: \"hr-grafana-" + UUID.randomUUID() + ":\", failurePolicy: fallback}");
@@ -72,8 +77,11 @@ class GrafanaDashboardTest {
             up: {url: "http://127.0.0.1:%d"}
           policies:
             tight: {quota: 1, window: 1h, partition: client-ip, why: One an hour.}
+            paced: {quota: 1, window: 1s, algorithm: token-bucket, partition: global, why: One a second.,
+                    queue: {maxWait: 1s, maxQueued: 10}}
           routes:
             - {name: r, method: GET, path: "/items/{id}", upstream: up, policies: [tight]}
+            - {name: p, method: GET, path: "/paced/{id}", upstream: up, policies: [paced]}
           """.formatted(store, upstream.port()));
       try (Gateway gateway = Gateway.builder(GatewayConfig.load(config)).threads(1).start()) {
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -81,6 +89,17 @@ class GrafanaDashboardTest {
         for (String path : new String[] {"/items/1", "/items/1", "/nowhere"}) {
           client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
               HttpResponse.BodyHandlers.discarding());
+        }
+        // the queue's series: one request admitted now, one after waiting, one whose turn (2 s) is past its wait (1 s)
+        URI paced = URI.create("http://127.0.0.1:" + port + "/paced/1");
+        client.send(HttpRequest.newBuilder(paced).build(), HttpResponse.BodyHandlers.discarding());
+        List<CompletableFuture<HttpResponse<Void>>> waiting = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+          waiting.add(client.sendAsync(HttpRequest.newBuilder(paced).timeout(Duration.ofSeconds(20)).build(),
+              HttpResponse.BodyHandlers.discarding()));
+        }
+        for (CompletableFuture<HttpResponse<Void>> f : waiting) {
+          f.get(30, TimeUnit.SECONDS);
         }
         URI metrics = URI.create("http://127.0.0.1:" + gateway.adminAddress().orElseThrow().getPort() + "/metrics");
         return client.send(HttpRequest.newBuilder(metrics).build(), HttpResponse.BodyHandlers.ofString()).body();

@@ -3,6 +3,7 @@ package dev.headroom.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.headroom.ManualTicker;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -21,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * against a real upstream: a burst beyond a token bucket's quota is spread over time rather than
  * refused, the requests that could not be admitted within {@code maxWait} get the ordinary 429 with
  * Retry-After, a full queue refuses at once, and {@code /metrics} shows the requests waiting. The
- * order within a partition is proven on a manual ticker (headroom-enforcement's WaitingGateTest).
+ * order within a partition is proven on a manual ticker (headroom-enforcement's WaitingGateTest);
+ * here a manual ticker shows that a wait counts on the gateway's ticker, not on real time.
  * Bounds are generous: the machine may be loaded.
  */
 class QueueGatewayTest {
@@ -30,6 +32,11 @@ class QueueGatewayTest {
   private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private void start(String policy) throws Exception {
+    start(policy, null);
+  }
+
+  /** With {@code timers}, the gateway's time is their manual ticker: the store's, the connections' and the queue's. */
+  private void start(String policy, ManualTimers timers) throws Exception {
     upstream = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
     upstream.createContext("/", ex -> {
       ex.getRequestBody().readAllBytes();
@@ -48,7 +55,11 @@ class QueueGatewayTest {
         routes:
           - {name: work, method: GET, path: /work, upstream: up, policies: [api]}
         """.formatted(upstream.getAddress().getPort(), policy);
-    gateway = Gateway.builder(GatewayConfig.parse(yaml, "queue.yaml")).start();
+    Gateway.Builder b = Gateway.builder(GatewayConfig.parse(yaml, "queue.yaml"));
+    if (timers != null) {
+      b.ticker(timers.ticker()).timers(timers);
+    }
+    gateway = b.start();
   }
 
   @AfterEach
@@ -113,13 +124,7 @@ class QueueGatewayTest {
     assertThat(send().get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     CompletableFuture<HttpResponse<String>> first = send();
     CompletableFuture<HttpResponse<String>> second = send();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    String m = metrics();
-    while (!m.contains("headroom_queue_waiting{policy=\"api\"} 2.0") && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-      m = metrics();
-    }
-    assertThat(m).contains("headroom_queue_waiting{policy=\"api\"} 2.0");
+    awaitWaiting(2);
     HttpResponse<String> third = send().get(10, TimeUnit.SECONDS);
     assertThat(third.statusCode()).isEqualTo(429); // the queue is full: refused at once, not after waiting
     assertThat(third.headers().firstValue("Retry-After")).isPresent();
@@ -128,5 +133,43 @@ class QueueGatewayTest {
     assertThat(second.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
     assertThat(metrics()).contains("headroom_queue_admitted_total{policy=\"api\"} 2.0")
         .contains("headroom_queue_waiting{policy=\"api\"} 0.0");
+  }
+
+  /** The queue's time is the gateway's ticker: nothing is re-decided until it moves, and deadlines are its readings. */
+  @Test
+  void waitingCountsOnTheGatewaysTicker() throws Exception {
+    ManualTimers timers = new ManualTimers(ManualTicker.atFixedInstant());
+    // one every 30 s of the gateway's time; a refused request waits up to 45 s
+    start("quota: 1, window: 30s, queue: {maxWait: 45s, maxQueued: 10}", timers);
+    assertThat(send().get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    CompletableFuture<HttpResponse<String>> second = send();
+    awaitWaiting(1);
+    CompletableFuture<HttpResponse<String>> third = send(); // behind the second: first come first served
+    awaitWaiting(2);
+    timers.advance(Duration.ofSeconds(29));
+    assertThat(second).isNotDone();
+    // 30 s of the gateway's time, none of real time: the second's unit is there (a timer on real
+    // time would wake it only 30 real seconds from now, far past this test's patience)
+    timers.advance(Duration.ofSeconds(1));
+    assertThat(second.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    // the third's turn would come at 60 s, past its deadline (45 s on the ticker): the ordinary 429 now
+    HttpResponse<String> refused = third.get(10, TimeUnit.SECONDS);
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+    assertThat(metrics()).contains("headroom_queue_admitted_total{policy=\"api\"} 1.0")
+        .contains("headroom_queue_timeouts_total{policy=\"api\"} 1.0")
+        .contains("headroom_queue_waiting{policy=\"api\"} 0.0");
+  }
+
+  /** Waits (real time, for the gateway's threads) until {@code n} requests of the policy wait, as /metrics says. */
+  private void awaitWaiting(int n) throws Exception {
+    String line = "headroom_queue_waiting{policy=\"api\"} " + n + ".0";
+    long patience = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    String m = metrics();
+    while (!m.contains(line) && System.nanoTime() < patience) {
+      Thread.sleep(20);
+      m = metrics();
+    }
+    assertThat(m).contains(line);
   }
 }

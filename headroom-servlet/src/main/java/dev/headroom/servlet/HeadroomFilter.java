@@ -14,6 +14,7 @@ import dev.headroom.enforcement.GateRequest;
 import dev.headroom.enforcement.RouteRules;
 import dev.headroom.enforcement.RuntimeLimits;
 import dev.headroom.enforcement.Verdict;
+import dev.headroom.enforcement.Waiting;
 import dev.headroom.enforcement.discovery.LimitsDiscoveryDocument;
 import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.enforcement.partition.ClientAddressResolver;
@@ -33,6 +34,7 @@ import dev.headroom.servlet.internal.LimitedRequest;
 import dev.headroom.servlet.internal.LimitedResponse;
 import dev.headroom.servlet.internal.ServletRequestView;
 import dev.headroom.vend.VendRoute;
+import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -50,6 +52,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.random.RandomGenerator;
 
@@ -113,6 +116,19 @@ import java.util.random.RandomGenerator;
  *   {@code sendError} and uncaught exceptions answered with Graceful Boundaries bodies (section 6).
  * </ul>
  *
+ * <h2>Waiting instead of refusing</h2>
+ * When the gate has queues ({@link Gate#queues()}, headroom-enforcement's {@code Waiting}: a
+ * request a policy refuses with a short Retry-After waits for its turn), the filter decides through
+ * {@link Gate#decideAsync} and holds no thread while a request waits: a verdict not ready at once
+ * starts asynchronous processing, the container's thread returns, and the verdict, when it comes, is
+ * written on an {@code ASYNC} dispatch of the same request ({@link AsyncContext#dispatch()}). The
+ * filter must therefore be registered with {@code asyncSupported} and for the {@code ASYNC}
+ * dispatcher type (the Spring Boot starter does both); on a request that does not support
+ * asynchronous processing it decides as without queues, and a refusal is the answer at once. A
+ * filter after this one that skips asynchronous dispatches (Spring's {@code OncePerRequestFilter}
+ * does by default) does not run for a request that waited: order such filters before this one.
+ * Without queues, the filter decides on the request's thread ({@link Gate#decide}), as always.
+ *
  * <p>Only the initial {@link DispatcherType#REQUEST} dispatch is limited; forwards, includes, error
  * and async dispatches of an already decided request pass. Register the filter with
  * {@code asyncSupported} so that asynchronous applications work behind it, and for the
@@ -131,9 +147,12 @@ public final class HeadroomFilter implements Filter {
   private final boolean allowOnStoreFailure;
   private final boolean errorBodies;
   private final List<CompiledVend> vendRoutes;
+  /** The longest {@code maxWait} of the gate's queues; null when no policy has one (nothing waits). */
+  private final Duration longestWait;
 
   private HeadroomFilter(Builder b, Gate<HttpServletRequest> gate, List<CompiledVend> vend) {
     this.gate = gate;
+    this.longestWait = gate.queues().values().stream().map(Waiting::maxWait).max(Duration::compareTo).orElse(null);
     this.users = b.users;
     this.allowOnStoreFailure = gate.storeFailureMode() == Gate.StoreFailureMode.ALLOW;
     this.errorBodies = b.errorBodies;
@@ -195,6 +214,12 @@ public final class HeadroomFilter implements Filter {
   @Override
   public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
     if (req.getDispatcherType() == DispatcherType.ASYNC) {
+      QueuedRequest waited = req instanceof HttpServletRequest r ? QueuedRequest.take(r) : null;
+      if (waited != null) {
+        HttpServletRequest request = (HttpServletRequest) req;
+        write(request, (HttpServletResponse) res, chain, pathWithinApplication(request), waited.verdict());
+        return;
+      }
       FilterChains.asyncDispatch(req, res, chain);
       return;
     }
@@ -216,10 +241,25 @@ public final class HeadroomFilter implements Filter {
       }
     }
     GateRequest view = new ServletRequestView(request, path, null, users::user);
-    Verdict verdict = gate.decide(view, request);
+    if (longestWait == null || !request.isAsyncSupported()) {
+      write(request, response, chain, path, gate.decide(view, request)); // nothing waits
+      return;
+    }
+    CompletableFuture<Verdict> verdict = gate.decideAsync(view, request).toCompletableFuture();
+    if (!verdict.isDone()) {
+      // waiting in a queue (or for the store): the thread goes back to the container meanwhile
+      QueuedRequest.start(request, response, verdict, longestWait, originUri);
+      return;
+    }
+    write(request, response, chain, path, QueuedRequest.join(verdict));
+  }
+
+  /** Does what the gate decided: writes its answer, or runs the application. */
+  private void write(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String path,
+      Verdict verdict) throws IOException, ServletException {
     switch (verdict.kind()) {
       case ANSWER -> RefusalResponses.write(request, response, verdict.answer());
-      case UNDECIDED -> chain.doFilter(req, res);
+      case UNDECIDED -> chain.doFilter(request, response);
       case PASS -> {
         ErrorBodyResponse errors = errorBodies ? errorBodies(request, response, path) : null;
         FilterChains.run(chain, request, errors == null ? response : errors, errors);

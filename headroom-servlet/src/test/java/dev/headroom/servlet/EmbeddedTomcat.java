@@ -1,5 +1,6 @@
 package dev.headroom.servlet;
 
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
 import java.net.URI;
@@ -24,7 +25,10 @@ final class EmbeddedTomcat implements AutoCloseable {
     this.base = base;
   }
 
-  static EmbeddedTomcat start(HttpServlet servlet, Filter filter) throws Exception {
+  /**
+   * @param dispatchers the dispatcher types the filter is mapped for; {@code REQUEST} alone when none
+   */
+  static EmbeddedTomcat start(HttpServlet servlet, Filter filter, DispatcherType... dispatchers) throws Exception {
     Path dir = Files.createTempDirectory("headroom-tomcat");
     Tomcat tomcat = new Tomcat();
     tomcat.setBaseDir(dir.toString());
@@ -43,6 +47,9 @@ final class EmbeddedTomcat implements AutoCloseable {
     FilterMap map = new FilterMap();
     map.setFilterName("headroom");
     map.addURLPattern("/*");
+    for (DispatcherType d : dispatchers) {
+      map.setDispatcher(d.name());
+    }
     ctx.addFilterMap(map);
     tomcat.start();
     return new EmbeddedTomcat(tomcat, URI.create("http://127.0.0.1:" + connector.getLocalPort()));

@@ -3,6 +3,7 @@ package dev.headroom.enforcement.settings;
 import dev.headroom.QuotaPolicy;
 import dev.headroom.Ticker;
 import dev.headroom.enforcement.Escalation;
+import dev.headroom.enforcement.Waiting;
 import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
@@ -22,15 +23,24 @@ import java.util.Optional;
  * @param escalations by policy name, for the policies that escalate
  * @param allowLists by policy name, for the policies some callers bypass
  * @param origin the service's origin, which guidance URLs may be absolute on
+ * @param queues by policy name, for the policies whose refused requests wait for their turn
  */
 public record PolicySet(Map<String, QuotaPolicy> policies, PolicyTexts defaults, Map<String, PolicyTexts> texts,
-    Map<String, Escalation> escalations, Map<String, AllowList> allowLists, Optional<URI> origin) {
+    Map<String, Escalation> escalations, Map<String, AllowList> allowLists, Optional<URI> origin,
+    Map<String, Waiting> queues) {
 
   public PolicySet {
     policies = Collections.unmodifiableMap(new LinkedHashMap<>(policies));
     texts = Map.copyOf(texts);
     escalations = Map.copyOf(escalations);
     allowLists = Map.copyOf(allowLists);
+    queues = Map.copyOf(queues);
+  }
+
+  /** Policies none of which has a queue. */
+  public PolicySet(Map<String, QuotaPolicy> policies, PolicyTexts defaults, Map<String, PolicyTexts> texts,
+      Map<String, Escalation> escalations, Map<String, AllowList> allowLists, Optional<URI> origin) {
+    this(policies, defaults, texts, escalations, allowLists, origin, Map.of());
   }
 
   /** The refusal texts of these policies: the defaults, each policy's own, and the origin. */

@@ -74,11 +74,25 @@ public class PolicySettings {
   /** How long an escalation blocks a partition, whole seconds of at least 1s; 15m by default. */
   private Duration escalationBlock = Duration.ofMinutes(15);
 
+  /**
+   * Requests this policy refuses wait for their turn, up to {@code maxWait}, instead of being
+   * refused at once ({@link QueueSettings}); off when unset.
+   */
+  private QueueSettings queue;
+
   /** Callers that bypass this policy: neither counted nor refused by it (nor by a plan's version of it). */
   private final AllowSettings allow = new AllowSettings();
 
   public AllowSettings getAllow() {
     return allow;
+  }
+
+  public QueueSettings getQueue() {
+    return queue;
+  }
+
+  public void setQueue(QueueSettings queue) {
+    this.queue = queue;
   }
 
   public Long getQuota() {

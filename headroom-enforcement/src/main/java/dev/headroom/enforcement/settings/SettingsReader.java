@@ -9,6 +9,7 @@ import dev.headroom.enforcement.Escalation;
 import dev.headroom.enforcement.Gate;
 import dev.headroom.enforcement.AdaptiveConcurrency;
 import dev.headroom.enforcement.RouteRules;
+import dev.headroom.enforcement.Waiting;
 import dev.headroom.enforcement.partition.AllowList;
 import dev.headroom.enforcement.partition.PartitionKeyExposures;
 import dev.headroom.enforcement.plan.Plan;
@@ -226,6 +227,7 @@ public final class SettingsReader {
     Map<String, PolicyTexts> texts = new LinkedHashMap<>();
     Map<String, Escalation> escalations = new LinkedHashMap<>();
     Map<String, AllowList> allowLists = new LinkedHashMap<>();
+    Map<String, Waiting> queues = new LinkedHashMap<>();
     policies.forEach((name, p) -> {
       declaredPolicies.add(name);
       String at = path("policies") + "." + name;
@@ -236,9 +238,38 @@ public final class SettingsReader {
       texts(at, p, why, defaults != null, origin).ifPresent(t -> texts.put(name, t));
       escalation(at, p).ifPresent(e -> escalations.put(name, e));
       allowList(at, p.getAllow()).ifPresent(a -> allowLists.put(name, a));
+      queue(at, p.getQueue()).ifPresent(q -> queues.put(name, q));
     });
     return new PolicySet(read, defaults == null ? PolicyTexts.builder(NEUTRAL_WHY).build() : defaults, texts,
-        escalations, allowLists, origin);
+        escalations, allowLists, origin, queues);
+  }
+
+  /** What {@code queue.maxWait} must be. */
+  private static final String MAX_WAIT = "the longest a refused request waits for its turn, above 0 and at most "
+      + Waiting.MAX_WAIT.toHours() + "h, such as 500ms";
+
+  /** What {@code queue.maxQueued} must be. */
+  private static final String MAX_QUEUED = "an integer from 1 to " + Waiting.MAX_QUEUED;
+
+  /**
+   * A policy's {@code queue} ({@link QueueSettings}), when set: {@code maxWait} required,
+   * {@code maxQueued} {@value Waiting#DEFAULT_MAX_QUEUED} unless set, each checked alone against
+   * {@link Waiting}'s own ranges (with the other a known good value).
+   */
+  private Optional<Waiting> queue(String at, QueueSettings q) {
+    if (q == null) {
+      return Optional.empty();
+    }
+    Duration maxWait = q.getMaxWait();
+    int maxQueued = q.getMaxQueued() == null ? Waiting.DEFAULT_MAX_QUEUED : q.getMaxQueued();
+    Optional<Waiting> w = maxWait == null ? Optional.empty()
+        : check(path(at, "queue.maxWait"), maxWait, MAX_WAIT, () -> new Waiting(maxWait, 1));
+    if (maxWait == null) {
+      problem(path(at, "queue.maxWait"), null, MAX_WAIT);
+    }
+    Optional<Waiting> n = check(path(at, "queue.maxQueued"), maxQueued, MAX_QUEUED,
+        () -> new Waiting(Duration.ofSeconds(1), maxQueued));
+    return w.isPresent() && n.isPresent() ? Optional.of(new Waiting(maxWait, maxQueued)) : Optional.empty();
   }
 
   private QuotaPolicy policy(String at, String name, PolicySettings p) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.headroom.Algorithm;
 import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.Waiting;
 import dev.headroom.enforcement.plan.Plans;
 import dev.headroom.http.headers.HeaderDialect;
 import java.time.Duration;
@@ -74,6 +75,28 @@ class SettingsReaderTest {
     assertThat(e.problems().get(6).value()).isEqualTo("(10 characters, not shown)");
     assertThat(e.getMessage()).startsWith("7 problems\n  - headroom.policies.a.quota: ");
     assertThat(e.path()).isEqualTo("headroom.policies.a.quota");
+  }
+
+  /** A policy's queue: maxQueued 1000 unless set; each value checked alone, maxWait required. */
+  @Test
+  void aQueueIsReadWithItsDefaultAndEachBadValueNamed() {
+    PolicySettings ok = policy(5, Duration.ofSeconds(1));
+    ok.setQueue(new QueueSettings());
+    ok.getQueue().setMaxWait(Duration.ofMillis(500));
+    PolicySettings bad = policy(5, Duration.ofSeconds(1));
+    bad.setQueue(new QueueSettings());
+    bad.getQueue().setMaxQueued(0);
+    Map<String, PolicySettings> policies = new LinkedHashMap<>();
+    policies.put("ok", ok);
+    policies.put("bad", bad);
+    SettingsReader r = SettingsReader.properties("headroom");
+    PolicySet set = r.policies(WHY, Optional.empty(), policies);
+    assertThat(set.queues()).containsOnlyKeys("ok");
+    assertThat(set.queues().get("ok")).isEqualTo(new Waiting(Duration.ofMillis(500), Waiting.DEFAULT_MAX_QUEUED));
+    assertThat(r.problems()).extracting(SettingsProblem::toString).containsExactly(
+        "headroom.policies.bad.queue.max-wait: expected the longest a refused request waits for its turn, above 0 and "
+            + "at most 1h, such as 500ms, got nothing",
+        "headroom.policies.bad.queue.max-queued: expected an integer from 1 to 1000000, got '0'");
   }
 
   @Test

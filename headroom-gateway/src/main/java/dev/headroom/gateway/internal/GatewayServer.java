@@ -138,7 +138,7 @@ public final class GatewayServer implements AutoCloseable {
     if (store instanceof LeasingStore leasing) {
       metrics.leasingStore(leasing);
     }
-    this.state = new GatewayState(store, ticker, timers, metrics, telemetry, null);
+    this.state = new GatewayState(store, ticker, timers, boss.next(), metrics, telemetry, null);
     this.planResolvers = new PlanResolvers(ticker);
   }
 

@@ -134,6 +134,11 @@
     draw("chart-decisions", u.t, decisions, "per second");
     draw("chart-refusals", u.t, u.refusalsByType, "per second");
     draw("chart-latency", u.t, u.latencyMicros, "\u00b5s");
+    // shown only when a policy has a queue (policies.NAME.queue)
+    if (u.queue && Object.keys(u.queue).length > 0) {
+      byId("queue").hidden = false;
+      draw("chart-queue", u.t, u.queue, "requests");
+    }
 
     fill("top-refused", hitterRows(u.topRefused));
     fill("top-used", hitterRows(u.topUsed));

@@ -94,7 +94,7 @@ record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDia
 
   /**
    * Configures a front end's gate from what was read: limiter, texts, clock, dialects, exposure,
-   * client addresses, store-failure mode, header rules, escalations, allow lists, plans and
+   * client addresses, store-failure mode, header rules, escalations, allow lists, queues, plans and
    * discovery; the servlet filter and the WebFlux filter alike. Routes are the caller's.
    *
    * @throws HeadroomConfigurationException when plans are configured and no resolver finds them
@@ -112,6 +112,7 @@ record HeadroomSettings(PolicySet policies, Optional<Plans> plans, Set<HeaderDia
         .fields(fields);
     policies.escalations().forEach(b::escalation);
     policies.allowLists().forEach(b::allow);
+    policies.queues().forEach(b::queue);
     if (plans.isPresent()) {
       PlanResolver resolver = planResolvers.getIfUnique();
       if (resolver == null) {

@@ -40,7 +40,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code event: usage}, WHATWG HTML "Server-sent events").
  *
  * <p>Once a second on the gateway's ticker ({@link Timers}), it samples the gateway's cumulative
- * meters into the {@link UsageBoard} and pushes the new state to every stream. A stream whose
+ * meters (decisions, store latency, the policies' queues: waiting, admitted, timed out) into the {@link UsageBoard} and pushes the new state to every stream. A stream whose
  * client reads too slowly to take the next event (its channel not writable) misses that event
  * rather than making the gateway hold it: memory stays bounded whatever the client does. At most
  * {@value #MAX_STREAMS} streams are open at once.
@@ -208,6 +208,8 @@ public final class Dashboard {
       addMicros(mean, s.latencyCount() == 0 ? Double.NaN : s.latencyTotalNanos() / s.latencyCount());
     }
 
+    queues(n.putObject("queue"), samples);
+
     hitters(n.putArray("topRefused"), gateway.metrics().board().topRefused(TOP));
     hitters(n.putArray("topUsed"), gateway.metrics().board().topUsed(TOP));
 
@@ -217,6 +219,29 @@ public final class Dashboard {
     }
     n.set("store", store());
     return n;
+  }
+
+  /**
+   * The policies' queues ({@code policies.NAME.queue}), three series each: requests waiting at each
+   * second, and requests admitted and timed out after waiting in it. Every policy configured with a
+   * queue is there (zeros before anything waited), and one a reload removed while its meters remain.
+   */
+  private void queues(ObjectNode out, List<UsageBoard.Sample> samples) {
+    Set<String> names = new TreeSet<>();
+    gateway.config().policies().values().forEach(p -> p.queue().ifPresent(q -> names.add(p.name())));
+    samples.forEach(s -> names.addAll(s.queues().keySet()));
+    UsageBoard.Queue none = new UsageBoard.Queue(0, 0, 0);
+    for (String policy : names) {
+      ArrayNode waiting = out.putArray(policy + " waiting");
+      ArrayNode admitted = out.putArray(policy + " admitted");
+      ArrayNode timedOut = out.putArray(policy + " timed out");
+      for (UsageBoard.Sample s : samples) {
+        UsageBoard.Queue q = s.queues().getOrDefault(policy, none);
+        waiting.add(q.waiting());
+        admitted.add(q.admitted());
+        timedOut.add(q.timeouts());
+      }
+    }
   }
 
   private static void addMicros(ArrayNode a, double nanos) {

@@ -131,7 +131,8 @@ public final class GatewayMetrics {
 
   /**
    * The cumulative readings the dashboard's samples are differences of: decisions by policy and
-   * outcome, and the store latency histogram (Prometheus buckets count cumulatively).
+   * outcome, the store latency histogram (Prometheus buckets count cumulatively), and the
+   * policies' queues.
    */
   UsageBoard.Totals totals() {
     Map<String, Map<String, Long>> d = new TreeMap<>();
@@ -148,7 +149,24 @@ public final class GatewayMetrics {
       bounds[i] = buckets[i].bucket(TimeUnit.NANOSECONDS);
       counts[i] = (long) buckets[i].count();
     }
-    return new UsageBoard.Totals(d, h.count(), h.total(TimeUnit.NANOSECONDS), bounds, counts);
+    return new UsageBoard.Totals(d, h.count(), h.total(TimeUnit.NANOSECONDS), bounds, counts, queues());
+  }
+
+  /** The policies' queues as the gate's meters have them: waiting now, admitted and timed out so far. */
+  private Map<String, UsageBoard.Queue> queues() {
+    Map<String, long[]> q = new TreeMap<>();
+    for (Gauge g : registry.find(HeadroomMeters.QUEUE_WAITING).gauges()) {
+      q.computeIfAbsent(g.getId().getTag(HeadroomMeters.POLICY), p -> new long[3])[0] += (long) g.value();
+    }
+    for (Counter c : registry.find(HeadroomMeters.QUEUE_ADMITTED).counters()) {
+      q.computeIfAbsent(c.getId().getTag(HeadroomMeters.POLICY), p -> new long[3])[1] += (long) c.count();
+    }
+    for (Counter c : registry.find(HeadroomMeters.QUEUE_TIMEOUTS).counters()) {
+      q.computeIfAbsent(c.getId().getTag(HeadroomMeters.POLICY), p -> new long[3])[2] += (long) c.count();
+    }
+    Map<String, UsageBoard.Queue> out = new TreeMap<>();
+    q.forEach((policy, v) -> out.put(policy, new UsageBoard.Queue(v[0], v[1], v[2])));
+    return out;
   }
 
   /** The time the store took to decide one vend call (the gate times its own decisions, into the same timer). */

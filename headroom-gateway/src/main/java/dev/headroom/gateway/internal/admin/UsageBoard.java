@@ -52,11 +52,21 @@ final class UsageBoard {
    * distribution in it (bucket upper bounds in nanoseconds, and how many decisions fell in each).
    */
   record Sample(long epochMillis, Map<String, Map<String, Long>> decisions, long latencyCount,
-      double latencyTotalNanos, double[] bucketBounds, long[] bucketCounts) {}
+      double latencyTotalNanos, double[] bucketBounds, long[] bucketCounts, Map<String, Queue> queues) {}
 
-  /** The cumulative readings a sample is the difference of. */
+  /**
+   * The cumulative readings a sample is the difference of; a queue's {@code waiting} is a reading
+   * at the time, not cumulative.
+   */
   record Totals(Map<String, Map<String, Long>> decisions, long latencyCount, double latencyTotalNanos,
-      double[] bucketBounds, long[] cumulativeBuckets) {}
+      double[] bucketBounds, long[] cumulativeBuckets, Map<String, Queue> queues) {}
+
+  /**
+   * A policy's queue ({@code policies.NAME.queue}): requests waiting at the time, and requests
+   * admitted and timed out after waiting (cumulative in {@link Totals}, in the second in a
+   * {@link Sample}).
+   */
+  record Queue(long waiting, long admitted, long timeouts) {}
 
   private final class Shard {
     private final HeavyHitters<Partition> refused = new HeavyHitters<>(MONITORED);
@@ -119,8 +129,14 @@ final class UsageBoard {
     if (samples.size() == SECONDS) {
       samples.removeFirst();
     }
+    Map<String, Queue> queues = new TreeMap<>();
+    now.queues().forEach((policy, q) -> {
+      Queue prior = before.queues().getOrDefault(policy, new Queue(0, 0, 0));
+      queues.put(policy, new Queue(q.waiting(), Math.max(0, q.admitted() - prior.admitted()),
+          Math.max(0, q.timeouts() - prior.timeouts())));
+    });
     samples.addLast(new Sample(epochMillis, decisions, Math.max(0, now.latencyCount() - before.latencyCount()),
-        Math.max(0, now.latencyTotalNanos() - before.latencyTotalNanos()), now.bucketBounds(), buckets));
+        Math.max(0, now.latencyTotalNanos() - before.latencyTotalNanos()), now.bucketBounds(), buckets, queues));
   }
 
   /** The samples kept, oldest first. */

@@ -5,6 +5,7 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.enforcement.Waiting;
 import dev.headroom.enforcement.settings.PolicySet;
 import dev.headroom.enforcement.settings.PolicySettings;
+import dev.headroom.enforcement.settings.QueueSettings;
 import dev.headroom.enforcement.settings.SettingsReader;
 import dev.headroom.gateway.config.Escalation;
 import dev.headroom.gateway.config.Policy;
@@ -106,7 +107,7 @@ final class PolicyReader extends SectionReader {
       settings.setEscalationThreshold((int) integer(path + ".escalation.threshold", esc.path("threshold"), 10, 1, 1_000_000));
       settings.setEscalationBlock(duration(path + ".escalation.block", esc.path("block"), Duration.ofMinutes(15)));
     }
-    Optional<Waiting> queue = queue(path + ".queue", n.path("queue"));
+    settings.setQueue(queue(path + ".queue", n.path("queue")));
     PolicyRules rules = new RulesReader(problems).rules(path, n);
     PolicySet read = model(name, settings, before);
     if (problems.size() > before) {
@@ -115,31 +116,32 @@ final class PolicyReader extends SectionReader {
     QuotaPolicy quota = read.policies().get(name);
     Optional<Escalation> escalation = Optional.ofNullable(read.escalations().get(name))
         .map(e -> new Escalation(e.threshold(), e.block()));
-    return new Policy(quota, quota.partitioning().orElseThrow(), read.texts().get(name), escalation, queue, rules);
+    return new Policy(quota, quota.partitioning().orElseThrow(), read.texts().get(name), escalation,
+        Optional.ofNullable(read.queues().get(name)), rules);
   }
 
   /**
-   * {@code policies.NAME.queue}: how long a refused request may wait for its turn
-   * ({@code maxWait}, required) and how many may wait at once ({@code maxQueued}, 1000 unless set);
-   * empty when absent (requests are refused at once).
+   * {@code policies.NAME.queue}: the YAML's types only ({@code maxWait} a duration, {@code maxQueued}
+   * an integer); what the values may be is the settings model's ({@link QueueSettings}), so that
+   * the gateway and the Spring starter refuse a bad value with the same words. Null when absent
+   * (requests are refused at once).
    */
-  private Optional<Waiting> queue(String path, JsonNode q) {
+  private QueueSettings queue(String path, JsonNode q) {
     if (q.isMissingNode() || !object(path, q)) {
-      return Optional.empty();
+      return null;
     }
     keys(path, q, "maxWait", "maxQueued");
-    int before = problems.size();
-    Duration maxWait = duration(path + ".maxWait", q.path("maxWait"), null);
-    if (q.path("maxWait").isMissingNode()) {
-      problem(path + ".maxWait", q.path("maxWait"), "the longest a refused request waits for its turn, such as 500ms");
-    } else if (maxWait != null && (maxWait.isZero() || maxWait.compareTo(Waiting.MAX_WAIT) > 0)) {
-      problem(path + ".maxWait", q.path("maxWait"), "a wait above 0 and at most 1h");
+    QueueSettings s = new QueueSettings();
+    s.setMaxWait(duration(path + ".maxWait", q.path("maxWait"), null));
+    JsonNode n = q.path("maxQueued");
+    if (!n.isMissingNode()) {
+      if (n.isIntegralNumber() && n.canConvertToInt()) {
+        s.setMaxQueued(n.asInt());
+      } else {
+        problem(path + ".maxQueued", n, "an integer from 1 to " + Waiting.MAX_QUEUED);
+      }
     }
-    long maxQueued = integer(path + ".maxQueued", q.path("maxQueued"), 1000, 1, Waiting.MAX_QUEUED);
-    if (problems.size() > before || maxWait == null) {
-      return Optional.empty();
-    }
-    return Optional.of(new Waiting(maxWait, (int) maxQueued));
+    return s; // a value the YAML could not read has its problem; the model's at the same path is dropped
   }
 
   /**

@@ -63,7 +63,7 @@ public final class ConfiguredGate {
     GateBuilder<Object> b = Gate.builder().limiter(state.limiter).refusals(vocabulary.refusals())
         .clientAddresses(vocabulary.clients()).ticker(state.ticker).state(state.escalations, state.capacity)
         .storeFailureMode(Gate.StoreFailureMode.REFUSE).listener(new DecisionMeter(state))
-        .meterRegistry(state.metrics.registry());
+        .meterRegistry(state.metrics.registry()).waitTimer(new QueueTimer(state.timers, state.waitLoop));
     Snapshot previous = state.snapshot();
     if (previous != null) {
       b.adaptiveFrom(previous.gate()); // a reload: unchanged adaptive routes keep what they learnt

@@ -11,6 +11,7 @@ import dev.headroom.gateway.internal.Timers;
 import dev.headroom.gateway.internal.admin.GatewayMetrics;
 import dev.headroom.gateway.internal.admin.LiveGateway;
 import dev.headroom.gateway.internal.telemetry.Telemetry;
+import io.netty.util.concurrent.EventExecutor;
 import java.time.Duration;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +26,8 @@ public final class GatewayState implements LiveGateway {
   final Ticker ticker;
   /** The client connections' timers; their time is the ticker's in production (see {@link Timers}). */
   final Timers timers;
+  /** Where the policies' queues re-decide waiting requests, on {@link #timers} (they only start store calls). */
+  final EventExecutor waitLoop;
   final Escalations escalations = new Escalations();
   final CapacityReductions capacity = new CapacityReductions();
   final GatewayMetrics metrics;
@@ -48,10 +51,11 @@ public final class GatewayState implements LiveGateway {
 
   /**
    * The shared state over {@code store}; {@code initial} may be null until the first snapshot is
-   * built, {@code telemetry} is null when it is off.
+   * built, {@code telemetry} is null when it is off; {@code waitLoop} runs the queues' timers.
    */
-  public GatewayState(Store store, Ticker ticker, Timers timers, GatewayMetrics metrics, Telemetry telemetry,
-      Snapshot initial) {
+  public GatewayState(Store store, Ticker ticker, Timers timers, EventExecutor waitLoop, GatewayMetrics metrics,
+      Telemetry telemetry, Snapshot initial) {
+    this.waitLoop = waitLoop;
     this.store = store;
     this.limiter = QuotaLimiter.of(store);
     this.ticker = ticker;

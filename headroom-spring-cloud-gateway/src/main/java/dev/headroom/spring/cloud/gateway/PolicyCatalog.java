@@ -58,6 +58,14 @@ final class PolicyCatalog {
     SettingsReader r = SettingsReader.properties(PREFIX);
     Optional<URI> origin = r.origin(properties.getService());
     PolicySet set = r.policies(properties.getWhy(), origin, properties.getPolicies());
+    // The settings model has a policy's queue; this binding's filters do not wait (yet): said, not ignored.
+    properties.getPolicies().forEach((name, p) -> {
+      if (p.getQueue() != null) {
+        r.problem(r.path("policies") + "." + name + ".queue", "max-wait " + p.getQueue().getMaxWait(),
+            "no queue: Spring Cloud Gateway's Headroom filter and rate limiter refuse at once (the standalone "
+                + "gateway's policies.NAME.queue and the Spring Boot starter's headroom.policies.NAME.queue wait)");
+      }
+    });
     Set<HeaderDialect> dialects = r.dialects(r.path("headers.dialects"), properties.getHeaders().getDialects());
     FieldRules fields = r.fields(r.path("headers"), properties.getHeaders());
     Map<String, RouteRules> routes = new LinkedHashMap<>();

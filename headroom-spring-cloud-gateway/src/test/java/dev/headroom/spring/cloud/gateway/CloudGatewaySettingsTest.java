@@ -28,14 +28,7 @@ class CloudGatewaySettingsTest {
     p.put("headroom.cloud-gateway.headers.only-near-exhaustion", "2");
     p.put("headroom.cloud-gateway.routes.items.policies", "b");
     p.put("headroom.cloud-gateway.routes.items.when[b]", "GE T");
-    Throwable failure = catchThrowable(() -> GatewayApp.start(p).close());
-    CloudGatewayConfigurationException cause = null;
-    for (Throwable c = failure; c != null; c = c.getCause()) {
-      if (c instanceof CloudGatewayConfigurationException e) {
-        cause = e;
-      }
-    }
-    assertThat(cause).as("a CloudGatewayConfigurationException in %s", failure).isNotNull();
+    CloudGatewayConfigurationException cause = failure(p);
     assertThat(cause.problems()).extracting(SettingsProblem::path).containsExactly(
         "headroom.cloud-gateway.policies.a.quota", "headroom.cloud-gateway.policies.a.unit",
         "headroom.cloud-gateway.policies.b.alternative-endpoint", "headroom.cloud-gateway.policies.b.escalation-threshold",
@@ -45,5 +38,30 @@ class CloudGatewaySettingsTest {
         "headroom.cloud-gateway.policies.a.unit: expected requests, content-bytes or concurrent-requests, got 'bytes'");
     assertThat(cause.problems().get(2).expected()).contains("SC-6");
     assertThat(cause.getMessage()).startsWith("7 problems\n  - headroom.cloud-gateway.policies.a.quota: ");
+  }
+
+  /** A policy's queue is in the shared settings model, but this binding does not wait: startup says so. */
+  @Test
+  void aQueueIsRefusedNotIgnored() {
+    Map<String, Object> p = new HashMap<>();
+    p.put("headroom.cloud-gateway.policies.b.quota", "5");
+    p.put("headroom.cloud-gateway.policies.b.queue.max-wait", "500ms");
+    p.put("headroom.cloud-gateway.routes.items.policies", "b");
+    CloudGatewayConfigurationException cause = failure(p);
+    assertThat(cause.problems()).extracting(SettingsProblem::path).containsExactly("headroom.cloud-gateway.policies.b.queue");
+    assertThat(cause.problems().get(0).expected()).startsWith("no queue");
+  }
+
+  /** The configuration exception that stops an application started with {@code p}. */
+  private static CloudGatewayConfigurationException failure(Map<String, Object> p) {
+    Throwable failure = catchThrowable(() -> GatewayApp.start(p).close());
+    CloudGatewayConfigurationException cause = null;
+    for (Throwable c = failure; c != null; c = c.getCause()) {
+      if (c instanceof CloudGatewayConfigurationException e) {
+        cause = e;
+      }
+    }
+    assertThat(cause).as("a CloudGatewayConfigurationException in %s", failure).isNotNull();
+    return cause;
   }
 }
