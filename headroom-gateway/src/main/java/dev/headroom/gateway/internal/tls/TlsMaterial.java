@@ -1,10 +1,7 @@
 package dev.headroom.gateway.internal.tls;
 
 import dev.headroom.gateway.config.ListenTls;
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
-import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.List;
@@ -12,18 +9,15 @@ import java.util.Optional;
 import javax.security.auth.x500.X500Principal;
 
 /**
- * What the files of {@code listen.tls} hold, read and checked together: the certificate chain, the
- * private key, which must be the key of the chain's first certificate (checked by signing a probe
- * with it and verifying the signature with the certificate's public key, which works alike for RSA
- * and EC), and the client CA's certificates. Immutable.
+ * What the files of {@code listen.tls} hold, read by {@link PemFiles} and checked together: the
+ * certificate chain, the private key, which must be the key of the chain's first certificate
+ * ({@link PemFiles#privateKeyOf}), and the client CA's certificates. Immutable.
  *
  * @param chain the server's certificate first
  * @param key the private key of {@code chain.get(0)}
  * @param clientCa the certificates client certificates are verified against; empty without clientAuth
  */
 public record TlsMaterial(List<X509Certificate> chain, PrivateKey key, List<X509Certificate> clientCa) {
-
-  private static final byte[] PROBE = "headroom listen.tls key check".getBytes(StandardCharsets.US_ASCII);
 
   /** Copies the lists. */
   public TlsMaterial {
@@ -38,11 +32,7 @@ public record TlsMaterial(List<X509Certificate> chain, PrivateKey key, List<X509
    */
   public static TlsMaterial read(ListenTls tls) {
     List<X509Certificate> chain = PemFiles.certificates("listen.tls.certificate", tls.certificate());
-    PrivateKey key = PemFiles.privateKey("listen.tls.key", tls.key());
-    if (!matches(key, chain.get(0))) {
-      throw new TlsFileException("listen.tls.key", tls.key(), "does not match the certificate in \""
-          + tls.certificate() + "\" (" + subject(chain.get(0)) + "); expected the private key of that certificate");
-    }
+    PrivateKey key = PemFiles.privateKeyOf("listen.tls.key", tls.key(), tls.certificate(), chain.get(0));
     List<X509Certificate> ca = tls.clientCa().map(f -> PemFiles.certificates("listen.tls.clientCa", f))
         .orElse(List.of());
     return new TlsMaterial(chain, key, ca);
@@ -69,28 +59,5 @@ public record TlsMaterial(List<X509Certificate> chain, PrivateKey key, List<X509
   /** The certificate's subject, RFC 2253 form. */
   static String subject(X509Certificate c) {
     return c.getSubjectX500Principal().getName(X500Principal.RFC2253);
-  }
-
-  private static boolean matches(PrivateKey key, X509Certificate cert) {
-    String algorithm = switch (key.getAlgorithm()) {
-      case "RSA" -> "SHA256withRSA";
-      case "EC" -> "SHA256withECDSA";
-      default -> null;
-    };
-    if (algorithm == null || !key.getAlgorithm().equals(cert.getPublicKey().getAlgorithm())) {
-      return false;
-    }
-    try {
-      Signature sign = Signature.getInstance(algorithm);
-      sign.initSign(key);
-      sign.update(PROBE);
-      byte[] signature = sign.sign();
-      Signature verify = Signature.getInstance(algorithm);
-      verify.initVerify(cert.getPublicKey());
-      verify.update(PROBE);
-      return verify.verify(signature);
-    } catch (GeneralSecurityException e) {
-      return false;
-    }
   }
 }
