@@ -102,6 +102,11 @@ class TlsFileWordsTest {
     assertThat(sameWordsForBoth(server.certificate(), traditional)).isEqualTo("\"" + traditional + "\" holds an"
         + " encrypted RSA PRIVATE KEY (Proc-Type: 4,ENCRYPTED); expected the key unencrypted (openssl pkcs8 -topk8"
         + " -nocrypt), readable by the gateway's user only: the gateway has no passphrase to decrypt it with");
+    // beside the certificate, in the certificate's file, the encrypted key is not read, so not refused
+    Path bundle = dir.resolve("bundle.pem");
+    Files.writeString(bundle, Files.readString(server.certificate()) + Files.readString(traditional));
+    assertThat(problems(yaml(pair(bundle, server.key()), ""))).isEmpty();
+    assertThat(problems(yaml("", pair(bundle, server.key())))).isEmpty();
   }
 
   @Test

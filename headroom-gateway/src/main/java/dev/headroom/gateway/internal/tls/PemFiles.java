@@ -96,8 +96,12 @@ public final class PemFiles {
 
   private PemFiles() {}
 
-  /** One PEM block: its label ({@code CERTIFICATE}, {@code PRIVATE KEY}...) and its decoded bytes. */
-  record Block(String label, byte[] der) {}
+  /**
+   * One PEM block: its label ({@code CERTIFICATE}, {@code PRIVATE KEY}...) and its decoded bytes;
+   * none for a block encrypted with RFC 1421 headers, which only a key reader refuses (a certificate
+   * file may hold an encrypted key beside the certificates).
+   */
+  record Block(String label, byte[] der, boolean encrypted) {}
 
   /**
    * Every certificate of {@code file}, in file order (a chain, the leaf first, or a bundle of
@@ -113,7 +117,7 @@ public final class PemFiles {
     try {
       CertificateFactory f = CertificateFactory.getInstance("X.509");
       for (Block b : blocks) {
-        if (b.label().equals("CERTIFICATE")) {
+        if (b.label().equals("CERTIFICATE") && !b.encrypted()) {
           out.add((X509Certificate) f.generateCertificate(new ByteArrayInputStream(b.der())));
         }
       }
@@ -144,6 +148,10 @@ public final class PemFiles {
         case "ENCRYPTED PRIVATE KEY" -> throw new TlsFileException(setting, file, "holds an encrypted private key"
             + " (ENCRYPTED PRIVATE KEY); " + UNENCRYPTED);
         case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY" -> {
+          if (b.encrypted()) {
+            throw new TlsFileException(setting, file, "holds an encrypted " + b.label() + " (Proc-Type: 4,ENCRYPTED); "
+                + UNENCRYPTED);
+          }
           if (key != null) {
             throw new TlsFileException(setting, file, "holds more than one private key (" + key.label() + ", "
                 + b.label() + "); expected " + KEY_EXPECTED);
@@ -261,11 +269,11 @@ public final class PemFiles {
     while (m.find()) {
       String body = m.group(2);
       if (body.contains("Proc-Type:") || body.contains("DEK-Info:")) {
-        throw new TlsFileException(setting, file, "holds an encrypted " + m.group(1) + " (Proc-Type: 4,ENCRYPTED); "
-            + (m.group(1).contains("PRIVATE KEY") ? UNENCRYPTED : "expected " + expected));
+        out.add(new Block(m.group(1), new byte[0], true)); // RFC 1421 section 4.6.1.1 headers: encrypted
+        continue;
       }
       try {
-        out.add(new Block(m.group(1), Base64.getMimeDecoder().decode(body.strip())));
+        out.add(new Block(m.group(1), Base64.getMimeDecoder().decode(body.strip()), false));
       } catch (IllegalArgumentException e) {
         throw new TlsFileException(setting, file, "holds a " + m.group(1) + " block that is not base64; expected "
             + expected);
