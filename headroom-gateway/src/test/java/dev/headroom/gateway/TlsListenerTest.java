@@ -363,8 +363,8 @@ class TlsListenerTest {
   void badFilesAreOneLineNamingTheFile() throws Exception {
     Path missing = dir.resolve("missing.pem");
     assertThat(problem("{certificate: " + quoted(missing) + ", key: " + quoted(server.key()) + "}"))
-        .isEqualTo("listen.tls.certificate: \"" + missing + "\" does not exist; expected a file holding a PEM "
-            + "certificate (-----BEGIN CERTIFICATE-----)");
+        .isEqualTo("listen.tls.certificate: \"" + missing + "\" does not exist; expected a PEM file of one or more "
+            + "certificates (-----BEGIN CERTIFICATE-----)");
 
     Path unreadable = dir.resolve("unreadable.key");
     Files.copy(server.key(), unreadable);
@@ -379,7 +379,7 @@ class TlsListenerTest {
         notPem.toString());
     assertThat(problem("{certificate: " + quoted(notPem) + ", key: " + quoted(server.key()) + "}"))
         .isEqualTo("listen.tls.certificate: \"" + notPem + "\" is not PEM (no -----BEGIN ...----- block); expected "
-            + "a PEM certificate (-----BEGIN CERTIFICATE-----)");
+            + "a PEM file of one or more certificates (-----BEGIN CERTIFICATE-----)");
 
     Pair other = ca.server("other", KeyKind.EC_PKCS8);
     assertThat(problem("{certificate: " + quoted(server.certificate()) + ", key: " + quoted(other.key()) + "}"))

@@ -490,7 +490,7 @@ class UpstreamTlsTest {
     Path missing = dir.resolve("no-such-ca.pem");
     List<String> problems = problems(yaml("https://localhost:8443", "{trustedCa: " + missing + "}"));
     assertThat(problems).containsExactly("upstreams.up.tls.trustedCa: \"" + missing + "\" does not exist; expected a"
-        + " PEM file of one or more CERTIFICATE blocks (the certificate authorities to trust)");
+        + " PEM file of one or more certificates (-----BEGIN CERTIFICATE-----)");
   }
 
   @Test
@@ -498,9 +498,8 @@ class UpstreamTlsTest {
     Path notPem = dir.resolve("ca.der");
     Files.write(notPem, new byte[] {0x30, (byte) 0x82, 0x01, 0x0a, 0x02, 0x01});
     List<String> problems = problems(yaml("https://localhost:8443", "{trustedCa: " + notPem + "}"));
-    assertThat(problems).containsExactly("upstreams.up.tls.trustedCa: \"" + notPem + "\" is not usable (it is not PEM"
-        + " (no -----BEGIN ...----- block)); expected a PEM file of one or more CERTIFICATE blocks (the certificate"
-        + " authorities to trust)");
+    assertThat(problems).containsExactly("upstreams.up.tls.trustedCa: \"" + notPem + "\" is not PEM (no -----BEGIN"
+        + " ...----- block); expected a PEM file of one or more certificates (-----BEGIN CERTIFICATE-----)");
   }
 
   @Test
@@ -508,8 +507,8 @@ class UpstreamTlsTest {
     Path cert = certs.resolve("client-rsa.pem");
     Path key = certs.resolve("client-pkcs8.key");
     List<String> problems = problems(yaml("https://localhost:8443", "{certificate: " + cert + ", key: " + key + "}"));
-    assertThat(problems).containsExactly("upstreams.up.tls.key: \"" + key + "\" is not the private key of the"
-        + " certificate in \"" + cert + "\"; expected the key the certificate was issued for");
+    assertThat(problems).containsExactly("upstreams.up.tls.key: \"" + key + "\" does not match the certificate in"
+        + " \"" + cert + "\" (CN=headroom-gateway); expected the private key of that certificate");
   }
 
   @Test
@@ -525,9 +524,9 @@ class UpstreamTlsTest {
     // a certificate file where a key belongs: the key's problem names the file, says what it holds
     Path cert = certs.resolve("client-rsa.pem");
     assertThat(problems(yaml("https://localhost:8443", "{certificate: " + cert + ", key: " + cert + "}")))
-        .containsExactly("upstreams.up.tls.key: \"" + cert + "\" is not usable (it holds no PEM PRIVATE KEY, RSA"
-            + " PRIVATE KEY or EC PRIVATE KEY block); expected a PEM file of the client certificate's unencrypted"
-            + " private key (PKCS#8 PRIVATE KEY, RSA PRIVATE KEY or EC PRIVATE KEY)");
+        .containsExactly("upstreams.up.tls.key: \"" + cert + "\" holds no private key, only CERTIFICATE; expected a"
+            + " PEM file of one unencrypted private key (-----BEGIN PRIVATE KEY-----, RSA PRIVATE KEY or EC PRIVATE"
+            + " KEY)");
   }
 
   private static List<String> problems(String yaml) {

@@ -3,30 +3,26 @@ package dev.headroom.gateway.internal.config;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.headroom.gateway.config.Upstream;
 import dev.headroom.gateway.config.UpstreamTls;
-import dev.headroom.http.IoFailure;
-import java.io.IOException;
+import dev.headroom.gateway.internal.tls.PemFiles;
+import dev.headroom.gateway.internal.tls.TlsFileException;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.InvalidPathException;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
-import java.security.SecureRandom;
-import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * Reads {@code upstreams}: the origin servers by name, each an {@code http://host:port}, an
  * {@code https://host:port} (with its optional {@code tls}: {@code trustedCa}, {@code certificate}
- * and {@code key}, PEM files read here, once, by {@link PemFile}) or the demo.
+ * and {@code key}, PEM files read here, once, by {@link PemFiles}, the reader of the listener's
+ * files too) or the demo.
  */
 final class UpstreamReader extends SectionReader {
   private static final String URL_EXPECTED =
@@ -111,8 +107,7 @@ final class UpstreamReader extends SectionReader {
     Optional<String> key = optionalText(path + ".key", t.path("key"));
     if (ca.isPresent()) {
       Optional<Path> f = path(path + ".trustedCa", ca.get());
-      Optional<List<X509Certificate>> cas = f.flatMap(p -> read(path + ".trustedCa", p,
-          "a PEM file of one or more CERTIFICATE blocks (the certificate authorities to trust)", PemFile::certificates));
+      Optional<List<X509Certificate>> cas = f.flatMap(p -> read(() -> PemFiles.certificates(path + ".trustedCa", p)));
       if (cas.isPresent()) {
         tls = tls.withTrustedCa(f.get(), cas.get());
       }
@@ -124,18 +119,13 @@ final class UpstreamReader extends SectionReader {
     } else if (cert.isPresent()) {
       Optional<Path> cf = path(path + ".certificate", cert.get());
       Optional<Path> kf = path(path + ".key", key.get());
-      Optional<List<X509Certificate>> chain = cf.flatMap(p -> read(path + ".certificate", p,
-          "a PEM file of the client certificate (then its chain), as CERTIFICATE blocks", PemFile::certificates));
-      Optional<PrivateKey> pk = kf.flatMap(p -> read(path + ".key", p,
-          "a PEM file of the client certificate's unencrypted private key (PKCS#8 PRIVATE KEY, RSA PRIVATE KEY or"
-              + " EC PRIVATE KEY)", PemFile::privateKey));
+      Optional<List<X509Certificate>> chain = cf.flatMap(p -> read(() -> PemFiles.certificates(path + ".certificate", p)));
+      // the key is read even without a usable certificate, so that its own problems are told too
+      Optional<PrivateKey> pk = kf.flatMap(p -> read(() -> chain.isPresent()
+          ? PemFiles.privateKeyOf(path + ".key", p, cf.get(), chain.get().get(0))
+          : PemFiles.privateKey(path + ".key", p)));
       if (chain.isPresent() && pk.isPresent()) {
-        if (matches(pk.get(), chain.get().get(0))) {
-          tls = tls.withClientCertificate(cf.get(), chain.get(), kf.get(), pk.get());
-        } else {
-          problems.add(path + ".key: \"" + kf.get() + "\" is not the private key of the certificate in \""
-              + cf.get() + "\"; expected the key the certificate was issued for");
-        }
+        tls = tls.withClientCertificate(cf.get(), chain.get(), kf.get(), pk.get());
       }
     }
     return tls;
@@ -150,49 +140,13 @@ final class UpstreamReader extends SectionReader {
     }
   }
 
-  private interface PemRead<T> {
-    T read(Path file) throws IOException;
-  }
-
-  /** Reads {@code file}; a problem naming the field, the file and what was expected when it cannot. */
-  private <T> Optional<T> read(String path, Path file, String expected, PemRead<T> reader) {
+  /** What {@code reader} reads; empty, and its one-line problem added, when the file cannot serve. */
+  private <T> Optional<T> read(Supplier<T> reader) {
     try {
-      return Optional.of(reader.read(file));
-    } catch (NoSuchFileException e) {
-      problems.add(path + ": \"" + file + "\" does not exist; expected " + expected);
-    } catch (AccessDeniedException e) {
-      problems.add(path + ": \"" + file + "\" cannot be read (permission denied); expected " + expected);
-    } catch (IOException e) {
-      // PemFile's messages say what the file holds instead, never quoting it
-      String why = e.getClass() == IOException.class ? e.getMessage() : IoFailure.inWords(e);
-      problems.add(path + ": \"" + file + "\" is not usable (" + why + "); expected " + expected);
-    }
-    return Optional.empty();
-  }
-
-  /** Whether {@code key} is the private key of {@code cert}: a signature by one verifies with the other. */
-  private static boolean matches(PrivateKey key, X509Certificate cert) {
-    String algorithm = switch (key.getAlgorithm()) {
-      case "RSA" -> "SHA256withRSA";
-      case "EC" -> "SHA256withECDSA";
-      case "RSASSA-PSS" -> null; // its parameters live in the key; the handshake itself will tell
-      default -> key.getAlgorithm(); // Ed25519, Ed448: the algorithm is its own signature
-    };
-    if (algorithm == null) {
-      return true;
-    }
-    try {
-      byte[] probe = "headroom upstream client key check".getBytes(StandardCharsets.US_ASCII);
-      Signature s = Signature.getInstance(algorithm);
-      s.initSign(key, new SecureRandom());
-      s.update(probe);
-      byte[] sig = s.sign();
-      Signature v = Signature.getInstance(algorithm);
-      v.initVerify(cert.getPublicKey());
-      v.update(probe);
-      return v.verify(sig);
-    } catch (GeneralSecurityException e) {
-      return false; // e.g. an EC key beside an RSA certificate
+      return Optional.of(reader.get());
+    } catch (TlsFileException e) {
+      problems.add(e.getMessage());
+      return Optional.empty();
     }
   }
 }

@@ -3,8 +3,9 @@ package dev.headroom.gateway.internal.tls;
 import java.nio.file.Path;
 
 /**
- * A file of the listener's TLS that cannot serve: its message is one line naming the setting, the
- * file and what was expected, such as {@code listen.tls.key: "/etc/headroom/key.pem" does not
+ * A TLS file that cannot serve, of the listener ({@code listen.tls}) or of an upstream
+ * ({@code upstreams.NAME.tls}), read by {@link PemFiles}: its message is one line naming the
+ * setting, the file, what it holds instead and what was expected, such as {@code listen.tls.key: "/etc/headroom/key.pem" does not
  * match the certificate in "/etc/headroom/cert.pem"; expected the private key of that certificate}.
  */
 public final class TlsFileException extends RuntimeException {

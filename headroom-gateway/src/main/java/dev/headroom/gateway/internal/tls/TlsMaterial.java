@@ -1,21 +1,19 @@
 package dev.headroom.gateway.internal.tls;
 
 import dev.headroom.gateway.config.ListenTls;
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
-import java.security.Signature;
+import java.security.interfaces.EdECKey;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import javax.security.auth.x500.X500Principal;
 
 /**
- * What the files of {@code listen.tls} hold, read and checked together: the certificate chain, the
- * private key, which must be the key of the chain's first certificate (checked by signing a probe
- * with it and verifying the signature with the certificate's public key, which works alike for RSA
- * and EC), and the client CA's certificates. Immutable.
+ * What the files of {@code listen.tls} hold, read by {@link PemFiles} and checked together: the
+ * certificate chain, the private key, which must be the key of the chain's first certificate
+ * ({@link PemFiles#privateKeyOf}) and an RSA or EC key, and the client CA's certificates. Immutable.
  *
  * @param chain the server's certificate first
  * @param key the private key of {@code chain.get(0)}
@@ -23,7 +21,13 @@ import javax.security.auth.x500.X500Principal;
  */
 public record TlsMaterial(List<X509Certificate> chain, PrivateKey key, List<X509Certificate> clientCa) {
 
-  private static final byte[] PROBE = "headroom listen.tls key check".getBytes(StandardCharsets.US_ASCII);
+  /**
+   * The key algorithms the listener serves with. The reader takes more (Ed25519, Ed448,
+   * RSASSA-PSS in PKCS#8, for an upstream's client certificate), but Netty's OpenSSL engine
+   * accepts such a key and then fails every handshake with an internal error alert: refused at
+   * load instead.
+   */
+  private static final Set<String> SERVED = Set.of("RSA", "EC");
 
   /** Copies the lists. */
   public TlsMaterial {
@@ -38,10 +42,12 @@ public record TlsMaterial(List<X509Certificate> chain, PrivateKey key, List<X509
    */
   public static TlsMaterial read(ListenTls tls) {
     List<X509Certificate> chain = PemFiles.certificates("listen.tls.certificate", tls.certificate());
-    PrivateKey key = PemFiles.privateKey("listen.tls.key", tls.key());
-    if (!matches(key, chain.get(0))) {
-      throw new TlsFileException("listen.tls.key", tls.key(), "does not match the certificate in \""
-          + tls.certificate() + "\" (" + subject(chain.get(0)) + "); expected the private key of that certificate");
+    PrivateKey key = PemFiles.privateKeyOf("listen.tls.key", tls.key(), tls.certificate(), chain.get(0));
+    if (!SERVED.contains(key.getAlgorithm())) {
+      // EdDSA keys say which curve they are on (Ed25519, Ed448): the name the user's tool wrote
+      String kind = key instanceof EdECKey ed ? ed.getParams().getName() : key.getAlgorithm();
+      throw new TlsFileException("listen.tls.key", tls.key(), "holds an " + kind + " key; expected an RSA or EC key"
+          + " (the listener's TLS engine does not serve with an " + kind + " key)");
     }
     List<X509Certificate> ca = tls.clientCa().map(f -> PemFiles.certificates("listen.tls.clientCa", f))
         .orElse(List.of());
@@ -69,28 +75,5 @@ public record TlsMaterial(List<X509Certificate> chain, PrivateKey key, List<X509
   /** The certificate's subject, RFC 2253 form. */
   static String subject(X509Certificate c) {
     return c.getSubjectX500Principal().getName(X500Principal.RFC2253);
-  }
-
-  private static boolean matches(PrivateKey key, X509Certificate cert) {
-    String algorithm = switch (key.getAlgorithm()) {
-      case "RSA" -> "SHA256withRSA";
-      case "EC" -> "SHA256withECDSA";
-      default -> null;
-    };
-    if (algorithm == null || !key.getAlgorithm().equals(cert.getPublicKey().getAlgorithm())) {
-      return false;
-    }
-    try {
-      Signature sign = Signature.getInstance(algorithm);
-      sign.initSign(key);
-      sign.update(PROBE);
-      byte[] signature = sign.sign();
-      Signature verify = Signature.getInstance(algorithm);
-      verify.initVerify(cert.getPublicKey());
-      verify.update(PROBE);
-      return verify.verify(signature);
-    } catch (GeneralSecurityException e) {
-      return false;
-    }
   }
 }

@@ -47,9 +47,9 @@ class TlsMaterialTest {
     PemFiles.Block sec1 = PemFiles.blocks("k", pair.key(), "a key").stream()
         .filter(b -> b.label().equals("EC PRIVATE KEY")).findFirst().orElseThrow();
     // prime256v1, 1.2.840.10045.3.1.7
-    assertThat(PemFiles.sec1Curve(sec1.der())).containsExactly(
-        new byte[] {0x06, 0x08, 0x2a, (byte) 0x86, 0x48, (byte) 0xce, 0x3d, 0x03, 0x01, 0x07});
-    assertThat(PemFiles.sec1Curve(new byte[] {0x30, 0x03, 0x02, 0x01, 0x01})).isNull();
-    assertThat(PemFiles.sec1Curve(new byte[] {0x30, 0x7f})).isNull();
+    assertThat(PemFiles.sec1Curve(sec1.der())).hasValueSatisfying(curve -> assertThat(curve).containsExactly(
+        new byte[] {0x06, 0x08, 0x2a, (byte) 0x86, 0x48, (byte) 0xce, 0x3d, 0x03, 0x01, 0x07}));
+    assertThat(PemFiles.sec1Curve(new byte[] {0x30, 0x03, 0x02, 0x01, 0x01})).isEmpty();
+    assertThat(PemFiles.sec1Curve(new byte[] {0x30, 0x7f})).isEmpty();
   }
 }
