@@ -370,6 +370,9 @@ public final class Gate<R> {
       plan = s.plan();
     }
     Object next = prepare(request, route, view, plan, false);
+    if (next instanceof Ask) {
+      next = placed((Ask) next);
+    }
     if (next instanceof Verdict) {
       return (Verdict) next;
     }
@@ -488,16 +491,25 @@ public final class Gate<R> {
     if (next instanceof Verdict) {
       return CompletableFuture.completedFuture((Verdict) next);
     }
+    Ask unplaced = (Ask) next;
+    CompletableFuture<List<PolicyOutcome>> shadowFields = unplaced.shadowFields.toCompletableFuture();
+    if (!unplaced.acquisitions.isEmpty() && waiters != null) {
+      // its partition has a line: it joins the end without taking a unit, nor a place in the
+      // route's adaptive limit, first (a waiting request takes its place when its turn comes)
+      CompletionStage<Verdict> behind = waiters.behind(unplaced.acquisitions, waiting(unplaced, shadowFields));
+      if (behind != null) {
+        return behind;
+      }
+    }
+    next = placed(unplaced);
+    if (next instanceof Verdict) {
+      return CompletableFuture.completedFuture((Verdict) next);
+    }
     Ask ask = (Ask) next;
-    CompletableFuture<List<PolicyOutcome>> shadowFields = ask.shadowFields.toCompletableFuture();
     if (ask.acquisitions.isEmpty()) {
       // every enforced policy bypassed or out of its methods: only shadow fields, if any, are sent
       return shadowFields.isDone() ? CompletableFuture.completedFuture(shadowsOnly(ask, shadowFields.join()))
           : shadowFields.thenApply(fields -> shadowsOnly(ask, fields));
-    }
-    CompletionStage<Verdict> behind = waiters == null ? null : waiters.behind(ask.acquisitions, waiting(ask, shadowFields));
-    if (behind != null) {
-      return behind; // its partition has a line: it joins the end without taking a unit first
     }
     CompletableFuture<Decision> decision;
     long asked = record == null ? 0 : ticker.read();
@@ -525,23 +537,68 @@ public final class Gate<R> {
         .exceptionally(e -> CompletableFuture.completedFuture(failed(ask, e))).thenCompose(v -> v);
   }
 
-  /** The verdict of the store's decision; for a refusal a policy's queue takes, the verdict after waiting. */
+  /**
+   * The verdict of the store's decision; for a refusal a policy's queue takes, the verdict after
+   * waiting. A refused request gives its place in the route's adaptive limit back before it waits:
+   * waiting requests must not fill the limit that requests admitted now need.
+   */
   private CompletionStage<Verdict> decidedOrWaits(Ask ask, Decision d, CompletableFuture<List<PolicyOutcome>> fields) {
-    CompletionStage<Verdict> waited = d.allowed() || waiters == null ? null : waiters.afterRefusal(d, waiting(ask, fields));
-    return waited != null ? waited : CompletableFuture.completedFuture(decided(ask, d, fields.join()));
+    if (!d.allowed() && waiters != null) {
+      abandon(ask);
+      CompletionStage<Verdict> waited = waiters.afterRefusal(d, waiting(ask, fields));
+      if (waited != null) {
+        return waited;
+      }
+    }
+    return CompletableFuture.completedFuture(decided(ask, d, fields.join()));
   }
 
-  /** A request about to wait, as {@link Waiters} re-decides it. */
-  private Waiters.Attempt waiting(Ask ask, CompletableFuture<List<PolicyOutcome>> fields) {
+  /**
+   * A request about to wait, as {@link Waiters} re-decides it. It waits without a place in its
+   * route's adaptive limit: each attempt takes one before the store is asked and gives it back
+   * when the store refuses (or fails), so only the attempt that is admitted keeps it, as a request
+   * that never waited does. When its turn comes with the limit full, it is refused 503
+   * {@code temporary-reduced-capacity}, as a request arriving then would be: waiting is for the
+   * policy's quota, and earns no place the upstream has not got.
+   */
+  private Waiters.Attempt waiting(Ask waiting, CompletableFuture<List<PolicyOutcome>> fields) {
+    Ask ask = waiting.placed(null);
+    AdaptiveRoute adaptive = ask.route.adaptive;
     return new Waiters.Attempt() {
+      /** The place the latest attempt took; null when it took none. Attempts of one waiter do not overlap. */
+      private volatile AdaptiveRoute.Permit permit;
+      /** The latest attempt's refusal by the adaptive limit, which the store was not asked about; null when none. */
+      private volatile Decision full;
+
       @Override
       public CompletionStage<Decision> acquire() {
-        return limiter.acquireAsync(ask.acquisitions);
+        permit = null;
+        full = null;
+        if (adaptive == null) {
+          return limiter.acquireAsync(ask.acquisitions);
+        }
+        AdaptiveRoute.Permit p = adaptive.tryAcquire(ask.plan);
+        if (p == null) {
+          Decision refused = adaptive.refused();
+          full = refused;
+          return CompletableFuture.completedFuture(refused);
+        }
+        permit = p;
+        return limiter.acquireAsync(ask.acquisitions).whenComplete((d, e) -> {
+          if (e != null || !d.allowed()) {
+            p.abandon(); // refused again: it waits on (or is refused) without the place
+          }
+        });
       }
 
       @Override
       public CompletionStage<Verdict> decided(Decision decision) {
-        return fields.thenApply(f -> Gate.this.decided(ask, decision, f));
+        if (decision == full) {
+          return CompletableFuture.completedFuture(
+              Verdict.answer(refuseKept(ask, decision, ProblemType.TEMPORARY_REDUCED_CAPACITY)));
+        }
+        Ask placed = decision.allowed() ? ask.placed(permit) : ask;
+        return fields.thenApply(f -> Gate.this.decided(placed, decision, f));
       }
 
       @Override
@@ -589,12 +646,40 @@ public final class Gate<R> {
     return GateResponses.refusal(sent, List.of(), format, format.body(body, null));
   }
 
-  /** A request about to be decided by the store. */
+  /**
+   * A request about to be decided by the store.
+   *
+   * @param plan the request's plan's name; null without plans
+   * @param permit its place in the route's adaptive limit; null when the route has none, or before it is taken
+   */
   private record Ask(GateRequest request, CompiledRoute route, List<Acquisition> acquisitions,
       List<PartitionKey> keys, CompletionStage<List<PolicyOutcome>> shadowFields,
-      List<Admission.Conditional> conditional, List<Acquisition> chargeable, AdaptiveRoute.Permit permit) {}
+      List<Admission.Conditional> conditional, List<Acquisition> chargeable, String plan, AdaptiveRoute.Permit permit) {
 
-  /** Cost, shadows, escalation blocks and the acquisitions: a {@link Verdict} (an answer) or an {@link Ask}. */
+    /** This request holding {@code p} as its place in the adaptive limit (null: none). */
+    Ask placed(AdaptiveRoute.Permit p) {
+      return new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable, plan, p);
+    }
+  }
+
+  /**
+   * The request with its place in the route's adaptive limit, when the route has one; beyond the
+   * learnt limit (and, with shares, the plan's share), 503 {@code temporary-reduced-capacity}, the
+   * store not asked.
+   */
+  private Object placed(Ask ask) {
+    if (ask.route.adaptive == null) {
+      return ask;
+    }
+    AdaptiveRoute.Permit permit = ask.route.adaptive.tryAcquire(ask.plan);
+    return permit != null ? ask.placed(permit)
+        : Verdict.answer(refuseKept(ask, ask.route.adaptive.refused(), ProblemType.TEMPORARY_REDUCED_CAPACITY));
+  }
+
+  /**
+   * Cost, shadows, escalation blocks and the acquisitions: a {@link Verdict} (an answer) or an
+   * {@link Ask}, which has no place in the route's adaptive limit yet ({@link #placed}).
+   */
   private Object prepare(GateRequest request, CompiledRoute route, RoutedView view, Plan plan, boolean async) {
     OptionalLong cost = CostHeader.cost(request, route.rules);
     if (cost.isEmpty()) {
@@ -650,14 +735,8 @@ public final class Gate<R> {
         }
       }
     }
-    Ask ask = new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable, null);
-    if (route.adaptive == null) {
-      return ask;
-    }
-    // beyond the learnt limit (and, with shares, the plan's share): 503, the store not asked
-    AdaptiveRoute.Permit permit = route.adaptive.tryAcquire(plan == null ? null : plan.name());
-    return permit != null ? new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable, permit)
-        : Verdict.answer(refuseKept(ask, route.adaptive.refused(), ProblemType.TEMPORARY_REDUCED_CAPACITY));
+    return new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable,
+        plan == null ? null : plan.name(), null);
   }
 
   private Verdict undecided(Ask ask, StoreException e) {

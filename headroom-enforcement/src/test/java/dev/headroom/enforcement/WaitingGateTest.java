@@ -12,6 +12,7 @@ import dev.headroom.QuotaPolicy;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -156,6 +157,44 @@ class WaitingGateTest {
       assertThat(paced.decide(request("GET", "/items", "a"), "").kind()).isEqualTo(Verdict.Kind.ADMIT);
     }
     assertThat(paced.decide(request("GET", "/items", "a"), "").answer().status()).isEqualTo(429);
+  }
+
+  /**
+   * A waiting request holds no place in its route's adaptive limit (AdaptiveConcurrency): with a
+   * limit of 2 and two requests waiting, requests of other partitions are still admitted, and a
+   * waiting request takes a place only when its turn comes; with the limit full then, it is refused
+   * 503 temporary-reduced-capacity (draft-ietf-httpapi-ratelimit-headers-09 section 5.2), as a
+   * request arriving then would be.
+   */
+  @Test
+  void waitingRequestsHoldNoPlaceInTheAdaptiveLimit() {
+    Gate<String> gate = Gate.<String>builder().limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
+        .refusals(refusals).ticker(ticker).route(RouteRules.builder("/items").policy(paced)
+            .adaptive(AdaptiveConcurrency.builder().minLimit(2).initialLimit(2).maxLimit(2).build()).build())
+        .queue("paced", new Waiting(Duration.ofSeconds(1), 10)).waitTimer(timer).build();
+    for (int i = 0; i < 5; i++) {
+      gate.decideAsync(request("GET", "/items", "a"), "").toCompletableFuture().join().admission().complete(200, 0);
+    }
+    CompletableFuture<Verdict> first = gate.decideAsync(request("GET", "/items", "a"), "").toCompletableFuture();
+    CompletableFuture<Verdict> second = gate.decideAsync(request("GET", "/items", "a"), "").toCompletableFuture();
+    assertThat(first).isNotDone();
+    assertThat(second).isNotDone();
+
+    Verdict other = gate.decideAsync(request("GET", "/items", "b"), "").toCompletableFuture().join();
+    assertThat(other.kind()).as("a request of another partition, two waiting under a limit of 2").isEqualTo(Verdict.Kind.ADMIT);
+    timer.advance(Duration.ofMillis(200));
+    assertThat(status(first)).isEqualTo(200); // its turn: it takes the second place
+    assertThat(status(gate.decideAsync(request("GET", "/items", "c"), "").toCompletableFuture())).isEqualTo(503);
+
+    timer.advance(Duration.ofMillis(200));
+    GateResponse full = second.join().answer();
+    assertThat(full.status()).as("its turn, with the limit full").isEqualTo(503);
+    assertThat(new String(full.body(), StandardCharsets.UTF_8)).contains("temporary-reduced-capacity");
+
+    other.admission().complete(200, 0);
+    first.join().admission().complete(200, 0);
+    assertThat(status(gate.decideAsync(request("GET", "/items", "c"), "").toCompletableFuture())).isEqualTo(200);
+    assertThat(status(gate.decideAsync(request("GET", "/items", "d"), "").toCompletableFuture())).isEqualTo(200);
   }
 
   @Test
