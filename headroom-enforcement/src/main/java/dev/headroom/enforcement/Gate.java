@@ -377,19 +377,24 @@ public final class Gate<R> {
       return (Verdict) next;
     }
     Ask ask = (Ask) next;
-    if (ask.acquisitions.isEmpty()) {
-      return shadowsOnly(ask, ask.shadowFields.toCompletableFuture().join());
-    }
-    Decision decision;
-    long asked = record == null ? 0 : ticker.read();
     try {
-      decision = limiter.acquire(ask.acquisitions);
-    } catch (StoreException e) {
+      if (ask.acquisitions.isEmpty()) {
+        return shadowsOnly(ask, ask.shadowFields.toCompletableFuture().join());
+      }
+      Decision decision;
+      long asked = record == null ? 0 : ticker.read();
+      try {
+        decision = limiter.acquire(ask.acquisitions);
+      } catch (StoreException e) {
+        storeAnswered(record, asked);
+        return undecided(ask, e);
+      }
       storeAnswered(record, asked);
-      return undecided(ask, e);
+      return decided(ask, decision, ask.shadowFields.toCompletableFuture().join());
+    } catch (RuntimeException | Error e) {
+      abandon(ask); // a bug, or a limiter that throws what it should not: the place is not lost
+      throw e;
     }
-    storeAnswered(record, asked);
-    return decided(ask, decision, ask.shadowFields.toCompletableFuture().join());
   }
 
   /**
@@ -431,7 +436,7 @@ public final class Gate<R> {
   private CompletionStage<Verdict> decideAsync(GateRequest request, CompiledRoute route) {
     Telemetry.Record record = begin(route, request);
     if (record == null) {
-      return decideAsync(request, route, null);
+      return handedOver(decideAsync(request, route, null));
     }
     CompletableFuture<Verdict> f;
     try {
@@ -445,7 +450,29 @@ public final class Gate<R> {
     } else {
       f.whenComplete((v, e) -> end(record, v, e));
     }
-    return f;
+    return handedOver(f);
+  }
+
+  /**
+   * The stage handed to the caller. A caller may cancel it before the verdict comes (a client that
+   * left while its request waited in a queue or for the store): an admission made after that has
+   * nobody to complete it, so it is given up at once ({@link Admission#abandon}: its place in the
+   * adaptive limit and its leases given back), instead of holding them for good.
+   */
+  private static CompletionStage<Verdict> handedOver(CompletionStage<Verdict> stage) {
+    CompletableFuture<Verdict> f = stage.toCompletableFuture();
+    if (f.isDone()) {
+      return f;
+    }
+    CompletableFuture<Verdict> out = new CompletableFuture<>();
+    f.whenComplete((v, e) -> {
+      if (e != null) {
+        out.completeExceptionally(e);
+      } else if (!out.complete(v) && v.kind() == Verdict.Kind.ADMIT) {
+        v.admission().abandon();
+      }
+    });
+    return out;
   }
 
   /** A store's answer (or failure) {@code asked} nanoseconds ago on the ticker, for the record if any. */
@@ -506,6 +533,33 @@ public final class Gate<R> {
       return CompletableFuture.completedFuture((Verdict) next);
     }
     Ask ask = (Ask) next;
+    if (ask.permit == null) {
+      return asked(ask, shadowFields, record);
+    }
+    // Every way out that is not a verdict (a limiter or a shadow step that throws, a stage that fails
+    // or is cancelled with something other than a store failure) gives the place back: an adaptive
+    // place, unlike a lease, never expires. A verdict owns it: a refusal gave it back, an
+    // admission gives it back at completion.
+    CompletableFuture<Verdict> v;
+    try {
+      v = asked(ask, shadowFields, record).toCompletableFuture();
+    } catch (RuntimeException | Error e) {
+      abandon(ask);
+      throw e;
+    }
+    if (v.isDone() && !v.isCompletedExceptionally()) {
+      return v;
+    }
+    return v.whenComplete((verdict, e) -> {
+      if (e != null) {
+        abandon(ask);
+      }
+    });
+  }
+
+  /** The request, with its place if it needs one, asks the store (unless no policy applies); the verdict. */
+  private CompletionStage<Verdict> asked(Ask ask, CompletableFuture<List<PolicyOutcome>> shadowFields,
+      Telemetry.Record record) {
     if (ask.acquisitions.isEmpty()) {
       // every enforced policy bypassed or out of its methods: only shadow fields, if any, are sent
       return shadowFields.isDone() ? CompletableFuture.completedFuture(shadowsOnly(ask, shadowFields.join()))
@@ -584,7 +638,14 @@ public final class Gate<R> {
           return CompletableFuture.completedFuture(refused);
         }
         permit = p;
-        return limiter.acquireAsync(ask.acquisitions).whenComplete((d, e) -> {
+        CompletionStage<Decision> s;
+        try {
+          s = limiter.acquireAsync(ask.acquisitions);
+        } catch (RuntimeException | Error e) {
+          p.abandon();
+          throw e;
+        }
+        return s.whenComplete((d, e) -> {
           if (e != null || !d.allowed()) {
             p.abandon(); // refused again: it waits on (or is refused) without the place
           }
@@ -598,7 +659,12 @@ public final class Gate<R> {
               Verdict.answer(refuseKept(ask, decision, ProblemType.TEMPORARY_REDUCED_CAPACITY)));
         }
         Ask placed = decision.allowed() ? ask.placed(permit) : ask;
-        return fields.thenApply(f -> Gate.this.decided(placed, decision, f));
+        CompletionStage<Verdict> v = fields.thenApply(f -> Gate.this.decided(placed, decision, f));
+        return placed.permit == null ? v : v.whenComplete((x, e) -> {
+          if (e != null) {
+            abandon(placed);
+          }
+        });
       }
 
       @Override
