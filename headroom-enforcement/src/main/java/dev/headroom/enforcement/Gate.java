@@ -259,6 +259,28 @@ public final class Gate<R> {
     return waiters == null ? Map.of() : waiters.queues();
   }
 
+  /**
+   * The requests waiting now in each policy's queue ({@link #queues()}), by policy name (a plan's
+   * version of a policy waits in its base's queue); empty when no policy has a queue.
+   */
+  public Map<String, Integer> waiting() {
+    return waiters == null ? Map.of() : waiters.waiting();
+  }
+
+  /**
+   * The adaptive concurrency of each route that has it ({@link AdaptiveConcurrency}), in route
+   * order: the limit learnt, the requests in flight and each plan's share, now.
+   */
+  public List<AdaptiveState> adaptiveStates() {
+    List<AdaptiveState> out = new ArrayList<>(adaptiveRoutes.size());
+    for (CompiledRoute r : routes) {
+      if (r.adaptive != null) {
+        out.add(r.adaptive.state(identity(r.rules)));
+      }
+    }
+    return out;
+  }
+
   /** The limits in force, changeable at run time without a restart. */
   public RuntimeLimits limits() {
     return limits;

@@ -140,6 +140,13 @@ final class Waiters {
     return byPolicy;
   }
 
+  /** The requests waiting now, by queued policy name. */
+  Map<String, Integer> waiting() {
+    Map<String, Integer> out = new HashMap<>();
+    queued.forEach((policy, n) -> out.put(policy, Math.max(0, n.get()))); // a full queue's refused join counts a moment
+    return out;
+  }
+
   /**
    * The verdict of a request that joins the end of a line of its partition without asking the
    * store, so as not to overtake it; null when none of its policies has a line for it (or the line

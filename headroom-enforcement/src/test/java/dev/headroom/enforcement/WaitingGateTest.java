@@ -188,6 +188,12 @@ class WaitingGateTest {
 
     Verdict other = gate.decideAsync(request("GET", "/items", "b"), "").toCompletableFuture().join();
     assertThat(other.kind()).as("a request of another partition, two waiting under a limit of 2").isEqualTo(Verdict.Kind.ADMIT);
+    assertThat(gate.waiting()).containsExactly(Map.entry("paced", 2));
+    assertThat(gate.adaptiveStates()).singleElement().satisfies(a -> {
+      assertThat(a.policy()).isEqualTo("adaptive");
+      assertThat(a.limit()).isEqualTo(2);
+      assertThat(a.inflight()).isEqualTo(1);
+    });
     timer.advance(Duration.ofMillis(200));
     assertThat(status(first)).isEqualTo(200); // its turn: it takes the second place
     assertThat(status(gate.decideAsync(request("GET", "/items", "c"), "").toCompletableFuture())).isEqualTo(503);
