@@ -159,6 +159,16 @@ final class AdaptiveRoute {
     return state.inflight.get();
   }
 
+  /** The state now, for an operator's view; {@code route} the route's identity. */
+  AdaptiveState state(String route) {
+    synchronized (state) { // the shares' counters are guarded by it
+      int q = state.limit.limit();
+      Map<String, AdaptiveState.Share> shares = new HashMap<>();
+      state.shares.forEach((plan, s) -> shares.put(plan, new AdaptiveState.Share(s.fraction, s.guaranteed(q), s.inflight)));
+      return new AdaptiveState(route, config.name(), q, state.inflight.get(), shares);
+    }
+  }
+
   private QuotaPolicy policy(int q) {
     return QuotaPolicy.builder(config.name()).quota(q).unit(QuotaUnit.CONCURRENT_REQUESTS)
         .window(Duration.ofSeconds(1)).partitioning(Partitioning.GLOBAL).build();

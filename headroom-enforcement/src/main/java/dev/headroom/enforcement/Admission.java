@@ -228,6 +228,21 @@ public final class Admission {
   }
 
   /**
+   * The admission never reached a front end (it had cancelled the decision): the request's place in
+   * the route's adaptive limit is given back without a sample, its leases released; its units stay
+   * counted (nothing is given back on doubt). Once, as {@link #completeAsync}.
+   */
+  void abandon() {
+    if (!done.compareAndSet(false, true)) {
+      return;
+    }
+    if (permit != null) {
+      permit.abandon();
+    }
+    settle(null, 0);
+  }
+
+  /**
    * Gives back the request's place in the route's adaptive limit, if it took one, with its latency
    * and whether it failed ({@code status} 5xx, or -1: no response came) as the limit's sample.
    */

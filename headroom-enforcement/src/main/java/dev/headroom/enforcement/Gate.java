@@ -259,6 +259,28 @@ public final class Gate<R> {
     return waiters == null ? Map.of() : waiters.queues();
   }
 
+  /**
+   * The requests waiting now in each policy's queue ({@link #queues()}), by policy name (a plan's
+   * version of a policy waits in its base's queue); empty when no policy has a queue.
+   */
+  public Map<String, Integer> waiting() {
+    return waiters == null ? Map.of() : waiters.waiting();
+  }
+
+  /**
+   * The adaptive concurrency of each route that has it ({@link AdaptiveConcurrency}), in route
+   * order: the limit learnt, the requests in flight and each plan's share, now.
+   */
+  public List<AdaptiveState> adaptiveStates() {
+    List<AdaptiveState> out = new ArrayList<>(adaptiveRoutes.size());
+    for (CompiledRoute r : routes) {
+      if (r.adaptive != null) {
+        out.add(r.adaptive.state(identity(r.rules)));
+      }
+    }
+    return out;
+  }
+
   /** The limits in force, changeable at run time without a restart. */
   public RuntimeLimits limits() {
     return limits;
@@ -370,23 +392,31 @@ public final class Gate<R> {
       plan = s.plan();
     }
     Object next = prepare(request, route, view, plan, false);
+    if (next instanceof Ask) {
+      next = placed((Ask) next);
+    }
     if (next instanceof Verdict) {
       return (Verdict) next;
     }
     Ask ask = (Ask) next;
-    if (ask.acquisitions.isEmpty()) {
-      return shadowsOnly(ask, ask.shadowFields.toCompletableFuture().join());
-    }
-    Decision decision;
-    long asked = record == null ? 0 : ticker.read();
     try {
-      decision = limiter.acquire(ask.acquisitions);
-    } catch (StoreException e) {
+      if (ask.acquisitions.isEmpty()) {
+        return shadowsOnly(ask, ask.shadowFields.toCompletableFuture().join());
+      }
+      Decision decision;
+      long asked = record == null ? 0 : ticker.read();
+      try {
+        decision = limiter.acquire(ask.acquisitions);
+      } catch (StoreException e) {
+        storeAnswered(record, asked);
+        return undecided(ask, e);
+      }
       storeAnswered(record, asked);
-      return undecided(ask, e);
+      return decided(ask, decision, ask.shadowFields.toCompletableFuture().join());
+    } catch (RuntimeException | Error e) {
+      abandon(ask); // a bug, or a limiter that throws what it should not: the place is not lost
+      throw e;
     }
-    storeAnswered(record, asked);
-    return decided(ask, decision, ask.shadowFields.toCompletableFuture().join());
   }
 
   /**
@@ -428,7 +458,7 @@ public final class Gate<R> {
   private CompletionStage<Verdict> decideAsync(GateRequest request, CompiledRoute route) {
     Telemetry.Record record = begin(route, request);
     if (record == null) {
-      return decideAsync(request, route, null);
+      return handedOver(decideAsync(request, route, null));
     }
     CompletableFuture<Verdict> f;
     try {
@@ -442,7 +472,29 @@ public final class Gate<R> {
     } else {
       f.whenComplete((v, e) -> end(record, v, e));
     }
-    return f;
+    return handedOver(f);
+  }
+
+  /**
+   * The stage handed to the caller. A caller may cancel it before the verdict comes (a client that
+   * left while its request waited in a queue or for the store): an admission made after that has
+   * nobody to complete it, so it is given up at once ({@link Admission#abandon}: its place in the
+   * adaptive limit and its leases given back), instead of holding them for good.
+   */
+  private static CompletionStage<Verdict> handedOver(CompletionStage<Verdict> stage) {
+    CompletableFuture<Verdict> f = stage.toCompletableFuture();
+    if (f.isDone()) {
+      return f;
+    }
+    CompletableFuture<Verdict> out = new CompletableFuture<>();
+    f.whenComplete((v, e) -> {
+      if (e != null) {
+        out.completeExceptionally(e);
+      } else if (!out.complete(v) && v.kind() == Verdict.Kind.ADMIT) {
+        v.admission().abandon();
+      }
+    });
+    return out;
   }
 
   /** A store's answer (or failure) {@code asked} nanoseconds ago on the ticker, for the record if any. */
@@ -488,16 +540,52 @@ public final class Gate<R> {
     if (next instanceof Verdict) {
       return CompletableFuture.completedFuture((Verdict) next);
     }
+    Ask unplaced = (Ask) next;
+    CompletableFuture<List<PolicyOutcome>> shadowFields = unplaced.shadowFields.toCompletableFuture();
+    if (!unplaced.acquisitions.isEmpty() && waiters != null) {
+      // its partition has a line: it joins the end without taking a unit, nor a place in the
+      // route's adaptive limit, first (a waiting request takes its place when its turn comes)
+      CompletionStage<Verdict> behind = waiters.behind(unplaced.acquisitions, waiting(unplaced, shadowFields));
+      if (behind != null) {
+        return behind;
+      }
+    }
+    next = placed(unplaced);
+    if (next instanceof Verdict) {
+      return CompletableFuture.completedFuture((Verdict) next);
+    }
     Ask ask = (Ask) next;
-    CompletableFuture<List<PolicyOutcome>> shadowFields = ask.shadowFields.toCompletableFuture();
+    if (ask.permit == null) {
+      return asked(ask, shadowFields, record);
+    }
+    // Every way out that is not a verdict (a limiter or a shadow step that throws, a stage that fails
+    // or is cancelled with something other than a store failure) gives the place back: an adaptive
+    // place, unlike a lease, never expires. A verdict owns it: a refusal gave it back, an
+    // admission gives it back at completion.
+    CompletableFuture<Verdict> v;
+    try {
+      v = asked(ask, shadowFields, record).toCompletableFuture();
+    } catch (RuntimeException | Error e) {
+      abandon(ask);
+      throw e;
+    }
+    if (v.isDone() && !v.isCompletedExceptionally()) {
+      return v;
+    }
+    return v.whenComplete((verdict, e) -> {
+      if (e != null) {
+        abandon(ask);
+      }
+    });
+  }
+
+  /** The request, with its place if it needs one, asks the store (unless no policy applies); the verdict. */
+  private CompletionStage<Verdict> asked(Ask ask, CompletableFuture<List<PolicyOutcome>> shadowFields,
+      Telemetry.Record record) {
     if (ask.acquisitions.isEmpty()) {
       // every enforced policy bypassed or out of its methods: only shadow fields, if any, are sent
       return shadowFields.isDone() ? CompletableFuture.completedFuture(shadowsOnly(ask, shadowFields.join()))
           : shadowFields.thenApply(fields -> shadowsOnly(ask, fields));
-    }
-    CompletionStage<Verdict> behind = waiters == null ? null : waiters.behind(ask.acquisitions, waiting(ask, shadowFields));
-    if (behind != null) {
-      return behind; // its partition has a line: it joins the end without taking a unit first
     }
     CompletableFuture<Decision> decision;
     long asked = record == null ? 0 : ticker.read();
@@ -525,23 +613,80 @@ public final class Gate<R> {
         .exceptionally(e -> CompletableFuture.completedFuture(failed(ask, e))).thenCompose(v -> v);
   }
 
-  /** The verdict of the store's decision; for a refusal a policy's queue takes, the verdict after waiting. */
+  /**
+   * The verdict of the store's decision; for a refusal a policy's queue takes, the verdict after
+   * waiting. A refused request gives its place in the route's adaptive limit back before it waits:
+   * waiting requests must not fill the limit that requests admitted now need.
+   */
   private CompletionStage<Verdict> decidedOrWaits(Ask ask, Decision d, CompletableFuture<List<PolicyOutcome>> fields) {
-    CompletionStage<Verdict> waited = d.allowed() || waiters == null ? null : waiters.afterRefusal(d, waiting(ask, fields));
-    return waited != null ? waited : CompletableFuture.completedFuture(decided(ask, d, fields.join()));
+    if (!d.allowed() && waiters != null) {
+      abandon(ask);
+      CompletionStage<Verdict> waited = waiters.afterRefusal(d, waiting(ask, fields));
+      if (waited != null) {
+        return waited;
+      }
+    }
+    return CompletableFuture.completedFuture(decided(ask, d, fields.join()));
   }
 
-  /** A request about to wait, as {@link Waiters} re-decides it. */
-  private Waiters.Attempt waiting(Ask ask, CompletableFuture<List<PolicyOutcome>> fields) {
+  /**
+   * A request about to wait, as {@link Waiters} re-decides it. It waits without a place in its
+   * route's adaptive limit: each attempt takes one before the store is asked and gives it back
+   * when the store refuses (or fails), so only the attempt that is admitted keeps it, as a request
+   * that never waited does. When its turn comes with the limit full, it is refused 503
+   * {@code temporary-reduced-capacity}, as a request arriving then would be: waiting is for the
+   * policy's quota, and earns no place the upstream has not got.
+   */
+  private Waiters.Attempt waiting(Ask waiting, CompletableFuture<List<PolicyOutcome>> fields) {
+    Ask ask = waiting.placed(null);
+    AdaptiveRoute adaptive = ask.route.adaptive;
     return new Waiters.Attempt() {
+      /** The place the latest attempt took; null when it took none. Attempts of one waiter do not overlap. */
+      private volatile AdaptiveRoute.Permit permit;
+      /** The latest attempt's refusal by the adaptive limit, which the store was not asked about; null when none. */
+      private volatile Decision full;
+
       @Override
       public CompletionStage<Decision> acquire() {
-        return limiter.acquireAsync(ask.acquisitions);
+        permit = null;
+        full = null;
+        if (adaptive == null) {
+          return limiter.acquireAsync(ask.acquisitions);
+        }
+        AdaptiveRoute.Permit p = adaptive.tryAcquire(ask.plan);
+        if (p == null) {
+          Decision refused = adaptive.refused();
+          full = refused;
+          return CompletableFuture.completedFuture(refused);
+        }
+        permit = p;
+        CompletionStage<Decision> s;
+        try {
+          s = limiter.acquireAsync(ask.acquisitions);
+        } catch (RuntimeException | Error e) {
+          p.abandon();
+          throw e;
+        }
+        return s.whenComplete((d, e) -> {
+          if (e != null || !d.allowed()) {
+            p.abandon(); // refused again: it waits on (or is refused) without the place
+          }
+        });
       }
 
       @Override
       public CompletionStage<Verdict> decided(Decision decision) {
-        return fields.thenApply(f -> Gate.this.decided(ask, decision, f));
+        if (decision == full) {
+          return CompletableFuture.completedFuture(
+              Verdict.answer(refuseKept(ask, decision, ProblemType.TEMPORARY_REDUCED_CAPACITY)));
+        }
+        Ask placed = decision.allowed() ? ask.placed(permit) : ask;
+        CompletionStage<Verdict> v = fields.thenApply(f -> Gate.this.decided(placed, decision, f));
+        return placed.permit == null ? v : v.whenComplete((x, e) -> {
+          if (e != null) {
+            abandon(placed);
+          }
+        });
       }
 
       @Override
@@ -589,12 +734,40 @@ public final class Gate<R> {
     return GateResponses.refusal(sent, List.of(), format, format.body(body, null));
   }
 
-  /** A request about to be decided by the store. */
+  /**
+   * A request about to be decided by the store.
+   *
+   * @param plan the request's plan's name; null without plans
+   * @param permit its place in the route's adaptive limit; null when the route has none, or before it is taken
+   */
   private record Ask(GateRequest request, CompiledRoute route, List<Acquisition> acquisitions,
       List<PartitionKey> keys, CompletionStage<List<PolicyOutcome>> shadowFields,
-      List<Admission.Conditional> conditional, List<Acquisition> chargeable, AdaptiveRoute.Permit permit) {}
+      List<Admission.Conditional> conditional, List<Acquisition> chargeable, String plan, AdaptiveRoute.Permit permit) {
 
-  /** Cost, shadows, escalation blocks and the acquisitions: a {@link Verdict} (an answer) or an {@link Ask}. */
+    /** This request holding {@code p} as its place in the adaptive limit (null: none). */
+    Ask placed(AdaptiveRoute.Permit p) {
+      return new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable, plan, p);
+    }
+  }
+
+  /**
+   * The request with its place in the route's adaptive limit, when the route has one; beyond the
+   * learnt limit (and, with shares, the plan's share), 503 {@code temporary-reduced-capacity}, the
+   * store not asked.
+   */
+  private Object placed(Ask ask) {
+    if (ask.route.adaptive == null) {
+      return ask;
+    }
+    AdaptiveRoute.Permit permit = ask.route.adaptive.tryAcquire(ask.plan);
+    return permit != null ? ask.placed(permit)
+        : Verdict.answer(refuseKept(ask, ask.route.adaptive.refused(), ProblemType.TEMPORARY_REDUCED_CAPACITY));
+  }
+
+  /**
+   * Cost, shadows, escalation blocks and the acquisitions: a {@link Verdict} (an answer) or an
+   * {@link Ask}, which has no place in the route's adaptive limit yet ({@link #placed}).
+   */
   private Object prepare(GateRequest request, CompiledRoute route, RoutedView view, Plan plan, boolean async) {
     OptionalLong cost = CostHeader.cost(request, route.rules);
     if (cost.isEmpty()) {
@@ -650,14 +823,8 @@ public final class Gate<R> {
         }
       }
     }
-    Ask ask = new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable, null);
-    if (route.adaptive == null) {
-      return ask;
-    }
-    // beyond the learnt limit (and, with shares, the plan's share): 503, the store not asked
-    AdaptiveRoute.Permit permit = route.adaptive.tryAcquire(plan == null ? null : plan.name());
-    return permit != null ? new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable, permit)
-        : Verdict.answer(refuseKept(ask, route.adaptive.refused(), ProblemType.TEMPORARY_REDUCED_CAPACITY));
+    return new Ask(request, route, acquisitions, keys, shadowFields, conditional, chargeable,
+        plan == null ? null : plan.name(), null);
   }
 
   private Verdict undecided(Ask ask, StoreException e) {

@@ -28,6 +28,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -279,7 +280,8 @@ public final class GateBuilder<R> {
   /**
    * Lets requests the policy refuses wait for their turn ({@link Waiting}; the gateway's
    * {@code policies.*.queue}) in {@link Gate#decideAsync}, instead of being refused at once. Off by
-   * default.
+   * default. With {@link #plans}, every plan's version of the policy ({@code paced:pro}) waits in
+   * this queue too, under its {@code maxWait} and within its {@code maxQueued}.
    */
   public GateBuilder<R> queue(String policy, Waiting waiting) {
     queues.put(Objects.requireNonNull(policy, "policy"), Objects.requireNonNull(waiting, "waiting"));
@@ -405,7 +407,8 @@ public final class GateBuilder<R> {
             plans == null ? null : plans.plans(), List.copyOf(byName.values()), discoveryCustomizer);
     telemetry = telemetry(plans == null ? null : plans.plans());
     waiters = queues.isEmpty() ? null : new Waiters(queues, waitTimer == null ? Waiters.defaultTimer(ticker) : waitTimer,
-        ticker, meterRegistry == null ? Waiters.Meters.NONE : new WaitMeters(meterRegistry));
+        ticker, meterRegistry == null ? Waiters.Meters.NONE : new WaitMeters(meterRegistry),
+        plans == null ? UnaryOperator.identity() : plans.plans()::baseName);
     return new Gate<>(this, compiled, doc, new RuntimeLimits(byName, plans == null ? null : plans.plans()));
   }
 

@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 
 /**
  * The requests waiting for their turn under policies with a {@link Waiting} queue, instead of
@@ -37,6 +38,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * asynchronous answers. Time is the gate's ticker's: a deadline is a ticker reading, and a task
  * is due when the ticker reaches it (the default timer re-arms a task woken early), so that a test
  * moving a manual ticker moves the waiting too. Thread-safe: a line is guarded by itself.
+ *
+ * <p>With plans, a plan's version of a queued policy ({@code paced:pro}, {@code Plans}) waits in
+ * the queue of the policy it derives from ({@code paced}): its {@code maxWait}, its {@code
+ * maxQueued} (shared by every plan's version) and its meters; a line is still per decided policy
+ * and partition, since each plan's version keeps counters of its own.
  */
 final class Waiters {
 
@@ -92,14 +98,17 @@ final class Waiters {
   /** The waiters of one (policy, partition), first come first. Guarded by itself. */
   private static final class Line {
     final Key key;
+    /** The queued policy the line's policy follows: its name, or its base's for a plan's version. */
+    final String queue;
     final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
     /** Removed from the map: a new waiter makes a new line. */
     boolean closed;
     /** The store's latest refusal of the head; null before the first. */
     Decision lastRefusal;
 
-    Line(Key key) {
+    Line(Key key, String queue) {
       this.key = key;
+      this.queue = queue;
     }
   }
 
@@ -109,18 +118,33 @@ final class Waiters {
   private final Waiting.Timer timer;
   private final Ticker ticker;
   private final Meters meters;
+  /** The queued policy a decided policy follows: its base's name for a plan's version ({@code Plans#baseName}). */
+  private final UnaryOperator<String> queueOf;
 
-  Waiters(Map<String, Waiting> byPolicy, Waiting.Timer timer, Ticker ticker, Meters meters) {
+  /**
+   * @param queueOf the name of the policy whose queue a decided policy follows: the policy's own
+   *     name, or with plans its base policy's ({@code Plans#baseName})
+   */
+  Waiters(Map<String, Waiting> byPolicy, Waiting.Timer timer, Ticker ticker, Meters meters,
+      UnaryOperator<String> queueOf) {
     this.byPolicy = Map.copyOf(byPolicy);
     this.byPolicy.keySet().forEach(p -> queued.put(p, new AtomicInteger()));
     this.timer = timer;
     this.ticker = ticker;
     this.meters = meters;
+    this.queueOf = queueOf;
   }
 
   /** The queues, by policy name. */
   Map<String, Waiting> queues() {
     return byPolicy;
+  }
+
+  /** The requests waiting now, by queued policy name. */
+  Map<String, Integer> waiting() {
+    Map<String, Integer> out = new HashMap<>();
+    queued.forEach((policy, n) -> out.put(policy, Math.max(0, n.get()))); // a full queue's refused join counts a moment
+    return out;
   }
 
   /**
@@ -134,9 +158,10 @@ final class Waiters {
     }
     for (Acquisition a : acquisitions) {
       Key key = new Key(a.policy().name(), a.key());
-      Waiting w = byPolicy.get(key.policy());
+      String queue = queueOf.apply(key.policy());
+      Waiting w = byPolicy.get(queue);
       if (w != null && lines.containsKey(key)) {
-        return join(key, w, attempt, null);
+        return join(key, queue, w, attempt, null);
       }
     }
     return null;
@@ -152,25 +177,26 @@ final class Waiters {
       return null;
     }
     PolicyOutcome o = refused.mostConstraining();
-    Waiting w = byPolicy.get(o.policy().name());
+    String queue = queueOf.apply(o.policy().name());
+    Waiting w = byPolicy.get(queue);
     if (refused.retryAfter().compareTo(w.maxWait()) > 0) {
       return null;
     }
-    return join(new Key(o.policy().name(), o.key()), w, attempt, refused);
+    return join(new Key(o.policy().name(), o.key()), queue, w, attempt, refused);
   }
 
   /** Whether every policy that refused has a queue. */
   private boolean queues(Decision refused) {
     for (PolicyOutcome o : refused.violated()) {
-      if (!byPolicy.containsKey(o.policy().name())) {
+      if (!byPolicy.containsKey(queueOf.apply(o.policy().name()))) {
         return false;
       }
     }
     return !refused.violated().isEmpty();
   }
 
-  private CompletionStage<Verdict> join(Key key, Waiting w, Attempt attempt, Decision refused) {
-    AtomicInteger count = queued.get(key.policy());
+  private CompletionStage<Verdict> join(Key key, String queue, Waiting w, Attempt attempt, Decision refused) {
+    AtomicInteger count = queued.get(queue);
     if (count.incrementAndGet() > w.maxQueued()) {
       count.decrementAndGet();
       return null;
@@ -179,7 +205,7 @@ final class Waiters {
     Line line;
     boolean head;
     while (true) {
-      line = lines.computeIfAbsent(key, Line::new);
+      line = lines.computeIfAbsent(key, k -> new Line(k, queue));
       synchronized (line) {
         if (line.closed) {
           continue;
@@ -192,7 +218,7 @@ final class Waiters {
         break;
       }
     }
-    meters.waiting(key.policy(), 1);
+    meters.waiting(queue, 1);
     Line joined = line;
     waiter.cancelDeadline = timer.schedule(w.maxWait(), () -> expire(joined, waiter));
     if (head) {
@@ -235,7 +261,7 @@ final class Waiters {
     synchronized (line) {
       line.waiters.remove(head);
     }
-    finish(line.key.policy(), head, d, e);
+    finish(line.queue, head, d, e);
     timer.schedule(Duration.ZERO, () -> tryHead(line)); // the next waiter, from a fresh stack
   }
 
@@ -253,7 +279,7 @@ final class Waiters {
       refused = line.lastRefusal;
     }
     if (refused != null) {
-      finish(line.key.policy(), waiter, refused, null);
+      finish(line.queue, waiter, refused, null);
       return;
     }
     CompletionStage<Decision> s;
@@ -262,7 +288,7 @@ final class Waiters {
     } catch (RuntimeException e) {
       s = CompletableFuture.failedFuture(e);
     }
-    s.whenComplete((d, e) -> finish(line.key.policy(), waiter, d, e));
+    s.whenComplete((d, e) -> finish(line.queue, waiter, d, e));
   }
 
   /** The waiter leaves: counted, its deadline cancelled, its verdict completed. */

@@ -9,12 +9,19 @@ import dev.headroom.InMemoryStore;
 import dev.headroom.ManualTicker;
 import dev.headroom.QuotaLimiter;
 import dev.headroom.QuotaPolicy;
+import dev.headroom.enforcement.plan.Plan;
+import dev.headroom.enforcement.plan.PlanResolution;
+import dev.headroom.enforcement.plan.Plans;
+import dev.headroom.enforcement.plan.PolicyOverride;
 import dev.headroom.http.body.LimitRefusals;
 import dev.headroom.http.body.PolicyTexts;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -156,6 +163,77 @@ class WaitingGateTest {
       assertThat(paced.decide(request("GET", "/items", "a"), "").kind()).isEqualTo(Verdict.Kind.ADMIT);
     }
     assertThat(paced.decide(request("GET", "/items", "a"), "").answer().status()).isEqualTo(429);
+  }
+
+  /**
+   * A waiting request holds no place in its route's adaptive limit (AdaptiveConcurrency): with a
+   * limit of 2 and two requests waiting, requests of other partitions are still admitted, and a
+   * waiting request takes a place only when its turn comes; with the limit full then, it is refused
+   * 503 temporary-reduced-capacity (draft-ietf-httpapi-ratelimit-headers-09 section 5.2), as a
+   * request arriving then would be.
+   */
+  @Test
+  void waitingRequestsHoldNoPlaceInTheAdaptiveLimit() {
+    Gate<String> gate = Gate.<String>builder().limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
+        .refusals(refusals).ticker(ticker).route(RouteRules.builder("/items").policy(paced)
+            .adaptive(AdaptiveConcurrency.builder().minLimit(2).initialLimit(2).maxLimit(2).build()).build())
+        .queue("paced", new Waiting(Duration.ofSeconds(1), 10)).waitTimer(timer).build();
+    for (int i = 0; i < 5; i++) {
+      gate.decideAsync(request("GET", "/items", "a"), "").toCompletableFuture().join().admission().complete(200, 0);
+    }
+    CompletableFuture<Verdict> first = gate.decideAsync(request("GET", "/items", "a"), "").toCompletableFuture();
+    CompletableFuture<Verdict> second = gate.decideAsync(request("GET", "/items", "a"), "").toCompletableFuture();
+    assertThat(first).isNotDone();
+    assertThat(second).isNotDone();
+
+    Verdict other = gate.decideAsync(request("GET", "/items", "b"), "").toCompletableFuture().join();
+    assertThat(other.kind()).as("a request of another partition, two waiting under a limit of 2").isEqualTo(Verdict.Kind.ADMIT);
+    assertThat(gate.waiting()).containsExactly(Map.entry("paced", 2));
+    assertThat(gate.adaptiveStates()).singleElement().satisfies(a -> {
+      assertThat(a.policy()).isEqualTo("adaptive");
+      assertThat(a.limit()).isEqualTo(2);
+      assertThat(a.inflight()).isEqualTo(1);
+    });
+    timer.advance(Duration.ofMillis(200));
+    assertThat(status(first)).isEqualTo(200); // its turn: it takes the second place
+    assertThat(status(gate.decideAsync(request("GET", "/items", "c"), "").toCompletableFuture())).isEqualTo(503);
+
+    timer.advance(Duration.ofMillis(200));
+    GateResponse full = second.join().answer();
+    assertThat(full.status()).as("its turn, with the limit full").isEqualTo(503);
+    assertThat(new String(full.body(), StandardCharsets.UTF_8)).contains("temporary-reduced-capacity");
+
+    other.admission().complete(200, 0);
+    first.join().admission().complete(200, 0);
+    assertThat(status(gate.decideAsync(request("GET", "/items", "c"), "").toCompletableFuture())).isEqualTo(200);
+    assertThat(status(gate.decideAsync(request("GET", "/items", "d"), "").toCompletableFuture())).isEqualTo(200);
+  }
+
+  /**
+   * A plan's version of a queued policy ({@code paced:pro}, named by Plans) waits in the queue of the
+   * policy it derives from: the plan of a request is its X-Api-Key, as a plan resolver would find it.
+   */
+  @Test
+  void aPlansVersionOfAQueuedPolicyWaitsInItsQueue() {
+    Plans plans = Plans.of(List.of(new Plan("free", Map.of(), Optional.empty()),
+        new Plan("pro", Map.of("paced", PolicyOverride.quota(2)), Optional.empty())), "free", List.of(paced));
+    Gate<String> gate = Gate.<String>builder().limiter(QuotaLimiter.of(InMemoryStore.builder().ticker(ticker).build()))
+        .refusals(refusals).ticker(ticker).route(RouteRules.builder("/items").policy(paced).build())
+        .plans(plans, view -> CompletableFuture.completedFuture(new PlanResolution.Named(view.headers("X-Api-Key").get(0))),
+            Duration.ofSeconds(1))
+        .queue("paced", new Waiting(Duration.ofSeconds(1), 10)).waitTimer(timer).meterRegistry(meters).build();
+    for (int i = 0; i < 2; i++) {
+      Verdict v = gate.decideAsync(request("GET", "/items", "pro"), "").toCompletableFuture().join();
+      assertThat(v.admission().decision().outcomes().get(0).policy().name()).isEqualTo("paced:pro");
+    }
+    CompletableFuture<Verdict> waits = gate.decideAsync(request("GET", "/items", "pro"), "").toCompletableFuture();
+    assertThat(waits).as("refused by paced:pro, it waits in paced's queue").isNotDone();
+    assertThat(waiting()).isEqualTo(1);
+    timer.advance(Duration.ofMillis(500)); // two a second: one unit each 500 ms
+    assertThat(status(waits)).isEqualTo(200);
+    assertThat(waiting()).isZero();
+    assertThat(meters.get(HeadroomMeters.QUEUE_ADMITTED).tag(HeadroomMeters.POLICY, "paced").counter().count())
+        .isEqualTo(1);
   }
 
   @Test

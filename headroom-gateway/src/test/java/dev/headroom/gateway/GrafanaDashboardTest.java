@@ -50,7 +50,7 @@ class GrafanaDashboardTest {
     }
     assertThat(queried).contains("headroom_decisions_total", "headroom_store_latency_seconds_bucket",
         "headroom_store_outstanding", "headroom_queue_waiting", "headroom_queue_admitted_total",
-        "headroom_queue_timeouts_total");
+        "headroom_queue_timeouts_total", "headroom_store_replica_unacknowledged_total");
 
     String scraped = scrape("{type: memory, maxKeys: 1000}") + scrape("{type: redis, uri: \"redis://127.0.0.1:6379\", "
         + "keyPrefix: \"hr-grafana-" + UUID.randomUUID() + ":\", failurePolicy: fallback}");

@@ -146,7 +146,7 @@ public class HeadroomAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnAvailableEndpoint
     HeadroomEndpoint headroomEndpoint(FilterRegistrationBean<HeadroomFilter> headroomFilter) {
-      return new HeadroomEndpoint(headroomFilter.getFilter().limits());
+      return new HeadroomEndpoint(headroomFilter.getFilter().gate());
     }
   }
 

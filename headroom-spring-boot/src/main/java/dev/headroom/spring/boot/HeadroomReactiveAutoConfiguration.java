@@ -99,7 +99,7 @@ public class HeadroomReactiveAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnAvailableEndpoint
     HeadroomEndpoint headroomEndpoint(HeadroomWebFilter headroomWebFilter) {
-      return new HeadroomEndpoint(headroomWebFilter.gate().limits());
+      return new HeadroomEndpoint(headroomWebFilter.gate());
     }
   }
 }

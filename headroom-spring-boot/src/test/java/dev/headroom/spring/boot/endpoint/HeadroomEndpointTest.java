@@ -13,6 +13,8 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,9 +44,18 @@ class HeadroomEndpointTest {
 
     @RestController
     static class Api {
+      /** Holds {@code /api/slow} in flight until a test lets it answer. */
+      static volatile CountDownLatch answer = new CountDownLatch(0);
+
       @GetMapping("/api/hello")
       String hello() {
         return "hello";
+      }
+
+      @GetMapping("/api/slow")
+      String slow() throws InterruptedException {
+        answer.await(60, TimeUnit.SECONDS);
+        return "slow";
       }
     }
   }
