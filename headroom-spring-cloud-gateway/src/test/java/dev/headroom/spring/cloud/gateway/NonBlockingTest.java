@@ -111,6 +111,30 @@ class NonBlockingTest {
     loadWithoutBlocking(p);
   }
 
+  /**
+   * The store's connection on the server's own loops ({@code store.redis-event-loops: server}):
+   * still no blocking call, and every admitted request goes on to the upstream on a server loop
+   * (Reactor Netty's {@code reactor-http-*}), the one it came from, never on a Reactor or Lettuce
+   * thread of its own.
+   */
+  @Test
+  void theRateLimiterOnRedisOnTheServerLoopsNeverBlocksAnEventLoop() throws Exception {
+    Map<String, Object> p = new HashMap<>();
+    String r = "spring.cloud.gateway.server.webflux.routes[0]";
+    p.put(r + ".id", "limited");
+    p.put(r + ".uri", "http://127.0.0.1:" + upstream.port());
+    p.put(r + ".predicates[0]", "Path=/spec/**");
+    p.put(r + ".filters[0].name", "RequestRateLimiter");
+    p.put(r + ".filters[0].args.key-resolver", "#{@apiKeyResolver}");
+    p.put(r + ".filters[0].args.headroom-rate-limiter.quota", "10");
+    p.put(r + ".filters[0].args.headroom-rate-limiter.window", "1h");
+    p.put("headroom.cloud-gateway.store.type", "redis");
+    p.put("headroom.cloud-gateway.store.redis-event-loops", "server");
+    p.put("headroom.cloud-gateway.store.key-prefix", "headroom-scg-blockhound:" + UUID.randomUUID() + ":");
+    loadWithoutBlocking(p);
+    assertThat(FORWARDED_ON).as("threads that forwarded admitted requests").allMatch(name -> name.startsWith("reactor-http-"));
+  }
+
   @Test
   void theHeadroomFilterOnRedisNeverBlocksAnEventLoop() throws Exception {
     Map<String, Object> p = new HashMap<>();
