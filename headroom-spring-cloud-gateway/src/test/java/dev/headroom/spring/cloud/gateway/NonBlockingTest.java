@@ -98,6 +98,11 @@ class NonBlockingTest {
 
   @Test
   void theRateLimiterOnRedisNeverBlocksAnEventLoop() throws Exception {
+    loadWithoutBlocking(rateLimiterOnRedis());
+  }
+
+  /** One route through RequestRateLimiter with HeadroomRateLimiter, 10 requests an hour per API key, on Redis. */
+  private Map<String, Object> rateLimiterOnRedis() {
     Map<String, Object> p = new HashMap<>();
     String r = "spring.cloud.gateway.server.webflux.routes[0]";
     p.put(r + ".id", "limited");
@@ -109,7 +114,7 @@ class NonBlockingTest {
     p.put(r + ".filters[0].args.headroom-rate-limiter.window", "1h");
     p.put("headroom.cloud-gateway.store.type", "redis");
     p.put("headroom.cloud-gateway.store.key-prefix", "headroom-scg-blockhound:" + UUID.randomUUID() + ":");
-    loadWithoutBlocking(p);
+    return p;
   }
 
   /**
@@ -120,18 +125,8 @@ class NonBlockingTest {
    */
   @Test
   void theRateLimiterOnRedisOnTheServerLoopsNeverBlocksAnEventLoop() throws Exception {
-    Map<String, Object> p = new HashMap<>();
-    String r = "spring.cloud.gateway.server.webflux.routes[0]";
-    p.put(r + ".id", "limited");
-    p.put(r + ".uri", "http://127.0.0.1:" + upstream.port());
-    p.put(r + ".predicates[0]", "Path=/spec/**");
-    p.put(r + ".filters[0].name", "RequestRateLimiter");
-    p.put(r + ".filters[0].args.key-resolver", "#{@apiKeyResolver}");
-    p.put(r + ".filters[0].args.headroom-rate-limiter.quota", "10");
-    p.put(r + ".filters[0].args.headroom-rate-limiter.window", "1h");
-    p.put("headroom.cloud-gateway.store.type", "redis");
+    Map<String, Object> p = rateLimiterOnRedis();
     p.put("headroom.cloud-gateway.store.redis-event-loops", "server");
-    p.put("headroom.cloud-gateway.store.key-prefix", "headroom-scg-blockhound:" + UUID.randomUUID() + ":");
     Set<String> before = lettuceLoops();
     loadWithoutBlocking(p, () -> assertThat(lettuceLoops()).as("Lettuce event loops of its own while the store decided")
         .isSubsetOf(before));
