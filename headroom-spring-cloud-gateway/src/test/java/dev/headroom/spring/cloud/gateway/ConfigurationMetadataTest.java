@@ -44,8 +44,7 @@ class ConfigurationMetadataTest {
       assertThat(p.path("description").asText()).as("description of %s", p.path("name").asText()).isNotBlank();
     }
     assertThat(names(m.path("hints"))).contains("headroom.cloud-gateway.store.type",
-        "headroom.cloud-gateway.store.on-failure", "headroom.cloud-gateway.store.redis-event-loops",
-        "headroom.cloud-gateway.headers.dialects",
+        "headroom.cloud-gateway.store.on-failure", "headroom.cloud-gateway.headers.dialects",
         "headroom.cloud-gateway.policies.values.algorithm", "headroom.cloud-gateway.policies.values.unit");
   }
 }
