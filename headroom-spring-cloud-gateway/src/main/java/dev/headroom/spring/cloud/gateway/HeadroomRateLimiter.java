@@ -156,8 +156,8 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
     PartitionKey key = partition(id);
     // A decision that completes later does so on the store's thread (Lettuce's I/O loop, or the
     // deadline timer). With the store on the server's loops (ServerLoops) the exchange resumes on
-    // the loop it came from: at once when the reply was read there, else as a task queued on that
-    // loop, which is awake anyway under load. Otherwise it goes on on a Reactor thread, so that
+    // the loop it came from, as a task queued there (no wake-up when the reply was read on that
+    // loop; under load it is awake anyway). Otherwise it goes on on a Reactor thread, so that
     // the gateway's work never delays the store's next replies. One decided at once (the memory
     // store) goes on here, as the WebFlux filter does with its verdicts.
     return Mono.defer(() -> {
@@ -181,17 +181,15 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
   }
 
   /**
-   * {@code decided}, completed on {@code home}: in the completing thread when that is
-   * {@code home}, else by a task queued on it (or in the completing thread when {@code home} no
-   * longer takes tasks, as while the server shuts down). Never blocks.
+   * {@code decided}, completed by a task queued on {@code home} (or in the completing thread when
+   * {@code home} no longer takes tasks, as while the server shuts down). Queued even when the
+   * reply was read on {@code home}, as the gateway does: the exchange then goes on after the
+   * Redis client's read handler has returned, not inside it, and a task queued by the running
+   * loop wakes nothing. Never blocks.
    */
   static <T> CompletableFuture<T> resumeOn(EventExecutor home, CompletableFuture<T> decided) {
     CompletableFuture<T> resumed = new CompletableFuture<>();
     decided.whenComplete((value, failure) -> {
-      if (home.inEventLoop()) {
-        complete(resumed, value, failure);
-        return;
-      }
       try {
         home.execute(() -> complete(resumed, value, failure));
       } catch (RejectedExecutionException e) {
