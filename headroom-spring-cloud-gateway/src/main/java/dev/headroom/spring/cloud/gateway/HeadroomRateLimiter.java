@@ -73,7 +73,8 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>Never blocks: the decision is {@link QuotaLimiter#acquireAsync}, which a Redis store answers on
  * its own I/O thread, or, with {@code headroom.cloud-gateway.store.redis-event-loops: server}, on
- * one of the server's own loops, the exchange then resuming on the loop it came from. A store that cannot decide lets the request through without fields, or, with
+ * one of the server's own loops, the exchange then resuming on the loop it came from. A store
+ * that cannot decide lets the request through without fields, or, with
  * {@code headroom.cloud-gateway.store.on-failure: refuse}, refuses it with
  * {@code Retry-After: }{@value ServiceErrors#STORE_RETRY_AFTER_SECONDS}.
  *
@@ -187,7 +188,7 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
    * Redis client's read handler has returned, not inside it, and a task queued by the running
    * loop wakes nothing. Never blocks.
    */
-  static <T> CompletableFuture<T> resumeOn(EventExecutor home, CompletableFuture<T> decided) {
+  private static <T> CompletableFuture<T> resumeOn(EventExecutor home, CompletableFuture<T> decided) {
     CompletableFuture<T> resumed = new CompletableFuture<>();
     decided.whenComplete((value, failure) -> {
       try {
