@@ -9,7 +9,11 @@
 #   redis-best        the same with spring.cloud.gateway.server.webflux.redis-rate-limiter.include-headers: false,
 #                     the least work per request its documented settings allow
 #   headroom-limiter  RequestRateLimiter + HeadroomRateLimiter, Redis store (IETF RateLimit and
-#                     RateLimit-Policy fields; Retry-After on a refusal)
+#                     RateLimit-Policy fields; Retry-After on a refusal), the store's connection
+#                     where the auto-configuration puts it by default
+#   headroom-limiter-own-loops, headroom-limiter-server-loops
+#                     the same with headroom.cloud-gateway.store.redis-event-loops own (Lettuce's
+#                     own event loop) and server (the gateway's Reactor Netty server loops)
 #   headroom-filter   the Headroom gateway filter, Redis store (fields, Graceful Boundaries
 #                     refusals, discovery)
 #   none              the same route with no limiter: the ceiling (a limiter can be at most

@@ -648,7 +648,9 @@ public final class RedisStore implements Store, StoreHealth.Source {
      * caller's: closing the store leaves them running, so shut them down after the store. An
      * event-driven server passes resources over its own event loops, so that the connection's
      * reads and writes run on a loop that is awake anyway, not on a thread of their own woken for
-     * each reply (the gateway does: headroom-redis/README.md, "On the caller's event loops").
+     * each reply ({@link ServingLoops#clientResources} makes such resources; the gateway and Spring
+     * Cloud Gateway's {@code store.redis-event-loops: server} use it: headroom-redis/README.md, "On
+     * the caller's event loops").
      */
     public Builder clientResources(ClientResources resources) {
       this.clientResources = Objects.requireNonNull(resources, "clientResources");

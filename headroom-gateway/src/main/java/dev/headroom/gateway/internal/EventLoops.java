@@ -1,8 +1,7 @@
 package dev.headroom.gateway.internal;
 
+import dev.headroom.redis.ServingLoops;
 import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultEventLoopGroupProvider;
-import io.lettuce.core.resource.EventLoopGroupProvider;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
@@ -14,9 +13,7 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.EventExecutorGroup;
 import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,12 +44,10 @@ public final class EventLoops implements AutoCloseable {
   private final EventLoopGroup workers;
   private final Class<? extends ServerChannel> serverChannel;
   private final Class<? extends Channel> clientChannel;
-  private final int threads;
   private ClientResources lettuce;
   private boolean closed;
 
   private EventLoops(int threads) {
-    this.threads = threads;
     boolean epoll = Epoll.isAvailable();
     this.boss = epoll ? new EpollEventLoopGroup(1) : new NioEventLoopGroup(1);
     this.workers = epoll ? new EpollEventLoopGroup(threads) : new NioEventLoopGroup(threads);
@@ -82,17 +77,14 @@ public final class EventLoops implements AutoCloseable {
   }
 
   /**
-   * Lettuce resources whose event loops are the serving loops (created on first use). A transport
-   * the serving loops are not of (Lettuce asks by class: epoll, or NIO where epoll is missing)
-   * gets loops of its own, shut down with these resources. Lettuce's computation pool (reconnect
-   * and topology-refresh work, off the I/O path) stays its own, one thread.
+   * Lettuce resources whose event loops are the serving loops (created on first use), from
+   * headroom-redis's {@link ServingLoops}: a transport the serving loops do not serve gets a loop
+   * of its own, shut down with these resources; Lettuce's computation pool stays its own, one
+   * thread.
    */
   public synchronized ClientResources lettuce() {
     if (lettuce == null) {
-      lettuce = ClientResources.builder()
-          .eventLoopGroupProvider(new Serving(workers, threads))
-          .computationThreadPoolSize(1)
-          .build();
+      lettuce = ServingLoops.clientResources(workers);
     }
     return lettuce;
   }
@@ -154,44 +146,6 @@ public final class EventLoops implements AutoCloseable {
       LOG.warn("closing the event loops: {} still running after {} s", step, CLOSE_WAIT_SECONDS + 1);
     } else if (!shutdown.isSuccess()) {
       steps.failed(step, shutdown.cause());
-    }
-  }
-
-  /**
-   * Hands Lettuce the serving loops for their own transport; releasing or shutting down leaves
-   * them running ({@link EventLoops#close()} ends them), and ends only loops made for another.
-   */
-  private static final class Serving implements EventLoopGroupProvider {
-    private final EventLoopGroup serving;
-    private final int threads;
-    private final DefaultEventLoopGroupProvider others = new DefaultEventLoopGroupProvider(1);
-
-    Serving(EventLoopGroup serving, int threads) {
-      this.serving = serving;
-      this.threads = threads;
-    }
-
-    @Override
-    public <T extends EventLoopGroup> T allocate(Class<T> type) {
-      return type.isInstance(serving) ? type.cast(serving) : others.allocate(type);
-    }
-
-    @Override
-    public int threadPoolSize() {
-      return threads;
-    }
-
-    @Override
-    public Future<Boolean> release(EventExecutorGroup group, long quietPeriod, long timeout, TimeUnit unit) {
-      if (group == serving) {
-        return ImmediateEventExecutor.INSTANCE.newSucceededFuture(true);
-      }
-      return others.release(group, quietPeriod, timeout, unit);
-    }
-
-    @Override
-    public Future<Boolean> shutdown(long quietPeriod, long timeout, TimeUnit unit) {
-      return others.shutdown(quietPeriod, timeout, unit);
     }
   }
 }

@@ -277,8 +277,11 @@ public final class Endpoint {
     }
   }
 
-  /** Closes what the store opened. */
-  public void close() {
+  /** Closes what the store opened; closing again does nothing more. */
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
     closed = true;
     if (opener != null) {
       StatefulConnection<byte[], byte[]> c = connection;

@@ -123,6 +123,28 @@ public class CloudGatewayProperties extends LimitSettings<CloudGatewayProperties
     public void setKeyPrefix(String keyPrefix) {
       this.keyPrefix = keyPrefix;
     }
+
+    /**
+     * Where the Redis store's connection runs: {@code own}, Lettuce's own event loop (the
+     * default), or {@code server}, the gateway's own Reactor Netty server loops.
+     */
+    private RedisEventLoops redisEventLoops = RedisEventLoops.OWN;
+
+    public RedisEventLoops getRedisEventLoops() {
+      return redisEventLoops;
+    }
+
+    public void setRedisEventLoops(RedisEventLoops redisEventLoops) {
+      this.redisEventLoops = redisEventLoops;
+    }
+  }
+
+  /** {@code headroom.cloud-gateway.store.redis-event-loops}: where the Redis store's connection runs. */
+  public enum RedisEventLoops {
+    /** The gateway's own Reactor Netty server loops: no thread of its own to wake for each reply. */
+    SERVER,
+    /** An event loop of Lettuce's own. */
+    OWN
   }
 
   /** {@code headroom.cloud-gateway.headers.*}. */

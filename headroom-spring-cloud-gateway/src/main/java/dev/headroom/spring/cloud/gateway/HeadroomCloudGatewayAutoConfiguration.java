@@ -30,7 +30,10 @@ import org.springframework.cloud.gateway.support.ConfigurationService;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.web.server.ServerWebExchange;
+import reactor.netty.http.HttpResources;
+import reactor.netty.resources.LoopResources;
 
 /**
  * Headroom in a Spring Cloud Gateway application, from {@code headroom.cloud-gateway.*}:
@@ -108,10 +111,11 @@ public class HeadroomCloudGatewayAutoConfiguration {
   @Primary
   @ConditionalOnMissingBean(RateLimiter.class)
   HeadroomRateLimiter headroomRateLimiter(QuotaLimiter limiter, PolicyCatalog catalog, CloudGatewayProperties props,
-      ConfigurationService configurationService, ObjectProvider<CloudGatewayMeters> meters, Ticker ticker) {
+      ConfigurationService configurationService, ObjectProvider<CloudGatewayMeters> meters, Ticker ticker,
+      ObjectProvider<ServerLoops> serverLoops) {
     CloudGatewayMeters m = meters.getIfUnique();
     return new HeadroomRateLimiter(limiter, catalog, catalog.dialects(), refuseOnStoreFailure(props),
-        configurationService, m == null ? null : m.decisions(), ticker);
+        configurationService, m == null ? null : m.decisions(), ticker, serverLoops.getIfUnique());
   }
 
   /**
@@ -193,7 +197,9 @@ public class HeadroomCloudGatewayAutoConfiguration {
   /**
    * The Redis store ({@code headroom.cloud-gateway.store.type: redis}), when headroom-redis is on
    * the classpath: one Lua round trip per decision, answered on Lettuce's I/O thread (never a
-   * blocked event loop), Redis time. With {@code on-failure: refuse} it fails closed, so that a
+   * blocked event loop), Redis time; with {@code store.redis-event-loops: server} that thread is
+   * one of the server's own loops ({@link RedisOnServerLoops}). With {@code on-failure: refuse} it
+   * fails closed, so that a
    * Redis that cannot decide surfaces as a refusal; otherwise it fails open. Processed before the
    * outer class's store bean, which it therefore replaces.
    */
@@ -202,9 +208,30 @@ public class HeadroomCloudGatewayAutoConfiguration {
   @ConditionalOnProperty(prefix = "headroom.cloud-gateway.store", name = "type", havingValue = "redis")
   static class RedisStoreConfiguration {
 
+    /**
+     * The server's event loops for the store ({@code store.redis-event-loops: server}): those of
+     * the application's {@code ReactorResourceFactory}, which Spring Boot's Reactor Netty server
+     * runs on, or Reactor Netty's global ones ({@code HttpResources}) where there is none.
+     */
+    @Bean
+    @ConditionalOnProperty(prefix = "headroom.cloud-gateway.store", name = "redis-event-loops", havingValue = "server")
+    ServerLoops headroomServerLoops(ObjectProvider<ReactorResourceFactory> factory) {
+      ReactorResourceFactory f = factory.getIfUnique();
+      LoopResources loops = f != null ? f.getLoopResources() : HttpResources.get();
+      return new ServerLoops(loops.onServer(LoopResources.DEFAULT_NATIVE));
+    }
+
+    /** The store's Lettuce resources over those loops, ended before the loops are. */
+    @Bean
+    @ConditionalOnProperty(prefix = "headroom.cloud-gateway.store", name = "redis-event-loops", havingValue = "server")
+    RedisOnServerLoops headroomRedisOnServerLoops(ServerLoops loops) {
+      return new RedisOnServerLoops(loops);
+    }
+
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    Store headroomStore(CloudGatewayProperties props) {
+    Store headroomStore(CloudGatewayProperties props, ObjectProvider<RedisOnServerLoops> serverLoops) {
+      RedisOnServerLoops loops = serverLoops.getIfUnique();
       RedisStore.Builder b = RedisStore.builder()
           .failurePolicy(refuseOnStoreFailure(props) ? FailurePolicy.FAIL_CLOSED
               : FailurePolicy.FAIL_OPEN);
@@ -240,7 +267,12 @@ public class HeadroomCloudGatewayAutoConfiguration {
       if (acks.getReplicas() != null) {
         b.replicaAcknowledgements(acks.getReplicas(), acks.getTimeout());
       }
-      return b.build();
+      if (loops == null) {
+        return b.build();
+      }
+      RedisStore store = b.clientResources(loops.resources()).build();
+      loops.closeFirst(store);
+      return store;
     }
   }
 }

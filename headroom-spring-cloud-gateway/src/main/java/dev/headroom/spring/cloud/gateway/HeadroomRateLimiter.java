@@ -14,6 +14,7 @@ import dev.headroom.http.HeaderNames;
 import dev.headroom.http.body.ServiceErrors;
 import dev.headroom.http.headers.HeaderDialect;
 import dev.headroom.http.headers.RateLimitHeaders;
+import io.netty.util.concurrent.EventExecutor;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -30,6 +31,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
 import org.springframework.cloud.gateway.support.ConfigurationService;
@@ -70,7 +72,9 @@ import reactor.core.scheduler.Schedulers;
  * refuses with a bare status; the {@code Headroom} filter answers with Graceful Boundaries bodies.
  *
  * <p>Never blocks: the decision is {@link QuotaLimiter#acquireAsync}, which a Redis store answers on
- * its own I/O thread. A store that cannot decide lets the request through without fields, or, with
+ * its own I/O thread, or, with {@code headroom.cloud-gateway.store.redis-event-loops: server}, on
+ * one of the server's own loops, the exchange then resuming on the loop it came from. A store
+ * that cannot decide lets the request through without fields, or, with
  * {@code headroom.cloud-gateway.store.on-failure: refuse}, refuses it with
  * {@code Retry-After: }{@value ServiceErrors#STORE_RETRY_AFTER_SECONDS}.
  *
@@ -97,11 +101,17 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
   private final DecisionMeters meters;
   /** Times the store's answers when there are meters. */
   private final Ticker ticker;
+  /**
+   * The server's loops when the store answers on them, or null: an exchange whose decision
+   * completes later then resumes on the loop it came from instead of on a Reactor thread.
+   */
+  private final ServerLoops serverLoops;
   /** Each route's arguments read once, with the arguments they were read from. */
   private final Map<String, RouteLimit> routes = new ConcurrentHashMap<>();
 
   HeadroomRateLimiter(QuotaLimiter limiter, PolicyCatalog catalog, Set<HeaderDialect> defaultDialects,
-      boolean refuseOnStoreFailure, ConfigurationService configurationService, DecisionMeters meters, Ticker ticker) {
+      boolean refuseOnStoreFailure, ConfigurationService configurationService, DecisionMeters meters, Ticker ticker,
+      ServerLoops serverLoops) {
     super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
     this.limiter = Objects.requireNonNull(limiter, "limiter");
     this.catalog = Objects.requireNonNull(catalog, "catalog");
@@ -109,6 +119,7 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
     this.refuseOnStoreFailure = refuseOnStoreFailure;
     this.meters = meters;
     this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.serverLoops = serverLoops;
   }
 
   /**
@@ -122,7 +133,7 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
     Map<String, QuotaPolicy> named = new LinkedHashMap<>();
     policies.forEach(p -> named.put(p.name(), p));
     return new HeadroomRateLimiter(limiter, PolicyCatalog.of(named), EnumSet.of(HeaderDialect.IETF), false,
-        configurationService, null, Ticker.system());
+        configurationService, null, Ticker.system(), null);
   }
 
   /** Reads a route's arguments as they are bound, so that a bad one stops the routes from loading. */
@@ -145,21 +156,57 @@ public final class HeadroomRateLimiter extends AbstractRateLimiter<HeadroomRateL
     }
     PartitionKey key = partition(id);
     // A decision that completes later does so on the store's thread (Lettuce's I/O loop, or the
-    // deadline timer): the exchange then goes on on a Reactor thread, so that the gateway's work
-    // never delays the store's next replies. One decided at once (the memory store) goes on here,
-    // as the WebFlux filter does with its verdicts.
+    // deadline timer). With the store on the server's loops (ServerLoops) the exchange resumes on
+    // the loop it came from, as a task queued there (no wake-up when the reply was read on that
+    // loop; under load it is awake anyway). Otherwise it goes on on a Reactor thread, so that
+    // the gateway's work never delays the store's next replies. One decided at once (the memory
+    // store) goes on here, as the WebFlux filter does with its verdicts.
     return Mono.defer(() -> {
+      EventExecutor home = serverLoops == null ? null : serverLoops.current();
       long asked = meters == null ? 0 : ticker.read();
       CompletableFuture<Decision> decided =
           limiter.acquireAsync(List.of(Acquisition.of(route.policy, key, route.cost))).toCompletableFuture();
       if (meters != null) {
         decided = decided.whenComplete((answer, failure) -> record(answer, failure, asked));
       }
-      Mono<Decision> d = Mono.fromFuture(decided);
-      return decided.isDone() ? d : d.publishOn(Schedulers.parallel());
+      if (decided.isDone()) {
+        return Mono.fromFuture(decided);
+      }
+      if (home != null) {
+        return Mono.fromFuture(resumeOn(home, decided));
+      }
+      return Mono.fromFuture(decided).publishOn(Schedulers.parallel());
     })
         .map(route::response)
         .onErrorResume(StoreException.class, e -> Mono.just(storeFailed()));
+  }
+
+  /**
+   * {@code decided}, completed by a task queued on {@code home} (or in the completing thread when
+   * {@code home} no longer takes tasks, as while the server shuts down). Queued even when the
+   * reply was read on {@code home}, as the gateway does: the exchange then goes on after the
+   * Redis client's read handler has returned, not inside it, and a task queued by the running
+   * loop wakes nothing. Never blocks.
+   */
+  private static <T> CompletableFuture<T> resumeOn(EventExecutor home, CompletableFuture<T> decided) {
+    CompletableFuture<T> resumed = new CompletableFuture<>();
+    decided.whenComplete((value, failure) -> {
+      try {
+        home.execute(() -> complete(resumed, value, failure));
+      } catch (RejectedExecutionException e) {
+        complete(resumed, value, failure);
+      }
+    });
+    return resumed;
+  }
+
+  private static <T> void complete(CompletableFuture<T> resumed, T value, Throwable failure) {
+    if (failure != null) {
+      resumed.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
+          ? failure.getCause() : failure);
+    } else {
+      resumed.complete(value);
+    }
   }
 
   private RouteLimit route(String routeId) {

@@ -37,7 +37,8 @@ class ConfigurationMetadataTest {
         "headroom.cloud-gateway.store.refusal-memory", "headroom.cloud-gateway.store.decision-deadline",
         "headroom.cloud-gateway.store.replica-acknowledgements.replicas",
         "headroom.cloud-gateway.store.replica-acknowledgements.timeout",
-        "headroom.cloud-gateway.store.on-failure", "headroom.cloud-gateway.headers.dialects",
+        "headroom.cloud-gateway.store.on-failure", "headroom.cloud-gateway.store.redis-event-loops",
+        "headroom.cloud-gateway.headers.dialects",
         "headroom.cloud-gateway.service.name");
     for (JsonNode p : m.path("properties")) {
       assertThat(p.path("description").asText()).as("description of %s", p.path("name").asText()).isNotBlank();

@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -97,6 +98,11 @@ class NonBlockingTest {
 
   @Test
   void theRateLimiterOnRedisNeverBlocksAnEventLoop() throws Exception {
+    loadWithoutBlocking(rateLimiterOnRedis());
+  }
+
+  /** One route through RequestRateLimiter with HeadroomRateLimiter, 10 requests an hour per API key, on Redis. */
+  private Map<String, Object> rateLimiterOnRedis() {
     Map<String, Object> p = new HashMap<>();
     String r = "spring.cloud.gateway.server.webflux.routes[0]";
     p.put(r + ".id", "limited");
@@ -108,7 +114,23 @@ class NonBlockingTest {
     p.put(r + ".filters[0].args.headroom-rate-limiter.window", "1h");
     p.put("headroom.cloud-gateway.store.type", "redis");
     p.put("headroom.cloud-gateway.store.key-prefix", "headroom-scg-blockhound:" + UUID.randomUUID() + ":");
-    loadWithoutBlocking(p);
+    return p;
+  }
+
+  /**
+   * The store's connection on the server's own loops ({@code store.redis-event-loops: server}):
+   * still no blocking call, and every admitted request goes on to the upstream on a server loop
+   * (Reactor Netty's {@code reactor-http-*}), the one it came from, never on a Reactor or Lettuce
+   * thread of its own.
+   */
+  @Test
+  void theRateLimiterOnRedisOnTheServerLoopsNeverBlocksAnEventLoop() throws Exception {
+    Map<String, Object> p = rateLimiterOnRedis();
+    p.put("headroom.cloud-gateway.store.redis-event-loops", "server");
+    Set<String> before = lettuceLoops();
+    loadWithoutBlocking(p, () -> assertThat(lettuceLoops()).as("Lettuce event loops of its own while the store decided")
+        .isSubsetOf(before));
+    assertThat(FORWARDED_ON).as("threads that forwarded admitted requests").allMatch(name -> name.startsWith("reactor-http-"));
   }
 
   @Test
@@ -142,12 +164,18 @@ class NonBlockingTest {
    * store decided) and that no blocking call went through Headroom or Lettuce on an event loop.
    */
   private static void loadWithoutBlocking(Map<String, Object> properties) throws Exception {
+    loadWithoutBlocking(properties, () -> {});
+  }
+
+  /** As {@link #loadWithoutBlocking(Map)}, checking {@code whileRunning} after the load, the application still up. */
+  private static void loadWithoutBlocking(Map<String, Object> properties, Runnable whileRunning) throws Exception {
     try (GatewayApp.Running app = GatewayApp.start(properties, ForwardingThreads.class)) {
       BLOCKED.clear();
       FORWARDED_ON.clear();
       Map<Integer, Integer> statuses = load(app.base().resolve("/spec/free"));
       assertThat(statuses.keySet()).as("statuses %s", statuses).containsOnly(200, 429);
       assertThat(statuses.get(429)).as("some partitions were refused: the store decided").isPositive();
+      whileRunning.run();
     }
     assertThat(ours()).as("blocking calls through Headroom or Lettuce on an event loop").isEmpty();
     // The exchange goes on past Headroom's decision on a Reactor thread, never on the Redis
@@ -155,6 +183,20 @@ class NonBlockingTest {
     // their deadline, answered by the failure policy, on a healthy Redis).
     assertThat(FORWARDED_ON).as("threads that forwarded admitted requests").isNotEmpty()
         .noneMatch(name -> name.startsWith("lettuce-") || name.startsWith("headroom-"));
+  }
+
+  /**
+   * The live threads of Lettuce's own I/O event loops ({@code lettuce-epollEventLoop-*},
+   * {@code lettuce-nioEventLoop-*}; not its computation pool, {@code lettuce-eventExecutorLoop-*}).
+   */
+  static Set<String> lettuceLoops() {
+    Set<String> names = new TreeSet<>();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().startsWith("lettuce-") && t.getName().contains("EventLoop")) {
+        names.add(t.getName());
+      }
+    }
+    return names;
   }
 
   /** Names of the threads on which admitted requests went on to the upstream. */

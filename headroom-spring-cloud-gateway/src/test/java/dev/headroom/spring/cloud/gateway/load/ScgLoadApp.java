@@ -24,7 +24,9 @@ import reactor.core.publisher.Mono;
  *   request its documented settings allow;</li>
  * <li>{@code headroom-limiter}: {@code RequestRateLimiter} with {@link
  *   dev.headroom.spring.cloud.gateway.HeadroomRateLimiter} on the Redis store (IETF fields and
- *   Retry-After).</li>
+ *   Retry-After), the store's connection where the auto-configuration puts it by default;
+ *   {@code headroom-limiter-own-loops} and {@code headroom-limiter-server-loops} the same with
+ *   {@code headroom.cloud-gateway.store.redis-event-loops} {@code own} and {@code server}.</li>
  * <li>{@code headroom-filter}: the {@code Headroom} filter on the Redis store (fields, Graceful
  *   Boundaries refusals, discovery).</li>
  * <li>{@code none}: the same route with no limiter at all: the ceiling every limiter's throughput
@@ -79,8 +81,12 @@ public class ScgLoadApp {
           p.put("spring.cloud.gateway.server.webflux.redis-rate-limiter.include-headers", "false");
         }
       }
-      case "headroom-limiter" -> {
+      case "headroom-limiter", "headroom-limiter-own-loops", "headroom-limiter-server-loops" -> {
         p.put("headroom.cloud-gateway.store.type", "redis");
+        if (!configuration.equals("headroom-limiter")) {
+          p.put("headroom.cloud-gateway.store.redis-event-loops",
+              configuration.equals("headroom-limiter-own-loops") ? "own" : "server");
+        }
         p.put("headroom.cloud-gateway.store.redis-uri", args[3]);
         p.put("headroom.cloud-gateway.store.key-prefix", args[4]);
         p.put(r + "filters[0].args.headroom-rate-limiter.quota", Long.toString(RATE));
@@ -100,7 +106,7 @@ public class ScgLoadApp {
       }
       case "none" -> p.put("headroom.cloud-gateway.enabled", "false");
       default -> throw new IllegalArgumentException("configuration: expected redis-default, redis-best, "
-          + "headroom-limiter, headroom-filter or none, got '" + configuration + "'");
+          + "headroom-limiter, headroom-limiter-own-loops, headroom-limiter-server-loops, headroom-filter or none, got '" + configuration + "'");
     }
     new SpringApplicationBuilder(ScgLoadApp.class).web(WebApplicationType.REACTIVE).properties(p).run();
   }
