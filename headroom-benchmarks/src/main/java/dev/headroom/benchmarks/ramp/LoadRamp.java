@@ -21,6 +21,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * An open-loop load ramp against a {@link SimulatedUpstream} (directly or through a limiter):
@@ -38,7 +40,8 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>a CSV with one row per second (of completion): the requests sent, the upstream's capacity,
  *       the 2xx answers (goodput), the refusals (429 and 503), the other answers and failed
  *       exchanges, the timeouts ({@code timeout}: no answer in time, counted as a failure), and the
- *       p50 and p99 latency of that second's 2xx answers;</li>
+ *       p50 and p99 latency of that second's 2xx answers, and the mean adaptive limit its answers
+ *       advertised ({@code "adaptive";q=} in {@code RateLimit-Policy}; empty without one);</li>
  *   <li>one {@code SUMMARY} line on standard output: the admitted (2xx) p99 of the unloaded window
  *       (the last 10 s of the first {@code warm}, after the limiter's warm-up), and over the
  *       overload window (the last {@code measure} seconds of the hold, in the halved case all after
@@ -54,9 +57,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Usage: {@code java -cp benchmarks.jar dev.headroom.benchmarks.ramp.LoadRamp key=value ...}
  * with {@code target} (the URL to load), {@code upstream} (the simulated upstream's base URL, for
  * its capacity), {@code csv}, {@code label} (the summary's first words), and optionally
- * {@code slots} (20), {@code serviceMs} (100), {@code low} (0.5), {@code high} (3), {@code warm}
+ * {@code slots} (20), {@code serviceMs} (200), {@code low} (0.5), {@code high} (3), {@code warm}
  * (15), {@code ramp} (30), {@code hold} (50), {@code halveAfter} (0: never), {@code measure} (20),
- * {@code timeoutMs} (2000), {@code seed} (1).
+ * {@code timeoutMs} (2000), {@code seed} (1), {@code prewarm} (10: seconds at {@code low} before
+ * the profile starts, not counted, while the limiter's code is compiled and its pools fill).
  */
 public final class LoadRamp {
 
@@ -66,6 +70,8 @@ public final class LoadRamp {
   static final int FAILED = 0;
   /** The unloaded window: the last this many seconds of the first {@code warm}. */
   static final int UNLOADED_SECONDS = 10;
+  /** The adaptive limit a Headroom gateway advertises ({@code routes[].adaptive}), in {@code RateLimit-Policy}. */
+  private static final Pattern ADAPTIVE_Q = Pattern.compile("\"adaptive\";q=(\\d+)");
 
   private final Map<String, String> options;
   private final int slots;
@@ -78,11 +84,12 @@ public final class LoadRamp {
   private final int halveAfter;
   private final int measure;
   private final Duration timeout;
+  private final int prewarm;
 
   LoadRamp(Map<String, String> options) {
     this.options = options;
     this.slots = Integer.parseInt(options.getOrDefault("slots", "20"));
-    this.serviceSeconds = Double.parseDouble(options.getOrDefault("serviceMs", "100")) / 1000;
+    this.serviceSeconds = Double.parseDouble(options.getOrDefault("serviceMs", "200")) / 1000;
     this.low = Double.parseDouble(options.getOrDefault("low", "0.5"));
     this.high = Double.parseDouble(options.getOrDefault("high", "3"));
     this.warm = Integer.parseInt(options.getOrDefault("warm", "15"));
@@ -91,6 +98,7 @@ public final class LoadRamp {
     this.halveAfter = Integer.parseInt(options.getOrDefault("halveAfter", "0"));
     this.measure = Integer.parseInt(options.getOrDefault("measure", "20"));
     this.timeout = Duration.ofMillis(Long.parseLong(options.getOrDefault("timeoutMs", "2000")));
+    this.prewarm = Integer.parseInt(options.getOrDefault("prewarm", "10"));
     if (warm < UNLOADED_SECONDS) {
       throw new IllegalArgumentException("warm: " + warm + " is too short; expected at least " + UNLOADED_SECONDS + " seconds");
     }
@@ -111,7 +119,7 @@ public final class LoadRamp {
 
   /** The offered rate at {@code t} seconds, in multiples of the healthy capacity. */
   double multiple(double t) {
-    if (t < warm) {
+    if (t < warm) { // and before 0: the prewarm
       return low;
     }
     t -= warm;
@@ -149,17 +157,18 @@ public final class LoadRamp {
     setSlots(client, upstream, slots);
     HttpRequest request = HttpRequest.newBuilder(target).timeout(timeout).GET().build();
 
-    int capacityRequests = (int) (capacity() * high * seconds() * 1.3) + 10_000;
+    int capacityRequests = (int) (capacity() * high * (seconds() + prewarm) * 1.3) + 10_000;
     long[] sent = new long[capacityRequests];
     long[] latency = new long[capacityRequests];
     int[] status = new int[capacityRequests];
+    int[] limit = new int[capacityRequests];
     CompletableFuture<?>[] exchanges = new CompletableFuture<?>[capacityRequests];
     AtomicInteger inflight = new AtomicInteger();
     SplittableRandom random = new SplittableRandom(Long.parseLong(options.getOrDefault("seed", "1")));
 
-    long start = System.nanoTime();
+    long next = System.nanoTime();
+    long start = next + TimeUnit.SECONDS.toNanos(prewarm);
     long end = start + TimeUnit.SECONDS.toNanos(seconds());
-    long next = start;
     int n = 0;
     boolean halved = false;
     while (next < end && n < capacityRequests) {
@@ -180,6 +189,8 @@ public final class LoadRamp {
         latency[i] = System.nanoTime() - began;
         status[i] = r != null ? r.statusCode() : e instanceof HttpTimeoutException
             || e.getCause() instanceof HttpTimeoutException ? TIMEOUT : FAILED;
+        Matcher q = r == null ? null : ADAPTIVE_Q.matcher(r.headers().firstValue("RateLimit-Policy").orElse(""));
+        limit[i] = q != null && q.find() ? Integer.parseInt(q.group(1)) : -1;
         inflight.decrementAndGet();
         return null;
       });
@@ -191,7 +202,7 @@ public final class LoadRamp {
     } catch (Exception e) {
       throw new IllegalStateException(inflight.get() + " exchanges still open after the run", e);
     }
-    report(n, sent, latency, status);
+    report(n, sent, latency, status, limit);
     executor.shutdownNow();
   }
 
@@ -203,7 +214,7 @@ public final class LoadRamp {
     }
   }
 
-  private void report(int n, long[] sent, long[] latency, int[] status) throws IOException {
+  private void report(int n, long[] sent, long[] latency, int[] status, int[] limit) throws IOException {
     int seconds = seconds() + (int) timeout.toSeconds() + 2;
     int[] offered = new int[seconds];
     int[] ok = new int[seconds];
@@ -212,9 +223,18 @@ public final class LoadRamp {
     int[] timedOut = new int[seconds];
     long[][] okLatency = new long[seconds][];
     int[] okCount = new int[seconds];
+    long[] limitSum = new long[seconds];
+    int[] limitCount = new int[seconds];
     for (int i = 0; i < n; i++) {
+      if (sent[i] < 0) {
+        continue; // the prewarm's
+      }
       offered[(int) (sent[i] / 1_000_000_000L)]++;
       int s = (int) Math.min(seconds - 1, (sent[i] + latency[i]) / 1_000_000_000L);
+      if (limit[i] >= 0) {
+        limitSum[s] += limit[i];
+        limitCount[s]++;
+      }
       switch (kind(status[i])) {
         case OK -> {
           ok[s]++;
@@ -231,12 +251,13 @@ public final class LoadRamp {
       }
     }
     try (PrintWriter csv = new PrintWriter(Files.newBufferedWriter(Path.of(options.get("csv"))))) {
-      csv.println("second,offered,capacity,ok,refused,failed,timeout,p50_ms,p99_ms");
+      csv.println("second,offered,capacity,ok,refused,failed,timeout,p50_ms,p99_ms,adaptive_limit");
       for (int s = 0; s < seconds(); s++) {
         long[] l = okLatency[s] == null ? new long[0] : Arrays.copyOf(okLatency[s], okCount[s]);
         Arrays.sort(l);
-        csv.printf(Locale.ROOT, "%d,%d,%.0f,%d,%d,%d,%d,%s,%s%n", s, offered[s], capacityAt(s), ok[s], refused[s],
-            failed[s], timedOut[s], ms(l, 0.50), ms(l, 0.99));
+        csv.printf(Locale.ROOT, "%d,%d,%.0f,%d,%d,%d,%d,%s,%s,%s%n", s, offered[s], capacityAt(s), ok[s], refused[s],
+            failed[s], timedOut[s], ms(l, 0.50), ms(l, 0.99),
+            limitCount[s] == 0 ? "" : String.format(Locale.ROOT, "%.1f", (double) limitSum[s] / limitCount[s]));
       }
     }
     long unloadedP99 = percentile(admittedSentIn(n, sent, latency, status, warm - UNLOADED_SECONDS, warm), 0.99);
@@ -281,7 +302,7 @@ public final class LoadRamp {
     long[] l = new long[n];
     int k = 0;
     for (int i = 0; i < n; i++) {
-      long s = sent[i] / 1_000_000_000L;
+      long s = sent[i] < 0 ? -1 : sent[i] / 1_000_000_000L;
       if (s >= from && s < to && kind(status[i]) == Kind.OK) {
         l[k++] = latency[i];
       }
