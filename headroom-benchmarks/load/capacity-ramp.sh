@@ -188,14 +188,14 @@ echo "# finished $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" | te
 
 # The table: one row per run, from the SUMMARY lines.
 {
-  echo "| set-up | upstream | goodput at 3x (req/s) | of capacity | admitted p50 (ms) | admitted p99 (ms) | p99 / unloaded p99 | refused / s | timeouts + failures / s | target met |"
-  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+  echo "| set-up | upstream | goodput at 3x (req/s) | of capacity | admitted p50 (ms) | p50 / unloaded p50 | admitted p99 (ms) | p99 / unloaded p99 | refused / s | timeouts + failures / s | target met |"
+  echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
   grep '^SUMMARY' "$out/summary.txt" | awk '{
     for (i = 4; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
     met = (v["fraction"] >= 0.95 && v["p99_ratio"] <= 2.0) ? "yes" : "no"
-    printf "| %s | %s | %.0f of %.0f | %.0f%% | %.0f | %.0f | %.2f (of %.0f ms) | %.0f | %.0f | %s |\n", $2, $3,
-      v["goodput"], v["capacity"], 100 * v["fraction"], v["p50_ms"], v["p99_ms"], v["p99_ratio"], v["unloaded_p99_ms"],
-      v["refused"], v["timeout"] + v["failed"], met }'
+    printf "| %s | %s | %.0f of %.0f | %.0f%% | %.0f | %.2f (of %.0f ms) | %.0f | %.2f (of %.0f ms) | %.0f | %.0f | %s |\n", $2, $3,
+      v["goodput"], v["capacity"], 100 * v["fraction"], v["p50_ms"], v["p50_ratio"], v["unloaded_p50_ms"], v["p99_ms"],
+      v["p99_ratio"], v["unloaded_p99_ms"], v["refused"], v["timeout"] + v["failed"], met }'
 } > "$out/summary.md"
 cat "$out/summary.md"
 "$JAVA_BIN" -cp "$bench_jar" dev.headroom.benchmarks.ramp.RampPlot "$out" "$out/capacity-ramp.png" "${setups[@]}"

@@ -42,11 +42,11 @@ import java.util.regex.Pattern;
  *       exchanges, the timeouts ({@code timeout}: no answer in time, counted as a failure), and the
  *       p50 and p99 latency of that second's 2xx answers, and the mean adaptive limit its answers
  *       advertised ({@code "adaptive";q=} in {@code RateLimit-Policy}; empty without one);</li>
- *   <li>one {@code SUMMARY} line on standard output: the admitted (2xx) p99 of the unloaded window
+ *   <li>one {@code SUMMARY} line on standard output: the admitted (2xx) p50 and p99 of the unloaded window
  *       (the last 10 s of the first {@code warm}, after the limiter's warm-up), and over the
  *       overload window (the last {@code measure} seconds of the hold, in the halved case all after
  *       the halving) the goodput, the capacity, their ratio, the admitted p50 and p99 (requests
- *       sent in the window), p99 over the unloaded p99, and the refusals, failures and timeouts a
+ *       sent in the window), each over its unloaded figure, and the refusals, failures and timeouts a
  *       second.</li>
  * </ul>
  *
@@ -260,7 +260,9 @@ public final class LoadRamp {
             limitCount[s] == 0 ? "" : String.format(Locale.ROOT, "%.1f", (double) limitSum[s] / limitCount[s]));
       }
     }
-    long unloadedP99 = percentile(admittedSentIn(n, sent, latency, status, warm - UNLOADED_SECONDS, warm), 0.99);
+    long[] unloaded = admittedSentIn(n, sent, latency, status, warm - UNLOADED_SECONDS, warm);
+    long unloadedP50 = percentile(unloaded, 0.50);
+    long unloadedP99 = percentile(unloaded, 0.99);
     int from = warm + ramp + hold - measure;
     int to = warm + ramp + hold;
     long[] window = admittedSentIn(n, sent, latency, status, from, to);
@@ -278,9 +280,11 @@ public final class LoadRamp {
     }
     long p50 = percentile(window, 0.50);
     long p99 = percentile(window, 0.99);
-    System.out.printf(Locale.ROOT, "SUMMARY %s unloaded_p99_ms=%.1f goodput=%.1f capacity=%.1f fraction=%.3f p50_ms=%.1f"
-        + " p99_ms=%.1f p99_ratio=%.2f refused=%.1f failed=%.1f timeout=%.1f offered=%.1f%n",
-        options.get("label"), unloadedP99 / 1e6, good / measure, cap / measure, good / cap, p50 / 1e6, p99 / 1e6,
+    System.out.printf(Locale.ROOT, "SUMMARY %s unloaded_p50_ms=%.1f unloaded_p99_ms=%.1f goodput=%.1f capacity=%.1f"
+        + " fraction=%.3f p50_ms=%.1f p99_ms=%.1f p50_ratio=%.2f p99_ratio=%.2f refused=%.1f failed=%.1f timeout=%.1f"
+        + " offered=%.1f%n",
+        options.get("label"), unloadedP50 / 1e6, unloadedP99 / 1e6, good / measure, cap / measure, good / cap,
+        p50 / 1e6, p99 / 1e6, unloadedP50 > 0 ? (double) p50 / unloadedP50 : Double.NaN,
         unloadedP99 > 0 ? (double) p99 / unloadedP99 : Double.NaN, refusals / measure, failures / measure,
         timeouts / measure, high * capacity());
   }
