@@ -58,7 +58,7 @@ import java.util.regex.Pattern;
  * with {@code target} (the URL to load), {@code upstream} (the simulated upstream's base URL, for
  * its capacity), {@code csv}, {@code label} (the summary's first words), and optionally
  * {@code slots} (20), {@code serviceMs} (200), {@code low} (0.5), {@code high} (3), {@code warm}
- * (15), {@code ramp} (30), {@code hold} (50), {@code halveAfter} (0: never), {@code measure} (20),
+ * (15), {@code ramp} (20), {@code hold} (60), {@code halveAfter} (0: never), {@code measure} (20),
  * {@code timeoutMs} (2000), {@code seed} (1), {@code prewarm} (10: seconds at {@code low} before
  * the profile starts, not counted, while the limiter's code is compiled and its pools fill).
  */
@@ -93,8 +93,8 @@ public final class LoadRamp {
     this.low = Double.parseDouble(options.getOrDefault("low", "0.5"));
     this.high = Double.parseDouble(options.getOrDefault("high", "3"));
     this.warm = Integer.parseInt(options.getOrDefault("warm", "15"));
-    this.ramp = Integer.parseInt(options.getOrDefault("ramp", "30"));
-    this.hold = Integer.parseInt(options.getOrDefault("hold", "50"));
+    this.ramp = Integer.parseInt(options.getOrDefault("ramp", "20"));
+    this.hold = Integer.parseInt(options.getOrDefault("hold", "60"));
     this.halveAfter = Integer.parseInt(options.getOrDefault("halveAfter", "0"));
     this.measure = Integer.parseInt(options.getOrDefault("measure", "20"));
     this.timeout = Duration.ofMillis(Long.parseLong(options.getOrDefault("timeoutMs", "2000")));
