@@ -8,7 +8,8 @@
 #   nginx     nginx with limit_req at the healthy capacity (rate C/service, burst C, nodelay) and
 #             limit_conn at C per server: its documented set-up for protecting an upstream
 #   adaptive  the gateway with routes[].adaptive at its defaults, no other policy
-#   adaptive-tight  the same with tolerance 1.2 instead of the default 1.5 (BENCHMARKS.md says why)
+#   adaptive-tight  the same with tolerance 1.2 set explicitly (the default since 2026-11-29; 1.5 before,
+#             which the runs in BENCHMARKS.md measured as adaptive)
 #   adaptive-queue  the gateway with routes[].adaptive and a global token bucket at the healthy
 #             capacity (scaled by the adaptive limit, scaleQuotas) whose refusals wait
 #             (queue maxWait half a service time), as nginx's limit_req burst delay does
