@@ -34,6 +34,11 @@ import java.util.Map;
  * <p>{@link #trackedKeys()}, {@link #evictedLiveKeys()}, {@link #evictedRestingKeys()},
  * {@link #restoredKeys()} and {@link #sketchDecisions()} count what the bound did.
  *
+ * <p><b>Memory once the keys are gone.</b> Keys at rest are swept as new keys enter, but the tables
+ * keep the size their busiest time gave them. A store that stands in for another while it is away
+ * (the Redis store's fallback) stops seeing new keys when the other returns: {@link #forgetAll()}
+ * then gives back everything it holds.
+ *
  * <pre>{@code
  * Store store = InMemoryStore.builder().maxKeys(1_000_000).build();
  * }</pre>
@@ -43,13 +48,39 @@ public final class InMemoryStore implements Store, StoreHealth.Source {
   /** The default bound on tracked keys (policy and partition pairs). */
   public static final long DEFAULT_MAX_KEYS = 1_000_000;
 
-  private final LocalStore engine;
+  /**
+   * The tables now, and what the tables {@link #forgetAll()} replaced had counted (so that no
+   * counter goes back): one volatile value, replaced whole, never changed.
+   */
+  private volatile Engine current;
   private final long maxKeys;
 
   private InMemoryStore(Builder b) {
-    this.engine = new LocalStore(b.ticker, b.maxKeys);
+    this.current = new Engine(new LocalStore(b.ticker, b.maxKeys), 0, 0, 0, 0);
     this.maxKeys = b.maxKeys;
   }
+
+  /**
+   * Forgets every key and gives back the memory of the tables, the sketches and the doorkeeper:
+   * the store starts again as if built now, except that its counters go on from where they were
+   * and its lease ids never repeat one it handed out (a lease from before is released as one it
+   * no longer holds: nothing happens).
+   *
+   * <p>For a store whose decisions stopped mattering: a fallback whose primary store decides again,
+   * past the longest window it decided. A decision in flight on another thread while this runs may
+   * be made on the tables forgotten, and is lost with them.
+   */
+  public synchronized void forgetAll() {
+    Engine was = current;
+    LocalStore old = was.tables;
+    current = new Engine(old.successor(), was.evictedLive + old.evictedLive(),
+        was.evictedResting + old.evictedResting(), was.restored + old.restored(),
+        was.sketchDecisions + old.sketchDecisions());
+  }
+
+  /** The tables, and the counts of the tables they replaced. */
+  private record Engine(LocalStore tables, long evictedLive, long evictedResting, long restored,
+      long sketchDecisions) {}
 
   public static Builder builder() {
     return new Builder();
@@ -57,7 +88,7 @@ public final class InMemoryStore implements Store, StoreHealth.Source {
 
   @Override
   public Decision acquire(List<Acquisition> acquisitions) {
-    return engine.acquire(acquisitions);
+    return current.tables.acquire(acquisitions);
   }
 
   /** Allocates nothing for a token bucket: one probe and one compare-and-set. */
@@ -67,22 +98,22 @@ public final class InMemoryStore implements Store, StoreHealth.Source {
       throw new IllegalArgumentException("cost: expected an integer from 0 to " + QuotaPolicy.MAX_QUOTA
           + " for policy '" + policy.name() + "', got " + cost);
     }
-    return engine.tryAcquire(policy, key, cost);
+    return current.tables.tryAcquire(policy, key, cost);
   }
 
   @Override
   public void charge(Acquisition acquisition) {
-    engine.charge(acquisition);
+    current.tables.charge(acquisition);
   }
 
   @Override
   public void refund(Acquisition acquisition) {
-    engine.refund(acquisition);
+    current.tables.refund(acquisition);
   }
 
   @Override
   public void release(Lease lease) {
-    engine.release(lease);
+    current.tables.release(lease);
   }
 
   /**
@@ -90,7 +121,7 @@ public final class InMemoryStore implements Store, StoreHealth.Source {
    * above the bound. A key kept out of a full store (decided from the sketch) is not counted.
    */
   public long trackedKeys() {
-    return engine.size();
+    return current.tables.size();
   }
 
   /**
@@ -99,17 +130,20 @@ public final class InMemoryStore implements Store, StoreHealth.Source {
    * stays near zero.
    */
   public long evictedLiveKeys() {
-    return engine.evictedLive();
+    Engine e = current;
+    return e.evictedLive + e.tables.evictedLive();
   }
 
   /** How many keys at rest (equal to absent keys) were forgotten to make room or by a sweep. */
   public long evictedRestingKeys() {
-    return engine.evictedResting();
+    Engine e = current;
+    return e.evictedResting + e.tables.evictedResting();
   }
 
   /** How many keys entered the store starting from the use remembered of them, not at rest. */
   public long restoredKeys() {
-    return engine.restored();
+    Engine e = current;
+    return e.restored + e.tables.restored();
   }
 
   /**
@@ -118,7 +152,8 @@ public final class InMemoryStore implements Store, StoreHealth.Source {
    * use back into the sketch.
    */
   public long sketchDecisions() {
-    return engine.sketchDecisions();
+    Engine e = current;
+    return e.sketchDecisions + e.tables.sketchDecisions();
   }
 
   /** The bound on tracked keys this store was built with. */

@@ -84,13 +84,28 @@ public final class LocalStore {
   private final ConcurrentHashMap<String, PolicyPartitions> tablesByName = new ConcurrentHashMap<>();
   private final CopyOnWriteArrayList<PolicyPartitions> tables = new CopyOnWriteArrayList<>();
   private final KeyAdmission keys;
-  private final AtomicLong leaseIds = new AtomicLong();
+  private final AtomicLong leaseIds;
   private final int sketchWidth;
+  private final long maxKeys;
 
   public LocalStore(Ticker ticker, long maxKeys) {
+    this(ticker, maxKeys, new AtomicLong());
+  }
+
+  private LocalStore(Ticker ticker, long maxKeys, AtomicLong leaseIds) {
     this.ticker = ticker;
+    this.maxKeys = maxKeys;
+    this.leaseIds = leaseIds;
     this.keys = new KeyAdmission(maxKeys, tables);
     this.sketchWidth = UseSketch.widthFor(maxKeys);
+  }
+
+  /**
+   * An empty store with this one's ticker and bound whose lease ids go on from this one's, so that
+   * a lease this one handed out is never taken for one of the new store's.
+   */
+  public LocalStore successor() {
+    return new LocalStore(ticker, maxKeys, leaseIds);
   }
 
   /**

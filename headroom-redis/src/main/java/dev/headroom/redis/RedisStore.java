@@ -1,10 +1,12 @@
 package dev.headroom.redis;
 
 import dev.headroom.Acquisition;
+import dev.headroom.Algorithm;
 import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.Lease;
 import dev.headroom.PolicyOutcome;
+import dev.headroom.QuotaPolicy;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.StoreHealth;
@@ -40,6 +42,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -171,6 +174,13 @@ public final class RedisStore implements Store, StoreHealth.Source {
   private final FailurePolicy failurePolicy;
   private final Store fallback;
   private final boolean ownsFallback;
+  /**
+   * The longest window (or lease timeout) of a policy the fallback decided since it last forgot;
+   * how long its state matters after Redis returns ({@link #forgetOutage}).
+   */
+  private final AtomicLong fallbackHorizonNanos = new AtomicLong();
+  /** Times Redis stopped deciding, since creation: a forget planned at a return checks none came since. */
+  private final AtomicLong outages = new AtomicLong();
   private final long deadlineNanos;
   private final Deadlines deadlines;
   private final Ticker ticker;
@@ -477,6 +487,7 @@ public final class RedisStore implements Store, StoreHealth.Source {
 
   private void warnOnce(Throwable why) {
     if (healthy.compareAndSet(true, false)) {
+      outages.incrementAndGet();
       LOG.warn("Headroom's Redis store cannot decide ({}); following {} until Redis answers again",
           why.toString(), failurePolicy);
     }
@@ -496,7 +507,26 @@ public final class RedisStore implements Store, StoreHealth.Source {
       case FAIL_CLOSED:
         throw new RedisUnavailableException("the Redis store could not decide: " + why.getMessage(), why);
       default:
+        if (ownsFallback) {
+          widenHorizon(request);
+        }
         return fromFallback(fallback.acquire(request));
+    }
+  }
+
+  /** Keeps the longest window or lease timeout among the policies the fallback decides. */
+  private void widenHorizon(List<Acquisition> request) {
+    long longest = 0;
+    for (int i = 0, n = request.size(); i < n; i++) {
+      QuotaPolicy p = request.get(i).policy();
+      // a sliding window's count weighs on the next window; a bucket is full a window after its last use
+      long matters = p.algorithm() == Algorithm.CONCURRENCY ? p.leaseTimeout().toNanos()
+          : p.algorithm() == Algorithm.SLIDING_WINDOW ? 2 * p.window().toNanos() : p.window().toNanos();
+      longest = Math.max(longest, matters);
+    }
+    // Read first: the horizon rarely moves, and every decision of an outage passes here.
+    if (longest > fallbackHorizonNanos.get()) {
+      fallbackHorizonNanos.accumulateAndGet(longest, Math::max);
     }
   }
 
@@ -504,6 +534,36 @@ public final class RedisStore implements Store, StoreHealth.Source {
     // Read first: a compare-and-set on every decision would make all callers write one cache line.
     if (!healthy.get() && healthy.compareAndSet(false, true)) {
       LOG.info("Headroom's Redis store decides through Redis again");
+      forgetOutage();
+    }
+  }
+
+  /**
+   * Redis decides again: once the longest window the fallback decided has passed with Redis still
+   * deciding, nothing the fallback holds can change a decision (every count it kept is at rest,
+   * every lease timed out), yet its tables keep the size the outage gave them, since an in-memory
+   * store sweeps only as new keys enter, and none enter now. So the store this one built forgets
+   * them all ({@link InMemoryStore#forgetAll}). Another outage before then finds them as they were:
+   * a caller refused in the first is still refused in the second. A fallback given to the builder is
+   * the application's own, and left alone.
+   */
+  private void forgetOutage() {
+    long horizon = fallbackHorizonNanos.get();
+    if (!ownsFallback || horizon == 0) {
+      return;
+    }
+    long outage = outages.get();
+    try {
+      // a tick late at most: the wheel rounds up
+      timer.newTimeout(t -> {
+        if (healthy.get() && outages.get() == outage) {
+          fallbackHorizonNanos.set(0);
+          ((InMemoryStore) fallback).forgetAll();
+          LOG.debug("Headroom's Redis store forgot the keys its fallback kept during the last outage");
+        }
+      }, horizon, TimeUnit.NANOSECONDS);
+    } catch (IllegalStateException closed) {
+      // the store is closing: nothing to forget
     }
   }
 
