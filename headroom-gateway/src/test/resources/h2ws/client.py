@@ -20,6 +20,8 @@ on stdout:
                             the stream's end
   wait NAME                 waits for the stream's end (END_STREAM or RST_STREAM); says whether
                             END_STREAM came, and the RST_STREAM code if one came
+  goaway                    the GOAWAY read so far, without waiting: its error code and last
+                            stream id, or null for each
 
 Every wait is bounded by a socket timeout of 20 s; an error is answered {"error": ...}.
 WebSocket frames (RFC 6455 section 5) are written and read here; HTTP/2 is h2's.
@@ -34,6 +36,14 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.settings
+
+
+# RFC 9113 section 6.8: after a GOAWAY the streams up to its last stream id go on (a graceful
+# shutdown, a drain); h2 takes any GOAWAY as the connection's end and refuses to send or read
+# anything after it. The connection stays open here until the socket closes.
+h2.connection.H2ConnectionStateMachine._transitions[
+    (h2.connection.ConnectionState.CLIENT_OPEN, h2.connection.ConnectionInputs.RECV_GOAWAY)] = (
+        None, h2.connection.ConnectionState.CLIENT_OPEN)
 
 
 class Stream:
@@ -59,6 +69,7 @@ class Client:
         self.streams = {}
         self.by_id = {}
         self.settings = None
+        self.goaway = None
 
     def flush(self):
         data = self.conn.data_to_send()
@@ -78,6 +89,9 @@ class Client:
             self.pump()
 
     def handle(self, ev):
+        if isinstance(ev, h2.events.ConnectionTerminated):
+            self.goaway = (int(ev.error_code), ev.last_stream_id)
+            return
         if isinstance(ev, h2.events.RemoteSettingsChanged):
             if self.settings is None:
                 self.settings = {}
@@ -243,6 +257,9 @@ def main():
                 out = client.end(args[0])
             elif cmd == "wait":
                 out = client.end(args[0])
+            elif cmd == "goaway":
+                code, last = client.goaway if client.goaway else (None, None)
+                out = {"goaway": code, "lastStreamId": last}
             else:
                 out = {"error": "unknown command " + cmd}
         except Exception as e:  # answered, so that the test names what went wrong

@@ -23,6 +23,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -398,6 +400,41 @@ class ExtendedConnectGatewayTest {
     timers.advance(Duration.ofSeconds(10));
     assertEndStream(c.ask("wait a"));
     openOnceReleased(c, "b", "/ws/after-idle");
+  }
+
+  /**
+   * Issue 33 item 5 over HTTP/2: a drain says GOAWAY NO_ERROR (RFC 9113 section 6.8) and lets a
+   * tunnel on an open stream run, as over HTTP/1.1, until shutdown.drainTimeout, then cuts it: the
+   * upstream connection closes and the drain reports that not everything finished.
+   */
+  @Test
+  void aDrainSaysGoAwayAndLetsATunnelRunUntilTheDrainTimeoutThenCutsIt() throws Exception {
+    start("5m", 10, "");
+    H2Client c = client();
+    c.open("a", "/ws/draining");
+    c.echo("a", "before-the-drain");
+    CompletableFuture<Boolean> drained = CompletableFuture.supplyAsync(() -> {
+      try {
+        return gateway.drain(Duration.ofSeconds(2));
+      } catch (InterruptedException e) {
+        throw new CompletionException(e);
+      }
+    });
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    JsonNode goaway = c.ask("goaway");
+    while (goaway.get("goaway").isNull()) {
+      assertThat(System.nanoTime() - deadline).as("no GOAWAY came").isNegative();
+      c.echo("a", "waiting-for-the-goaway"); // reads what the gateway sent meanwhile
+      goaway = c.ask("goaway");
+    }
+    assertThat(goaway.get("goaway").asInt()).as("NO_ERROR").isZero();
+    assertThat(goaway.get("lastStreamId").asInt()).as("the tunnel's stream may go on").isGreaterThanOrEqualTo(1);
+    c.echo("a", "during-the-drain");
+    assertThat(drained.get(10, TimeUnit.SECONDS)).as("the tunnel was cut, not finished").isFalse();
+    while (echo.openConnections() != 0) {
+      assertThat(System.nanoTime() - deadline).as("the upstream connection stayed open").isNegative();
+      Thread.sleep(20);
+    }
   }
 
   /** The tunnel is one access log line, written when it closes, with the bytes each way (the WebSocket test's). */

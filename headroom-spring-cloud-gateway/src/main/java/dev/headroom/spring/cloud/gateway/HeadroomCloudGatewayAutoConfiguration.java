@@ -197,8 +197,9 @@ public class HeadroomCloudGatewayAutoConfiguration {
   /**
    * The Redis store ({@code headroom.cloud-gateway.store.type: redis}), when headroom-redis is on
    * the classpath: one Lua round trip per decision, answered on Lettuce's I/O thread (never a
-   * blocked event loop), Redis time; with {@code store.redis-event-loops: server} that thread is
-   * one of the server's own loops ({@link RedisOnServerLoops}). With {@code on-failure: refuse} it
+   * blocked event loop), Redis time; with {@code store.redis-event-loops: server}, the default, that
+   * thread is one of the server's own loops ({@link RedisOnServerLoops}), with {@code own} one of
+   * Lettuce's. With {@code on-failure: refuse} it
    * fails closed, so that a
    * Redis that cannot decide surfaces as a refusal; otherwise it fails open. Processed before the
    * outer class's store bean, which it therefore replaces.
@@ -209,12 +210,13 @@ public class HeadroomCloudGatewayAutoConfiguration {
   static class RedisStoreConfiguration {
 
     /**
-     * The server's event loops for the store ({@code store.redis-event-loops: server}): those of
+     * The server's event loops for the store ({@code store.redis-event-loops: server}, the default): those of
      * the application's {@code ReactorResourceFactory}, which Spring Boot's Reactor Netty server
      * runs on, or Reactor Netty's global ones ({@code HttpResources}) where there is none.
      */
     @Bean
-    @ConditionalOnProperty(prefix = "headroom.cloud-gateway.store", name = "redis-event-loops", havingValue = "server")
+    @ConditionalOnProperty(prefix = "headroom.cloud-gateway.store", name = "redis-event-loops", havingValue = "server",
+        matchIfMissing = true)
     ServerLoops headroomServerLoops(ObjectProvider<ReactorResourceFactory> factory) {
       ReactorResourceFactory f = factory.getIfUnique();
       LoopResources loops = f != null ? f.getLoopResources() : HttpResources.get();
@@ -223,7 +225,8 @@ public class HeadroomCloudGatewayAutoConfiguration {
 
     /** The store's Lettuce resources over those loops, ended before the loops are. */
     @Bean
-    @ConditionalOnProperty(prefix = "headroom.cloud-gateway.store", name = "redis-event-loops", havingValue = "server")
+    @ConditionalOnProperty(prefix = "headroom.cloud-gateway.store", name = "redis-event-loops", havingValue = "server",
+        matchIfMissing = true)
     RedisOnServerLoops headroomRedisOnServerLoops(ServerLoops loops) {
       return new RedisOnServerLoops(loops);
     }

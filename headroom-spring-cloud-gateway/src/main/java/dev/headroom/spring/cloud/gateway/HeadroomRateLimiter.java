@@ -72,8 +72,9 @@ import reactor.core.scheduler.Schedulers;
  * refuses with a bare status; the {@code Headroom} filter answers with Graceful Boundaries bodies.
  *
  * <p>Never blocks: the decision is {@link QuotaLimiter#acquireAsync}, which a Redis store answers on
- * its own I/O thread, or, with {@code headroom.cloud-gateway.store.redis-event-loops: server}, on
- * one of the server's own loops, the exchange then resuming on the loop it came from. A store
+ * one of the server's own loops ({@code headroom.cloud-gateway.store.redis-event-loops: server},
+ * the default), the exchange then resuming on the loop it came from, or, with {@code own}, on an
+ * I/O thread of Lettuce's own. A store
  * that cannot decide lets the request through without fields, or, with
  * {@code headroom.cloud-gateway.store.on-failure: refuse}, refuses it with
  * {@code Retry-After: }{@value ServiceErrors#STORE_RETRY_AFTER_SECONDS}.

@@ -96,9 +96,12 @@ class NonBlockingTest {
     BLOCKED.clear();
   }
 
+  /** The store's connection on an event loop of Lettuce's own ({@code store.redis-event-loops: own}). */
   @Test
-  void theRateLimiterOnRedisNeverBlocksAnEventLoop() throws Exception {
-    loadWithoutBlocking(rateLimiterOnRedis());
+  void theRateLimiterOnRedisOnLettucesOwnLoopNeverBlocksAnEventLoop() throws Exception {
+    Map<String, Object> p = rateLimiterOnRedis();
+    p.put("headroom.cloud-gateway.store.redis-event-loops", "own");
+    loadWithoutBlocking(p);
   }
 
   /** One route through RequestRateLimiter with HeadroomRateLimiter, 10 requests an hour per API key, on Redis. */
@@ -118,15 +121,14 @@ class NonBlockingTest {
   }
 
   /**
-   * The store's connection on the server's own loops ({@code store.redis-event-loops: server}):
-   * still no blocking call, and every admitted request goes on to the upstream on a server loop
-   * (Reactor Netty's {@code reactor-http-*}), the one it came from, never on a Reactor or Lettuce
-   * thread of its own.
+   * The store's connection on the server's own loops ({@code store.redis-event-loops: server}, the
+   * default, so not set here): still no blocking call, and every admitted request goes on to the
+   * upstream on a server loop (Reactor Netty's {@code reactor-http-*}), the one it came from, never
+   * on a Reactor or Lettuce thread of its own.
    */
   @Test
-  void theRateLimiterOnRedisOnTheServerLoopsNeverBlocksAnEventLoop() throws Exception {
+  void theRateLimiterOnRedisOnTheServerLoopsByDefaultNeverBlocksAnEventLoop() throws Exception {
     Map<String, Object> p = rateLimiterOnRedis();
-    p.put("headroom.cloud-gateway.store.redis-event-loops", "server");
     Set<String> before = lettuceLoops();
     loadWithoutBlocking(p, () -> assertThat(lettuceLoops()).as("Lettuce event loops of its own while the store decided")
         .isSubsetOf(before));
