@@ -24,7 +24,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -413,13 +412,7 @@ class ExtendedConnectGatewayTest {
     H2Client c = client();
     c.open("a", "/ws/draining");
     c.echo("a", "before-the-drain");
-    CompletableFuture<Boolean> drained = CompletableFuture.supplyAsync(() -> {
-      try {
-        return gateway.drain(Duration.ofSeconds(2));
-      } catch (InterruptedException e) {
-        throw new CompletionException(e);
-      }
-    });
+    CompletableFuture<Boolean> drained = Draining.begin(gateway, Duration.ofSeconds(2));
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     JsonNode goaway = c.ask("goaway");
     while (goaway.get("goaway").isNull()) {

@@ -433,13 +433,7 @@ class WebSocketGatewayTest {
     Collector c = new Collector();
     WebSocket w = open("/ws/draining", c);
     int port = gateway.address().getPort();
-    CompletableFuture<Boolean> drained = CompletableFuture.supplyAsync(() -> {
-      try {
-        return gateway.drain(Duration.ofSeconds(2));
-      } catch (InterruptedException e) {
-        throw new CompletionException(e);
-      }
-    });
+    CompletableFuture<Boolean> drained = Draining.begin(gateway, Duration.ofSeconds(2));
     // the drain has begun once the listener refuses new connections
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (true) {
