@@ -1,12 +1,10 @@
 package dev.headroom.redis;
 
 import dev.headroom.Acquisition;
-import dev.headroom.Algorithm;
 import dev.headroom.Decision;
 import dev.headroom.InMemoryStore;
 import dev.headroom.Lease;
 import dev.headroom.PolicyOutcome;
-import dev.headroom.QuotaPolicy;
 import dev.headroom.Store;
 import dev.headroom.StoreException;
 import dev.headroom.StoreHealth;
@@ -172,13 +170,8 @@ public final class RedisStore implements Store, StoreHealth.Source {
   private final Coalescer coalescer;
   private final RefusalMemory refusals;
   private final FailurePolicy failurePolicy;
-  private final Store fallback;
-  private final boolean ownsFallback;
-  /**
-   * The longest window (or lease timeout) of a policy the fallback decided since it last forgot;
-   * how long its state matters after Redis returns ({@link #forgetOutage}).
-   */
-  private final AtomicLong fallbackHorizonNanos = new AtomicLong();
+  /** With {@link FailurePolicy#FALLBACK}, the local store; else null. */
+  private final Fallback fallback;
   /** Times Redis stopped deciding, since creation: a forget planned at a return checks none came since. */
   private final AtomicLong outages = new AtomicLong();
   private final long deadlineNanos;
@@ -205,23 +198,21 @@ public final class RedisStore implements Store, StoreHealth.Source {
     this.deadlines = new Deadlines(endpoint, b.decisionDeadline, b.writeTimeout, b.maxOutstanding);
     this.ticker = b.ticker;
     this.marginMillis = b.ticker == null ? 0 : TEST_TTL_MARGIN_MILLIS;
-    if (b.failurePolicy == FailurePolicy.FALLBACK && b.fallback == null) {
-      InMemoryStore.Builder local = InMemoryStore.builder().maxKeys(b.fallbackMaxKeys);
-      if (b.ticker != null) {
-        local.ticker(b.ticker);
-      }
-      this.fallback = local.build();
-      this.ownsFallback = true;
-    } else {
-      this.fallback = b.fallback;
-      this.ownsFallback = false;
-    }
     this.timer = new HashedWheelTimer(r -> {
       Thread t = new Thread(r, "headroom-redis-deadline");
       t.setDaemon(true);
       return t;
     }, TIMER_TICK_MILLIS, TimeUnit.MILLISECONDS, TIMER_WHEEL_TICKS);
     this.timer.start(); // now, so that no caller ever waits for the wheel's thread to start
+    InMemoryStore own = null;
+    if (b.failurePolicy == FailurePolicy.FALLBACK && b.fallback == null) {
+      InMemoryStore.Builder local = InMemoryStore.builder().maxKeys(b.fallbackMaxKeys);
+      if (b.ticker != null) {
+        local.ticker(b.ticker);
+      }
+      own = local.build();
+    }
+    this.fallback = b.failurePolicy == FailurePolicy.FALLBACK ? new Fallback(b.fallback, own, timer) : null;
     this.slotDecisions = new SlotDecisions(this, deadlines, deadlineNanos, timer, failures, givenBackLate);
     this.updates = new Updates(this, calls, refusals, deadlines, timer, failures, failurePolicy, fallback);
   }
@@ -238,7 +229,7 @@ public final class RedisStore implements Store, StoreHealth.Source {
 
   /** The local store that decides while Redis is away, when the failure policy is FALLBACK. */
   public Optional<Store> fallback() {
-    return Optional.ofNullable(fallback);
+    return Optional.ofNullable(fallback).map(Fallback::store);
   }
 
   /** The key prefix. */
@@ -507,26 +498,7 @@ public final class RedisStore implements Store, StoreHealth.Source {
       case FAIL_CLOSED:
         throw new RedisUnavailableException("the Redis store could not decide: " + why.getMessage(), why);
       default:
-        if (ownsFallback) {
-          widenHorizon(request);
-        }
-        return fromFallback(fallback.acquire(request));
-    }
-  }
-
-  /** Keeps the longest window or lease timeout among the policies the fallback decides. */
-  private void widenHorizon(List<Acquisition> request) {
-    long longest = 0;
-    for (int i = 0, n = request.size(); i < n; i++) {
-      QuotaPolicy p = request.get(i).policy();
-      // a sliding window's count weighs on the next window; a bucket is full a window after its last use
-      long matters = p.algorithm() == Algorithm.CONCURRENCY ? p.leaseTimeout().toNanos()
-          : p.algorithm() == Algorithm.SLIDING_WINDOW ? 2 * p.window().toNanos() : p.window().toNanos();
-      longest = Math.max(longest, matters);
-    }
-    // Read first: the horizon rarely moves, and every decision of an outage passes here.
-    if (longest > fallbackHorizonNanos.get()) {
-      fallbackHorizonNanos.accumulateAndGet(longest, Math::max);
+        return fallback.decide(request);
     }
   }
 
@@ -534,51 +506,11 @@ public final class RedisStore implements Store, StoreHealth.Source {
     // Read first: a compare-and-set on every decision would make all callers write one cache line.
     if (!healthy.get() && healthy.compareAndSet(false, true)) {
       LOG.info("Headroom's Redis store decides through Redis again");
-      forgetOutage();
+      if (fallback != null) {
+        long outage = outages.get();
+        fallback.redisReturned(() -> healthy.get() && outages.get() == outage);
+      }
     }
-  }
-
-  /**
-   * Redis decides again: once the longest window the fallback decided has passed with Redis still
-   * deciding, nothing the fallback holds can change a decision (every count it kept is at rest,
-   * every lease timed out), yet its tables keep the size the outage gave them, since an in-memory
-   * store sweeps only as new keys enter, and none enter now. So the store this one built forgets
-   * them all ({@link InMemoryStore#forgetAll}). Another outage before then finds them as they were:
-   * a caller refused in the first is still refused in the second. A fallback given to the builder is
-   * the application's own, and left alone.
-   */
-  private void forgetOutage() {
-    long horizon = fallbackHorizonNanos.get();
-    if (!ownsFallback || horizon == 0) {
-      return;
-    }
-    long outage = outages.get();
-    try {
-      // a tick late at most: the wheel rounds up
-      timer.newTimeout(t -> {
-        if (healthy.get() && outages.get() == outage) {
-          fallbackHorizonNanos.set(0);
-          ((InMemoryStore) fallback).forgetAll();
-          LOG.debug("Headroom's Redis store forgot the keys its fallback kept during the last outage");
-        }
-      }, horizon, TimeUnit.NANOSECONDS);
-    } catch (IllegalStateException closed) {
-      // the store is closing: nothing to forget
-    }
-  }
-
-  /** The fallback's decision, its lease ids negated so that a release finds its way back. */
-  private static Decision fromFallback(Decision d) {
-    if (d.leases().isEmpty()) {
-      return d;
-    }
-    List<PolicyOutcome> outcomes = new ArrayList<>(d.outcomes().size());
-    for (PolicyOutcome o : d.outcomes()) {
-      Lease lease = o.lease().map(l -> new Lease(l.policy(), l.key(), -l.id(), l.units())).orElse(null);
-      outcomes.add(new PolicyOutcome(o.policy(), o.key(), o.cost(), o.allowed(), o.remaining(),
-          o.reset().toNanos(), o.nextQuota().toNanos(), o.retryAfter().toNanos(), lease));
-    }
-    return Decision.of(outcomes);
   }
 
   @Override
@@ -646,7 +578,7 @@ public final class RedisStore implements Store, StoreHealth.Source {
   public void close() {
     timer.stop();
     endpoint.close();
-    if (ownsFallback) {
+    if (fallback != null) {
       fallback.close();
     }
   }

@@ -2,7 +2,6 @@ package dev.headroom.redis;
 
 import dev.headroom.Acquisition;
 import dev.headroom.Lease;
-import dev.headroom.Store;
 import dev.headroom.redis.internal.Deadlines;
 import dev.headroom.redis.internal.DecisionCalls;
 import dev.headroom.redis.internal.DecisionScript;
@@ -24,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * decision deadline; a failure or a passed deadline counts a failure of the store and, with
  * {@link FailurePolicy#FALLBACK}, applies the update to the local store instead. Nothing throws:
  * a caller settling a request cannot do anything better with an error. A lease the fallback gave
- * (a negative id, see {@link RedisStore}) goes back to the fallback. A give-back may end a refusal
+ * (a negative id, see {@link Fallback}) goes back to the fallback. A give-back may end a refusal
  * the store remembers ({@link RefusalMemory}), so every one forgets them.
  */
 final class Updates {
@@ -37,10 +36,10 @@ final class Updates {
   private final Timer timer;
   private final LongAdder failures;
   private final FailurePolicy failurePolicy;
-  private final Store fallback;
+  private final Fallback fallback;
 
   Updates(RedisStore store, DecisionCalls calls, RefusalMemory refusals, Deadlines deadlines, Timer timer,
-      LongAdder failures, FailurePolicy failurePolicy, Store fallback) {
+      LongAdder failures, FailurePolicy failurePolicy, Fallback fallback) {
     this.store = store;
     this.calls = calls;
     this.refusals = refusals;
@@ -91,13 +90,7 @@ final class Updates {
 
   /** A lease the fallback gave (negative id) goes back to it; whether it was one. */
   private boolean releasedLocally(Lease lease) {
-    if (lease.id() >= 0) {
-      return false;
-    }
-    if (fallback != null) {
-      fallback.release(new Lease(lease.policy(), lease.key(), -lease.id(), lease.units()));
-    }
-    return true;
+    return Fallback.release(fallback, lease);
   }
 
   private CompletionStage<Void> updateAsync(byte[] mode, Acquisition a, long[] leaseIds, Runnable locally) {
