@@ -7,6 +7,7 @@ import dev.headroom.enforcement.settings.SettingsProblem;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.BindException;
 
 /**
  * {@code headroom.cloud-gateway.*} is a binding of headroom-http's settings model, read by the
@@ -50,6 +51,27 @@ class CloudGatewaySettingsTest {
     CloudGatewayConfigurationException cause = failure(p);
     assertThat(cause.problems()).extracting(SettingsProblem::path).containsExactly("headroom.cloud-gateway.policies.b.queue");
     assertThat(cause.problems().get(0).expected()).startsWith("no queue");
+  }
+
+  /** Where the store's connection runs is one of two words; another stops startup naming the property and the value. */
+  @Test
+  void anUnknownRedisEventLoopsValueStopsStartupNamingThePropertyAndTheValue() {
+    Map<String, Object> p = new HashMap<>();
+    p.put("headroom.cloud-gateway.store.redis-event-loops", "sideways");
+    Throwable failure = catchThrowable(() -> GatewayApp.start(p).close());
+    BindException bind = null;
+    Throwable root = failure;
+    for (Throwable c = failure; c != null; c = c.getCause()) {
+      if (c instanceof BindException e) {
+        bind = e;
+      }
+      root = c;
+    }
+    assertThat(bind).as("a binding failure in %s", failure).isNotNull();
+    assertThat(bind).hasMessageContaining("headroom.cloud-gateway.store.redis-event-loops");
+    assertThat(bind.getProperty().getName()).hasToString("headroom.cloud-gateway.store.redis-event-loops");
+    assertThat(bind.getProperty().getValue()).isEqualTo("sideways");
+    assertThat(root).hasMessageContaining("RedisEventLoops.sideways");
   }
 
   /** The configuration exception that stops an application started with {@code p}. */
